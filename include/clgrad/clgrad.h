@@ -1,0 +1,10 @@
+/* clgrad: portable OpenCL training of convolutional networks. Umbrella header. */
+#ifndef CLGRAD_CLGRAD_H
+#define CLGRAD_CLGRAD_H
+
+#include "clgrad/status.h"
+#include "clgrad/device.h"
+#include "clgrad/context.h"
+#include "clgrad/tensor.h"
+
+#endif

@@ -1,0 +1,71 @@
+/* clg_ctx: one device's OpenCL context, in-order queue, program cache and last-error text. */
+#ifndef CLGRAD_CONTEXT_H
+#define CLGRAD_CONTEXT_H
+
+#include <stddef.h>
+#include "clgrad/device.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct clg_ctx clg_ctx;
+
+typedef struct clg_ctx_options {
+    int profiling;          /* 1: queue created with CL_QUEUE_PROFILING_ENABLE */
+    const char *cache_dir;  /* program-binary cache folder; NULL: CLGRAD_CACHE_DIR, else
+                               $XDG_CACHE_HOME/clgrad, else ~/.cache/clgrad; "off": none.
+                               Copied at create time. */
+} clg_ctx_options;
+
+/** Options with their defaults: no profiling, cache location from the environment. */
+CLG_API clg_ctx_options clg_ctx_options_default(void);
+
+/** Creates a context and an in-order queue on one device. Programs are built lazily.
+ *  @param dev a device from clg_devices_list or clg_device_split (borrowed; the context
+ *         retains the device, so the list may be freed afterwards).
+ *  @param opts NULL for defaults.
+ *  @param out receives the context (*out = NULL on failure); destroy with clg_ctx_destroy.
+ *  @return CLG_OK; CLG_ERR_INVALID_ARG; CLG_ERR_OPENCL or CLG_ERR_OUT_OF_HOST_MEMORY with the
+ *          reason in clg_last_error().
+ *  A context is used by one thread at a time; different contexts are independent. */
+CLG_API clg_status clg_ctx_create(const clg_device_info *dev, const clg_ctx_options *opts,
+                                  clg_ctx **out);
+
+/** Waits for the queue and frees everything the context owns. NULL is a no-op. */
+CLG_API void clg_ctx_destroy(clg_ctx *ctx);
+
+/** Text of the last failure on this context: call, argument, expectation, raw cl_int name,
+ *  head of the build log. "" when none. Valid until the next failing call on ctx. */
+CLG_API const char *clg_ctx_last_error(const clg_ctx *ctx);
+
+/** Device the context runs on (a copy made at create time; borrowed, lives with ctx). */
+CLG_API const clg_device_info *clg_ctx_device(const clg_ctx *ctx);
+
+/** Blocks until all work queued on the context is done.
+ *  @return CLG_OK, or CLG_ERR_OPENCL / CLG_ERR_DEVICE_LOST with a message. */
+CLG_API clg_status clg_ctx_finish(clg_ctx *ctx);
+
+/* Counters of program builds, to see what the binary cache saved. */
+typedef struct clg_ctx_stats {
+    unsigned programs_from_source;  /* compiled from OpenCL C */
+    unsigned programs_from_cache;   /* loaded from the on-disk binary cache */
+    unsigned cache_rejected;        /* cache entries found but unusable (corrupt, mismatched) */
+    unsigned cache_writes;          /* entries written */
+    double build_seconds;           /* wall time spent obtaining programs */
+} clg_ctx_stats;
+
+/** Copies the context's counters. @return CLG_OK or CLG_ERR_INVALID_ARG. */
+CLG_API clg_status clg_ctx_get_stats(const clg_ctx *ctx, clg_ctx_stats *out);
+
+/** Builds (or loads from cache) every embedded kernel family now rather than on first use,
+ *  e.g. to measure start-up or to fail early. @return CLG_OK or the first build error. */
+CLG_API clg_status clg_ctx_warm_up(clg_ctx *ctx);
+
+/** Folder the context's binary cache uses, or NULL when the cache is off. Borrowed. */
+CLG_API const char *clg_ctx_cache_dir(const clg_ctx *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

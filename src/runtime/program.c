@@ -1,0 +1,228 @@
+/* Programs per context: built lazily per (kernel family, build options), from memory, the
+ * binary cache or source, in that order. common.cl is the first source of every family. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "kernels_internal.h"
+#include "runtime_internal.h"
+
+#define LOG_HEAD 1200
+
+const clg__kernel_source *clg__kernel_source_find(const char *family)
+{
+    for (size_t i = 0; i < clg__kernel_source_count; i++)
+        if (strcmp(clg__kernel_sources[i].family, family) == 0)
+            return &clg__kernel_sources[i];
+    return NULL;
+}
+
+static char *full_options(const char *options)
+{
+    /* No fast-math flags: results must stay comparable across devices. */
+    const char *base = "-cl-std=CL1.2 ";
+    size_t n = strlen(base) + (options ? strlen(options) : 0) + 1;
+    char *s = malloc(n);
+    if (s)
+        snprintf(s, n, "%s%s", base, options ? options : "");
+    return s;
+}
+
+static clg_status build_failed(clg_ctx *ctx, cl_program prog, cl_int err, const char *name)
+{
+    size_t size = 0;
+    char head[LOG_HEAD + 1] = "";
+    cl_device_id d = (cl_device_id)ctx->device.cl_device;
+    if (clGetProgramBuildInfo(prog, d, CL_PROGRAM_BUILD_LOG, 0, NULL, &size) == CL_SUCCESS &&
+        size > 1) {
+        char *log = malloc(size);
+        if (log && clGetProgramBuildInfo(prog, d, CL_PROGRAM_BUILD_LOG, size, log, NULL) == CL_SUCCESS)
+            snprintf(head, sizeof head, "%s", log);
+        free(log);
+    }
+    return clg__fail(ctx, CLG_ERR_BUILD, "building OpenCL program \"%s\" for %s failed (%s): %s",
+                     name, ctx->device.name, clg__cl_error_name(err), head[0] ? head : "(no log)");
+}
+
+static clg_status build_from_strings(clg_ctx *ctx, const char *name, cl_uint count,
+                                     const char **strings, const char *options, cl_program *out)
+{
+    cl_int err;
+    cl_program prog = clCreateProgramWithSource(ctx->context, count, strings, NULL, &err);
+    if (err != CL_SUCCESS)
+        return clg__fail_cl(ctx, err, "clCreateProgramWithSource(%s)", name);
+    cl_device_id d = (cl_device_id)ctx->device.cl_device;
+    err = clBuildProgram(prog, 1, &d, options, NULL, NULL);
+    if (err != CL_SUCCESS) {
+        clg_status st = build_failed(ctx, prog, err, name);
+        clReleaseProgram(prog);
+        return st;
+    }
+    *out = prog;
+    return CLG_OK;
+}
+
+clg_status clg__program_build_source(clg_ctx *ctx, const char *name, const char *source,
+                                     const char *options, cl_program *out)
+{
+    char *opts = full_options(options);
+    if (!opts)
+        return clg__fail(ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "building %s: out of memory", name);
+    clg_status st = build_from_strings(ctx, name, 1, &source, opts, out);
+    free(opts);
+    return st;
+}
+
+static cl_program load_cached(clg_ctx *ctx, const unsigned char key[32], const char *options)
+{
+    size_t size;
+    unsigned char *bin = clg__bincache_load(ctx->cache_dir, key, &size);
+    if (!bin)
+        return NULL;
+    cl_device_id d = (cl_device_id)ctx->device.cl_device;
+    const unsigned char *bins[1] = {bin};
+    cl_int status = CL_SUCCESS, err;
+    cl_program prog = clCreateProgramWithBinary(ctx->context, 1, &d, &size, bins, &status, &err);
+    free(bin);
+    if (err == CL_SUCCESS && status == CL_SUCCESS)
+        err = clBuildProgram(prog, 1, &d, options, NULL, NULL);
+    if (err != CL_SUCCESS || status != CL_SUCCESS) {
+        if (prog)
+            clReleaseProgram(prog);
+        ctx->stats.cache_rejected++;
+        return NULL;
+    }
+    return prog;
+}
+
+static void store_cached(clg_ctx *ctx, const unsigned char key[32], cl_program prog)
+{
+    size_t size = 0;
+    if (clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL) != CL_SUCCESS ||
+        size == 0)
+        return;
+    unsigned char *bin = malloc(size);
+    unsigned char *bins[1] = {bin};
+    if (bin && clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof bins, bins, NULL) == CL_SUCCESS)
+        ctx->stats.cache_writes += (unsigned)clg__bincache_store(ctx->cache_dir, key, bin, size);
+    free(bin);
+}
+
+static clg_status obtain(clg_ctx *ctx, const clg__kernel_source *src, const char *options,
+                         cl_program *out)
+{
+    const clg__kernel_source *common = clg__kernel_source_find("common");
+    if (!common)
+        return clg__fail(ctx, CLG_ERR_INTERNAL, "common.cl is not embedded");
+    char digest[2 * 65 + 1];
+    snprintf(digest, sizeof digest, "%s+%s", common->sha256, src->sha256);
+    unsigned char key[32];
+    clg__bincache_key(ctx, digest, options, key);
+    if (ctx->cache_dir && (*out = load_cached(ctx, key, options)) != NULL) {
+        ctx->stats.programs_from_cache++;
+        return CLG_OK;
+    }
+    char line[96];
+    snprintf(line, sizeof line, "\n#line 1 \"%s.cl\"\n", src->family);
+    const char *strings[3] = {common->text, line, src->text};
+    clg_status st = build_from_strings(ctx, src->family, 3, strings, options, out);
+    if (st != CLG_OK)
+        return st;
+    ctx->stats.programs_from_source++;
+    if (ctx->cache_dir)
+        store_cached(ctx, key, *out);
+    return CLG_OK;
+}
+
+clg_status clg__program_get(clg_ctx *ctx, const char *family, const char *options,
+                            cl_program *out)
+{
+    char *opts = full_options(options);
+    if (!opts)
+        return clg__fail(ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "program %s: out of memory", family);
+    for (size_t i = 0; i < ctx->program_count; i++) {
+        clg__program_entry *e = &ctx->programs[i];
+        if (strcmp(e->family, family) == 0 && strcmp(e->options, opts) == 0) {
+            free(opts);
+            *out = e->program;
+            return CLG_OK;
+        }
+    }
+    const clg__kernel_source *src = clg__kernel_source_find(family);
+    if (!src || strlen(family) >= sizeof ctx->programs[0].family) {
+        free(opts);
+        return clg__fail(ctx, CLG_ERR_INTERNAL, "no embedded kernel family \"%s\"", family);
+    }
+    if (ctx->program_count == ctx->program_cap) {
+        size_t cap = ctx->program_cap ? 2 * ctx->program_cap : 8;
+        clg__program_entry *grown = realloc(ctx->programs, cap * sizeof *grown);
+        if (!grown) {
+            free(opts);
+            return clg__fail(ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "program %s: out of memory", family);
+        }
+        ctx->programs = grown;
+        ctx->program_cap = cap;
+    }
+    double t0 = clg__now();
+    cl_program prog;
+    clg_status st = obtain(ctx, src, opts, &prog);
+    ctx->stats.build_seconds += clg__now() - t0;
+    if (st != CLG_OK) {
+        free(opts);
+        return st;
+    }
+    clg__program_entry *e = &ctx->programs[ctx->program_count++];
+    snprintf(e->family, sizeof e->family, "%s", family);
+    e->options = opts;
+    e->program = prog;
+    *out = prog;
+    return CLG_OK;
+}
+
+clg_status clg__kernel_get(clg_ctx *ctx, const char *family, const char *options,
+                           const char *kernel_name, cl_kernel *out)
+{
+    cl_program prog;
+    clg_status st = clg__program_get(ctx, family, options, &prog);
+    if (st != CLG_OK)
+        return st;
+    for (size_t i = 0; i < ctx->kernel_count; i++)
+        if (ctx->kernels[i].program == prog && strcmp(ctx->kernels[i].name, kernel_name) == 0) {
+            *out = ctx->kernels[i].kernel;
+            return CLG_OK;
+        }
+    if (strlen(kernel_name) >= sizeof ctx->kernels[0].name)
+        return clg__fail(ctx, CLG_ERR_INTERNAL, "kernel name %s too long", kernel_name);
+    if (ctx->kernel_count == ctx->kernel_cap) {
+        size_t cap = ctx->kernel_cap ? 2 * ctx->kernel_cap : 16;
+        clg__kernel_entry *grown = realloc(ctx->kernels, cap * sizeof *grown);
+        if (!grown)
+            return clg__fail(ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "kernel %s: out of memory", kernel_name);
+        ctx->kernels = grown;
+        ctx->kernel_cap = cap;
+    }
+    cl_int err;
+    cl_kernel k = clCreateKernel(prog, kernel_name, &err);
+    if (err != CL_SUCCESS)
+        return clg__fail_cl(ctx, err, "clCreateKernel(%s) from %s.cl", kernel_name, family);
+    clg__kernel_entry *e = &ctx->kernels[ctx->kernel_count++];
+    e->program = prog;
+    snprintf(e->name, sizeof e->name, "%s", kernel_name);
+    e->kernel = k;
+    *out = k;
+    return CLG_OK;
+}
+
+clg_status clg_ctx_warm_up(clg_ctx *ctx)
+{
+    if (!ctx)
+        return clg__fail(NULL, CLG_ERR_INVALID_ARG, "clg_ctx_warm_up: ctx is NULL");
+    for (size_t i = 0; i < clg__kernel_source_count; i++) {
+        if (strcmp(clg__kernel_sources[i].family, "common") == 0)
+            continue;
+        cl_program prog;
+        clg_status st = clg__program_get(ctx, clg__kernel_sources[i].family, NULL, &prog);
+        if (st != CLG_OK)
+            return st;
+    }
+    return CLG_OK;
+}

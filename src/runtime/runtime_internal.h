@@ -1,0 +1,95 @@
+/* Private runtime interface shared by the library's layers: the context struct, error
+ * reporting and program access. */
+#ifndef CLGRAD_RUNTIME_INTERNAL_H
+#define CLGRAD_RUNTIME_INTERNAL_H
+
+#define CL_TARGET_OPENCL_VERSION 120
+#include <CL/cl.h>
+
+#ifndef CL_PLATFORM_NOT_FOUND_KHR
+#define CL_PLATFORM_NOT_FOUND_KHR -1001 /* from cl_ext.h (cl_khr_icd) */
+#endif
+#include <stdarg.h>
+#include "clgrad/context.h"
+
+#define CLG__ERR_TEXT 2048
+
+typedef struct clg__program_entry {
+    char family[32];
+    char *options;       /* full build options (owned) */
+    cl_program program;
+} clg__program_entry;
+
+typedef struct clg__kernel_entry {
+    cl_program program;  /* borrowed from the program table */
+    char name[64];
+    cl_kernel kernel;
+} clg__kernel_entry;
+
+struct clg_ctx {
+    clg_device_info device;       /* copy; device.cl_device retained by the context */
+    cl_context context;
+    cl_command_queue queue;
+    char *cache_dir;              /* NULL: binary cache off */
+    clg__program_entry *programs; /* built programs, one per (family, options) */
+    size_t program_count, program_cap;
+    clg__kernel_entry *kernels;   /* kernels made so far, reused (a context is single-threaded) */
+    size_t kernel_count, kernel_cap;
+    clg_ctx_stats stats;
+    char last_error[CLG__ERR_TEXT];
+};
+
+/* Records a failure: formats the message into ctx (when non-NULL) and the thread-local
+ * last error, and returns status so callers can `return clg__fail(...)`. */
+clg_status clg__fail(clg_ctx *ctx, clg_status status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Same, for an OpenCL call that returned err: maps err to a status (out-of-memory codes to
+ * CLG_ERR_OUT_OF_DEVICE_MEMORY, others to CLG_ERR_OPENCL) and appends its name. */
+clg_status clg__fail_cl(clg_ctx *ctx, cl_int err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* "CL_OUT_OF_RESOURCES" etc.; "CL_UNKNOWN_ERROR" for others. */
+const char *clg__cl_error_name(cl_int err);
+
+/* Gets the program of a kernel family built with `options` (-D tunables; may be NULL or ""):
+ * from the context's memory, else the binary cache, else compiled from source (common.cl
+ * first). The program stays owned by ctx. */
+clg_status clg__program_get(clg_ctx *ctx, const char *family, const char *options,
+                            cl_program *out);
+
+/* Builds arbitrary source as a program (not cached anywhere); for tests of error paths.
+ * The caller releases *out. */
+clg_status clg__program_build_source(clg_ctx *ctx, const char *name, const char *source,
+                                     const char *options, cl_program *out);
+
+/* Gets a kernel of a family's program, made once per context and owned by it (borrowed:
+ * set its arguments and enqueue it before the next call that may use it). */
+clg_status clg__kernel_get(clg_ctx *ctx, const char *family, const char *options,
+                           const char *kernel_name, cl_kernel *out);
+
+/* Resolves the cache folder from an explicit setting or the environment; returns a malloc'd
+ * path or NULL when caching is off or no location can be found. */
+char *clg__cache_dir_resolve(const char *explicit_dir);
+
+/* Binary cache: fills key[32] for (source digest, options, device, library version). */
+void clg__bincache_key(const clg_ctx *ctx, const char *source_sha256, const char *options,
+                       unsigned char key[32]);
+
+/* Loads an entry; returns a malloc'd binary and its size, or NULL on any miss. */
+unsigned char *clg__bincache_load(const char *dir, const unsigned char key[32], size_t *size);
+
+/* Stores an entry atomically; returns 1 when written, 0 when not (never an error). */
+int clg__bincache_store(const char *dir, const unsigned char key[32], const unsigned char *bin,
+                        size_t size);
+
+/* Hex form of a 32-byte digest into out[65]. */
+void clg__hex32(const unsigned char digest[32], char out[65]);
+
+/* Fills every field of info that the device itself reports (not index or parentage). */
+void clg__device_describe(cl_platform_id p, cl_device_id d, clg_device_info *info);
+
+/* Monotonic seconds. */
+double clg__now(void);
+
+#endif

@@ -1,0 +1,184 @@
+/* clg_tensor: create/destroy, host transfers, fill, copy and batch views. */
+#include <stdint.h>
+#include <stdlib.h>
+#include "tensor_internal.h"
+
+size_t clg_shape_numel(clg_shape s)
+{
+    size_t dims[4] = {s.n, s.c, s.h, s.w}, total = 1;
+    for (int i = 0; i < 4; i++) {
+        if (dims[i] != 0 && total > SIZE_MAX / dims[i])
+            return 0;
+        total *= dims[i];
+    }
+    return total;
+}
+
+clg_status clg_tensor_create(clg_ctx *ctx, clg_shape shape, clg_tensor **out)
+{
+    if (!out)
+        return clg__fail(ctx, CLG_ERR_INVALID_ARG, "clg_tensor_create: out must not be NULL");
+    *out = NULL;
+    if (!ctx)
+        return clg__fail(NULL, CLG_ERR_INVALID_ARG, "clg_tensor_create: ctx is NULL");
+    size_t numel = clg_shape_numel(shape);
+    if (numel == 0 || numel > SIZE_MAX / sizeof(float))
+        return clg__fail(ctx, CLG_ERR_INVALID_ARG,
+                         "clg_tensor_create: shape %zux%zux%zux%zu must have no zero dimension "
+                         "and fit in memory", shape.n, shape.c, shape.h, shape.w);
+    size_t bytes = numel * sizeof(float);
+    const clg_device_info *d = &ctx->device;
+    if (bytes > d->max_alloc_bytes || bytes > d->global_mem_bytes)
+        return clg__fail(ctx, CLG_ERR_OUT_OF_DEVICE_MEMORY,
+                         "clg_tensor_create: %zux%zux%zux%zu needs %zu bytes; %s allows at most "
+                         "%llu bytes per buffer (%llu in all)", shape.n, shape.c, shape.h,
+                         shape.w, bytes, d->name, (unsigned long long)d->max_alloc_bytes,
+                         (unsigned long long)d->global_mem_bytes);
+    clg_tensor *t = calloc(1, sizeof *t);
+    if (!t)
+        return clg__fail(ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "clg_tensor_create: out of memory");
+    cl_int err;
+    t->mem = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, bytes, NULL, &err);
+    if (err != CL_SUCCESS) {
+        free(t);
+        return clg__fail_cl(ctx, err, "clg_tensor_create: allocating %zu bytes on %s", bytes,
+                            d->name);
+    }
+    t->ctx = ctx;
+    t->shape = shape;
+    *out = t;
+    return CLG_OK;
+}
+
+void clg_tensor_destroy(clg_tensor *t)
+{
+    if (!t)
+        return;
+    clReleaseMemObject(t->mem);
+    free(t);
+}
+
+clg_shape clg_tensor_shape(const clg_tensor *t)
+{
+    clg_shape none = {0, 0, 0, 0};
+    return t ? t->shape : none;
+}
+
+size_t clg_tensor_numel(const clg_tensor *t)
+{
+    return t ? clg_shape_numel(t->shape) : 0;
+}
+
+clg_ctx *clg_tensor_ctx(const clg_tensor *t)
+{
+    return t ? t->ctx : NULL;
+}
+
+clg_status clg_tensor_upload(clg_tensor *t, const float *host, size_t count)
+{
+    if (!t || !host)
+        return clg__fail(t ? t->ctx : NULL, CLG_ERR_INVALID_ARG, "clg_tensor_upload: NULL %s",
+                         t ? "host" : "tensor");
+    size_t numel = clg_tensor_numel(t);
+    if (count != numel)
+        return clg__fail(t->ctx, CLG_ERR_SHAPE,
+                         "clg_tensor_upload: %zu floats given for a %zux%zux%zux%zu tensor (%zu)",
+                         count, t->shape.n, t->shape.c, t->shape.h, t->shape.w, numel);
+    cl_int err = clEnqueueWriteBuffer(t->ctx->queue, t->mem, CL_TRUE, t->offset * sizeof(float),
+                                      numel * sizeof(float), host, 0, NULL, NULL);
+    if (err != CL_SUCCESS)
+        return clg__fail_cl(t->ctx, err, "clg_tensor_upload of %zu floats", numel);
+    return CLG_OK;
+}
+
+clg_status clg_tensor_download(const clg_tensor *t, float *host, size_t capacity)
+{
+    if (!t || !host)
+        return clg__fail(t ? t->ctx : NULL, CLG_ERR_INVALID_ARG, "clg_tensor_download: NULL %s",
+                         t ? "host" : "tensor");
+    size_t numel = clg_tensor_numel(t);
+    if (capacity < numel)
+        return clg__fail(t->ctx, CLG_ERR_INVALID_ARG,
+                         "clg_tensor_download: host buffer holds %zu floats, tensor has %zu",
+                         capacity, numel);
+    cl_int err = clEnqueueReadBuffer(t->ctx->queue, t->mem, CL_TRUE, t->offset * sizeof(float),
+                                     numel * sizeof(float), host, 0, NULL, NULL);
+    if (err != CL_SUCCESS)
+        return clg__fail_cl(t->ctx, err, "clg_tensor_download of %zu floats", numel);
+    return CLG_OK;
+}
+
+clg_status clg_tensor_fill(clg_tensor *t, float value)
+{
+    if (!t)
+        return clg__fail(NULL, CLG_ERR_INVALID_ARG, "clg_tensor_fill: tensor is NULL");
+    enum { PER_ITEM = 16, LOCAL = 64 }; /* must match the build option below */
+    cl_kernel k;
+    clg_status st = clg__kernel_get(t->ctx, "tensor", "-DCLG_PER_ITEM=16", "clg_tensor_fill", &k);
+    if (st != CLG_OK)
+        return st;
+    cl_ulong offset = t->offset, n = clg_tensor_numel(t);
+    size_t items = (size_t)((n + PER_ITEM - 1) / PER_ITEM);
+    size_t local = LOCAL, global = (items + local - 1) / local * local;
+    cl_int err = clSetKernelArg(k, 0, sizeof t->mem, &t->mem);
+    err |= clSetKernelArg(k, 1, sizeof offset, &offset);
+    err |= clSetKernelArg(k, 2, sizeof n, &n);
+    err |= clSetKernelArg(k, 3, sizeof value, &value);
+    if (err == CL_SUCCESS)
+        err = clEnqueueNDRangeKernel(t->ctx->queue, k, 1, NULL, &global, &local, 0, NULL, NULL);
+    if (err != CL_SUCCESS)
+        return clg__fail_cl(t->ctx, err, "clg_tensor_fill of %llu floats", (unsigned long long)n);
+    return CLG_OK;
+}
+
+static int same_shape(clg_shape a, clg_shape b)
+{
+    return a.n == b.n && a.c == b.c && a.h == b.h && a.w == b.w;
+}
+
+clg_status clg_tensor_copy(clg_tensor *dst, const clg_tensor *src)
+{
+    if (!dst || !src)
+        return clg__fail(dst ? dst->ctx : NULL, CLG_ERR_INVALID_ARG, "clg_tensor_copy: NULL tensor");
+    if (dst->ctx != src->ctx)
+        return clg__fail(dst->ctx, CLG_ERR_INVALID_ARG,
+                         "clg_tensor_copy: tensors live on different contexts");
+    if (!same_shape(dst->shape, src->shape))
+        return clg__fail(dst->ctx, CLG_ERR_SHAPE,
+                         "clg_tensor_copy: dst %zux%zux%zux%zu differs from src %zux%zux%zux%zu",
+                         dst->shape.n, dst->shape.c, dst->shape.h, dst->shape.w, src->shape.n,
+                         src->shape.c, src->shape.h, src->shape.w);
+    if (dst->mem == src->mem && dst->offset == src->offset)
+        return CLG_OK;
+    size_t bytes = clg_tensor_numel(src) * sizeof(float);
+    size_t so = src->offset * sizeof(float), d0 = dst->offset * sizeof(float);
+    if (dst->mem == src->mem && so < d0 + bytes && d0 < so + bytes)
+        return clg__fail(dst->ctx, CLG_ERR_INVALID_ARG, "clg_tensor_copy: src and dst overlap");
+    cl_int err = clEnqueueCopyBuffer(dst->ctx->queue, src->mem, dst->mem, so, d0, bytes, 0, NULL,
+                                     NULL);
+    if (err != CL_SUCCESS)
+        return clg__fail_cl(dst->ctx, err, "clg_tensor_copy of %zu bytes", bytes);
+    return CLG_OK;
+}
+
+clg_status clg_tensor_view_batch(clg_tensor *t, size_t first, size_t count, clg_tensor **out)
+{
+    if (!out)
+        return clg__fail(t ? t->ctx : NULL, CLG_ERR_INVALID_ARG, "clg_tensor_view_batch: out is NULL");
+    *out = NULL;
+    if (!t)
+        return clg__fail(NULL, CLG_ERR_INVALID_ARG, "clg_tensor_view_batch: tensor is NULL");
+    if (count == 0 || first >= t->shape.n || count > t->shape.n - first)
+        return clg__fail(t->ctx, CLG_ERR_INVALID_ARG,
+                         "clg_tensor_view_batch: samples [%zu, %zu) are not inside 0..%zu",
+                         first, first + count, t->shape.n);
+    clg_tensor *v = calloc(1, sizeof *v);
+    if (!v)
+        return clg__fail(t->ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "clg_tensor_view_batch: out of memory");
+    *v = *t;
+    v->shape.n = count;
+    v->offset = t->offset + first * (t->shape.c * t->shape.h * t->shape.w);
+    clRetainMemObject(v->mem);
+    *out = v;
+    return CLG_OK;
+}

@@ -1,0 +1,200 @@
+/* clgrad-devices: every OpenCL device in a short table, and which devices each execution
+ * environment picks here (honouring CLGRAD_DEVICES or --filter). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "clgrad/clgrad.h"
+
+static const clg_exec_env shown_envs[] = {CLG_ENV_AUTO, CLG_ENV_CPU, CLG_ENV_GPU,
+                                          CLG_ENV_MULTI_GPU, CLG_ENV_PARALLEL};
+#define N_ENVS (sizeof shown_envs / sizeof shown_envs[0])
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: clgrad-devices [--json] [--filter FILTER] [--split N]\n"
+            "Lists every OpenCL device and the devices each execution environment picks.\n"
+            "  --json           one JSON object instead of the table\n"
+            "  --filter FILTER  device filter (default: $CLGRAD_DEVICES): comma-separated\n"
+            "                   indices (0,2), ranges (0-3), types (cpu, gpu, accelerator) or\n"
+            "                   vendor/name substrings\n"
+            "  --split N        also split the first CPU into N sub-devices and list them\n"
+            "  --help, --version\n");
+}
+
+static void json_string(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            printf("\\%c", c);
+        else if (c < 0x20)
+            printf("\\u%04x", c);
+        else
+            putchar(c);
+    }
+    putchar('"');
+}
+
+static void json_device(const clg_device_info *d)
+{
+    printf("{\"index\":%zu,\"platform\":", d->index);
+    json_string(d->platform);
+    printf(",\"vendor\":");
+    json_string(d->vendor);
+    printf(",\"name\":");
+    json_string(d->name);
+    printf(",\"type\":\"%s\",\"version\":", clg_device_type_name(d->type));
+    json_string(d->version);
+    printf(",\"driver_version\":");
+    json_string(d->driver_version);
+    printf(",\"compute_units\":%u,\"clock_mhz\":%u,\"global_mem_bytes\":%llu,"
+           "\"local_mem_bytes\":%llu,\"max_alloc_bytes\":%llu,\"fp16\":%s,\"fp64\":%s,"
+           "\"vector_width_float\":%u,\"subdevice\":%s}",
+           d->compute_units, d->clock_mhz, (unsigned long long)d->global_mem_bytes,
+           (unsigned long long)d->local_mem_bytes, (unsigned long long)d->max_alloc_bytes,
+           d->fp16 ? "true" : "false", d->fp64 ? "true" : "false", d->vec_width_float,
+           d->is_subdevice ? "true" : "false");
+}
+
+static void table_row(const clg_device_info *d, const char *label)
+{
+    printf("%-5s %-4s %-24.24s %-40.40s %4u %6u %9.1f %5s %5s\n", label,
+           clg_device_type_name(d->type), d->vendor, d->name, d->compute_units, d->clock_mhz,
+           (double)d->global_mem_bytes / (1 << 20), d->fp64 ? "yes" : "no",
+           d->fp16 ? "yes" : "no");
+}
+
+static void table_header(void)
+{
+    printf("%-5s %-4s %-24s %-40s %4s %6s %9s %5s %5s\n", "index", "type", "vendor", "name", "CUs",
+           "MHz", "mem MiB", "fp64", "fp16");
+}
+
+static int show_split(const clg_device_info *all, size_t n, unsigned parts, int json)
+{
+    size_t cpu = n;
+    for (size_t i = 0; i < n && cpu == n; i++)
+        if (all[i].type == CLG_DEVICE_CPU)
+            cpu = i;
+    if (cpu == n) {
+        fprintf(stderr, "clgrad-devices: --split: no CPU device to split\n");
+        return 1;
+    }
+    clg_device_info *subs;
+    clg_status st = clg_device_split(&all[cpu], parts, 0, &subs);
+    if (st != CLG_OK) {
+        fprintf(stderr, "clgrad-devices: %s: %s\n", clg_status_name(st), clg_last_error());
+        return 1;
+    }
+    if (json) {
+        printf(",\"subdevices\":[");
+        for (unsigned i = 0; i < parts; i++) {
+            printf(i ? "," : "");
+            json_device(&subs[i]);
+        }
+        printf("]");
+    } else {
+        printf("\nDevice %zu split into %u sub-devices:\n", cpu, parts);
+        table_header();
+        for (unsigned i = 0; i < parts; i++) {
+            char label[48];
+            snprintf(label, sizeof label, "%zu.%u", cpu, i);
+            table_row(&subs[i], label);
+        }
+    }
+    clg_devices_free(subs, parts);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    int json = 0;
+    unsigned split = 0;
+    const char *filter = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--json") == 0) {
+            json = 1;
+        } else if (strcmp(argv[i], "--filter") == 0 && i + 1 < argc) {
+            filter = argv[++i];
+        } else if (strcmp(argv[i], "--split") == 0 && i + 1 < argc) {
+            split = (unsigned)strtoul(argv[++i], NULL, 10);
+            if (split == 0) {
+                fprintf(stderr, "clgrad-devices: --split needs a number >= 1\n");
+                return 2;
+            }
+        } else if (strcmp(argv[i], "--help") == 0) {
+            usage(stdout);
+            return 0;
+        } else if (strcmp(argv[i], "--version") == 0) {
+            printf("clgrad-devices %s\n", clg_version());
+            return 0;
+        } else {
+            usage(stderr);
+            return 2;
+        }
+    }
+    clg_device_info *all;
+    size_t n;
+    clg_status st = clg_devices_list(&all, &n);
+    if (st != CLG_OK) {
+        fprintf(stderr, "clgrad-devices: %s: %s\n", clg_status_name(st), clg_last_error());
+        return 1;
+    }
+    if (!filter)
+        filter = getenv("CLGRAD_DEVICES");
+    if (json) {
+        printf("{\"devices\":[");
+        for (size_t i = 0; i < n; i++) {
+            printf(i ? "," : "");
+            json_device(&all[i]);
+        }
+        printf("],\"filter\":");
+        json_string(filter ? filter : "");
+        printf(",\"environments\":{");
+    } else {
+        table_header();
+        for (size_t i = 0; i < n; i++) {
+            char label[48];
+            snprintf(label, sizeof label, "%zu", i);
+            table_row(&all[i], label);
+        }
+        printf("\nExecution environments%s%s%s:\n", filter && *filter ? " (filter \"" : "",
+               filter && *filter ? filter : "", filter && *filter ? "\")" : "");
+    }
+    char bad_filter[1024] = "";
+    for (size_t e = 0; e < N_ENVS; e++) {
+        size_t *idx = NULL, count = 0;
+        st = clg_devices_select(all, n, shown_envs[e], filter ? filter : "", &idx, &count);
+        if (st == CLG_ERR_INVALID_ARG)
+            snprintf(bad_filter, sizeof bad_filter, "%s", clg_last_error());
+        if (json) {
+            printf("%s\"%s\":[", e ? "," : "", clg_exec_env_name(shown_envs[e]));
+            for (size_t j = 0; j < count; j++)
+                printf("%s%zu", j ? "," : "", idx[j]);
+            printf("]");
+        } else {
+            printf("  %-10s", clg_exec_env_name(shown_envs[e]));
+            if (count == 0)
+                printf("none");
+            for (size_t j = 0; j < count; j++)
+                printf("%s%zu", j ? ", " : "", idx[j]);
+            printf("\n");
+        }
+        free(idx);
+    }
+    if (json)
+        printf("}");
+    int rc = 0;
+    if (split)
+        rc = show_split(all, n, split, json);
+    if (json)
+        printf("}\n");
+    if (bad_filter[0]) {
+        fprintf(stderr, "clgrad-devices: bad filter: %s\n", bad_filter);
+        rc = 2;
+    }
+    clg_devices_free(all, n);
+    return rc;
+}
