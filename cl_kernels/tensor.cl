@@ -1,14 +1,9 @@
-/* Whole-tensor kernels: fill. 1-D launch; each work-item writes CLG_PER_ITEM consecutive
- * elements (so the launch stays small on CPUs and the loop vectorises).
- * Tunables: CLG_PER_ITEM elements per work-item. */
-#ifndef CLG_PER_ITEM
-#define CLG_PER_ITEM 16
-#endif
+/* Whole-tensor kernels. 1-D launches, one element per work-item: these are bound by memory
+ * bandwidth, and POCL vectorises across the work-items of a work-group. */
 
 __kernel void clg_tensor_fill(__global float *x, ulong offset, ulong n, float value)
 {
-    size_t first = CLG_GID0 * CLG_PER_ITEM;
-    __global float *p = x + offset;
-    for (size_t i = first; i < first + CLG_PER_ITEM && i < n; i++)
-        p[i] = value;
+    size_t i = CLG_GID0;
+    if (i < n)
+        x[offset + i] = value;
 }

@@ -102,14 +102,17 @@ static void sha256_of(const unsigned char *data, size_t size, unsigned char out[
     sha256_digest(&h, 32, out);
 }
 
-unsigned char *clg__bincache_load(const char *dir, const unsigned char key[32], size_t *size)
+unsigned char *clg__bincache_load(const char *dir, const unsigned char key[32], size_t *size,
+                                  int *found)
 {
     *size = 0;
+    *found = 0;
     char *path = entry_path(dir, key, ".bin");
     FILE *f = path ? fopen(path, "rb") : NULL;
     free(path);
     if (!f)
         return NULL;
+    *found = 1;
     entry_header hdr;
     unsigned char *bin = NULL;
     if (fread(&hdr, sizeof hdr, 1, f) != 1 || memcmp(hdr.magic, CACHE_MAGIC, 8) != 0 ||

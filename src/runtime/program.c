@@ -75,9 +75,12 @@ clg_status clg__program_build_source(clg_ctx *ctx, const char *name, const char 
 static cl_program load_cached(clg_ctx *ctx, const unsigned char key[32], const char *options)
 {
     size_t size;
-    unsigned char *bin = clg__bincache_load(ctx->cache_dir, key, &size);
-    if (!bin)
+    int found;
+    unsigned char *bin = clg__bincache_load(ctx->cache_dir, key, &size, &found);
+    if (!bin) {
+        ctx->stats.cache_rejected += (unsigned)found;
         return NULL;
+    }
     cl_device_id d = (cl_device_id)ctx->device.cl_device;
     const unsigned char *bins[1] = {bin};
     cl_int status = CL_SUCCESS, err;

@@ -76,8 +76,10 @@ char *clg__cache_dir_resolve(const char *explicit_dir);
 void clg__bincache_key(const clg_ctx *ctx, const char *source_sha256, const char *options,
                        unsigned char key[32]);
 
-/* Loads an entry; returns a malloc'd binary and its size, or NULL on any miss. */
-unsigned char *clg__bincache_load(const char *dir, const unsigned char key[32], size_t *size);
+/* Loads an entry; returns a malloc'd binary and its size, or NULL on any miss. *found tells
+ * whether a file was there at all (so an unusable entry can be counted). */
+unsigned char *clg__bincache_load(const char *dir, const unsigned char key[32], size_t *size,
+                                  int *found);
 
 /* Stores an entry atomically; returns 1 when written, 0 when not (never an error). */
 int clg__bincache_store(const char *dir, const unsigned char key[32], const unsigned char *bin,

@@ -112,14 +112,13 @@ clg_status clg_tensor_fill(clg_tensor *t, float value)
 {
     if (!t)
         return clg__fail(NULL, CLG_ERR_INVALID_ARG, "clg_tensor_fill: tensor is NULL");
-    enum { PER_ITEM = 16, LOCAL = 64 }; /* must match the build option below */
     cl_kernel k;
-    clg_status st = clg__kernel_get(t->ctx, "tensor", "-DCLG_PER_ITEM=16", "clg_tensor_fill", &k);
+    clg_status st = clg__kernel_get(t->ctx, "tensor", NULL, "clg_tensor_fill", &k);
     if (st != CLG_OK)
         return st;
     cl_ulong offset = t->offset, n = clg_tensor_numel(t);
-    size_t items = (size_t)((n + PER_ITEM - 1) / PER_ITEM);
-    size_t local = LOCAL, global = (items + local - 1) / local * local;
+    /* An explicit local size: POCL picks poor ones when left to choose. */
+    size_t local = 64, global = (size_t)((n + local - 1) / local * local);
     cl_int err = clSetKernelArg(k, 0, sizeof t->mem, &t->mem);
     err |= clSetKernelArg(k, 1, sizeof offset, &offset);
     err |= clSetKernelArg(k, 2, sizeof n, &n);

@@ -1,0 +1,137 @@
+/* Shared test fixtures; see testutil.h. */
+#define _DEFAULT_SOURCE
+#include "testutil.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+uint64_t clg_test_seed(void)
+{
+    const char *s = getenv("CLG_TEST_SEED");
+    uint64_t seed = s && *s ? strtoull(s, NULL, 10) : (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 20);
+    printf("# seed %llu (rerun with CLG_TEST_SEED=%llu)\n", (unsigned long long)seed,
+           (unsigned long long)seed);
+    return seed;
+}
+
+void clg_test_rng_init(clg_test_rng *rng, uint64_t seed)
+{
+    rng->state = seed;
+}
+
+uint64_t clg_test_rng_next(clg_test_rng *rng)
+{
+    /* splitmix64 */
+    uint64_t z = (rng->state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+float clg_test_uniform(clg_test_rng *rng, float lo, float hi)
+{
+    double u = (double)(clg_test_rng_next(rng) >> 11) * 0x1.0p-53;
+    return (float)(lo + (hi - lo) * u);
+}
+
+void clg_test_fill_uniform(clg_test_rng *rng, float *x, size_t n, float lo, float hi)
+{
+    for (size_t i = 0; i < n; i++)
+        x[i] = clg_test_uniform(rng, lo, hi);
+}
+
+void clg_test_fill_int(clg_test_rng *rng, float *x, size_t n, int lo, int hi)
+{
+    for (size_t i = 0; i < n; i++)
+        x[i] = (float)(lo + (int)(clg_test_rng_next(rng) % (uint64_t)(hi - lo + 1)));
+}
+
+void clg_test_poison_nan(float *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        x[i] = NAN;
+}
+
+double clg_test_rel_l2(const float *a, const double *ref, size_t n)
+{
+    double num = 0, den = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (isnan(a[i]) || isinf(a[i]))
+            return INFINITY;
+        double d = (double)a[i] - ref[i];
+        num += d * d;
+        den += ref[i] * ref[i];
+    }
+    return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+double clg_test_max_abs_diff(const float *a, const float *b, size_t n)
+{
+    double m = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)a[i] - (double)b[i]);
+        if (isnan(d))
+            return INFINITY;
+        if (d > m)
+            m = d;
+    }
+    return m;
+}
+
+static clg_device_info *test_devices;
+static size_t test_device_count;
+
+const clg_device_info *clg_test_cpu_device(void)
+{
+    if (!test_devices) {
+        clg_status st = clg_devices_list(&test_devices, &test_device_count);
+        if (st != CLG_OK)
+            fail_msg("clg_devices_list: %s: %s", clg_status_name(st), clg_last_error());
+    }
+    size_t *idx, count;
+    clg_status st = clg_devices_select(test_devices, test_device_count, CLG_ENV_CPU, "", &idx, &count);
+    if (st != CLG_OK)
+        fail_msg("no CPU device: %s", clg_last_error());
+    const clg_device_info *d = &test_devices[idx[0]];
+    free(idx);
+    return d;
+}
+
+void clg_test_devices_release(void)
+{
+    clg_devices_free(test_devices, test_device_count);
+    test_devices = NULL;
+    test_device_count = 0;
+}
+
+clg_ctx *clg_test_ctx(const char *cache_dir)
+{
+    clg_ctx_options o = clg_ctx_options_default();
+    o.cache_dir = cache_dir;
+    clg_ctx *ctx = NULL;
+    clg_status st = clg_ctx_create(clg_test_cpu_device(), &o, &ctx);
+    if (st != CLG_OK)
+        fail_msg("clg_ctx_create: %s: %s", clg_status_name(st), clg_last_error());
+    return ctx;
+}
+
+char *clg_test_tempdir(const char *tag)
+{
+    const char *base = getenv("TMPDIR");
+    char path[512];
+    snprintf(path, sizeof path, "%s/clgrad-%s-XXXXXX", base && *base ? base : "/tmp", tag);
+    if (!mkdtemp(path))
+        fail_msg("mkdtemp(%s) failed", path);
+    return strdup(path);
+}
+
+void clg_test_rmtree(const char *path)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
+    if (system(cmd) != 0)
+        print_message("could not remove %s\n", path);
+}

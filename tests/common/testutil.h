@@ -1,0 +1,54 @@
+/* Shared test fixtures: a POCL context, a seeded RNG, fills, NaN poisoning, error norms and
+ * temporary folders. Every random test prints its seed (set CLG_TEST_SEED to rerun one). */
+#ifndef CLGRAD_TESTUTIL_H
+#define CLGRAD_TESTUTIL_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include "clgrad/clgrad.h"
+
+typedef struct clg_test_rng {
+    uint64_t state;
+} clg_test_rng;
+
+/* Seed from CLG_TEST_SEED or the clock; printed so that a failure can be replayed. */
+uint64_t clg_test_seed(void);
+void clg_test_rng_init(clg_test_rng *rng, uint64_t seed);
+uint64_t clg_test_rng_next(clg_test_rng *rng);
+/* Uniform in [lo, hi). */
+float clg_test_uniform(clg_test_rng *rng, float lo, float hi);
+
+void clg_test_fill_uniform(clg_test_rng *rng, float *x, size_t n, float lo, float hi);
+/* Small integers in [lo, hi]: sums of their products stay exact in float32. */
+void clg_test_fill_int(clg_test_rng *rng, float *x, size_t n, int lo, int hi);
+void clg_test_poison_nan(float *x, size_t n);
+/* ||a - b|| / ||b|| in double; NaN anywhere gives +inf so that it fails every bound. */
+double clg_test_rel_l2(const float *a, const double *ref, size_t n);
+double clg_test_max_abs_diff(const float *a, const float *b, size_t n);
+
+/* The first device of the "cpu" environment (POCL here), asserting success. The list stays
+ * valid until clg_test_devices_release. */
+const clg_device_info *clg_test_cpu_device(void);
+void clg_test_devices_release(void);
+/* A context on that device with the binary cache in `cache_dir` ("off" for none). */
+clg_ctx *clg_test_ctx(const char *cache_dir);
+
+/* mkdtemp under $TMPDIR or /tmp; returns a malloc'd path. rm -r with clg_test_rmtree. */
+char *clg_test_tempdir(const char *tag);
+void clg_test_rmtree(const char *path);
+
+/* Asserts that a call returned `expected` and left a non-empty message. */
+#define CLG_ASSERT_STATUS(expr, expected)                                                    \
+    do {                                                                                     \
+        clg_status st_ = (expr);                                                             \
+        if (st_ != (expected))                                                               \
+            fail_msg("%s returned %s, expected %s (%s)", #expr, clg_status_name(st_),        \
+                     clg_status_name(expected), clg_last_error());                           \
+        if (st_ != CLG_OK)                                                                   \
+            assert_true(clg_last_error()[0] != '\0');                                        \
+    } while (0)
+
+#endif
