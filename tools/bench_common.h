@@ -1,0 +1,26 @@
+/* Shared pieces of clgrad-bench: options, device choice, medians, output. */
+#ifndef CLGRAD_BENCH_COMMON_H
+#define CLGRAD_BENCH_COMMON_H
+
+#include <stddef.h>
+#include "clgrad/clgrad.h"
+
+typedef struct bench_opts {
+    int json;
+    int runs;             /* timed repetitions (median reported) */
+    const char *filter;   /* device filter; NULL: CLGRAD_DEVICES */
+} bench_opts;
+
+/* Creates a context on the first device of the auto environment (after the filter).
+ * Prints the reason and returns NULL on failure. */
+clg_ctx *bench_ctx(const bench_opts *o, const char *cache_dir);
+
+double bench_now(void);
+/* Median of n values (sorts them in place), and min/max. */
+double bench_median(double *v, size_t n);
+double bench_min(const double *v, size_t n);
+double bench_max(const double *v, size_t n);
+
+int bench_startup(const bench_opts *o);
+
+#endif
