@@ -6,5 +6,6 @@
 #include "clgrad/device.h"
 #include "clgrad/context.h"
 #include "clgrad/tensor.h"
+#include "clgrad/ops.h"
 
 #endif

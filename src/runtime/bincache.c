@@ -1,15 +1,11 @@
 /* On-disk cache of compiled program binaries. Every failure is a miss: the cache can only
- * ever save time, never cause an error. Entries are written to a temporary file, synced and
- * renamed, so readers (other processes too) see a whole entry or none. */
-#include <errno.h>
-#include <fcntl.h>
+ * ever save time, never cause an error. Entries are written with clg__write_atomic, so readers
+ * (other processes too) see a whole entry or none. */
 #include <nettle/sha2.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include "runtime_internal.h"
 
 #define CACHE_MAGIC "CLGRBIN\0"
@@ -135,57 +131,14 @@ miss:
     return NULL;
 }
 
-static int make_dirs(const char *dir)
-{
-    char *p = strdup(dir);
-    if (!p)
-        return 0;
-    for (char *s = p + 1; *s; s++) {
-        if (*s != '/')
-            continue;
-        *s = '\0';
-        if (mkdir(p, 0755) != 0 && errno != EEXIST) {
-            free(p);
-            return 0;
-        }
-        *s = '/';
-    }
-    int ok = mkdir(p, 0755) == 0 || errno == EEXIST;
-    free(p);
-    return ok;
-}
-
-static int write_all(int fd, const void *data, size_t size)
-{
-    const char *p = data;
-    while (size > 0) {
-        ssize_t w = write(fd, p, size);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return 0;
-        p += w;
-        size -= (size_t)w;
-    }
-    return 1;
-}
-
 int clg__bincache_store(const char *dir, const unsigned char key[32], const unsigned char *bin,
                         size_t size)
 {
-    if (size == 0 || size > MAX_ENTRY_BYTES || !make_dirs(dir))
+    if (size == 0 || size > MAX_ENTRY_BYTES || !clg__make_dirs(dir))
         return 0;
-    char suffix[64];
-    /* Unique per process and call, so concurrent writers never share a temporary file. */
-    snprintf(suffix, sizeof suffix, ".%ld.%p.tmp", (long)getpid(), (const void *)bin);
-    char *tmp = entry_path(dir, key, suffix);
     char *final = entry_path(dir, key, ".bin");
-    int ok = 0, fd = -1;
-    if (!tmp || !final)
-        goto done;
-    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0644);
-    if (fd < 0)
-        goto done;
+    if (!final)
+        return 0;
     entry_header hdr;
     memset(&hdr, 0, sizeof hdr);
     memcpy(hdr.magic, CACHE_MAGIC, 8);
@@ -193,16 +146,9 @@ int clg__bincache_store(const char *dir, const unsigned char key[32], const unsi
     memcpy(hdr.key, key, 32);
     hdr.size = size;
     sha256_of(bin, size, hdr.payload_sha);
-    ok = write_all(fd, &hdr, sizeof hdr) && write_all(fd, bin, size) && fsync(fd) == 0;
-    ok = close(fd) == 0 && ok;
-    fd = -1;
-    ok = ok && rename(tmp, final) == 0;
-done:
-    if (fd >= 0)
-        close(fd);
-    if (!ok && tmp)
-        unlink(tmp);
-    free(tmp);
+    const void *parts[2] = {&hdr, bin};
+    size_t sizes[2] = {sizeof hdr, size};
+    int ok = clg__write_atomic(final, parts, sizes, 2);
     free(final);
     return ok;
 }

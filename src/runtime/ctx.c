@@ -53,6 +53,12 @@ void clg_ctx_destroy(clg_ctx *ctx)
         clFinish(ctx->queue);
         clReleaseCommandQueue(ctx->queue);
     }
+    for (int i = 0; i < CLG__EXT_COUNT; i++)
+        if (ctx->ext[i].destroy)
+            ctx->ext[i].destroy(ctx->ext[i].data);
+    for (int i = 0; i < CLG__SCRATCH_SLOTS; i++)
+        if (ctx->scratch[i].mem)
+            clReleaseMemObject(ctx->scratch[i].mem);
     for (size_t i = 0; i < ctx->kernel_count; i++)
         clReleaseKernel(ctx->kernels[i].kernel);
     free(ctx->kernels);
@@ -98,5 +104,39 @@ clg_status clg_ctx_get_stats(const clg_ctx *ctx, clg_ctx_stats *out)
     if (!ctx || !out)
         return clg__fail(NULL, CLG_ERR_INVALID_ARG, "clg_ctx_get_stats: NULL argument");
     *out = ctx->stats;
+    return CLG_OK;
+}
+
+clg_status clg__scratch_get(clg_ctx *ctx, unsigned slot, size_t bytes, cl_mem *out)
+{
+    if (slot >= CLG__SCRATCH_SLOTS)
+        return clg__fail(ctx, CLG_ERR_INTERNAL, "scratch slot %u out of range", slot);
+    clg__scratch *s = &ctx->scratch[slot];
+    if (s->mem && s->bytes >= bytes) {
+        *out = s->mem;
+        return CLG_OK;
+    }
+    if (bytes > ctx->device.max_alloc_bytes)
+        return clg__fail(ctx, CLG_ERR_OUT_OF_DEVICE_MEMORY,
+                         "scratch buffer of %zu bytes exceeds %s's limit of %llu per buffer", bytes,
+                         ctx->device.name, (unsigned long long)ctx->device.max_alloc_bytes);
+    /* Grow by half again so that slowly growing requests do not reallocate every time. */
+    size_t want = bytes + bytes / 2;
+    if (want > ctx->device.max_alloc_bytes)
+        want = bytes;
+    if (s->mem) {
+        clReleaseMemObject(s->mem);
+        s->mem = NULL;
+        s->bytes = 0;
+    }
+    cl_int err;
+    s->mem = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, want, NULL, &err);
+    if (err != CL_SUCCESS) {
+        s->mem = NULL;
+        return clg__fail_cl(ctx, err, "allocating a %zu-byte scratch buffer on %s", want,
+                            ctx->device.name);
+    }
+    s->bytes = want;
+    *out = s->mem;
     return CLG_OK;
 }

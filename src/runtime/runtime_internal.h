@@ -26,6 +26,20 @@ typedef struct clg__kernel_entry {
     cl_kernel kernel;
 } clg__kernel_entry;
 
+/* Per-context state that an upper layer attaches (the ops layer's GEMM settings, ...). */
+enum { CLG__EXT_GEMM = 0, CLG__EXT_COUNT = 4 };
+typedef struct clg__ext {
+    void *data;
+    void (*destroy)(void *data);
+} clg__ext;
+
+/* Reusable device buffers (fresh memory costs ~10 us per 4 KiB page on first touch). */
+enum { CLG__SCRATCH_SLOTS = 4 };
+typedef struct clg__scratch {
+    cl_mem mem;
+    size_t bytes;
+} clg__scratch;
+
 struct clg_ctx {
     clg_device_info device;       /* copy; device.cl_device retained by the context */
     cl_context context;
@@ -36,6 +50,8 @@ struct clg_ctx {
     clg__kernel_entry *kernels;   /* kernels made so far, reused (a context is single-threaded) */
     size_t kernel_count, kernel_cap;
     clg_ctx_stats stats;
+    clg__ext ext[CLG__EXT_COUNT];
+    clg__scratch scratch[CLG__SCRATCH_SLOTS];
     char last_error[CLG__ERR_TEXT];
 };
 
@@ -68,6 +84,10 @@ clg_status clg__program_build_source(clg_ctx *ctx, const char *name, const char 
 clg_status clg__kernel_get(clg_ctx *ctx, const char *family, const char *options,
                            const char *kernel_name, cl_kernel *out);
 
+/* A device buffer of at least `bytes` in scratch slot `slot`, kept by ctx and reused by later
+ * calls (contents undefined). Valid until the next call for the same slot. */
+clg_status clg__scratch_get(clg_ctx *ctx, unsigned slot, size_t bytes, cl_mem *out);
+
 /* Resolves the cache folder from an explicit setting or the environment; returns a malloc'd
  * path or NULL when caching is off or no location can be found. */
 char *clg__cache_dir_resolve(const char *explicit_dir);
@@ -84,6 +104,17 @@ unsigned char *clg__bincache_load(const char *dir, const unsigned char key[32], 
 /* Stores an entry atomically; returns 1 when written, 0 when not (never an error). */
 int clg__bincache_store(const char *dir, const unsigned char key[32], const unsigned char *bin,
                         size_t size);
+
+/* mkdir -p; returns 1 when the folder exists afterwards. */
+int clg__make_dirs(const char *dir);
+
+/* Writes the concatenated parts to path through a synced temporary file and a rename; returns
+ * 1 on success, 0 (with nothing changed at path) on failure. */
+int clg__write_atomic(const char *path, const void *const parts[], const size_t sizes[],
+                      size_t nparts);
+
+/* clg__write_atomic of one buffer, creating the parent folder; CLG_ERR_IO with a message. */
+clg_status clg__file_write_atomic(clg_ctx *ctx, const char *path, const void *data, size_t size);
 
 /* Hex form of a 32-byte digest into out[65]. */
 void clg__hex32(const unsigned char digest[32], char out[65]);

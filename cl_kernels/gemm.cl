@@ -1,0 +1,201 @@
+/* SGEMM kernels, row-major: C = alpha * op(A) * op(B) + beta * C, with op(A) m x k and op(B)
+ * k x n. Every matrix argument comes with an element offset, a leading dimension and a batch
+ * stride (dimension 2 of the launch is the batch index).
+ *
+ * clg_gemm_small   one work-item per element of C, any transposes. For small problems and
+ *                  for the columns that the tiled kernels leave over.
+ * clg_gemm_reg     register-blocked, for CPUs: each work-item computes an MR x NR block of C
+ *                  with float16 accumulators and no local memory. A is read in place (either
+ *                  layout); B is read as rows of NR floats, either in place (op(B) = B, with
+ *                  the last column tile shifted left to stay inside the matrix) or, with
+ *                  B_PANEL=1, from panels packed by clg_gemm_pack_b (one KC x NR panel per
+ *                  column tile, contiguous, so that large leading dimensions cannot alias in
+ *                  the caches). Launch: (n tiles, m tiles, batch).
+ * clg_gemm_local   local-memory tiling, for GPUs: a work-group of (TS/WPT) x TS work-items
+ *                  computes a TS x TS tile of C, each work-item WPT elements of one column
+ *                  group; A and B tiles of TS x TS go through local memory.
+ *
+ * Tunables (set by -D from the per-device table or the tuner):
+ *   MR       rows of C per work-item in clg_gemm_reg (1..16)
+ *   NR       columns of C per work-item in clg_gemm_reg: 16 or 32
+ *   B_PANEL  1: clg_gemm_reg reads packed B panels; 0: B in place
+ *   TS, WPT  tile size and work per item of clg_gemm_local (TS % WPT == 0)
+ */
+#ifndef MR
+#define MR 8
+#endif
+#ifndef NR
+#define NR 32
+#endif
+#ifndef B_PANEL
+#define B_PANEL 0
+#endif
+#ifndef TS
+#define TS 32
+#endif
+#ifndef WPT
+#define WPT 8
+#endif
+
+#define NV (NR / 16)
+
+/* Element (r, c) of op(X), X stored row-major with leading dimension ld. */
+#define OP_AT(X, trans, ld, r, c) ((trans) ? (X)[(size_t)(c) * (ld) + (r)] : (X)[(size_t)(r) * (ld) + (c)])
+
+__kernel void clg_gemm_small(uint m, uint n, uint k, float alpha, float beta,
+                             __global const float *A, ulong a_off, uint lda, uint ta, ulong sa,
+                             __global const float *B, ulong b_off, uint ldb, uint tb, ulong sb,
+                             __global float *C, ulong c_off, uint ldc, ulong sc)
+{
+    uint j = get_global_id(0), i = get_global_id(1);
+    size_t batch = get_global_id(2);
+    if (i >= m || j >= n)
+        return;
+    A += a_off + batch * sa;
+    B += b_off + batch * sb;
+    C += c_off + batch * sc + (size_t)i * ldc + j;
+    float acc = 0.0f;
+    for (uint p = 0; p < k; p++)
+        acc = fma(OP_AT(A, ta, lda, i, p), OP_AT(B, tb, ldb, p, j), acc);
+    /* beta == 0 must not read C: it may hold NaN. */
+    *C = beta == 0.0f ? alpha * acc : fma(beta, *C, alpha * acc);
+}
+
+/* Packs rows [k0, k0+kc) of op(B) into panels: panel t holds columns [t*NR, t*NR+NR) as kc rows
+ * of NR floats; columns past n are zero. Launch: (NR, kc, n tiles), batch in a loop. */
+__kernel void clg_gemm_pack_b(uint n, uint kc, uint k0,
+                              __global const float *B, ulong b_off, uint ldb, uint tb,
+                              __global float *P)
+{
+    uint lane = get_global_id(0), p = get_global_id(1), t = get_global_id(2);
+    uint j = t * NR + lane;
+    B += b_off;
+    P[((size_t)t * kc + p) * NR + lane] = j < n ? OP_AT(B, tb, ldb, k0 + p, j) : 0.0f;
+}
+
+__kernel void clg_gemm_reg(uint m, uint n, uint k, float alpha, float beta,
+                           __global const float *A, ulong a_off, uint lda, uint ta, ulong sa,
+                           __global const float *B, ulong b_off, uint ldb, ulong sb,
+                           __global float *C, ulong c_off, uint ldc, ulong sc)
+{
+    uint tn = get_global_id(0), tm = get_global_id(1);
+    size_t batch = get_global_id(2);
+    uint row0 = tm * MR;
+    uint col0 = tn * NR, keep_from = col0;
+    A += a_off + batch * sa;
+    C += c_off + batch * sc;
+#if B_PANEL
+    /* Panel tn: k rows of NR floats (ldb is unused). */
+    const __global float *b = B + b_off + batch * sb + (size_t)tn * k * NR;
+#define B_ROW_STEP NR
+#else
+    if (col0 + NR > n) {
+        /* Last tile: shift left so every load stays inside B; the columns that the previous
+         * tile owns are computed but not stored. */
+        col0 = n - NR;
+    }
+    const __global float *b = B + b_off + batch * sb + col0;
+#define B_ROW_STEP ldb
+#endif
+    /* Rows past m read row m-1 (valid memory); their results are not stored. */
+    const __global float *a[MR];
+    size_t a_step = ta ? lda : 1;
+#pragma unroll
+    for (int r = 0; r < MR; r++) {
+        size_t row = min(row0 + (uint)r, m - 1);
+        a[r] = ta ? A + row : A + row * lda;
+    }
+    float16 acc[MR][NV];
+#pragma unroll
+    for (int r = 0; r < MR; r++)
+#pragma unroll
+        for (int v = 0; v < NV; v++)
+            acc[r][v] = (float16)(0.0f);
+    size_t ap = 0;
+    for (uint p = 0; p < k; p++, ap += a_step, b += B_ROW_STEP) {
+        float16 bv[NV];
+#pragma unroll
+        for (int v = 0; v < NV; v++)
+            bv[v] = vload16(v, b);
+#pragma unroll
+        for (int r = 0; r < MR; r++) {
+            float av = a[r][ap];
+#pragma unroll
+            for (int v = 0; v < NV; v++)
+                acc[r][v] = fma((float16)(av), bv[v], acc[r][v]);
+        }
+    }
+    int full = row0 + MR <= m && keep_from == col0 && col0 + NR <= n;
+#pragma unroll
+    for (int r = 0; r < MR; r++) {
+        uint row = row0 + (uint)r;
+        if (row >= m)
+            break;
+        __global float *c = C + (size_t)row * ldc + col0;
+#pragma unroll
+        for (int v = 0; v < NV; v++) {
+            float16 out = alpha * acc[r][v];
+            if (full) {
+                if (beta != 0.0f)
+                    out = fma((float16)(beta), vload16(v, c), out);
+                vstore16(out, v, c);
+            } else {
+                float vals[16];
+                vstore16(out, 0, vals);
+                for (uint l = 0; l < 16; l++) {
+                    uint col = col0 + (uint)v * 16 + l;
+                    if (col >= keep_from && col < n)
+                        c[v * 16 + l] = beta == 0.0f ? vals[l] : fma(beta, c[v * 16 + l], vals[l]);
+                }
+            }
+        }
+    }
+#undef B_ROW_STEP
+}
+
+__kernel __attribute__((reqd_work_group_size(TS / WPT, TS, 1)))
+void clg_gemm_local(uint m, uint n, uint k, float alpha, float beta,
+                    __global const float *A, ulong a_off, uint lda, uint ta, ulong sa,
+                    __global const float *B, ulong b_off, uint ldb, uint tb, ulong sb,
+                    __global float *C, ulong c_off, uint ldc, ulong sc)
+{
+    __local float As[TS][TS + 1]; /* +1: no bank conflicts on column reads */
+    __local float Bs[TS][TS + 1];
+    const uint RTS = TS / WPT;
+    uint lc = get_local_id(0), lr = get_local_id(1); /* lc: column group, lr: row in tile */
+    uint row = get_group_id(1) * TS + lr;
+    uint colbase = get_group_id(0) * TS;
+    size_t batch = get_global_id(2);
+    A += a_off + batch * sa;
+    B += b_off + batch * sb;
+    C += c_off + batch * sc;
+    float acc[WPT];
+    for (uint w = 0; w < WPT; w++)
+        acc[w] = 0.0f;
+    for (uint t = 0; t < k; t += TS) {
+        /* Each work-item loads WPT elements of each tile, zero outside the matrices. */
+        for (uint w = 0; w < WPT; w++) {
+            uint tc = lc + w * RTS;
+            uint ar = get_group_id(1) * TS + lr, ac = t + tc;
+            As[lr][tc] = ar < m && ac < k ? OP_AT(A, ta, lda, ar, ac) : 0.0f;
+            uint br = t + lr, bc = colbase + tc;
+            Bs[lr][tc] = br < k && bc < n ? OP_AT(B, tb, ldb, br, bc) : 0.0f;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (uint p = 0; p < TS; p++) {
+            float av = As[lr][p];
+            for (uint w = 0; w < WPT; w++)
+                acc[w] = fma(av, Bs[p][lc + w * RTS], acc[w]);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (row >= m)
+        return;
+    for (uint w = 0; w < WPT; w++) {
+        uint col = colbase + lc + w * RTS;
+        if (col < n) {
+            __global float *c = C + (size_t)row * ldc + col;
+            *c = beta == 0.0f ? alpha * acc[w] : fma(beta, *c, alpha * acc[w]);
+        }
+    }
+}

@@ -1,0 +1,210 @@
+/* The built-in GEMM: picks clg_gemm_small, clg_gemm_reg (in place or with packed B panels) or
+ * clg_gemm_local for a problem and launches it. */
+#include <stdio.h>
+#include "gemm_internal.h"
+
+enum { SMALL_LX = 16, SMALL_LY = 4, PACK_SLOT = 0 };
+
+static size_t round_up(size_t x, size_t to)
+{
+    return (x + to - 1) / to * to;
+}
+
+/* Build options: everything that shapes the program, so each combination is one cached program. */
+static void program_options(const clg_gemm_params *p, int panel, char *out, size_t size)
+{
+    snprintf(out, size, "-DMR=%u -DNR=%u -DB_PANEL=%d -DTS=%u -DWPT=%u", p->mr, p->nr, panel,
+             p->ts, p->wpt);
+}
+
+typedef struct arg_list {
+    cl_kernel k;
+    cl_uint next;
+    cl_int err;
+} arg_list;
+
+static void arg(arg_list *a, size_t size, const void *value)
+{
+    if (a->err == CL_SUCCESS)
+        a->err = clSetKernelArg(a->k, a->next, size, value);
+    a->next++;
+}
+
+static void arg_u32(arg_list *a, size_t v)
+{
+    cl_uint x = (cl_uint)v;
+    arg(a, sizeof x, &x);
+}
+
+static void arg_u64(arg_list *a, size_t v)
+{
+    cl_ulong x = v;
+    arg(a, sizeof x, &x);
+}
+
+/* The leading arguments shared by every product kernel: m n k alpha beta. */
+static void args_head(arg_list *a, const clg__gemm_call *g, size_t k, float beta)
+{
+    arg_u32(a, g->m);
+    arg_u32(a, g->n);
+    arg_u32(a, k);
+    arg(a, sizeof g->alpha, &g->alpha);
+    arg(a, sizeof beta, &beta);
+}
+
+static void args_a(arg_list *a, const clg__gemm_call *g, size_t extra_off)
+{
+    arg(a, sizeof g->a, &g->a);
+    arg_u64(a, g->a_off + extra_off);
+    arg_u32(a, g->lda);
+    arg_u32(a, g->ta);
+    arg_u64(a, g->sa);
+}
+
+static void args_c(arg_list *a, const clg__gemm_call *g)
+{
+    arg(a, sizeof g->c, &g->c);
+    arg_u64(a, g->c_off);
+    arg_u32(a, g->ldc);
+    arg_u64(a, g->sc);
+}
+
+static clg_status launch(clg_ctx *ctx, arg_list *a, const char *name, const size_t global[3],
+                         const size_t local[3])
+{
+    if (a->err == CL_SUCCESS)
+        a->err = clEnqueueNDRangeKernel(ctx->queue, a->k, 3, NULL, global, local, 0, NULL, NULL);
+    if (a->err != CL_SUCCESS)
+        return clg__fail_cl(ctx, a->err, "clg_sgemm: launching %s (global %zux%zux%zu, local %zux%zux%zu)",
+                            name, global[0], global[1], global[2], local[0], local[1], local[2]);
+    return CLG_OK;
+}
+
+static clg_status run_small(clg_ctx *ctx, const char *opts, const clg__gemm_call *g)
+{
+    arg_list a = {NULL, 0, CL_SUCCESS};
+    clg_status st = clg__kernel_get(ctx, "gemm", opts, "clg_gemm_small", &a.k);
+    if (st != CLG_OK)
+        return st;
+    args_head(&a, g, g->k, g->beta);
+    args_a(&a, g, 0);
+    arg(&a, sizeof g->b, &g->b);
+    arg_u64(&a, g->b_off);
+    arg_u32(&a, g->ldb);
+    arg_u32(&a, g->tb);
+    arg_u64(&a, g->sb);
+    args_c(&a, g);
+    size_t local[3] = {SMALL_LX, SMALL_LY, 1};
+    size_t global[3] = {round_up(g->n, SMALL_LX), round_up(g->m, SMALL_LY), g->batch};
+    return launch(ctx, &a, "clg_gemm_small", global, local);
+}
+
+static clg_status run_local(clg_ctx *ctx, const clg_gemm_params *p, const char *opts,
+                            const clg__gemm_call *g)
+{
+    arg_list a = {NULL, 0, CL_SUCCESS};
+    clg_status st = clg__kernel_get(ctx, "gemm", opts, "clg_gemm_local", &a.k);
+    if (st != CLG_OK)
+        return st;
+    args_head(&a, g, g->k, g->beta);
+    args_a(&a, g, 0);
+    arg(&a, sizeof g->b, &g->b);
+    arg_u64(&a, g->b_off);
+    arg_u32(&a, g->ldb);
+    arg_u32(&a, g->tb);
+    arg_u64(&a, g->sb);
+    args_c(&a, g);
+    size_t rts = p->ts / p->wpt;
+    size_t local[3] = {rts, p->ts, 1};
+    size_t global[3] = {round_up(g->n, p->ts) / p->wpt, round_up(g->m, p->ts), g->batch};
+    return launch(ctx, &a, "clg_gemm_local", global, local);
+}
+
+/* clg_gemm_reg over k rows [k0, k0+k) of the problem; B is either the original (in place) or
+ * packed panels in `panels` (then batch must be 1 for this launch). */
+static clg_status run_reg(clg_ctx *ctx, const clg_gemm_params *p, const char *opts,
+                          const clg__gemm_call *g, size_t k0, size_t k, float beta, cl_mem panels)
+{
+    arg_list a = {NULL, 0, CL_SUCCESS};
+    clg_status st = clg__kernel_get(ctx, "gemm", opts, "clg_gemm_reg", &a.k);
+    if (st != CLG_OK)
+        return st;
+    args_head(&a, g, k, beta);
+    args_a(&a, g, g->ta ? k0 * g->lda : k0);
+    if (panels) {
+        arg(&a, sizeof panels, &panels);
+        arg_u64(&a, 0);
+        arg_u32(&a, p->nr);
+        arg_u64(&a, 0);
+    } else {
+        arg(&a, sizeof g->b, &g->b);
+        arg_u64(&a, g->b_off + k0 * g->ldb);
+        arg_u32(&a, g->ldb);
+        arg_u64(&a, g->sb);
+    }
+    args_c(&a, g);
+    size_t tiles_m = (g->m + p->mr - 1) / p->mr;
+    size_t lm = p->local_m < tiles_m ? p->local_m : tiles_m;
+    size_t local[3] = {1, lm, 1};
+    size_t global[3] = {(g->n + p->nr - 1) / p->nr, round_up(tiles_m, lm), panels ? 1 : g->batch};
+    return launch(ctx, &a, "clg_gemm_reg", global, local);
+}
+
+static clg_status pack_b(clg_ctx *ctx, const clg_gemm_params *p, const char *opts,
+                         const clg__gemm_call *g, size_t b_off, size_t k0, size_t kc, cl_mem panels)
+{
+    arg_list a = {NULL, 0, CL_SUCCESS};
+    clg_status st = clg__kernel_get(ctx, "gemm", opts, "clg_gemm_pack_b", &a.k);
+    if (st != CLG_OK)
+        return st;
+    arg_u32(&a, g->n);
+    arg_u32(&a, kc);
+    arg_u32(&a, k0);
+    arg(&a, sizeof g->b, &g->b);
+    arg_u64(&a, b_off);
+    arg_u32(&a, g->ldb);
+    arg_u32(&a, g->tb);
+    arg(&a, sizeof panels, &panels);
+    size_t local[3] = {p->nr, 1, 1};
+    size_t global[3] = {p->nr, kc, (g->n + p->nr - 1) / p->nr};
+    return launch(ctx, &a, "clg_gemm_pack_b", global, local);
+}
+
+/* K in chunks of kc: each chunk's B rows packed into panels, then multiplied; the first chunk
+ * applies beta, the later ones accumulate. One batch entry at a time, to bound the panels. */
+static clg_status run_packed(clg_ctx *ctx, const clg_gemm_params *p, const char *opts,
+                             const clg__gemm_call *g)
+{
+    size_t kc = g->k < p->kc ? g->k : p->kc;
+    size_t tiles_n = (g->n + p->nr - 1) / p->nr;
+    cl_mem panels;
+    clg_status st = clg__scratch_get(ctx, PACK_SLOT, tiles_n * p->nr * kc * sizeof(float), &panels);
+    clg__gemm_call one = *g;
+    one.batch = 1;
+    for (size_t i = 0; i < g->batch && st == CLG_OK; i++) {
+        one.a_off = g->a_off + i * g->sa;
+        one.c_off = g->c_off + i * g->sc;
+        for (size_t k0 = 0; k0 < g->k && st == CLG_OK; k0 += kc) {
+            size_t kn = g->k - k0 < kc ? g->k - k0 : kc;
+            st = pack_b(ctx, p, opts, g, g->b_off + i * g->sb, k0, kn, panels);
+            if (st == CLG_OK)
+                st = run_reg(ctx, p, opts, &one, k0, kn, k0 == 0 ? g->beta : 1.0f, panels);
+        }
+    }
+    return st;
+}
+
+clg_status clg__gemm_builtin(clg_ctx *ctx, const clg_gemm_params *p, const clg__gemm_call *g)
+{
+    char opts_direct[128], opts_panel[128];
+    program_options(p, 0, opts_direct, sizeof opts_direct);
+    program_options(p, 1, opts_panel, sizeof opts_panel);
+    double flops = 2.0 * (double)g->m * (double)g->n * (double)g->k;
+    if (g->k == 0 || flops <= p->small_flops)
+        return run_small(ctx, opts_direct, g);
+    if (p->kernel == CLG_GEMM_KERNEL_LOCAL)
+        return run_local(ctx, p, opts_direct, g);
+    if (g->tb == CLG_NO_TRANS && g->k < p->pack_min_k && g->n >= p->nr)
+        return run_reg(ctx, p, opts_direct, g, 0, g->k, g->beta, NULL);
+    return run_packed(ctx, p, opts_panel, g);
+}

@@ -1,0 +1,46 @@
+/* GEMM internals shared by the built-in kernels, the CLBlast backend and the parameter table. */
+#ifndef CLGRAD_GEMM_INTERNAL_H
+#define CLGRAD_GEMM_INTERNAL_H
+
+#include "clgrad/ops.h"
+#include "tensor/tensor_internal.h"
+
+typedef struct clg__gemm_state {
+    clg_gemm_backend backend;
+    clg_gemm_params params;
+    /* For auto: per shape class, the backend the tuning file measured faster. */
+    clg_gemm_backend class_backend[CLG_GEMM_CLASSES];
+    int tuned;                   /* 1 when params came from a tuning file */
+} clg__gemm_state;
+
+/* One validated, possibly batched problem, with everything in elements. */
+typedef struct clg__gemm_call {
+    clg_transpose ta, tb;
+    size_t m, n, k, batch;
+    float alpha, beta;
+    cl_mem a, b, c;
+    size_t a_off, b_off, c_off;  /* absolute, including the tensors' view offsets */
+    size_t lda, ldb, ldc;
+    size_t sa, sb, sc;
+} clg__gemm_call;
+
+/* The context's GEMM state, created (defaults + tuning file) on first use. */
+clg_status clg__gemm_state_get(clg_ctx *ctx, clg__gemm_state **out);
+
+const char *clg__gemm_class_name(clg_gemm_class c);
+
+/* Checks every field of p; on failure writes the reason to ctx. */
+clg_status clg__gemm_params_check(clg_ctx *ctx, const clg_gemm_params *p);
+
+/* Path of the device's tuning file in the cache folder (malloc'd), or NULL without a cache. */
+char *clg__gemm_tuning_path(const clg_ctx *ctx);
+
+/* Parses a tuning file's text into params and per-class backends (defaults stay where the
+ * text says nothing). Returns CLG_ERR_CORRUPT for text that is not a tuning file. */
+clg_status clg__gemm_tuning_parse(clg_ctx *ctx, const char *text, clg_gemm_params *p,
+                                  clg_gemm_backend class_backend[CLG_GEMM_CLASSES]);
+
+clg_status clg__gemm_builtin(clg_ctx *ctx, const clg_gemm_params *p, const clg__gemm_call *g);
+clg_status clg__gemm_clblast(clg_ctx *ctx, const clg__gemm_call *g);
+
+#endif

@@ -1,0 +1,296 @@
+/* GEMM parameters: the default table by device type and vendor, per-device tuning files in the
+ * cache folder, and the backend choice. */
+#include <errno.h>
+#include <nettle/sha2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+#include "gemm_internal.h"
+
+#define TUNING_MAGIC "clgrad-gemm-tuning 1"
+#define TUNING_MAX_BYTES 65536
+
+clg_gemm_params clg_gemm_default_params(const clg_device_info *dev)
+{
+    /* CPUs (POCL): 8 x 32 register blocks (16 float16 accumulators fit AVX-512's 32 registers),
+     * 8 row tiles per group so that they share the B panel in cache. GPUs: 32 x 32 local tiles.
+     * Below 2^17 flops the launch overhead dominates and the simple kernel wins. */
+    clg_gemm_params cpu = {CLG_GEMM_KERNEL_REG, 8, 32, 8, 256, 128, 32, 8, 131072.0};
+    clg_gemm_params gpu = {CLG_GEMM_KERNEL_LOCAL, 8, 32, 8, 256, 128, 32, 8, 65536.0};
+    if (dev && (dev->type == CLG_DEVICE_GPU || dev->type == CLG_DEVICE_ACCELERATOR))
+        return gpu;
+    if (dev && dev->vec_width_float < 16)
+        cpu.mr = 6; /* AVX2 CPUs have 16 vector registers: a 6 x 32 block needs 12 + 2 */
+    return cpu;
+}
+
+clg_status clg__gemm_params_check(clg_ctx *ctx, const clg_gemm_params *p)
+{
+    const char *bad = NULL;
+    if (p->kernel != CLG_GEMM_KERNEL_REG && p->kernel != CLG_GEMM_KERNEL_LOCAL)
+        bad = "kernel must be CLG_GEMM_KERNEL_REG or CLG_GEMM_KERNEL_LOCAL";
+    else if (p->mr < 1 || p->mr > 16)
+        bad = "mr must be 1..16";
+    else if (p->nr != 16 && p->nr != 32)
+        bad = "nr must be 16 or 32";
+    else if (p->local_m < 1 || p->local_m > 64)
+        bad = "local_m must be 1..64";
+    else if (p->kc < 16 || p->kc > 4096)
+        bad = "kc must be 16..4096";
+    else if (p->ts < 8 || p->ts > 64 || p->wpt < 1 || p->ts % p->wpt != 0)
+        bad = "ts must be 8..64 and a multiple of wpt";
+    else if ((size_t)p->ts * (p->ts / p->wpt) > ctx->device.max_work_group_size)
+        bad = "ts * ts / wpt exceeds the device's work-group size";
+    else if (2u * p->ts * (p->ts + 1) * sizeof(float) > ctx->device.local_mem_bytes)
+        bad = "ts needs more local memory than the device has";
+    else if (!(p->small_flops >= 0 && p->small_flops < 1e15))
+        bad = "small_flops must be >= 0";
+    if (bad)
+        return clg__fail(ctx, CLG_ERR_INVALID_ARG, "GEMM parameters: %s", bad);
+    return CLG_OK;
+}
+
+const char *clg__gemm_class_name(clg_gemm_class c)
+{
+    static const char *const names[] = {"small", "medium", "large"};
+    return (unsigned)c < CLG_GEMM_CLASSES ? names[c] : "unknown";
+}
+
+char *clg__gemm_tuning_path(const clg_ctx *ctx)
+{
+    if (!ctx->cache_dir)
+        return NULL;
+    /* One file per device model and driver: the name is a hash of what identifies them. */
+    struct sha256_ctx h;
+    unsigned char d[32];
+    char hex[65];
+    const clg_device_info *dev = &ctx->device;
+    sha256_init(&h);
+    sha256_update(&h, strlen(dev->name) + 1, (const uint8_t *)dev->name);
+    sha256_update(&h, strlen(dev->vendor) + 1, (const uint8_t *)dev->vendor);
+    sha256_update(&h, strlen(dev->driver_version) + 1, (const uint8_t *)dev->driver_version);
+    sha256_update(&h, sizeof dev->compute_units, (const uint8_t *)&dev->compute_units);
+    sha256_digest(&h, 32, d);
+    clg__hex32(d, hex);
+    hex[16] = '\0';
+    size_t n = strlen(ctx->cache_dir) + 64;
+    char *path = malloc(n);
+    if (path)
+        snprintf(path, n, "%s/gemm-%s.tune", ctx->cache_dir, hex);
+    return path;
+}
+
+static int parse_backend(const char *v, clg_gemm_backend *out)
+{
+    if (strcmp(v, "builtin") == 0)
+        *out = CLG_GEMM_BUILTIN;
+    else if (strcmp(v, "clblast") == 0 && clg_gemm_has_clblast())
+        *out = CLG_GEMM_CLBLAST;
+    else
+        return 0;
+    return 1;
+}
+
+static int parse_uint(const char *v, unsigned *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long x = strtoul(v, &end, 10);
+    if (errno || end == v || *end || x > 1000000)
+        return 0;
+    *out = (unsigned)x;
+    return 1;
+}
+
+/* One "key value" line; returns 0 for an unknown key or a bad value. */
+static int parse_line(char *line, clg_gemm_params *p, clg_gemm_backend cb[CLG_GEMM_CLASSES])
+{
+    char *sp = strchr(line, ' ');
+    if (!sp)
+        return 0;
+    *sp = '\0';
+    const char *key = line, *v = sp + 1;
+    struct { const char *name; unsigned *field; } uints[] = {
+        {"mr", &p->mr}, {"nr", &p->nr}, {"local_m", &p->local_m}, {"kc", &p->kc},
+        {"pack_min_k", &p->pack_min_k}, {"ts", &p->ts}, {"wpt", &p->wpt},
+    };
+    for (size_t i = 0; i < sizeof uints / sizeof uints[0]; i++)
+        if (strcmp(key, uints[i].name) == 0)
+            return parse_uint(v, uints[i].field);
+    if (strcmp(key, "kernel") == 0) {
+        if (strcmp(v, "reg") && strcmp(v, "local"))
+            return 0;
+        p->kernel = strcmp(v, "reg") == 0 ? CLG_GEMM_KERNEL_REG : CLG_GEMM_KERNEL_LOCAL;
+        return 1;
+    }
+    if (strcmp(key, "small_flops") == 0) {
+        char *end;
+        double x = strtod(v, &end);
+        if (end == v || *end || !(x >= 0 && x < 1e15))
+            return 0;
+        p->small_flops = x;
+        return 1;
+    }
+    for (int c = 0; c < CLG_GEMM_CLASSES; c++) {
+        char name[32];
+        snprintf(name, sizeof name, "backend.%s", clg__gemm_class_name((clg_gemm_class)c));
+        if (strcmp(key, name) == 0)
+            return parse_backend(v, &cb[c]);
+    }
+    return strcmp(key, "device") == 0; /* informational */
+}
+
+clg_status clg__gemm_tuning_parse(clg_ctx *ctx, const char *text, clg_gemm_params *p,
+                                  clg_gemm_backend cb[CLG_GEMM_CLASSES])
+{
+    size_t len = strlen(text);
+    if (strncmp(text, TUNING_MAGIC "\n", strlen(TUNING_MAGIC) + 1) != 0)
+        return clg__fail(ctx, CLG_ERR_CORRUPT, "GEMM tuning: not a tuning file");
+    char *copy = malloc(len + 1);
+    if (!copy)
+        return clg__fail(ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "GEMM tuning: out of memory");
+    memcpy(copy, text, len + 1);
+    clg_gemm_params q = *p;
+    clg_gemm_backend qb[CLG_GEMM_CLASSES];
+    memcpy(qb, cb, sizeof qb);
+    clg_status st = CLG_OK;
+    unsigned line_no = 1;
+    char *save = NULL;
+    strtok_r(copy, "\n", &save); /* the magic line */
+    for (char *line = strtok_r(NULL, "\n", &save); line && st == CLG_OK;
+         line = strtok_r(NULL, "\n", &save)) {
+        line_no++;
+        if (line[0] != '#' && !parse_line(line, &q, qb))
+            st = clg__fail(ctx, CLG_ERR_CORRUPT, "GEMM tuning: line %u is not valid", line_no);
+    }
+    free(copy);
+    if (st == CLG_OK)
+        st = clg__gemm_params_check(ctx, &q);
+    if (st != CLG_OK)
+        return st == CLG_ERR_INVALID_ARG ? CLG_ERR_CORRUPT : st;
+    *p = q;
+    memcpy(cb, qb, sizeof qb);
+    return CLG_OK;
+}
+
+/* Reads the device's tuning file into s; silently keeps the defaults when there is none or
+ * it is unusable (a stale or damaged tuning file must not stop anyone). */
+static void load_tuning(clg_ctx *ctx, clg__gemm_state *s)
+{
+    char *path = clg__gemm_tuning_path(ctx);
+    FILE *f = path ? fopen(path, "rb") : NULL;
+    free(path);
+    if (!f)
+        return;
+    char *text = malloc(TUNING_MAX_BYTES + 1);
+    size_t n = text ? fread(text, 1, TUNING_MAX_BYTES, f) : 0;
+    fclose(f);
+    if (!text)
+        return;
+    text[n] = '\0';
+    char saved[CLG__ERR_TEXT];
+    memcpy(saved, ctx->last_error, sizeof saved);
+    if (strlen(text) == n && clg__gemm_tuning_parse(ctx, text, &s->params, s->class_backend) == CLG_OK)
+        s->tuned = 1;
+    memcpy(ctx->last_error, saved, sizeof saved); /* not an error the caller made */
+    free(text);
+}
+
+static void state_free(void *data)
+{
+    free(data);
+}
+
+clg_status clg__gemm_state_get(clg_ctx *ctx, clg__gemm_state **out)
+{
+    clg__ext *e = &ctx->ext[CLG__EXT_GEMM];
+    if (!e->data) {
+        clg__gemm_state *s = calloc(1, sizeof *s);
+        if (!s)
+            return clg__fail(ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "GEMM state: out of memory");
+        s->params = clg_gemm_default_params(&ctx->device);
+        for (int c = 0; c < CLG_GEMM_CLASSES; c++)
+            s->class_backend[c] = CLG_GEMM_BUILTIN;
+        s->backend = CLG_GEMM_AUTO;
+        const char *env = getenv("CLGRAD_GEMM");
+        if (env && strcasecmp(env, "builtin") == 0)
+            s->backend = CLG_GEMM_BUILTIN;
+        else if (env && strcasecmp(env, "clblast") == 0 && clg_gemm_has_clblast())
+            s->backend = CLG_GEMM_CLBLAST;
+        load_tuning(ctx, s);
+        e->data = s;
+        e->destroy = state_free;
+    }
+    *out = e->data;
+    return CLG_OK;
+}
+
+clg_status clg_gemm_set_backend(clg_ctx *ctx, clg_gemm_backend backend)
+{
+    if (!ctx)
+        return clg__fail(NULL, CLG_ERR_INVALID_ARG, "clg_gemm_set_backend: ctx is NULL");
+    if ((unsigned)backend > CLG_GEMM_CLBLAST)
+        return clg__fail(ctx, CLG_ERR_INVALID_ARG, "clg_gemm_set_backend: unknown backend %d", (int)backend);
+    if (backend == CLG_GEMM_CLBLAST && !clg_gemm_has_clblast())
+        return clg__fail(ctx, CLG_ERR_UNSUPPORTED, "clg_gemm_set_backend: this clgrad was built without CLBlast");
+    clg__gemm_state *s = NULL;
+    clg_status st = clg__gemm_state_get(ctx, &s);
+    if (st == CLG_OK)
+        s->backend = backend;
+    return st;
+}
+
+clg_status clg_gemm_get_params(clg_ctx *ctx, clg_gemm_params *out)
+{
+    if (!ctx || !out)
+        return clg__fail(ctx, CLG_ERR_INVALID_ARG, "clg_gemm_get_params: NULL argument");
+    clg__gemm_state *s = NULL;
+    clg_status st = clg__gemm_state_get(ctx, &s);
+    if (st == CLG_OK)
+        *out = s->params;
+    return st;
+}
+
+clg_status clg_gemm_set_params(clg_ctx *ctx, const clg_gemm_params *p)
+{
+    if (!ctx || !p)
+        return clg__fail(ctx, CLG_ERR_INVALID_ARG, "clg_gemm_set_params: NULL argument");
+    clg_status st = clg__gemm_params_check(ctx, p);
+    clg__gemm_state *s = NULL;
+    if (st == CLG_OK)
+        st = clg__gemm_state_get(ctx, &s);
+    if (st == CLG_OK)
+        s->params = *p;
+    return st;
+}
+
+clg_status clg_gemm_save_tuning(clg_ctx *ctx, const clg_gemm_params *p,
+                                const clg_gemm_backend per_class[CLG_GEMM_CLASSES])
+{
+    if (!ctx || !p || !per_class)
+        return clg__fail(ctx, CLG_ERR_INVALID_ARG, "clg_gemm_save_tuning: NULL argument");
+    clg_status st = clg__gemm_params_check(ctx, p);
+    if (st != CLG_OK)
+        return st;
+    char text[1024];
+    int used = snprintf(text, sizeof text,
+                        TUNING_MAGIC "\ndevice %s\nkernel %s\nmr %u\nnr %u\nlocal_m %u\nkc %u\n"
+                        "pack_min_k %u\nts %u\nwpt %u\nsmall_flops %.0f\n",
+                        ctx->device.name, p->kernel == CLG_GEMM_KERNEL_REG ? "reg" : "local", p->mr,
+                        p->nr, p->local_m, p->kc, p->pack_min_k, p->ts, p->wpt, p->small_flops);
+    for (int c = 0; c < CLG_GEMM_CLASSES; c++) {
+        if (per_class[c] != CLG_GEMM_BUILTIN && per_class[c] != CLG_GEMM_CLBLAST)
+            return clg__fail(ctx, CLG_ERR_INVALID_ARG, "clg_gemm_save_tuning: per_class[%d] must be builtin or clblast", c);
+        used += snprintf(text + used, sizeof text - (size_t)used, "backend.%s %s\n",
+                         clg__gemm_class_name((clg_gemm_class)c),
+                         per_class[c] == CLG_GEMM_CLBLAST ? "clblast" : "builtin");
+    }
+    char *path = clg__gemm_tuning_path(ctx);
+    if (!path)
+        return clg__fail(ctx, CLG_ERR_IO, "clg_gemm_save_tuning: the context has no cache folder");
+    st = clg__file_write_atomic(ctx, path, text, strlen(text));
+    free(path);
+    return st;
+}

@@ -1,0 +1,375 @@
+/* SGEMM against a double-precision C reference: every transpose pair, alpha/beta variants,
+ * sizes {1,2,3,7,16,33,64,100,257} in every role, padded leading dimensions, offsets, batches,
+ * NaN-poisoned outputs and guard regions; exact on small integers; every built-in kernel
+ * variant the table or the tuner can choose, and CLBlast. Also argument errors and tuning. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "common/testutil.h"
+#include "ref/ref_gemm.h"
+
+static clg_ctx *ctx;
+static clg_test_rng rng;
+static char *cache_dir;
+
+#define SENTINEL 777.0f
+
+typedef struct gemm_case {
+    int ta, tb;
+    size_t m, n, k;
+    float alpha, beta;
+    size_t pad, off, batch;
+    int integer;
+} gemm_case;
+
+/* Relative L2 bound: float32 sums of k products carry an error that grows like sqrt(k) * eps
+ * for random signs; 1e-5 for k <= 100, growing with sqrt(k) beyond. */
+static double tolerance(size_t k)
+{
+    return k <= 100 ? 1e-5 : 1e-5 * sqrt((double)k / 100.0);
+}
+
+static clg_tensor *upload(const float *host, size_t n)
+{
+    clg_tensor *t;
+    CLG_ASSERT_STATUS(clg_tensor_create(ctx, (clg_shape){n, 1, 1, 1}, &t), CLG_OK);
+    CLG_ASSERT_STATUS(clg_tensor_upload(t, host, n), CLG_OK);
+    return t;
+}
+
+/* Runs one case; returns 0 when it matches, else prints why and returns 1. */
+static int run_case(const gemm_case *c, const char *variant)
+{
+    size_t ra = c->ta ? c->k : c->m, ca = c->ta ? c->m : c->k;
+    size_t rb = c->tb ? c->n : c->k, cb = c->tb ? c->k : c->n;
+    size_t lda = ca + c->pad, ldb = cb + c->pad * 2, ldc = c->n + c->pad;
+    size_t sa = ra * lda + 5, sb = rb * ldb + 3, sc = c->m * ldc + 7;
+    size_t na = c->off + c->batch * sa + 17, nb = c->off + c->batch * sb + 17;
+    size_t nc = c->off + c->batch * sc + 17;
+    float *a = malloc(na * sizeof *a), *b = malloc(nb * sizeof *b), *cc = malloc(nc * sizeof *cc);
+    float *out = malloc(nc * sizeof *out);
+    double *ref = malloc(c->m * c->n * sizeof *ref);
+    if (c->integer) {
+        clg_test_fill_int(&rng, a, na, -4, 4);
+        clg_test_fill_int(&rng, b, nb, -4, 4);
+    } else {
+        clg_test_fill_uniform(&rng, a, na, -1, 1);
+        clg_test_fill_uniform(&rng, b, nb, -1, 1);
+    }
+    /* C: values inside the matrices (NaN when beta = 0: they must not be read), sentinels in
+     * the padding, between batches and after the end. */
+    for (size_t i = 0; i < nc; i++)
+        cc[i] = SENTINEL;
+    for (size_t q = 0; q < c->batch; q++)
+        for (size_t i = 0; i < c->m; i++)
+            for (size_t j = 0; j < c->n; j++) {
+                float *x = &cc[c->off + q * sc + i * ldc + j];
+                *x = c->beta == 0 ? NAN : c->integer ? (float)((int)(clg_test_rng_next(&rng) % 9) - 4)
+                                                    : clg_test_uniform(&rng, -1, 1);
+            }
+    clg_tensor *ta = upload(a, na), *tb = upload(b, nb), *tc = upload(cc, nc);
+    clg_matrix ma = {ta, c->off, lda}, mb = {tb, c->off, ldb}, mc = {tc, c->off, ldc};
+    clg_status st = clg_sgemm_batched(ctx, c->ta, c->tb, c->m, c->n, c->k, c->alpha, ma, sa, mb,
+                                      sb, c->beta, mc, sc, c->batch);
+    if (st == CLG_OK)
+        st = clg_tensor_download(tc, out, nc);
+    int bad = st != CLG_OK;
+    if (bad)
+        print_error("%s: %s\n", clg_status_name(st), clg_ctx_last_error(ctx));
+    for (size_t q = 0; q < c->batch && !bad; q++) {
+        const float *aq = a + c->off + q * sa, *bq = b + c->off + q * sb, *cq = cc + c->off + q * sc;
+        ref_sgemm(c->ta, c->tb, c->m, c->n, c->k, c->alpha, aq, lda, bq, ldb, c->beta, cq, ldc, ref);
+        const float *oq = out + c->off + q * sc;
+        double num = 0, den = 0;
+        for (size_t i = 0; i < c->m && !bad; i++)
+            for (size_t j = 0; j < c->n; j++) {
+                double got = oq[i * ldc + j], want = ref[i * c->n + j];
+                if (isnan(got) || (c->integer && got != want)) {
+                    print_error("element (%zu, %zu) of batch %zu is %g, expected %g\n", i, j, q, got, want);
+                    bad = 1;
+                    break;
+                }
+                num += (got - want) * (got - want);
+                den += want * want;
+            }
+        double rel = den > 0 ? sqrt(num / den) : sqrt(num);
+        if (!bad && rel > tolerance(c->k)) {
+            print_error("relative L2 error %.3g above %.3g\n", rel, tolerance(c->k));
+            bad = 1;
+        }
+    }
+    /* Everything outside the C matrices is untouched. */
+    for (size_t i = 0; i < nc && !bad; i++) {
+        size_t rel_i = i >= c->off ? i - c->off : (size_t)-1, q = rel_i / sc, r = rel_i % sc;
+        int inside = rel_i != (size_t)-1 && q < c->batch && r / ldc < c->m && r % ldc < c->n;
+        if (!inside && out[i] != SENTINEL) {
+            print_error("element %zu outside C changed to %g\n", i, out[i]);
+            bad = 1;
+        }
+    }
+    if (bad)
+        print_error("FAILED %s: ta=%d tb=%d m=%zu n=%zu k=%zu alpha=%g beta=%g pad=%zu off=%zu batch=%zu%s\n",
+                    variant, c->ta, c->tb, c->m, c->n, c->k, c->alpha, c->beta, c->pad, c->off,
+                    c->batch, c->integer ? " integer" : "");
+    clg_tensor_destroy(ta);
+    clg_tensor_destroy(tb);
+    clg_tensor_destroy(tc);
+    free(a);
+    free(b);
+    free(cc);
+    free(out);
+    free(ref);
+    return bad;
+}
+
+static const size_t sizes[] = {1, 2, 3, 7, 16, 33, 64, 100, 257};
+#define N_SIZES (sizeof sizes / sizeof sizes[0])
+static const float alphas[] = {1.0f, 0.5f, -1.5f, 1.0f};
+static const float betas[] = {0.0f, 2.0f, 1.0f, -0.25f};
+
+/* The case table: every size in every role (m, n, k), the other two sizes rotating through the
+ * list, transposes and alpha/beta cycling, some padded, offset, batched, or integer-valued. */
+static size_t make_cases(gemm_case *out, int integer)
+{
+    size_t n = 0;
+    for (size_t role = 0; role < 3; role++)
+        for (size_t s = 0; s < N_SIZES; s++) {
+            gemm_case c = {0};
+            size_t d[3] = {sizes[(s + 3) % N_SIZES], sizes[(s + 5) % N_SIZES], sizes[(s + 7) % N_SIZES]};
+            d[role] = sizes[s];
+            c.m = d[0];
+            c.n = d[1];
+            c.k = d[2];
+            size_t v = role * N_SIZES + s;
+            c.ta = (int)(v & 1);
+            c.tb = (int)((v >> 1) & 1);
+            c.alpha = integer ? 1.0f : alphas[v % 4];
+            c.beta = integer ? (float)(v % 3) : betas[(v / 4) % 4];
+            c.pad = v % 3 == 0 ? 3 : 0;
+            c.off = v % 4 == 1 ? 11 : 0;
+            c.batch = v % 5 == 2 ? 3 : 1;
+            c.integer = integer;
+            out[n++] = c;
+        }
+    return n;
+}
+
+typedef struct variant {
+    const char *name;
+    clg_gemm_backend backend;
+    clg_gemm_kernel kernel;
+    unsigned mr, nr, local_m, kc, pack_min_k, ts, wpt;
+    double small_flops;
+} variant;
+
+/* Every built-in kernel the table or tuner can choose, on the paths it can take: reg in place
+ * and packed (K in one or several chunks), local, and small for everything. */
+static const variant variants[] = {
+    {"default", CLG_GEMM_BUILTIN, 0, 0, 0, 0, 0, 0, 0, 0, -1},
+    {"small only", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 8, 256, 128, 32, 8, 1e12},
+    {"reg 8x32 in place", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 8, 256, 100000, 32, 8, 0},
+    {"reg 8x32 packed kc16", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 4, 16, 0, 32, 8, 0},
+    {"reg 1x16 packed kc64", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 1, 16, 1, 64, 0, 32, 8, 0},
+    {"reg 12x16 mixed", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 12, 16, 16, 32, 50, 32, 8, 0},
+    {"reg 6x32 mixed", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 6, 32, 2, 128, 64, 32, 8, 0},
+    {"local 32/8", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_LOCAL, 8, 32, 8, 256, 128, 32, 8, 0},
+    {"local 16/4", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_LOCAL, 8, 32, 8, 256, 128, 16, 4, 0},
+    {"local 64/16", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_LOCAL, 8, 32, 8, 256, 128, 64, 16, 0},
+};
+
+static void apply(const variant *v)
+{
+    CLG_ASSERT_STATUS(clg_gemm_set_backend(ctx, v->backend), CLG_OK);
+    clg_gemm_params p = clg_gemm_default_params(clg_ctx_device(ctx));
+    if (v->small_flops >= 0) {
+        p.kernel = v->kernel;
+        p.mr = v->mr;
+        p.nr = v->nr;
+        p.local_m = v->local_m;
+        p.kc = v->kc;
+        p.pack_min_k = v->pack_min_k;
+        p.ts = v->ts;
+        p.wpt = v->wpt;
+        p.small_flops = v->small_flops;
+    }
+    CLG_ASSERT_STATUS(clg_gemm_set_params(ctx, &p), CLG_OK);
+}
+
+static void every_variant_matches_the_reference(void **state)
+{
+    (void)state;
+    gemm_case cases[64];
+    int failures = 0;
+    for (size_t vi = 0; vi < sizeof variants / sizeof variants[0]; vi++) {
+        apply(&variants[vi]);
+        for (int integer = 0; integer < 2; integer++) {
+            size_t n = make_cases(cases, integer);
+            for (size_t i = 0; i < n; i++)
+                failures += run_case(&cases[i], variants[vi].name);
+        }
+    }
+    assert_int_equal(failures, 0);
+}
+
+static void clblast_matches_the_reference(void **state)
+{
+    (void)state;
+    if (!clg_gemm_has_clblast())
+        skip();
+    CLG_ASSERT_STATUS(clg_gemm_set_backend(ctx, CLG_GEMM_CLBLAST), CLG_OK);
+    /* A few shapes: CLBlast compiles a program per routine and shape class. */
+    gemm_case cases[] = {
+        {0, 0, 33, 100, 7, 1.0f, 0.0f, 0, 0, 1, 0}, {1, 1, 64, 3, 257, 0.5f, 2.0f, 3, 11, 1, 0},
+        {0, 1, 16, 16, 16, 1.0f, 1.0f, 0, 0, 3, 1}, {1, 0, 7, 33, 100, -1.5f, 0.0f, 2, 0, 1, 1},
+    };
+    int failures = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        failures += run_case(&cases[i], "clblast");
+    assert_int_equal(failures, 0);
+    CLG_ASSERT_STATUS(clg_gemm_set_backend(ctx, CLG_GEMM_AUTO), CLG_OK);
+}
+
+static void zero_sizes_follow_blas(void **state)
+{
+    (void)state;
+    apply(&variants[0]);
+    float c[6] = {1, 2, 3, 4, 5, 6}, out[6];
+    clg_tensor *tc = upload(c, 6), *ta = upload(c, 6);
+    clg_matrix m = {tc, 0, 3}, a = {ta, 0, 3};
+    CLG_ASSERT_STATUS(clg_sgemm(ctx, CLG_NO_TRANS, CLG_NO_TRANS, 0, 3, 3, 1, a, a, 0, m), CLG_OK);
+    CLG_ASSERT_STATUS(clg_sgemm(ctx, CLG_NO_TRANS, CLG_NO_TRANS, 2, 0, 3, 1, a, a, 0, m), CLG_OK);
+    CLG_ASSERT_STATUS(clg_sgemm_batched(ctx, CLG_NO_TRANS, CLG_NO_TRANS, 2, 3, 3, 1, a, 0, a, 0, 0, m, 0, 0), CLG_OK);
+    CLG_ASSERT_STATUS(clg_tensor_download(tc, out, 6), CLG_OK);
+    assert_memory_equal(out, c, sizeof c); /* no-ops */
+    clg_matrix none = {NULL, 0, 0};
+    CLG_ASSERT_STATUS(clg_sgemm(ctx, CLG_NO_TRANS, CLG_NO_TRANS, 2, 3, 0, 1, none, none, 2.0f, m), CLG_OK);
+    CLG_ASSERT_STATUS(clg_tensor_download(tc, out, 6), CLG_OK);
+    for (int i = 0; i < 6; i++)
+        assert_true(out[i] == 2.0f * c[i]); /* k = 0: C = beta * C */
+    clg_tensor_destroy(tc);
+    clg_tensor_destroy(ta);
+}
+
+static void bad_arguments_are_rejected(void **state)
+{
+    (void)state;
+    float h[64];
+    clg_test_fill_uniform(&rng, h, 64, -1, 1);
+    clg_tensor *t = upload(h, 64), *small = upload(h, 5);
+    clg_matrix a = {t, 0, 4}, c = {t, 0, 4};
+    /* 4x4 times 4x4 fits 64 floats three times over (A, B and C may alias for this test). */
+    CLG_ASSERT_STATUS(clg_sgemm(ctx, CLG_NO_TRANS, CLG_NO_TRANS, 4, 4, 4, 1, a, a, 0, c), CLG_OK);
+    clg_matrix lda_small = {t, 0, 3};
+    CLG_ASSERT_STATUS(clg_sgemm(ctx, CLG_NO_TRANS, CLG_NO_TRANS, 4, 4, 4, 1, lda_small, a, 0, c),
+                      CLG_ERR_INVALID_ARG);
+    assert_non_null(strstr(clg_ctx_last_error(ctx), "ldA = 3"));
+    CLG_ASSERT_STATUS(clg_sgemm(ctx, CLG_NO_TRANS, CLG_TRANS, 4, 5, 4, 1, a, a, 0, c),
+                      CLG_ERR_INVALID_ARG); /* ldc 4 < n = 5 */
+    assert_non_null(strstr(clg_ctx_last_error(ctx), "ldC = 4"));
+    clg_matrix off_end = {t, 60, 4};
+    CLG_ASSERT_STATUS(clg_sgemm(ctx, CLG_NO_TRANS, CLG_NO_TRANS, 2, 4, 4, 1, off_end, a, 0, c),
+                      CLG_ERR_INVALID_ARG);
+    assert_non_null(strstr(clg_ctx_last_error(ctx), "does not fit"));
+    clg_matrix tiny = {small, 0, 4};
+    CLG_ASSERT_STATUS(clg_sgemm(ctx, CLG_NO_TRANS, CLG_NO_TRANS, 4, 4, 4, 1, a, a, 0, tiny),
+                      CLG_ERR_INVALID_ARG);
+    CLG_ASSERT_STATUS(clg_sgemm(ctx, CLG_NO_TRANS, CLG_NO_TRANS, 4, 4, 4, 1, (clg_matrix){NULL, 0, 4}, a, 0, c),
+                      CLG_ERR_INVALID_ARG);
+    CLG_ASSERT_STATUS(clg_sgemm(NULL, CLG_NO_TRANS, CLG_NO_TRANS, 4, 4, 4, 1, a, a, 0, c), CLG_ERR_INVALID_ARG);
+    CLG_ASSERT_STATUS(clg_sgemm(ctx, (clg_transpose)7, CLG_NO_TRANS, 4, 4, 4, 1, a, a, 0, c), CLG_ERR_INVALID_ARG);
+    CLG_ASSERT_STATUS(clg_sgemm_batched(ctx, CLG_NO_TRANS, CLG_NO_TRANS, 4, 4, 4, 1, a, 0, a, 0, 0, c, 8, 2),
+                      CLG_ERR_INVALID_ARG); /* overlapping C matrices */
+    CLG_ASSERT_STATUS(clg_sgemm_batched(ctx, CLG_NO_TRANS, CLG_NO_TRANS, 4, 4, 4, 1, a, 40, a, 0, 0, c, 16, 3),
+                      CLG_ERR_INVALID_ARG); /* A's batches run past the tensor */
+    clg_ctx *other = clg_test_ctx("off");
+    clg_tensor *foreign;
+    CLG_ASSERT_STATUS(clg_tensor_create(other, (clg_shape){64, 1, 1, 1}, &foreign), CLG_OK);
+    CLG_ASSERT_STATUS(clg_sgemm(ctx, CLG_NO_TRANS, CLG_NO_TRANS, 4, 4, 4, 1, (clg_matrix){foreign, 0, 4}, a, 0, c),
+                      CLG_ERR_INVALID_ARG);
+    clg_tensor_destroy(foreign);
+    clg_ctx_destroy(other);
+    clg_gemm_params p = clg_gemm_default_params(clg_ctx_device(ctx));
+    p.nr = 24;
+    CLG_ASSERT_STATUS(clg_gemm_set_params(ctx, &p), CLG_ERR_INVALID_ARG);
+    assert_non_null(strstr(clg_ctx_last_error(ctx), "nr"));
+    p = clg_gemm_default_params(clg_ctx_device(ctx));
+    p.ts = 48;
+    p.wpt = 5;
+    CLG_ASSERT_STATUS(clg_gemm_set_params(ctx, &p), CLG_ERR_INVALID_ARG);
+    CLG_ASSERT_STATUS(clg_gemm_set_backend(ctx, (clg_gemm_backend)9), CLG_ERR_INVALID_ARG);
+    clg_tensor_destroy(t);
+    clg_tensor_destroy(small);
+}
+
+static void tuning_file_is_used_by_the_next_context(void **state)
+{
+    (void)state;
+    clg_ctx *a = clg_test_ctx(cache_dir);
+    clg_gemm_params p = clg_gemm_default_params(clg_ctx_device(a)), got;
+    p.mr = 5;
+    p.nr = 16;
+    p.kc = 96;
+    p.small_flops = 1234;
+    clg_gemm_backend per_class[CLG_GEMM_CLASSES] = {CLG_GEMM_BUILTIN, CLG_GEMM_BUILTIN, CLG_GEMM_BUILTIN};
+    CLG_ASSERT_STATUS(clg_gemm_save_tuning(a, &p, per_class), CLG_OK);
+    clg_ctx_destroy(a);
+    clg_ctx *b = clg_test_ctx(cache_dir);
+    CLG_ASSERT_STATUS(clg_gemm_get_params(b, &got), CLG_OK);
+    assert_int_equal(got.mr, 5);
+    assert_int_equal(got.nr, 16);
+    assert_int_equal(got.kc, 96);
+    assert_true(got.small_flops == 1234);
+    clg_ctx_destroy(b);
+
+    /* A damaged tuning file is ignored: defaults, and no error. */
+    clg_ctx *c = clg_test_ctx(cache_dir);
+    clg_gemm_params def = clg_gemm_default_params(clg_ctx_device(c));
+    FILE *f = NULL;
+    char path[600];
+    snprintf(path, sizeof path, "%s", cache_dir);
+    clg_ctx_destroy(c);
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "for f in '%s'/gemm-*.tune; do printf 'clgrad-gemm-tuning 1\\nmr 99\\n' > \"$f\"; done", cache_dir);
+    assert_int_equal(system(cmd), 0);
+    (void)f;
+    c = clg_test_ctx(cache_dir);
+    CLG_ASSERT_STATUS(clg_gemm_get_params(c, &got), CLG_OK);
+    assert_int_equal(got.mr, def.mr);
+    clg_ctx_destroy(c);
+
+    clg_ctx *off = clg_test_ctx("off");
+    CLG_ASSERT_STATUS(clg_gemm_save_tuning(off, &p, per_class), CLG_ERR_IO);
+    clg_ctx_destroy(off);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    cache_dir = clg_test_tempdir("gemm");
+    ctx = clg_test_ctx(getenv("CLGRAD_CACHE_DIR"));
+    clg_test_rng_init(&rng, clg_test_seed());
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    clg_ctx_destroy(ctx);
+    clg_test_rmtree(cache_dir);
+    free(cache_dir);
+    clg_test_devices_release();
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(every_variant_matches_the_reference),
+        cmocka_unit_test(clblast_matches_the_reference),
+        cmocka_unit_test(zero_sizes_follow_blas),
+        cmocka_unit_test(bad_arguments_are_rejected),
+        cmocka_unit_test(tuning_file_is_used_by_the_next_context),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
