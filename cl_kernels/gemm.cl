@@ -10,7 +10,8 @@
  *                  the last column tile shifted left to stay inside the matrix) or, with
  *                  B_PANEL=1, from panels packed by clg_gemm_pack_b (one KC x NR panel per
  *                  column tile, contiguous, so that large leading dimensions cannot alias in
- *                  the caches). Launch: (n tiles, m tiles, batch).
+ *                  the caches). Launch: (n tiles, m tiles, batch), rounded up to the
+ *                  work-group size.
  * clg_gemm_local   local-memory tiling, for GPUs: a work-group of (TS/WPT) x TS work-items
  *                  computes a TS x TS tile of C, each work-item WPT elements of one column
  *                  group; A and B tiles of TS x TS go through local memory.
@@ -62,15 +63,41 @@ __kernel void clg_gemm_small(uint m, uint n, uint k, float alpha, float beta,
 }
 
 /* Packs rows [k0, k0+kc) of op(B) into panels: panel t holds columns [t*NR, t*NR+NR) as kc rows
- * of NR floats; columns past n are zero. Launch: (NR, kc, n tiles), batch in a loop. */
-__kernel void clg_gemm_pack_b(uint n, uint kc, uint k0,
-                              __global const float *B, ulong b_off, uint ldb, uint tb,
-                              __global float *P)
+ * of NR floats; columns past n are zero. Panels are contiguous, so the register-blocked kernel
+ * reads them without the cache-set conflicts that a leading dimension of a multiple of 4 KiB
+ * causes. B not transposed: one work-item per (row, panel), copying NR floats with vector
+ * loads. Launch: (kc, panels). */
+__kernel void clg_gemm_pack_b_rows(uint n, uint kc, uint k0,
+                                   __global const float *B, ulong b_off, uint ldb,
+                                   __global float *P)
 {
-    uint lane = get_global_id(0), p = get_global_id(1), t = get_global_id(2);
+    uint p = get_global_id(0), t = get_global_id(1);
+    if (p >= kc)
+        return;
+    const __global float *src = B + b_off + (size_t)(k0 + p) * ldb + (size_t)t * NR;
+    __global float *dst = P + ((size_t)t * kc + p) * NR;
+    if ((t + 1) * NR <= n) {
+#pragma unroll
+        for (int v = 0; v < NV; v++)
+            vstore16(vload16(v, src), v, dst);
+    } else {
+        for (uint l = 0; l < NR; l++)
+            dst[l] = t * NR + l < n ? src[l] : 0.0f;
+    }
+}
+
+/* The same for B stored transposed (n x k): one work-item per column, reading its k values
+ * contiguously. Launch: (NR, panels). */
+__kernel void clg_gemm_pack_b_cols(uint n, uint kc, uint k0,
+                                   __global const float *B, ulong b_off, uint ldb,
+                                   __global float *P)
+{
+    uint lane = get_global_id(0), t = get_global_id(1);
     uint j = t * NR + lane;
-    B += b_off;
-    P[((size_t)t * kc + p) * NR + lane] = j < n ? OP_AT(B, tb, ldb, k0 + p, j) : 0.0f;
+    __global float *dst = P + (size_t)t * kc * NR + lane;
+    const __global float *src = B + b_off + (size_t)min(j, n - 1) * ldb + k0;
+    for (uint p = 0; p < kc; p++)
+        dst[(size_t)p * NR] = j < n ? src[p] : 0.0f;
 }
 
 __kernel void clg_gemm_reg(uint m, uint n, uint k, float alpha, float beta,
@@ -82,6 +109,8 @@ __kernel void clg_gemm_reg(uint m, uint n, uint k, float alpha, float beta,
     size_t batch = get_global_id(2);
     uint row0 = tm * MR;
     uint col0 = tn * NR, keep_from = col0;
+    if (col0 >= n || row0 >= m)
+        return; /* padding of a rounded-up launch */
     A += a_off + batch * sa;
     C += c_off + batch * sc;
 #if B_PANEL

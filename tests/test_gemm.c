@@ -21,6 +21,8 @@ typedef struct gemm_case {
     float alpha, beta;
     size_t pad, off, batch;
     int integer;
+    size_t ldb; /* 0: from pad; else B's leading dimension (a multiple of 1024 takes the
+                   packed path that avoids cache-set aliasing) */
 } gemm_case;
 
 /* Relative L2 bound: float32 sums of k products carry an error that grows like sqrt(k) * eps
@@ -43,7 +45,7 @@ static int run_case(const gemm_case *c, const char *variant)
 {
     size_t ra = c->ta ? c->k : c->m, ca = c->ta ? c->m : c->k;
     size_t rb = c->tb ? c->n : c->k, cb = c->tb ? c->k : c->n;
-    size_t lda = ca + c->pad, ldb = cb + c->pad * 2, ldc = c->n + c->pad;
+    size_t lda = ca + c->pad, ldb = c->ldb ? c->ldb : cb + c->pad * 2, ldc = c->n + c->pad;
     size_t sa = ra * lda + 5, sb = rb * ldb + 3, sc = c->m * ldc + 7;
     size_t na = c->off + c->batch * sa + 17, nb = c->off + c->batch * sb + 17;
     size_t nc = c->off + c->batch * sc + 17;
@@ -152,6 +154,14 @@ static size_t make_cases(gemm_case *out, int integer)
             c.integer = integer;
             out[n++] = c;
         }
+    /* B rows 4 KiB or 8 KiB apart. */
+    gemm_case aliased[] = {
+        {0, 0, 33, 100, 257, 1.0f, 0.0f, 0, 0, 1, integer, 1024},
+        {0, 0, 7, 33, 64, 0.5f, integer ? 1.0f : -0.25f, 1, 5, 2, integer, 2048},
+        {1, 0, 64, 257, 100, 1.0f, 1.0f, 0, 0, 1, integer, 1024},
+    };
+    for (size_t i = 0; i < sizeof aliased / sizeof aliased[0]; i++)
+        out[n++] = aliased[i];
     return n;
 }
 
@@ -159,23 +169,23 @@ typedef struct variant {
     const char *name;
     clg_gemm_backend backend;
     clg_gemm_kernel kernel;
-    unsigned mr, nr, local_m, kc, pack_min_k, ts, wpt;
+    unsigned mr, nr, local_m, local_n, kc, pack_min_k, ts, wpt;
     double small_flops;
 } variant;
 
 /* Every built-in kernel the table or tuner can choose, on the paths it can take: reg in place
  * and packed (K in one or several chunks), local, and small for everything. */
 static const variant variants[] = {
-    {"default", CLG_GEMM_BUILTIN, 0, 0, 0, 0, 0, 0, 0, 0, -1},
-    {"small only", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 8, 256, 128, 32, 8, 1e12},
-    {"reg 8x32 in place", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 8, 256, 100000, 32, 8, 0},
-    {"reg 8x32 packed kc16", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 4, 16, 0, 32, 8, 0},
-    {"reg 1x16 packed kc64", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 1, 16, 1, 64, 0, 32, 8, 0},
-    {"reg 12x16 mixed", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 12, 16, 16, 32, 50, 32, 8, 0},
-    {"reg 6x32 mixed", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 6, 32, 2, 128, 64, 32, 8, 0},
-    {"local 32/8", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_LOCAL, 8, 32, 8, 256, 128, 32, 8, 0},
-    {"local 16/4", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_LOCAL, 8, 32, 8, 256, 128, 16, 4, 0},
-    {"local 64/16", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_LOCAL, 8, 32, 8, 256, 128, 64, 16, 0},
+    {"default", CLG_GEMM_BUILTIN, 0, 0, 0, 0, 0, 0, 0, 0, 0, -1},
+    {"small only", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 8, 1, 256, 128, 32, 8, 1e12},
+    {"reg 8x32 in place", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 8, 4, 256, 100000, 32, 8, 0},
+    {"reg 8x32 packed kc16", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 4, 2, 16, 0, 32, 8, 0},
+    {"reg 1x16 packed kc64", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 1, 16, 1, 1, 64, 0, 32, 8, 0},
+    {"reg 12x16 mixed", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 12, 16, 16, 8, 32, 50, 32, 8, 0},
+    {"reg 6x32 mixed", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 6, 32, 2, 1, 128, 64, 32, 8, 0},
+    {"local 32/8", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_LOCAL, 8, 32, 8, 1, 256, 128, 32, 8, 0},
+    {"local 16/4", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_LOCAL, 8, 32, 8, 1, 256, 128, 16, 4, 0},
+    {"local 64/16", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_LOCAL, 8, 32, 8, 1, 256, 128, 64, 16, 0},
 };
 
 static void apply(const variant *v)
@@ -187,6 +197,7 @@ static void apply(const variant *v)
         p.mr = v->mr;
         p.nr = v->nr;
         p.local_m = v->local_m;
+        p.local_n = v->local_n;
         p.kc = v->kc;
         p.pack_min_k = v->pack_min_k;
         p.ts = v->ts;
@@ -220,8 +231,8 @@ static void clblast_matches_the_reference(void **state)
     CLG_ASSERT_STATUS(clg_gemm_set_backend(ctx, CLG_GEMM_CLBLAST), CLG_OK);
     /* A few shapes: CLBlast compiles a program per routine and shape class. */
     gemm_case cases[] = {
-        {0, 0, 33, 100, 7, 1.0f, 0.0f, 0, 0, 1, 0}, {1, 1, 64, 3, 257, 0.5f, 2.0f, 3, 11, 1, 0},
-        {0, 1, 16, 16, 16, 1.0f, 1.0f, 0, 0, 3, 1}, {1, 0, 7, 33, 100, -1.5f, 0.0f, 2, 0, 1, 1},
+        {0, 0, 33, 100, 7, 1.0f, 0.0f, 0, 0, 1, 0, 0}, {1, 1, 64, 3, 257, 0.5f, 2.0f, 3, 11, 1, 0, 0},
+        {0, 1, 16, 16, 16, 1.0f, 1.0f, 0, 0, 3, 1, 0}, {1, 0, 7, 33, 100, -1.5f, 0.0f, 2, 0, 1, 1, 0},
     };
     int failures = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)

@@ -22,5 +22,7 @@ double bench_min(const double *v, size_t n);
 double bench_max(const double *v, size_t n);
 
 int bench_startup(const bench_opts *o);
+/* only: one shape name, impl: builtin|clblast|openblas; NULL for all. */
+int bench_gemm(const bench_opts *o, const char *only, const char *impl);
 
 #endif

@@ -1,5 +1,5 @@
 /* clgrad-bench: speed of clgrad's kernels beside a peer on the same run.
- * Subcommands: startup (program build vs cache). */
+ * Subcommands: startup (program build vs cache), gemm (SGEMM GFLOP/s). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,8 +7,11 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: clgrad-bench startup [--runs N] [--json] [--filter FILTER]\n"
+    fprintf(f, "usage: clgrad-bench startup|gemm [--runs N] [--json] [--filter FILTER] [--shape S] [--impl I]\n"
                "  startup   time to build every kernel family from source vs from the binary cache\n"
+               "  gemm      SGEMM GFLOP/s: built-in, CLBlast, OpenBLAS (when built with it) on\n"
+               "            sq256 sq512 sq1024 sq2048 conv1 conv2 fc1 fc1t (--shape: just one;\n"
+               "            --impl builtin|clblast|openblas: just one implementation)\n"
                "  --runs N  timed repetitions; the median is printed (default 5)\n"
                "  --json    one JSON object per result line\n"
                "  --filter  device filter (default $CLGRAD_DEVICES); the first device is used\n");
@@ -17,12 +20,16 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
     bench_opts o = {0, 5, NULL};
-    const char *cmd = NULL;
+    const char *cmd = NULL, *shape = NULL, *impl = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0) {
             o.json = 1;
         } else if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc) {
             o.runs = atoi(argv[++i]);
+        } else if (strcmp(argv[i], "--impl") == 0 && i + 1 < argc) {
+            impl = argv[++i];
+        } else if (strcmp(argv[i], "--shape") == 0 && i + 1 < argc) {
+            shape = argv[++i];
         } else if (strcmp(argv[i], "--filter") == 0 && i + 1 < argc) {
             o.filter = argv[++i];
         } else if (strcmp(argv[i], "--help") == 0) {
@@ -44,6 +51,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(cmd, "startup") == 0)
         return bench_startup(&o);
+    if (strcmp(cmd, "gemm") == 0)
+        return bench_gemm(&o, shape, impl);
     usage(stderr);
     return 2;
 }

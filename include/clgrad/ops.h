@@ -63,6 +63,8 @@ typedef struct clg_gemm_params {
     clg_gemm_kernel kernel;   /* kernel for problems above small_flops */
     unsigned mr, nr;          /* reg: C block per work-item, rows (1..16) x cols (16 or 32) */
     unsigned local_m;         /* reg: work-items per work-group along m (1..64) */
+    unsigned local_n;         /* reg: along n (1..64); groups of local_m * local_n items
+                                 (fewer rows than local_m: more columns instead) */
     unsigned kc;              /* reg: k rows per packed B panel (16..4096) */
     unsigned pack_min_k;      /* reg: pack B when k >= this (always when op(B) = B^T) */
     unsigned ts, wpt;         /* local: tile TS x TS (8..64), WPT results per work-item */

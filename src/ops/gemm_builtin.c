@@ -143,10 +143,14 @@ static clg_status run_reg(clg_ctx *ctx, const clg_gemm_params *p, const char *op
         arg_u64(&a, g->sb);
     }
     args_c(&a, g);
-    size_t tiles_m = (g->m + p->mr - 1) / p->mr;
+    size_t tiles_m = (g->m + p->mr - 1) / p->mr, tiles_n = (g->n + p->nr - 1) / p->nr;
+    /* Groups of about local_m * local_n work-items: column tiles fill up a group when there are
+     * few row tiles, so that many small problems do not become thousands of tiny groups. */
     size_t lm = p->local_m < tiles_m ? p->local_m : tiles_m;
-    size_t local[3] = {1, lm, 1};
-    size_t global[3] = {(g->n + p->nr - 1) / p->nr, round_up(tiles_m, lm), panels ? 1 : g->batch};
+    size_t ln = p->local_m * p->local_n / lm;
+    ln = ln < tiles_n ? ln : tiles_n;
+    size_t local[3] = {ln, lm, 1};
+    size_t global[3] = {round_up(tiles_n, ln), round_up(tiles_m, lm), panels ? 1 : g->batch};
     return launch(ctx, &a, "clg_gemm_reg", global, local);
 }
 
@@ -154,7 +158,8 @@ static clg_status pack_b(clg_ctx *ctx, const clg_gemm_params *p, const char *opt
                          const clg__gemm_call *g, size_t b_off, size_t k0, size_t kc, cl_mem panels)
 {
     arg_list a = {NULL, 0, CL_SUCCESS};
-    clg_status st = clg__kernel_get(ctx, "gemm", opts, "clg_gemm_pack_b", &a.k);
+    const char *name = g->tb ? "clg_gemm_pack_b_cols" : "clg_gemm_pack_b_rows";
+    clg_status st = clg__kernel_get(ctx, "gemm", opts, name, &a.k);
     if (st != CLG_OK)
         return st;
     arg_u32(&a, g->n);
@@ -163,11 +168,12 @@ static clg_status pack_b(clg_ctx *ctx, const clg_gemm_params *p, const char *opt
     arg(&a, sizeof g->b, &g->b);
     arg_u64(&a, b_off);
     arg_u32(&a, g->ldb);
-    arg_u32(&a, g->tb);
     arg(&a, sizeof panels, &panels);
-    size_t local[3] = {p->nr, 1, 1};
-    size_t global[3] = {p->nr, kc, (g->n + p->nr - 1) / p->nr};
-    return launch(ctx, &a, "clg_gemm_pack_b", global, local);
+    size_t tiles = (g->n + p->nr - 1) / p->nr;
+    size_t rows_local = kc < 64 ? kc : 64;
+    size_t local[3] = {g->tb ? p->nr : rows_local, 1, 1};
+    size_t global[3] = {g->tb ? p->nr : round_up(kc, rows_local), tiles, 1};
+    return launch(ctx, &a, name, global, local);
 }
 
 /* K in chunks of kc: each chunk's B rows packed into panels, then multiplied; the first chunk
@@ -204,7 +210,10 @@ clg_status clg__gemm_builtin(clg_ctx *ctx, const clg_gemm_params *p, const clg__
         return run_small(ctx, opts_direct, g);
     if (p->kernel == CLG_GEMM_KERNEL_LOCAL)
         return run_local(ctx, p, opts_direct, g);
-    if (g->tb == CLG_NO_TRANS && g->k < p->pack_min_k && g->n >= p->nr)
+    /* B in place unless it is transposed, or K is long and rows lie a multiple of 4 KiB apart
+     * (then every row of a panel falls in the same cache sets and evicts the others). */
+    int aliasing = (g->ldb * sizeof(float)) % 4096 == 0;
+    if (g->tb == CLG_NO_TRANS && g->n >= p->nr && (g->k < p->pack_min_k || !aliasing))
         return run_reg(ctx, p, opts_direct, g, 0, g->k, g->beta, NULL);
     return run_packed(ctx, p, opts_panel, g);
 }

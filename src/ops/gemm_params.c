@@ -17,8 +17,8 @@ clg_gemm_params clg_gemm_default_params(const clg_device_info *dev)
     /* CPUs (POCL): 8 x 32 register blocks (16 float16 accumulators fit AVX-512's 32 registers),
      * 8 row tiles per group so that they share the B panel in cache. GPUs: 32 x 32 local tiles.
      * Below 2^17 flops the launch overhead dominates and the simple kernel wins. */
-    clg_gemm_params cpu = {CLG_GEMM_KERNEL_REG, 8, 32, 8, 256, 128, 32, 8, 131072.0};
-    clg_gemm_params gpu = {CLG_GEMM_KERNEL_LOCAL, 8, 32, 8, 256, 128, 32, 8, 65536.0};
+    clg_gemm_params cpu = {CLG_GEMM_KERNEL_REG, 8, 32, 8, 1, 512, 1, 32, 8, 131072.0};
+    clg_gemm_params gpu = {CLG_GEMM_KERNEL_LOCAL, 8, 32, 8, 1, 256, 128, 32, 8, 65536.0};
     if (dev && (dev->type == CLG_DEVICE_GPU || dev->type == CLG_DEVICE_ACCELERATOR))
         return gpu;
     if (dev && dev->vec_width_float < 16)
@@ -37,6 +37,8 @@ clg_status clg__gemm_params_check(clg_ctx *ctx, const clg_gemm_params *p)
         bad = "nr must be 16 or 32";
     else if (p->local_m < 1 || p->local_m > 64)
         bad = "local_m must be 1..64";
+    else if (p->local_n < 1 || p->local_n > 64 || p->local_m * p->local_n > 256)
+        bad = "local_n must be 1..64, with local_m * local_n <= 256";
     else if (p->kc < 16 || p->kc > 4096)
         bad = "kc must be 16..4096";
     else if (p->ts < 8 || p->ts > 64 || p->wpt < 1 || p->ts % p->wpt != 0)
@@ -113,7 +115,7 @@ static int parse_line(char *line, clg_gemm_params *p, clg_gemm_backend cb[CLG_GE
     *sp = '\0';
     const char *key = line, *v = sp + 1;
     struct { const char *name; unsigned *field; } uints[] = {
-        {"mr", &p->mr}, {"nr", &p->nr}, {"local_m", &p->local_m}, {"kc", &p->kc},
+        {"mr", &p->mr}, {"nr", &p->nr}, {"local_m", &p->local_m}, {"local_n", &p->local_n}, {"kc", &p->kc},
         {"pack_min_k", &p->pack_min_k}, {"ts", &p->ts}, {"wpt", &p->wpt},
     };
     for (size_t i = 0; i < sizeof uints / sizeof uints[0]; i++)
@@ -276,10 +278,10 @@ clg_status clg_gemm_save_tuning(clg_ctx *ctx, const clg_gemm_params *p,
         return st;
     char text[1024];
     int used = snprintf(text, sizeof text,
-                        TUNING_MAGIC "\ndevice %s\nkernel %s\nmr %u\nnr %u\nlocal_m %u\nkc %u\n"
+                        TUNING_MAGIC "\ndevice %s\nkernel %s\nmr %u\nnr %u\nlocal_m %u\nlocal_n %u\nkc %u\n"
                         "pack_min_k %u\nts %u\nwpt %u\nsmall_flops %.0f\n",
                         ctx->device.name, p->kernel == CLG_GEMM_KERNEL_REG ? "reg" : "local", p->mr,
-                        p->nr, p->local_m, p->kc, p->pack_min_k, p->ts, p->wpt, p->small_flops);
+                        p->nr, p->local_m, p->local_n, p->kc, p->pack_min_k, p->ts, p->wpt, p->small_flops);
     for (int c = 0; c < CLG_GEMM_CLASSES; c++) {
         if (per_class[c] != CLG_GEMM_BUILTIN && per_class[c] != CLG_GEMM_CLBLAST)
             return clg__fail(ctx, CLG_ERR_INVALID_ARG, "clg_gemm_save_tuning: per_class[%d] must be builtin or clblast", c);
