@@ -19,7 +19,10 @@
  * Tunables (set by -D from the per-device table or the tuner):
  *   MR       rows of C per work-item in clg_gemm_reg (1..16)
  *   NR       columns of C per work-item in clg_gemm_reg: 16 or 32
- *   B_PANEL  1: clg_gemm_reg reads packed B panels; 0: B in place
+ *   B_PANEL  0: clg_gemm_reg reads B in place; 1: from packed panels; 2: the work-group
+ *            copies each KC x NR block of its B columns into local memory and its work-items
+ *            (one column tile, local_m row tiles) all read it from there
+ *   KC       rows of B per local-memory block (B_PANEL 2)
  *   TS, WPT  tile size and work per item of clg_gemm_local (TS % WPT == 0)
  */
 #ifndef MR
@@ -30,6 +33,9 @@
 #endif
 #ifndef B_PANEL
 #define B_PANEL 0
+#endif
+#ifndef KC
+#define KC 256
 #endif
 #ifndef TS
 #define TS 32
@@ -109,11 +115,19 @@ __kernel void clg_gemm_reg(uint m, uint n, uint k, float alpha, float beta,
     size_t batch = get_global_id(2);
     uint row0 = tm * MR;
     uint col0 = tn * NR, keep_from = col0;
+#if B_PANEL == 2
+    /* Every work-item must reach the barriers: padding items compute a clamped tile. */
+    int padding = col0 >= n || row0 >= m;
+    row0 = min(row0, m - 1);
+    if (col0 >= n)
+        col0 = keep_from = n - NR;
+#else
     if (col0 >= n || row0 >= m)
         return; /* padding of a rounded-up launch */
+#endif
     A += a_off + batch * sa;
     C += c_off + batch * sc;
-#if B_PANEL
+#if B_PANEL == 1
     /* Panel tn: k rows of NR floats (ldb is unused). */
     const __global float *b = B + b_off + batch * sb + (size_t)tn * k * NR;
 #define B_ROW_STEP NR
@@ -141,19 +155,42 @@ __kernel void clg_gemm_reg(uint m, uint n, uint k, float alpha, float beta,
         for (int v = 0; v < NV; v++)
             acc[r][v] = (float16)(0.0f);
     size_t ap = 0;
-    for (uint p = 0; p < k; p++, ap += a_step, b += B_ROW_STEP) {
-        float16 bv[NV];
-#pragma unroll
-        for (int v = 0; v < NV; v++)
-            bv[v] = vload16(v, b);
-#pragma unroll
-        for (int r = 0; r < MR; r++) {
-            float av = a[r][ap];
+#if B_PANEL == 2
+    __local float16 staged[KC * NV];
+    for (uint k0 = 0; k0 < k; k0 += KC) {
+        uint kn = min((uint)KC, k - k0);
+        barrier(CLK_LOCAL_MEM_FENCE); /* the previous block is used up */
+        for (uint p = get_local_id(1); p < kn; p += get_local_size(1))
 #pragma unroll
             for (int v = 0; v < NV; v++)
-                acc[r][v] = fma((float16)(av), bv[v], acc[r][v]);
+                staged[p * NV + v] = vload16(v, b + (size_t)(k0 + p) * ldb);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (uint p = 0; p < kn; p++, ap += a_step) {
+            float16 bv[NV];
+#pragma unroll
+            for (int v = 0; v < NV; v++)
+                bv[v] = staged[p * NV + v];
+#else
+    {
+        for (uint p = 0; p < k; p++, ap += a_step, b += B_ROW_STEP) {
+            float16 bv[NV];
+#pragma unroll
+            for (int v = 0; v < NV; v++)
+                bv[v] = vload16(v, b);
+#endif
+#pragma unroll
+            for (int r = 0; r < MR; r++) {
+                float av = a[r][ap];
+#pragma unroll
+                for (int v = 0; v < NV; v++)
+                    acc[r][v] = fma((float16)(av), bv[v], acc[r][v]);
+            }
         }
     }
+#if B_PANEL == 2
+    if (padding)
+        return;
+#endif
     int full = row0 + MR <= m && keep_from == col0 && col0 + NR <= n;
 #pragma unroll
     for (int r = 0; r < MR; r++) {

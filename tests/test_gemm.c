@@ -169,23 +169,26 @@ typedef struct variant {
     const char *name;
     clg_gemm_backend backend;
     clg_gemm_kernel kernel;
-    unsigned mr, nr, local_m, local_n, kc, pack_min_k, ts, wpt;
+    unsigned mr, nr, local_m, local_n, kc, pack_min_k, stage_b, ts, wpt;
     double small_flops;
 } variant;
 
 /* Every built-in kernel the table or tuner can choose, on the paths it can take: reg in place
  * and packed (K in one or several chunks), local, and small for everything. */
 static const variant variants[] = {
-    {"default", CLG_GEMM_BUILTIN, 0, 0, 0, 0, 0, 0, 0, 0, 0, -1},
-    {"small only", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 8, 1, 256, 128, 32, 8, 1e12},
-    {"reg 8x32 in place", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 8, 4, 256, 100000, 32, 8, 0},
-    {"reg 8x32 packed kc16", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 4, 2, 16, 0, 32, 8, 0},
-    {"reg 1x16 packed kc64", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 1, 16, 1, 1, 64, 0, 32, 8, 0},
-    {"reg 12x16 mixed", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 12, 16, 16, 8, 32, 50, 32, 8, 0},
-    {"reg 6x32 mixed", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 6, 32, 2, 1, 128, 64, 32, 8, 0},
-    {"local 32/8", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_LOCAL, 8, 32, 8, 1, 256, 128, 32, 8, 0},
-    {"local 16/4", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_LOCAL, 8, 32, 8, 1, 256, 128, 16, 4, 0},
-    {"local 64/16", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_LOCAL, 8, 32, 8, 1, 256, 128, 64, 16, 0},
+    {"default", CLG_GEMM_BUILTIN, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -1},
+    {"small only", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 8, 1, 256, 128, 0, 32, 8, 1e12},
+    {"reg 8x32 in place", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 8, 4, 256, 100000, 0, 32, 8, 0},
+    {"reg 8x32 packed kc16", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 4, 2, 16, 0, 0, 32, 8, 0},
+    {"reg 1x16 packed kc64", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 1, 16, 1, 1, 64, 0, 0, 32, 8, 0},
+    {"reg 12x16 mixed", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 12, 16, 16, 8, 32, 50, 0, 32, 8, 0},
+    {"reg 6x32 mixed", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 6, 32, 2, 1, 128, 64, 0, 32, 8, 0},
+    {"reg 8x32 staged kc64", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 4, 1, 64, 1, 1, 32, 8, 0},
+    {"reg 5x16 staged kc16", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 5, 16, 3, 1, 16, 1, 1, 32, 8, 0},
+    {"reg 8x32 auto-staged", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 16, 1, 32, 1, 2, 32, 8, 0},
+    {"local 32/8", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_LOCAL, 8, 32, 8, 1, 256, 128, 0, 32, 8, 0},
+    {"local 16/4", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_LOCAL, 8, 32, 8, 1, 256, 128, 0, 16, 4, 0},
+    {"local 64/16", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_LOCAL, 8, 32, 8, 1, 256, 128, 0, 64, 16, 0},
 };
 
 static void apply(const variant *v)
@@ -200,6 +203,7 @@ static void apply(const variant *v)
         p.local_n = v->local_n;
         p.kc = v->kc;
         p.pack_min_k = v->pack_min_k;
+        p.stage_b = v->stage_b;
         p.ts = v->ts;
         p.wpt = v->wpt;
         p.small_flops = v->small_flops;

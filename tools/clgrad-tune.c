@@ -123,8 +123,8 @@ static int correct(tuner *t)
 static void describe(const clg_gemm_params *p, char *out, size_t size)
 {
     if (p->kernel == CLG_GEMM_KERNEL_REG)
-        snprintf(out, size, "reg mr=%u nr=%u local_m=%u local_n=%u kc=%u pack_min_k=%u", p->mr,
-                 p->nr, p->local_m, p->local_n, p->kc, p->pack_min_k);
+        snprintf(out, size, "reg mr=%u nr=%u local_m=%u local_n=%u kc=%u pack_min_k=%u stage_b=%u",
+                 p->mr, p->nr, p->local_m, p->local_n, p->kc, p->pack_min_k, p->stage_b);
     else
         snprintf(out, size, "local ts=%u wpt=%u", p->ts, p->wpt);
 }
@@ -155,6 +155,8 @@ static double score(tuner *t, const clg_gemm_params *p)
     return s;
 }
 
+#define END 0xFFFFFFFFu /* ends a list of values */
+
 typedef struct axis {
     const char *name;
     unsigned *field;
@@ -166,14 +168,15 @@ static clg_gemm_params search(tuner *t, clg_gemm_params best, double *best_score
 {
     clg_gemm_params p = best;
     axis axes[] = {
-        {"mr", &p.mr, {4, 6, 8, 10, 12, 14, 0}},
-        {"nr", &p.nr, {16, 32, 0}},
-        {"local_m", &p.local_m, {1, 2, 4, 8, 16, 0}},
-        {"local_n", &p.local_n, {1, 2, 4, 8, 0}},
-        {"kc", &p.kc, {128, 256, 512, 1024, 0}},
-        {"pack_min_k", &p.pack_min_k, {1, 64, 128, 512, 1000000, 0}},
-        {"ts", &p.ts, {16, 32, 64, 0}},
-        {"wpt", &p.wpt, {1, 2, 4, 8, 16, 0}},
+        {"mr", &p.mr, {4, 6, 8, 10, 12, 14, END}},
+        {"nr", &p.nr, {16, 32, END}},
+        {"local_m", &p.local_m, {1, 2, 4, 8, 16, END}},
+        {"local_n", &p.local_n, {1, 2, 4, 8, END}},
+        {"kc", &p.kc, {128, 256, 512, 1024, 2048, END}},
+        {"pack_min_k", &p.pack_min_k, {1, 64, 128, 512, 1000000, END}},
+        {"stage_b", &p.stage_b, {0, 1, 2, END}},
+        {"ts", &p.ts, {16, 32, 64, END}},
+        {"wpt", &p.wpt, {1, 2, 4, 8, 16, END}},
     };
     *best_score = score(t, &best);
     for (int round = 0, improved = 1; improved && round < 3; round++) {
@@ -182,7 +185,7 @@ static clg_gemm_params search(tuner *t, clg_gemm_params best, double *best_score
             int is_local_axis = axes[a].field == &p.ts || axes[a].field == &p.wpt;
             if (is_local_axis != (best.kernel == CLG_GEMM_KERNEL_LOCAL))
                 continue;
-            for (int v = 0; axes[a].values[v]; v++) {
+            for (int v = 0; axes[a].values[v] != END; v++) {
                 p = best;
                 if (*axes[a].field == axes[a].values[v])
                     continue;
@@ -234,6 +237,7 @@ static int tune_gemm(clg_ctx *ctx, int runs, int dry_run, const char *set)
             else if (!strcmp(kv, "local_n")) best.local_n = v;
             else if (!strcmp(kv, "kc")) best.kc = v;
             else if (!strcmp(kv, "pack_min_k")) best.pack_min_k = v;
+            else if (!strcmp(kv, "stage_b")) best.stage_b = v;
             else if (!strcmp(kv, "ts")) best.ts = v;
             else if (!strcmp(kv, "wpt")) best.wpt = v;
             else if (!strcmp(kv, "kernel")) best.kernel = v ? CLG_GEMM_KERNEL_LOCAL : CLG_GEMM_KERNEL_REG;
@@ -304,7 +308,7 @@ static void usage(FILE *f)
                "  --runs N     timed runs per shape (median; default 3)\n"
                "  --dry-run    search and print, but do not store\n"
                "  --set K=V,.. evaluate (and with no --dry-run, store) one parameter set:\n"
-               "               mr nr local_m local_n kc pack_min_k ts wpt kernel(0 reg, 1 local)\n");
+               "               mr nr local_m local_n kc pack_min_k stage_b ts wpt kernel(0 reg, 1 local)\n");
 }
 
 int main(int argc, char **argv)

@@ -10,11 +10,13 @@ static size_t round_up(size_t x, size_t to)
     return (x + to - 1) / to * to;
 }
 
+enum { B_IN_PLACE = 0, B_PACKED = 1, B_STAGED = 2 }; /* B_PANEL in gemm.cl */
+
 /* Build options: everything that shapes the program, so each combination is one cached program. */
-static void program_options(const clg_gemm_params *p, int panel, char *out, size_t size)
+static void program_options(const clg_gemm_params *p, int b_mode, char *out, size_t size)
 {
-    snprintf(out, size, "-DMR=%u -DNR=%u -DB_PANEL=%d -DTS=%u -DWPT=%u", p->mr, p->nr, panel,
-             p->ts, p->wpt);
+    snprintf(out, size, "-DMR=%u -DNR=%u -DB_PANEL=%d -DKC=%u -DTS=%u -DWPT=%u", p->mr, p->nr,
+             b_mode, p->kc, p->ts, p->wpt);
 }
 
 typedef struct arg_list {
@@ -123,7 +125,8 @@ static clg_status run_local(clg_ctx *ctx, const clg_gemm_params *p, const char *
 /* clg_gemm_reg over k rows [k0, k0+k) of the problem; B is either the original (in place) or
  * packed panels in `panels` (then batch must be 1 for this launch). */
 static clg_status run_reg(clg_ctx *ctx, const clg_gemm_params *p, const char *opts,
-                          const clg__gemm_call *g, size_t k0, size_t k, float beta, cl_mem panels)
+                          const clg__gemm_call *g, size_t k0, size_t k, float beta, cl_mem panels,
+                          int staged)
 {
     arg_list a = {NULL, 0, CL_SUCCESS};
     clg_status st = clg__kernel_get(ctx, "gemm", opts, "clg_gemm_reg", &a.k);
@@ -147,7 +150,7 @@ static clg_status run_reg(clg_ctx *ctx, const clg_gemm_params *p, const char *op
     /* Groups of about local_m * local_n work-items: column tiles fill up a group when there are
      * few row tiles, so that many small problems do not become thousands of tiny groups. */
     size_t lm = p->local_m < tiles_m ? p->local_m : tiles_m;
-    size_t ln = p->local_m * p->local_n / lm;
+    size_t ln = staged ? 1 : p->local_m * p->local_n / lm; /* staging: one column tile */
     ln = ln < tiles_n ? ln : tiles_n;
     size_t local[3] = {ln, lm, 1};
     size_t global[3] = {round_up(tiles_n, ln), round_up(tiles_m, lm), panels ? 1 : g->batch};
@@ -194,7 +197,7 @@ static clg_status run_packed(clg_ctx *ctx, const clg_gemm_params *p, const char 
             size_t kn = g->k - k0 < kc ? g->k - k0 : kc;
             st = pack_b(ctx, p, opts, g, g->b_off + i * g->sb, k0, kn, panels);
             if (st == CLG_OK)
-                st = run_reg(ctx, p, opts, &one, k0, kn, k0 == 0 ? g->beta : 1.0f, panels);
+                st = run_reg(ctx, p, opts, &one, k0, kn, k0 == 0 ? g->beta : 1.0f, panels, 0);
         }
     }
     return st;
@@ -202,18 +205,28 @@ static clg_status run_packed(clg_ctx *ctx, const clg_gemm_params *p, const char 
 
 clg_status clg__gemm_builtin(clg_ctx *ctx, const clg_gemm_params *p, const clg__gemm_call *g)
 {
-    char opts_direct[128], opts_panel[128];
-    program_options(p, 0, opts_direct, sizeof opts_direct);
-    program_options(p, 1, opts_panel, sizeof opts_panel);
+    char opts_direct[128], opts_panel[128], opts_staged[128];
+    program_options(p, B_IN_PLACE, opts_direct, sizeof opts_direct);
+    program_options(p, B_PACKED, opts_panel, sizeof opts_panel);
+    program_options(p, B_STAGED, opts_staged, sizeof opts_staged);
     double flops = 2.0 * (double)g->m * (double)g->n * (double)g->k;
     if (g->k == 0 || flops <= p->small_flops)
         return run_small(ctx, opts_direct, g);
     if (p->kernel == CLG_GEMM_KERNEL_LOCAL)
         return run_local(ctx, p, opts_direct, g);
     /* B in place unless it is transposed, or K is long and rows lie a multiple of 4 KiB apart
-     * (then every row of a panel falls in the same cache sets and evicts the others). */
-    int aliasing = (g->ldb * sizeof(float)) % 4096 == 0;
-    if (g->tb == CLG_NO_TRANS && g->n >= p->nr && (g->k < p->pack_min_k || !aliasing))
-        return run_reg(ctx, p, opts_direct, g, 0, g->k, g->beta, NULL);
+     * (then every row of a panel falls in the same cache sets and evicts the others). Against
+     * that aliasing, packing copies all of B once more; staging it through local memory does
+     * not, and wins when one work-group holds every row tile (each block of B is read once). */
+    if (g->tb == CLG_NO_TRANS && g->n >= p->nr) {
+        int aliasing = (g->ldb * sizeof(float)) % 4096 == 0;
+        size_t tiles_m = (g->m + p->mr - 1) / p->mr;
+        int stage = p->stage_b == 1 || (p->stage_b == 2 && aliasing && g->k >= p->pack_min_k &&
+                                        tiles_m <= p->local_m);
+        if (stage)
+            return run_reg(ctx, p, opts_staged, g, 0, g->k, g->beta, NULL, 1);
+        if (g->k < p->pack_min_k || !aliasing)
+            return run_reg(ctx, p, opts_direct, g, 0, g->k, g->beta, NULL, 0);
+    }
     return run_packed(ctx, p, opts_panel, g);
 }

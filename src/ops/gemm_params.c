@@ -12,18 +12,43 @@
 #define TUNING_MAGIC "clgrad-gemm-tuning 1"
 #define TUNING_MAX_BYTES 65536
 
+/* The default table: the first row whose type, vendor substring (NULL: any) and minimum float
+ * vector width match a device gives its parameters. Measured rows say so; the others are
+ * starting points for clgrad-tune. */
+typedef struct default_row {
+    clg_device_type type;
+    const char *vendor;
+    unsigned min_vec;
+    clg_gemm_params p;
+} default_row;
+
+static const default_row default_table[] = {
+    /* GPUs: local-memory tiles (not measured here: no GPU on the development machines). */
+    {CLG_DEVICE_GPU, "NVIDIA", 0, {CLG_GEMM_KERNEL_LOCAL, 8, 32, 8, 1, 256, 128, 0, 32, 8, 65536.0}},
+    {CLG_DEVICE_GPU, "Advanced Micro Devices", 0, {CLG_GEMM_KERNEL_LOCAL, 8, 32, 8, 1, 256, 128, 0, 32, 4, 65536.0}},
+    {CLG_DEVICE_GPU, "Intel", 0, {CLG_GEMM_KERNEL_LOCAL, 8, 32, 8, 1, 256, 128, 0, 16, 4, 65536.0}},
+    {CLG_DEVICE_GPU, NULL, 0, {CLG_GEMM_KERNEL_LOCAL, 8, 32, 8, 1, 256, 128, 0, 16, 4, 65536.0}},
+    {CLG_DEVICE_ACCELERATOR, NULL, 0, {CLG_GEMM_KERNEL_LOCAL, 8, 32, 8, 1, 256, 128, 0, 16, 4, 65536.0}},
+    /* AVX-512 CPUs (POCL), measured: 8 x 32 blocks (16 float16 accumulators of 32 registers),
+     * 8 row tiles per group sharing each B panel in cache, K in blocks of 512; below 2^17
+     * flops launch overhead dominates and the one-element-per-item kernel wins. */
+    {CLG_DEVICE_CPU, NULL, 16, {CLG_GEMM_KERNEL_REG, 8, 32, 8, 1, 512, 64, 2, 32, 8, 131072.0}},
+    /* AVX2: 16 vector registers, so 6 x 32 (12 accumulators + 2 of B). */
+    {CLG_DEVICE_CPU, NULL, 8, {CLG_GEMM_KERNEL_REG, 6, 32, 8, 1, 512, 64, 2, 32, 8, 131072.0}},
+    /* Anything else: small blocks. */
+    {(clg_device_type)0, NULL, 0, {CLG_GEMM_KERNEL_REG, 4, 16, 8, 1, 256, 64, 2, 16, 4, 131072.0}},
+};
+
 clg_gemm_params clg_gemm_default_params(const clg_device_info *dev)
 {
-    /* CPUs (POCL): 8 x 32 register blocks (16 float16 accumulators fit AVX-512's 32 registers),
-     * 8 row tiles per group so that they share the B panel in cache. GPUs: 32 x 32 local tiles.
-     * Below 2^17 flops the launch overhead dominates and the simple kernel wins. */
-    clg_gemm_params cpu = {CLG_GEMM_KERNEL_REG, 8, 32, 8, 1, 512, 1, 32, 8, 131072.0};
-    clg_gemm_params gpu = {CLG_GEMM_KERNEL_LOCAL, 8, 32, 8, 1, 256, 128, 32, 8, 65536.0};
-    if (dev && (dev->type == CLG_DEVICE_GPU || dev->type == CLG_DEVICE_ACCELERATOR))
-        return gpu;
-    if (dev && dev->vec_width_float < 16)
-        cpu.mr = 6; /* AVX2 CPUs have 16 vector registers: a 6 x 32 block needs 12 + 2 */
-    return cpu;
+    size_t last = sizeof default_table / sizeof default_table[0] - 1;
+    for (size_t i = 0; dev && i < last; i++) {
+        const default_row *r = &default_table[i];
+        if (r->type == dev->type && (!r->vendor || strstr(dev->vendor, r->vendor)) &&
+            dev->vec_width_float >= r->min_vec)
+            return r->p;
+    }
+    return default_table[last].p;
 }
 
 clg_status clg__gemm_params_check(clg_ctx *ctx, const clg_gemm_params *p)
@@ -41,6 +66,10 @@ clg_status clg__gemm_params_check(clg_ctx *ctx, const clg_gemm_params *p)
         bad = "local_n must be 1..64, with local_m * local_n <= 256";
     else if (p->kc < 16 || p->kc > 4096)
         bad = "kc must be 16..4096";
+    else if (p->stage_b > 2)
+        bad = "stage_b must be 0, 1 or 2";
+    else if (p->stage_b && (size_t)p->kc * p->nr * sizeof(float) > ctx->device.local_mem_bytes)
+        bad = "stage_b: kc * nr floats exceed the device's local memory";
     else if (p->ts < 8 || p->ts > 64 || p->wpt < 1 || p->ts % p->wpt != 0)
         bad = "ts must be 8..64 and a multiple of wpt";
     else if ((size_t)p->ts * (p->ts / p->wpt) > ctx->device.max_work_group_size)
@@ -116,7 +145,7 @@ static int parse_line(char *line, clg_gemm_params *p, clg_gemm_backend cb[CLG_GE
     const char *key = line, *v = sp + 1;
     struct { const char *name; unsigned *field; } uints[] = {
         {"mr", &p->mr}, {"nr", &p->nr}, {"local_m", &p->local_m}, {"local_n", &p->local_n}, {"kc", &p->kc},
-        {"pack_min_k", &p->pack_min_k}, {"ts", &p->ts}, {"wpt", &p->wpt},
+        {"pack_min_k", &p->pack_min_k}, {"stage_b", &p->stage_b}, {"ts", &p->ts}, {"wpt", &p->wpt},
     };
     for (size_t i = 0; i < sizeof uints / sizeof uints[0]; i++)
         if (strcmp(key, uints[i].name) == 0)
@@ -279,9 +308,9 @@ clg_status clg_gemm_save_tuning(clg_ctx *ctx, const clg_gemm_params *p,
     char text[1024];
     int used = snprintf(text, sizeof text,
                         TUNING_MAGIC "\ndevice %s\nkernel %s\nmr %u\nnr %u\nlocal_m %u\nlocal_n %u\nkc %u\n"
-                        "pack_min_k %u\nts %u\nwpt %u\nsmall_flops %.0f\n",
+                        "pack_min_k %u\nstage_b %u\nts %u\nwpt %u\nsmall_flops %.0f\n",
                         ctx->device.name, p->kernel == CLG_GEMM_KERNEL_REG ? "reg" : "local", p->mr,
-                        p->nr, p->local_m, p->local_n, p->kc, p->pack_min_k, p->ts, p->wpt, p->small_flops);
+                        p->nr, p->local_m, p->local_n, p->kc, p->pack_min_k, p->stage_b, p->ts, p->wpt, p->small_flops);
     for (int c = 0; c < CLG_GEMM_CLASSES; c++) {
         if (per_class[c] != CLG_GEMM_BUILTIN && per_class[c] != CLG_GEMM_CLBLAST)
             return clg__fail(ctx, CLG_ERR_INVALID_ARG, "clg_gemm_save_tuning: per_class[%d] must be builtin or clblast", c);
