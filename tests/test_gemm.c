@@ -358,6 +358,28 @@ static void tuning_file_is_used_by_the_next_context(void **state)
     clg_ctx_destroy(off);
 }
 
+static void default_table_fits_the_device(void **state)
+{
+    (void)state;
+    clg_device_info d;
+    memset(&d, 0, sizeof d);
+    d.type = CLG_DEVICE_GPU;
+    snprintf(d.vendor, sizeof d.vendor, "NVIDIA Corporation");
+    assert_int_equal(clg_gemm_default_params(&d).kernel, CLG_GEMM_KERNEL_LOCAL);
+    d.type = CLG_DEVICE_CPU;
+    d.vec_width_float = 16;
+    clg_gemm_params p = clg_gemm_default_params(&d);
+    assert_int_equal(p.kernel, CLG_GEMM_KERNEL_REG);
+    assert_int_equal(p.mr, 8);
+    d.vec_width_float = 8;
+    assert_int_equal(clg_gemm_default_params(&d).mr, 6);
+    d.vec_width_float = 4;
+    assert_int_equal(clg_gemm_default_params(&d).nr, 16);
+    /* Every row is valid for the device it is meant for. */
+    CLG_ASSERT_STATUS(clg_gemm_get_params(ctx, &p), CLG_OK);
+    CLG_ASSERT_STATUS(clg_gemm_set_params(ctx, &p), CLG_OK);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -385,6 +407,7 @@ int main(void)
         cmocka_unit_test(zero_sizes_follow_blas),
         cmocka_unit_test(bad_arguments_are_rejected),
         cmocka_unit_test(tuning_file_is_used_by_the_next_context),
+        cmocka_unit_test(default_table_fits_the_device),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

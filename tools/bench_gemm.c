@@ -98,8 +98,11 @@ static float *random_floats(size_t n, unsigned seed)
     return x;
 }
 
+/* Implementations run one after the other over all shapes, OpenBLAS last: its threads keep
+ * spinning for a while after each call and would slow whatever runs next on the same cores. */
 int bench_gemm(const bench_opts *o, const char *only, const char *impl)
 {
+    static const char *const impls[] = {"builtin", "clblast", "openblas"};
     clg_ctx *ctx = bench_ctx(o, NULL);
     if (!ctx)
         return 1;
@@ -107,44 +110,47 @@ int bench_gemm(const bench_opts *o, const char *only, const char *impl)
         printf("SGEMM on %s, GFLOP/s: median of %d (min-max)\n%-8s %6s %6s %6s  %-9s %8s\n",
                clg_ctx_device(ctx)->name, o->runs, "shape", "m", "n", "k", "impl", "GFLOP/s");
     int rc = 0;
-    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0] && rc == 0; i++) {
-        const shape *s = &shapes[i];
-        if (only && strcmp(only, s->name) != 0)
+    for (size_t w = 0; w < 3 && rc == 0; w++) {
+        if (impl && strcmp(impl, impls[w]) != 0)
             continue;
-        float *ha = random_floats(s->m * s->k, 1), *hb = random_floats(s->k * s->n, 2);
-        float *hc = malloc(s->m * s->n * sizeof *hc);
-        clg_tensor *a = NULL, *b = NULL, *c = NULL;
-        result r;
-        if (clg_tensor_create(ctx, (clg_shape){s->m, s->k, 1, 1}, &a) != CLG_OK ||
-            clg_tensor_create(ctx, (clg_shape){s->k, s->n, 1, 1}, &b) != CLG_OK ||
-            clg_tensor_create(ctx, (clg_shape){s->m, s->n, 1, 1}, &c) != CLG_OK ||
-            clg_tensor_upload(a, ha, s->m * s->k) != CLG_OK ||
-            clg_tensor_upload(b, hb, s->k * s->n) != CLG_OK) {
-            fprintf(stderr, "clgrad-bench: %s\n", clg_ctx_last_error(ctx));
-            rc = 1;
-        }
-#define WANT(name) (!impl || strcmp(impl, name) == 0)
-        if (rc == 0 && WANT("builtin")) {
-            if (time_device(ctx, o, s, CLG_GEMM_BUILTIN, a, b, c, &r) == 0)
-                report(o, s, "builtin", r);
-            else
-                rc = 1;
-        }
-        if (rc == 0 && WANT("clblast") && clg_gemm_has_clblast() &&
-            time_device(ctx, o, s, CLG_GEMM_CLBLAST, a, b, c, &r) == 0)
-            report(o, s, "clblast", r);
-#ifdef CLGRAD_BENCH_OPENBLAS
-        if (rc == 0 && WANT("openblas")) {
-            time_openblas(o, s, ha, hb, hc, &r);
-            report(o, s, "openblas", r);
-        }
+        if (w == 1 && !clg_gemm_has_clblast())
+            continue;
+#ifndef CLGRAD_BENCH_OPENBLAS
+        if (w == 2)
+            continue;
 #endif
-        clg_tensor_destroy(a);
-        clg_tensor_destroy(b);
-        clg_tensor_destroy(c);
-        free(ha);
-        free(hb);
-        free(hc);
+        for (size_t i = 0; i < sizeof shapes / sizeof shapes[0] && rc == 0; i++) {
+            const shape *s = &shapes[i];
+            if (only && strcmp(only, s->name) != 0)
+                continue;
+            float *ha = random_floats(s->m * s->k, 1), *hb = random_floats(s->k * s->n, 2);
+            float *hc = malloc(s->m * s->n * sizeof *hc);
+            clg_tensor *a = NULL, *b = NULL, *c = NULL;
+            result r;
+            if (w < 2) {
+                if (clg_tensor_create(ctx, (clg_shape){s->m, s->k, 1, 1}, &a) != CLG_OK ||
+                    clg_tensor_create(ctx, (clg_shape){s->k, s->n, 1, 1}, &b) != CLG_OK ||
+                    clg_tensor_create(ctx, (clg_shape){s->m, s->n, 1, 1}, &c) != CLG_OK ||
+                    clg_tensor_upload(a, ha, s->m * s->k) != CLG_OK ||
+                    clg_tensor_upload(b, hb, s->k * s->n) != CLG_OK ||
+                    time_device(ctx, o, s, w == 0 ? CLG_GEMM_BUILTIN : CLG_GEMM_CLBLAST, a, b, c, &r) != 0) {
+                    fprintf(stderr, "clgrad-bench: %s\n", clg_ctx_last_error(ctx));
+                    rc = 1;
+                }
+            } else {
+#ifdef CLGRAD_BENCH_OPENBLAS
+                time_openblas(o, s, ha, hb, hc, &r);
+#endif
+            }
+            if (rc == 0)
+                report(o, s, impls[w], r);
+            clg_tensor_destroy(a);
+            clg_tensor_destroy(b);
+            clg_tensor_destroy(c);
+            free(ha);
+            free(hb);
+            free(hc);
+        }
     }
     clg_ctx_destroy(ctx);
     return rc;

@@ -69,8 +69,8 @@ typedef struct clg_gemm_params {
     unsigned pack_min_k;      /* reg: pack B when k >= this (always when op(B) = B^T) */
     unsigned stage_b;         /* reg, op(B) = B only: 1 = each work-group copies kc x nr
                                  blocks of B into local memory instead of packing; 2 = do so
-                                 where packing would be due and one group holds every row
-                                 tile; 0 = never */
+                                 where packing would be due, k >= kc and one group holds
+                                 every row tile; 0 = never */
     unsigned ts, wpt;         /* local: tile TS x TS (8..64), WPT results per work-item */
     double small_flops;       /* 2*m*n*k at or below this: the one-element-per-item kernel */
 } clg_gemm_params;

@@ -217,11 +217,12 @@ clg_status clg__gemm_builtin(clg_ctx *ctx, const clg_gemm_params *p, const clg__
     /* B in place unless it is transposed, or K is long and rows lie a multiple of 4 KiB apart
      * (then every row of a panel falls in the same cache sets and evicts the others). Against
      * that aliasing, packing copies all of B once more; staging it through local memory does
-     * not, and wins when one work-group holds every row tile (each block of B is read once). */
+     * not, and wins when one work-group holds every row tile (each block of B is read once)
+     * and K spans at least one whole block (else the barriers cost more than they save). */
     if (g->tb == CLG_NO_TRANS && g->n >= p->nr) {
         int aliasing = (g->ldb * sizeof(float)) % 4096 == 0;
         size_t tiles_m = (g->m + p->mr - 1) / p->mr;
-        int stage = p->stage_b == 1 || (p->stage_b == 2 && aliasing && g->k >= p->pack_min_k &&
+        int stage = p->stage_b == 1 || (p->stage_b == 2 && aliasing && g->k >= p->kc &&
                                         tiles_m <= p->local_m);
         if (stage)
             return run_reg(ctx, p, opts_staged, g, 0, g->k, g->beta, NULL, 1);

@@ -30,13 +30,14 @@ static const default_row default_table[] = {
     {CLG_DEVICE_GPU, NULL, 0, {CLG_GEMM_KERNEL_LOCAL, 8, 32, 8, 1, 256, 128, 0, 16, 4, 65536.0}},
     {CLG_DEVICE_ACCELERATOR, NULL, 0, {CLG_GEMM_KERNEL_LOCAL, 8, 32, 8, 1, 256, 128, 0, 16, 4, 65536.0}},
     /* AVX-512 CPUs (POCL), measured: 8 x 32 blocks (16 float16 accumulators of 32 registers),
-     * 8 row tiles per group sharing each B panel in cache, K in blocks of 512; below 2^17
+     * 8 row tiles per group sharing each B panel in cache, K in blocks of 512, B in place
+     * for K < 64 (packing such a B costs more than it saves); below 2^17
      * flops launch overhead dominates and the one-element-per-item kernel wins. */
     {CLG_DEVICE_CPU, NULL, 16, {CLG_GEMM_KERNEL_REG, 8, 32, 8, 1, 512, 64, 2, 32, 8, 131072.0}},
     /* AVX2: 16 vector registers, so 6 x 32 (12 accumulators + 2 of B). */
     {CLG_DEVICE_CPU, NULL, 8, {CLG_GEMM_KERNEL_REG, 6, 32, 8, 1, 512, 64, 2, 32, 8, 131072.0}},
     /* Anything else: small blocks. */
-    {(clg_device_type)0, NULL, 0, {CLG_GEMM_KERNEL_REG, 4, 16, 8, 1, 256, 64, 2, 16, 4, 131072.0}},
+    {(clg_device_type)0, NULL, 0, {CLG_GEMM_KERNEL_REG, 4, 16, 8, 1, 256, 1, 2, 16, 4, 131072.0}},
 };
 
 clg_gemm_params clg_gemm_default_params(const clg_device_info *dev)
