@@ -61,17 +61,18 @@ static void cold_then_warm(void **state)
     char *dir = clg_test_tempdir("cache");
     char sub[600];
     snprintf(sub, sizeof sub, "%s/nested/deeper", dir); /* created on demand */
+    /* At least one program per family (GEMM has one per way of reading B). */
+    clg_ctx_stats cold = warm(sub);
+    assert_true(cold.programs_from_source >= family_count());
+    assert_int_equal(cold.programs_from_cache, 0);
+    assert_int_equal(cold.cache_writes, cold.programs_from_source);
     clg_ctx_stats s = warm(sub);
-    assert_int_equal(s.programs_from_source, family_count());
-    assert_int_equal(s.programs_from_cache, 0);
-    assert_int_equal(s.cache_writes, family_count());
-    s = warm(sub);
     assert_int_equal(s.programs_from_source, 0); /* zero builds from source */
-    assert_int_equal(s.programs_from_cache, family_count());
+    assert_int_equal(s.programs_from_cache, cold.programs_from_source);
     assert_int_equal(s.cache_rejected, 0);
     char paths[16][600];
     size_t tmp;
-    assert_int_equal(list_entries(sub, paths, 16, &tmp), family_count());
+    assert_int_equal(list_entries(sub, paths, 16, &tmp), cold.programs_from_source);
     assert_int_equal(tmp, 0);
     clg_test_rmtree(dir);
     free(dir);
@@ -155,7 +156,7 @@ static void unwritable_or_disabled_cache_is_harmless(void **state)
     rewrite(file, (const unsigned char *)"x", 1);
     snprintf(below, sizeof below, "%s/cache", file); /* a folder under a file cannot exist */
     clg_ctx_stats s = warm(below);
-    assert_int_equal(s.programs_from_source, family_count());
+    assert_true(s.programs_from_source >= family_count());
     assert_int_equal(s.cache_writes, 0);
 
     clg_ctx *ctx = clg_test_ctx("off");
@@ -192,7 +193,7 @@ static void concurrent_processes_fill_one_cache(void **state)
     assert_int_equal(s.programs_from_source, 0);
     char paths[16][600];
     size_t tmp;
-    assert_int_equal(list_entries(dir, paths, 16, &tmp), family_count());
+    assert_int_equal(list_entries(dir, paths, 16, &tmp), s.programs_from_cache);
     assert_int_equal(tmp, 0);
     clg_test_rmtree(dir);
     free(dir);

@@ -50,11 +50,11 @@ int bench_startup(const bench_opts *o)
     double cm = bench_median(cold, (size_t)runs), wm = bench_median(warm, (size_t)runs);
     const char *poc = getenv("POCL_KERNEL_CACHE");
     if (o->json) {
-        printf("{\"bench\":\"startup\",\"families\":%u,\"cold_s\":%.4f,\"cached_s\":%.4f,"
+        printf("{\"bench\":\"startup\",\"programs\":%u,\"cold_s\":%.4f,\"cached_s\":%.4f,"
                "\"pocl_kernel_cache\":\"%s\",\"runs\":%d}\n",
                cs.programs_from_source, cm, wm, poc ? poc : "default", runs);
     } else {
-        printf("start-up, all %u kernel families, median of %d (POCL_KERNEL_CACHE=%s):\n",
+        printf("start-up, every kernel family (%u programs), median of %d (POCL_KERNEL_CACHE=%s):\n",
                cs.programs_from_source, runs, poc ? poc : "default");
         printf("  built from source   %8.1f ms\n", 1e3 * cm);
         printf("  from binary cache   %8.1f ms  (%u programs from cache, %u from source)\n",

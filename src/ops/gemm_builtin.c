@@ -231,3 +231,17 @@ clg_status clg__gemm_builtin(clg_ctx *ctx, const clg_gemm_params *p, const clg__
     }
     return run_packed(ctx, p, opts_panel, g);
 }
+
+clg_status clg__gemm_warm_up(clg_ctx *ctx)
+{
+    clg__gemm_state *s = NULL;
+    clg_status st = clg__gemm_state_get(ctx, &s);
+    char opts[128];
+    cl_program prog;
+    int modes = s && s->params.kernel == CLG_GEMM_KERNEL_REG ? 3 : 1;
+    for (int mode = 0; st == CLG_OK && mode < modes; mode++) {
+        program_options(&s->params, mode, opts, sizeof opts);
+        st = clg__program_get(ctx, "gemm", opts, &prog);
+    }
+    return st;
+}

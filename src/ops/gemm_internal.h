@@ -40,6 +40,9 @@ char *clg__gemm_tuning_path(const clg_ctx *ctx);
 clg_status clg__gemm_tuning_parse(clg_ctx *ctx, const char *text, clg_gemm_params *p,
                                   clg_gemm_backend class_backend[CLG_GEMM_CLASSES]);
 
+/* Builds the programs the context's GEMM parameters use. */
+clg_status clg__gemm_warm_up(clg_ctx *ctx);
+
 clg_status clg__gemm_builtin(clg_ctx *ctx, const clg_gemm_params *p, const clg__gemm_call *g);
 clg_status clg__gemm_clblast(clg_ctx *ctx, const clg__gemm_call *g);
 

@@ -214,18 +214,3 @@ clg_status clg__kernel_get(clg_ctx *ctx, const char *family, const char *options
     *out = k;
     return CLG_OK;
 }
-
-clg_status clg_ctx_warm_up(clg_ctx *ctx)
-{
-    if (!ctx)
-        return clg__fail(NULL, CLG_ERR_INVALID_ARG, "clg_ctx_warm_up: ctx is NULL");
-    for (size_t i = 0; i < clg__kernel_source_count; i++) {
-        if (strcmp(clg__kernel_sources[i].family, "common") == 0)
-            continue;
-        cl_program prog;
-        clg_status st = clg__program_get(ctx, clg__kernel_sources[i].family, NULL, &prog);
-        if (st != CLG_OK)
-            return st;
-    }
-    return CLG_OK;
-}

@@ -1,0 +1,23 @@
+/* clg_ctx_warm_up: every kernel family's programs, built with the options the ops will use,
+ * so that start-up cost is paid (and measured) in one place. */
+#include <string.h>
+#include "gemm_internal.h"
+#include "runtime/kernels_internal.h"
+
+clg_status clg_ctx_warm_up(clg_ctx *ctx)
+{
+    if (!ctx)
+        return clg__fail(NULL, CLG_ERR_INVALID_ARG, "clg_ctx_warm_up: ctx is NULL");
+    for (size_t i = 0; i < clg__kernel_source_count; i++) {
+        const char *family = clg__kernel_sources[i].family;
+        cl_program prog;
+        clg_status st = CLG_OK;
+        if (strcmp(family, "gemm") == 0)
+            st = clg__gemm_warm_up(ctx); /* tuned options */
+        else if (strcmp(family, "common") != 0)
+            st = clg__program_get(ctx, family, NULL, &prog);
+        if (st != CLG_OK)
+            return st;
+    }
+    return CLG_OK;
+}
