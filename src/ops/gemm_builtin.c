@@ -19,107 +19,72 @@ static void program_options(const clg_gemm_params *p, int b_mode, char *out, siz
              b_mode, p->kc, p->ts, p->wpt);
 }
 
-typedef struct arg_list {
-    cl_kernel k;
-    cl_uint next;
-    cl_int err;
-} arg_list;
-
-static void arg(arg_list *a, size_t size, const void *value)
-{
-    if (a->err == CL_SUCCESS)
-        a->err = clSetKernelArg(a->k, a->next, size, value);
-    a->next++;
-}
-
-static void arg_u32(arg_list *a, size_t v)
-{
-    cl_uint x = (cl_uint)v;
-    arg(a, sizeof x, &x);
-}
-
-static void arg_u64(arg_list *a, size_t v)
-{
-    cl_ulong x = v;
-    arg(a, sizeof x, &x);
-}
-
 /* The leading arguments shared by every product kernel: m n k alpha beta. */
-static void args_head(arg_list *a, const clg__gemm_call *g, size_t k, float beta)
+static void args_head(clg__launch *a, const clg__gemm_call *g, size_t k, float beta)
 {
-    arg_u32(a, g->m);
-    arg_u32(a, g->n);
-    arg_u32(a, k);
-    arg(a, sizeof g->alpha, &g->alpha);
-    arg(a, sizeof beta, &beta);
+    clg__arg_u32(a, g->m);
+    clg__arg_u32(a, g->n);
+    clg__arg_u32(a, k);
+    clg__arg_f32(a, g->alpha);
+    clg__arg_f32(a, beta);
 }
 
-static void args_a(arg_list *a, const clg__gemm_call *g, size_t extra_off)
+static void args_a(clg__launch *a, const clg__gemm_call *g, size_t extra_off)
 {
-    arg(a, sizeof g->a, &g->a);
-    arg_u64(a, g->a_off + extra_off);
-    arg_u32(a, g->lda);
-    arg_u32(a, g->ta);
-    arg_u64(a, g->sa);
+    clg__arg_mem(a, g->a);
+    clg__arg_u64(a, g->a_off + extra_off);
+    clg__arg_u32(a, g->lda);
+    clg__arg_u32(a, g->ta);
+    clg__arg_u64(a, g->sa);
 }
 
-static void args_c(arg_list *a, const clg__gemm_call *g)
+static void args_b(clg__launch *a, const clg__gemm_call *g)
 {
-    arg(a, sizeof g->c, &g->c);
-    arg_u64(a, g->c_off);
-    arg_u32(a, g->ldc);
-    arg_u64(a, g->sc);
+    clg__arg_mem(a, g->b);
+    clg__arg_u64(a, g->b_off);
+    clg__arg_u32(a, g->ldb);
+    clg__arg_u32(a, g->tb);
+    clg__arg_u64(a, g->sb);
 }
 
-static clg_status launch(clg_ctx *ctx, arg_list *a, const char *name, const size_t global[3],
-                         const size_t local[3])
+static void args_c(clg__launch *a, const clg__gemm_call *g)
 {
-    if (a->err == CL_SUCCESS)
-        a->err = clEnqueueNDRangeKernel(ctx->queue, a->k, 3, NULL, global, local, 0, NULL, NULL);
-    if (a->err != CL_SUCCESS)
-        return clg__fail_cl(ctx, a->err, "clg_sgemm: launching %s (global %zux%zux%zu, local %zux%zux%zu)",
-                            name, global[0], global[1], global[2], local[0], local[1], local[2]);
-    return CLG_OK;
+    clg__arg_mem(a, g->c);
+    clg__arg_u64(a, g->c_off);
+    clg__arg_u32(a, g->ldc);
+    clg__arg_u64(a, g->sc);
 }
 
 static clg_status run_small(clg_ctx *ctx, const char *opts, const clg__gemm_call *g)
 {
-    arg_list a = {NULL, 0, CL_SUCCESS};
-    clg_status st = clg__kernel_get(ctx, "gemm", opts, "clg_gemm_small", &a.k);
+    clg__launch a;
+    clg_status st = clg__launch_begin(ctx, "gemm", opts, "clg_gemm_small", &a);
     if (st != CLG_OK)
         return st;
     args_head(&a, g, g->k, g->beta);
     args_a(&a, g, 0);
-    arg(&a, sizeof g->b, &g->b);
-    arg_u64(&a, g->b_off);
-    arg_u32(&a, g->ldb);
-    arg_u32(&a, g->tb);
-    arg_u64(&a, g->sb);
+    args_b(&a, g);
     args_c(&a, g);
     size_t local[3] = {SMALL_LX, SMALL_LY, 1};
-    size_t global[3] = {round_up(g->n, SMALL_LX), round_up(g->m, SMALL_LY), g->batch};
-    return launch(ctx, &a, "clg_gemm_small", global, local);
+    size_t global[3] = {g->n, g->m, g->batch};
+    return clg__launch_run(&a, global, local);
 }
 
 static clg_status run_local(clg_ctx *ctx, const clg_gemm_params *p, const char *opts,
                             const clg__gemm_call *g)
 {
-    arg_list a = {NULL, 0, CL_SUCCESS};
-    clg_status st = clg__kernel_get(ctx, "gemm", opts, "clg_gemm_local", &a.k);
+    clg__launch a;
+    clg_status st = clg__launch_begin(ctx, "gemm", opts, "clg_gemm_local", &a);
     if (st != CLG_OK)
         return st;
     args_head(&a, g, g->k, g->beta);
     args_a(&a, g, 0);
-    arg(&a, sizeof g->b, &g->b);
-    arg_u64(&a, g->b_off);
-    arg_u32(&a, g->ldb);
-    arg_u32(&a, g->tb);
-    arg_u64(&a, g->sb);
+    args_b(&a, g);
     args_c(&a, g);
     size_t rts = p->ts / p->wpt;
     size_t local[3] = {rts, p->ts, 1};
     size_t global[3] = {round_up(g->n, p->ts) / p->wpt, round_up(g->m, p->ts), g->batch};
-    return launch(ctx, &a, "clg_gemm_local", global, local);
+    return clg__launch_run(&a, global, local);
 }
 
 /* clg_gemm_reg over k rows [k0, k0+k) of the problem; B is either the original (in place) or
@@ -128,23 +93,16 @@ static clg_status run_reg(clg_ctx *ctx, const clg_gemm_params *p, const char *op
                           const clg__gemm_call *g, size_t k0, size_t k, float beta, cl_mem panels,
                           int staged)
 {
-    arg_list a = {NULL, 0, CL_SUCCESS};
-    clg_status st = clg__kernel_get(ctx, "gemm", opts, "clg_gemm_reg", &a.k);
+    clg__launch a;
+    clg_status st = clg__launch_begin(ctx, "gemm", opts, "clg_gemm_reg", &a);
     if (st != CLG_OK)
         return st;
     args_head(&a, g, k, beta);
     args_a(&a, g, g->ta ? k0 * g->lda : k0);
-    if (panels) {
-        arg(&a, sizeof panels, &panels);
-        arg_u64(&a, 0);
-        arg_u32(&a, p->nr);
-        arg_u64(&a, 0);
-    } else {
-        arg(&a, sizeof g->b, &g->b);
-        arg_u64(&a, g->b_off + k0 * g->ldb);
-        arg_u32(&a, g->ldb);
-        arg_u64(&a, g->sb);
-    }
+    clg__arg_mem(&a, panels ? panels : g->b);
+    clg__arg_u64(&a, panels ? 0 : g->b_off + k0 * g->ldb);
+    clg__arg_u32(&a, panels ? p->nr : g->ldb);
+    clg__arg_u64(&a, panels ? 0 : g->sb);
     args_c(&a, g);
     size_t tiles_m = (g->m + p->mr - 1) / p->mr, tiles_n = (g->n + p->nr - 1) / p->nr;
     /* Groups of about local_m * local_n work-items: column tiles fill up a group when there are
@@ -153,30 +111,30 @@ static clg_status run_reg(clg_ctx *ctx, const clg_gemm_params *p, const char *op
     size_t ln = staged ? 1 : p->local_m * p->local_n / lm; /* staging: one column tile */
     ln = ln < tiles_n ? ln : tiles_n;
     size_t local[3] = {ln, lm, 1};
-    size_t global[3] = {round_up(tiles_n, ln), round_up(tiles_m, lm), panels ? 1 : g->batch};
-    return launch(ctx, &a, "clg_gemm_reg", global, local);
+    size_t global[3] = {tiles_n, tiles_m, panels ? 1 : g->batch};
+    return clg__launch_run(&a, global, local);
 }
 
 static clg_status pack_b(clg_ctx *ctx, const clg_gemm_params *p, const char *opts,
                          const clg__gemm_call *g, size_t b_off, size_t k0, size_t kc, cl_mem panels)
 {
-    arg_list a = {NULL, 0, CL_SUCCESS};
+    clg__launch a;
     const char *name = g->tb ? "clg_gemm_pack_b_cols" : "clg_gemm_pack_b_rows";
-    clg_status st = clg__kernel_get(ctx, "gemm", opts, name, &a.k);
+    clg_status st = clg__launch_begin(ctx, "gemm", opts, name, &a);
     if (st != CLG_OK)
         return st;
-    arg_u32(&a, g->n);
-    arg_u32(&a, kc);
-    arg_u32(&a, k0);
-    arg(&a, sizeof g->b, &g->b);
-    arg_u64(&a, b_off);
-    arg_u32(&a, g->ldb);
-    arg(&a, sizeof panels, &panels);
+    clg__arg_u32(&a, g->n);
+    clg__arg_u32(&a, kc);
+    clg__arg_u32(&a, k0);
+    clg__arg_mem(&a, g->b);
+    clg__arg_u64(&a, b_off);
+    clg__arg_u32(&a, g->ldb);
+    clg__arg_mem(&a, panels);
     size_t tiles = (g->n + p->nr - 1) / p->nr;
     size_t rows_local = kc < 64 ? kc : 64;
     size_t local[3] = {g->tb ? p->nr : rows_local, 1, 1};
-    size_t global[3] = {g->tb ? p->nr : round_up(kc, rows_local), tiles, 1};
-    return launch(ctx, &a, name, global, local);
+    size_t global[3] = {g->tb ? p->nr : kc, tiles, 1};
+    return clg__launch_run(&a, global, local);
 }
 
 /* K in chunks of kc: each chunk's B rows packed into panels, then multiplied; the first chunk

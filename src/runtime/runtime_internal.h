@@ -84,6 +84,26 @@ clg_status clg__program_build_source(clg_ctx *ctx, const char *name, const char 
 clg_status clg__kernel_get(clg_ctx *ctx, const char *family, const char *options,
                            const char *kernel_name, cl_kernel *out);
 
+/* One kernel launch being prepared: arguments are set in order; the first error is kept and
+ * reported by clg__launch_run with the kernel's name and sizes. */
+typedef struct clg__launch {
+    clg_ctx *ctx;
+    cl_kernel kernel;
+    const char *name;
+    cl_uint next;
+    cl_int err;
+} clg__launch;
+
+clg_status clg__launch_begin(clg_ctx *ctx, const char *family, const char *options,
+                             const char *kernel, clg__launch *l);
+void clg__arg_mem(clg__launch *l, cl_mem m);
+void clg__arg_u32(clg__launch *l, size_t v);
+void clg__arg_u64(clg__launch *l, size_t v);
+void clg__arg_f32(clg__launch *l, float v);
+void clg__arg_local(clg__launch *l, size_t bytes);
+/* Enqueues with the global size rounded up to whole work-groups (a zero size does nothing). */
+clg_status clg__launch_run(clg__launch *l, const size_t global[3], const size_t local[3]);
+
 /* A device buffer of at least `bytes` in scratch slot `slot`, kept by ctx and reused by later
  * calls (contents undefined). Valid until the next call for the same slot. */
 clg_status clg__scratch_get(clg_ctx *ctx, unsigned slot, size_t bytes, cl_mem *out);

@@ -112,22 +112,18 @@ clg_status clg_tensor_fill(clg_tensor *t, float value)
 {
     if (!t)
         return clg__fail(NULL, CLG_ERR_INVALID_ARG, "clg_tensor_fill: tensor is NULL");
-    cl_kernel k;
-    clg_status st = clg__kernel_get(t->ctx, "tensor", NULL, "clg_tensor_fill", &k);
+    clg__launch l;
+    clg_status st = clg__launch_begin(t->ctx, "tensor", NULL, "clg_tensor_fill", &l);
     if (st != CLG_OK)
         return st;
-    cl_ulong offset = t->offset, n = clg_tensor_numel(t);
+    size_t n = clg_tensor_numel(t);
+    clg__arg_mem(&l, t->mem);
+    clg__arg_u64(&l, t->offset);
+    clg__arg_u64(&l, n);
+    clg__arg_f32(&l, value);
     /* An explicit local size: POCL picks poor ones when left to choose. */
-    size_t local = 64, global = (size_t)((n + local - 1) / local * local);
-    cl_int err = clSetKernelArg(k, 0, sizeof t->mem, &t->mem);
-    err |= clSetKernelArg(k, 1, sizeof offset, &offset);
-    err |= clSetKernelArg(k, 2, sizeof n, &n);
-    err |= clSetKernelArg(k, 3, sizeof value, &value);
-    if (err == CL_SUCCESS)
-        err = clEnqueueNDRangeKernel(t->ctx->queue, k, 1, NULL, &global, &local, 0, NULL, NULL);
-    if (err != CL_SUCCESS)
-        return clg__fail_cl(t->ctx, err, "clg_tensor_fill of %llu floats", (unsigned long long)n);
-    return CLG_OK;
+    size_t global[3] = {n, 1, 1}, local[3] = {64, 1, 1};
+    return clg__launch_run(&l, global, local);
 }
 
 static int same_shape(clg_shape a, clg_shape b)

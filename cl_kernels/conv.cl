@@ -1,0 +1,93 @@
+/* Convolution helpers for the im2col + GEMM algorithm (NCHW, row-major). Geometry: input
+ * C x H x W per image (a group's Cg channels start at channel c0), kernel R x S, output P x Q,
+ * stride sh/sw, top/left padding pt/pl, dilation dh/dw.
+ *
+ * The column matrix holds, for each image n of a chunk, each (c, r, s) = row crs = (c*R + r)*S
+ * + s and each output pixel pq = p*Q + q, the input value under that kernel tap (0 in the
+ * padding) at cols[n*s_n + crs*s_crs + pq]: s_n = CRS*PQ, s_crs = PQ lays images one after
+ * the other (for batched GEMMs per image); s_n = PQ, s_crs = nb*PQ puts them side by side (one
+ * GEMM whose k runs over every pixel of the chunk, for the weight gradient).
+ * Work-item layout: dimension 0 runs along contiguous output, so CPUs vectorise across it. */
+
+__kernel void clg_conv_im2col(__global const float *x, ulong x_off, ulong x_img,
+                              uint Cg, uint H, uint W, uint R, uint S, uint P, uint Q,
+                              uint sh, uint sw, uint pt, uint pl, uint dh, uint dw,
+                              __global float *cols, ulong s_n, ulong s_crs)
+{
+    uint pq = get_global_id(0), crs = get_global_id(1), n = get_global_id(2);
+    if (pq >= P * Q || crs >= Cg * R * S)
+        return;
+    uint s = crs % S, r = (crs / S) % R, c = crs / (R * S);
+    uint p = pq / Q, q = pq % Q;
+    int h = (int)(p * sh + r * dh) - (int)pt, w = (int)(q * sw + s * dw) - (int)pl;
+    float v = 0.0f;
+    if (h >= 0 && h < (int)H && w >= 0 && w < (int)W)
+        v = x[x_off + n * x_img + ((size_t)c * H + (uint)h) * W + (uint)w];
+    cols[n * s_n + crs * s_crs + pq] = v;
+}
+
+/* dx of a group's channels from the column gradient: each input element gathers every tap
+ * that read it (a fixed order, no atomics: results do not depend on scheduling). */
+__kernel void clg_conv_col2im(__global const float *cols, ulong s_n, ulong s_crs,
+                              uint Cg, uint H, uint W, uint R, uint S, uint P, uint Q,
+                              uint sh, uint sw, uint pt, uint pl, uint dh, uint dw,
+                              __global float *dx, ulong dx_off, ulong dx_img)
+{
+    uint hw = get_global_id(0), c = get_global_id(1), n = get_global_id(2);
+    if (hw >= H * W || c >= Cg)
+        return;
+    int h = (int)(hw / W) + (int)pt, w = (int)(hw % W) + (int)pl;
+    float sum = 0.0f;
+    for (uint r = 0; r < R; r++) {
+        int ph = h - (int)(r * dh);
+        if (ph < 0 || ph % (int)sh != 0 || ph / (int)sh >= (int)P)
+            continue;
+        uint p = (uint)ph / sh;
+        for (uint s = 0; s < S; s++) {
+            int qw = w - (int)(s * dw);
+            if (qw < 0 || qw % (int)sw != 0 || qw / (int)sw >= (int)Q)
+                continue;
+            uint q = (uint)qw / sw;
+            sum += cols[n * s_n + ((size_t)(c * R + r) * S + s) * s_crs + p * Q + q];
+        }
+    }
+    dx[dx_off + n * dx_img + (size_t)c * H * W + hw] = sum;
+}
+
+/* dy of a group's Kg channels, [nb][K][PQ] -> [Kg][nb*PQ], for the weight-gradient GEMM. */
+__kernel void clg_conv_gather_dy(__global const float *dy, ulong dy_off, ulong dy_img,
+                                 uint Kg, uint PQ, uint nb, __global float *out)
+{
+    uint pq = get_global_id(0), k = get_global_id(1), n = get_global_id(2);
+    if (pq >= PQ || k >= Kg)
+        return;
+    out[(size_t)k * nb * PQ + (size_t)n * PQ + pq] = dy[dy_off + n * dy_img + (size_t)k * PQ + pq];
+}
+
+/* y[n][k][pq] += bias[k]. */
+__kernel void clg_conv_bias_add(__global float *y, ulong y_off, __global const float *bias,
+                                ulong b_off, uint K, uint PQ)
+{
+    uint pq = get_global_id(0), k = get_global_id(1), n = get_global_id(2);
+    if (pq >= PQ || k >= K)
+        return;
+    y[y_off + ((size_t)n * K + k) * PQ + pq] += bias[b_off + k];
+}
+
+/* db[k] = sum over n and pq of dy[n][k][pq], summed in a fixed order by one work-item. */
+__kernel void clg_conv_bias_grad(__global const float *dy, ulong dy_off, uint N, uint K, uint PQ,
+                                 __global float *db, ulong db_off)
+{
+    uint k = get_global_id(0);
+    if (k >= K)
+        return;
+    float sum = 0.0f;
+    for (uint n = 0; n < N; n++) {
+        const __global float *row = dy + dy_off + ((size_t)n * K + k) * PQ;
+        float part = 0.0f;
+        for (uint i = 0; i < PQ; i++)
+            part += row[i];
+        sum += part;
+    }
+    db[db_off + k] = sum;
+}

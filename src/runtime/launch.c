@@ -1,0 +1,61 @@
+/* Kernel launches: arguments set in order, errors kept until the launch reports them once. */
+#include "runtime_internal.h"
+
+clg_status clg__launch_begin(clg_ctx *ctx, const char *family, const char *options,
+                             const char *kernel, clg__launch *l)
+{
+    l->ctx = ctx;
+    l->name = kernel;
+    l->next = 0;
+    l->err = CL_SUCCESS;
+    return clg__kernel_get(ctx, family, options, kernel, &l->kernel);
+}
+
+static void arg(clg__launch *l, size_t size, const void *value)
+{
+    if (l->err == CL_SUCCESS)
+        l->err = clSetKernelArg(l->kernel, l->next, size, value);
+    l->next++;
+}
+
+void clg__arg_mem(clg__launch *l, cl_mem m)
+{
+    arg(l, sizeof m, &m);
+}
+
+void clg__arg_u32(clg__launch *l, size_t v)
+{
+    cl_uint x = (cl_uint)v;
+    arg(l, sizeof x, &x);
+}
+
+void clg__arg_u64(clg__launch *l, size_t v)
+{
+    cl_ulong x = v;
+    arg(l, sizeof x, &x);
+}
+
+void clg__arg_f32(clg__launch *l, float v)
+{
+    arg(l, sizeof v, &v);
+}
+
+void clg__arg_local(clg__launch *l, size_t bytes)
+{
+    arg(l, bytes, NULL);
+}
+
+clg_status clg__launch_run(clg__launch *l, const size_t global[3], const size_t local[3])
+{
+    size_t g[3];
+    for (int i = 0; i < 3; i++) /* whole work-groups: kernels bound-check the padding */
+        g[i] = (global[i] + local[i] - 1) / local[i] * local[i];
+    if (g[0] == 0 || g[1] == 0 || g[2] == 0)
+        return CLG_OK;
+    if (l->err == CL_SUCCESS)
+        l->err = clEnqueueNDRangeKernel(l->ctx->queue, l->kernel, 3, NULL, g, local, 0, NULL, NULL);
+    if (l->err != CL_SUCCESS)
+        return clg__fail_cl(l->ctx, l->err, "launching %s (global %zux%zux%zu, local %zux%zux%zu)",
+                            l->name, g[0], g[1], g[2], local[0], local[1], local[2]);
+    return CLG_OK;
+}
