@@ -91,3 +91,119 @@ __kernel void clg_conv_bias_grad(__global const float *dy, ulong dy_off, uint N,
     }
     db[db_off + k] = sum;
 }
+
+/* Implicit (fused) convolution: no column matrix, the input is read in place.
+ * Forward: each work-item computes CB output channels of one output pixel; dimension 0 runs
+ * over pixels so that CPUs vectorise across them. CB is a tunable (-DCB). */
+#ifndef CB
+#define CB 8
+#endif
+
+__kernel void clg_conv_implicit_fwd(__global const float *x, ulong x_off, __global const float *w,
+                                    ulong w_off, __global float *y, ulong y_off,
+                                    uint C, uint H, uint W, uint K, uint Cg, uint Kg,
+                                    uint R, uint S, uint P, uint Q, uint sh, uint sw,
+                                    uint pt, uint pl, uint dh, uint dw)
+{
+    uint pq = get_global_id(0), kb = get_global_id(1), n = get_global_id(2);
+    uint per_group = (Kg + CB - 1) / CB, grp = kb / per_group; /* blocks never cross groups */
+    uint k0 = grp * Kg + (kb % per_group) * CB;
+    if (pq >= P * Q || grp >= K / Kg)
+        return;
+    uint p = pq / Q, q = pq % Q;
+    uint kend = min(k0 + CB, (grp + 1) * Kg);
+    float acc[CB];
+    for (uint j = 0; j < CB; j++)
+        acc[j] = 0.0f;
+    const __global float *xn = x + x_off + ((size_t)n * C + grp * Cg) * H * W;
+    for (uint c = 0; c < Cg; c++)
+        for (uint r = 0; r < R; r++) {
+            int h = (int)(p * sh + r * dh) - (int)pt;
+            if (h < 0 || h >= (int)H)
+                continue;
+            for (uint s = 0; s < S; s++) {
+                int ww = (int)(q * sw + s * dw) - (int)pl;
+                if (ww < 0 || ww >= (int)W)
+                    continue;
+                float xv = xn[((size_t)c * H + (uint)h) * W + (uint)ww];
+                const __global float *wp = w + w_off + (((size_t)k0 * Cg + c) * R + r) * S + s;
+                for (uint j = 0; j < kend - k0; j++)
+                    acc[j] = fma(wp[(size_t)j * Cg * R * S], xv, acc[j]);
+            }
+        }
+    for (uint j = 0; j < kend - k0; j++)
+        y[y_off + ((size_t)n * K + k0 + j) * P * Q + pq] = acc[j];
+}
+
+/* Backward data: each work-item computes CB input channels of one input pixel from every
+ * output pixel whose window covers it. */
+__kernel void clg_conv_implicit_bwd_data(__global const float *dy, ulong dy_off,
+                                         __global const float *w, ulong w_off,
+                                         __global float *dx, ulong dx_off,
+                                         uint C, uint H, uint W, uint K, uint Cg, uint Kg,
+                                         uint R, uint S, uint P, uint Q, uint sh, uint sw,
+                                         uint pt, uint pl, uint dh, uint dw)
+{
+    uint hw = get_global_id(0), cb = get_global_id(1), n = get_global_id(2);
+    uint per_group = (Cg + CB - 1) / CB, grp = cb / per_group;
+    uint cl0 = (cb % per_group) * CB, c0 = grp * Cg + cl0;
+    if (hw >= H * W || grp >= C / Cg)
+        return;
+    uint cend = min(c0 + CB, (grp + 1) * Cg);
+    int h = (int)(hw / W) + (int)pt, wpos = (int)(hw % W) + (int)pl;
+    float acc[CB];
+    for (uint j = 0; j < CB; j++)
+        acc[j] = 0.0f;
+    for (uint k = grp * Kg; k < (grp + 1) * Kg; k++) {
+        const __global float *dyk = dy + dy_off + ((size_t)n * K + k) * P * Q;
+        for (uint r = 0; r < R; r++) {
+            int ph = h - (int)(r * dh);
+            if (ph < 0 || ph % (int)sh != 0 || ph / (int)sh >= (int)P)
+                continue;
+            for (uint s = 0; s < S; s++) {
+                int qw = wpos - (int)(s * dw);
+                if (qw < 0 || qw % (int)sw != 0 || qw / (int)sw >= (int)Q)
+                    continue;
+                float g = dyk[(uint)(ph / (int)sh) * Q + (uint)(qw / (int)sw)];
+                const __global float *wp = w + w_off + (((size_t)k * Cg + cl0) * R + r) * S + s;
+                for (uint j = 0; j < cend - c0; j++)
+                    acc[j] = fma(wp[(size_t)j * R * S], g, acc[j]);
+            }
+        }
+    }
+    for (uint j = 0; j < cend - c0; j++)
+        dx[dx_off + ((size_t)n * C + c0 + j) * H * W + hw] = acc[j];
+}
+
+/* Backward weights: one work-item per weight, summing over images and output pixels in a
+ * fixed order. */
+__kernel void clg_conv_implicit_bwd_weights(__global const float *x, ulong x_off,
+                                            __global const float *dy, ulong dy_off,
+                                            __global float *dw_out, ulong dw_off, uint N,
+                                            uint C, uint H, uint W, uint K, uint Cg, uint Kg,
+                                            uint R, uint S, uint P, uint Q, uint sh, uint sw,
+                                            uint pt, uint pl, uint dh, uint dw)
+{
+    uint crs = get_global_id(0), k = get_global_id(1);
+    if (crs >= Cg * R * S || k >= K)
+        return;
+    uint s = crs % S, r = (crs / S) % R, c = crs / (R * S), grp = k / Kg;
+    float total = 0.0f;
+    for (uint n = 0; n < N; n++) {
+        const __global float *xc = x + x_off + ((size_t)n * C + grp * Cg + c) * H * W;
+        const __global float *dyk = dy + dy_off + ((size_t)n * K + k) * P * Q;
+        float part = 0.0f;
+        for (uint p = 0; p < P; p++) {
+            int h = (int)(p * sh + r * dh) - (int)pt;
+            if (h < 0 || h >= (int)H)
+                continue;
+            for (uint q = 0; q < Q; q++) {
+                int ww = (int)(q * sw + s * dw) - (int)pl;
+                if (ww >= 0 && ww < (int)W)
+                    part = fma(dyk[p * Q + q], xc[(uint)h * W + (uint)ww], part);
+            }
+        }
+        total += part;
+    }
+    dw_out[dw_off + (size_t)k * Cg * R * S + crs] = total;
+}

@@ -73,16 +73,21 @@ clg_status clg_sgemm_batched(clg_ctx *ctx, clg_transpose ta, clg_transpose tb, s
         g.lda = a.ld;
         g.ldb = b.ld;
     }
+    return clg__gemm_dispatch(ctx, &g);
+}
+
+clg_status clg__gemm_dispatch(clg_ctx *ctx, const clg__gemm_call *g)
+{
     clg__gemm_state *s = NULL;
-    st = clg__gemm_state_get(ctx, &s);
+    clg_status st = clg__gemm_state_get(ctx, &s);
     if (st != CLG_OK)
         return st;
     clg_gemm_backend be = s->backend;
     if (be == CLG_GEMM_AUTO)
-        be = s->class_backend[clg_gemm_classify(m, n, k, batch)];
-    if (be == CLG_GEMM_CLBLAST && k > 0)
-        return clg__gemm_clblast(ctx, &g);
-    return clg__gemm_builtin(ctx, &s->params, &g);
+        be = s->class_backend[clg_gemm_classify(g->m, g->n, g->k, g->batch)];
+    if (be == CLG_GEMM_CLBLAST && g->k > 0)
+        return clg__gemm_clblast(ctx, g);
+    return clg__gemm_builtin(ctx, &s->params, g);
 }
 
 clg_status clg_sgemm(clg_ctx *ctx, clg_transpose ta, clg_transpose tb, size_t m, size_t n, size_t k,

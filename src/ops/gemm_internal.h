@@ -24,6 +24,10 @@ typedef struct clg__gemm_call {
     size_t sa, sb, sc;
 } clg__gemm_call;
 
+/* Runs a product that the caller has already checked (sizes, bounds, context): the entry for
+ * other ops, which multiply scratch buffers as well as tensors. */
+clg_status clg__gemm_dispatch(clg_ctx *ctx, const clg__gemm_call *g);
+
 /* The context's GEMM state, created (defaults + tuning file) on first use. */
 clg_status clg__gemm_state_get(clg_ctx *ctx, clg__gemm_state **out);
 

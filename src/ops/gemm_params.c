@@ -1,7 +1,6 @@
 /* GEMM parameters: the default table by device type and vendor, per-device tuning files in the
  * cache folder, and the backend choice. */
 #include <errno.h>
-#include <nettle/sha2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,26 +91,7 @@ const char *clg__gemm_class_name(clg_gemm_class c)
 
 char *clg__gemm_tuning_path(const clg_ctx *ctx)
 {
-    if (!ctx->cache_dir)
-        return NULL;
-    /* One file per device model and driver: the name is a hash of what identifies them. */
-    struct sha256_ctx h;
-    unsigned char d[32];
-    char hex[65];
-    const clg_device_info *dev = &ctx->device;
-    sha256_init(&h);
-    sha256_update(&h, strlen(dev->name) + 1, (const uint8_t *)dev->name);
-    sha256_update(&h, strlen(dev->vendor) + 1, (const uint8_t *)dev->vendor);
-    sha256_update(&h, strlen(dev->driver_version) + 1, (const uint8_t *)dev->driver_version);
-    sha256_update(&h, sizeof dev->compute_units, (const uint8_t *)&dev->compute_units);
-    sha256_digest(&h, 32, d);
-    clg__hex32(d, hex);
-    hex[16] = '\0';
-    size_t n = strlen(ctx->cache_dir) + 64;
-    char *path = malloc(n);
-    if (path)
-        snprintf(path, n, "%s/gemm-%s.tune", ctx->cache_dir, hex);
-    return path;
+    return clg__device_file_path(ctx, "gemm", ".tune");
 }
 
 static int parse_backend(const char *v, clg_gemm_backend *out)
@@ -212,19 +192,13 @@ clg_status clg__gemm_tuning_parse(clg_ctx *ctx, const char *text, clg_gemm_param
 static void load_tuning(clg_ctx *ctx, clg__gemm_state *s)
 {
     char *path = clg__gemm_tuning_path(ctx);
-    FILE *f = path ? fopen(path, "rb") : NULL;
+    char *text = path ? clg__read_text_file(path, TUNING_MAX_BYTES) : NULL;
     free(path);
-    if (!f)
-        return;
-    char *text = malloc(TUNING_MAX_BYTES + 1);
-    size_t n = text ? fread(text, 1, TUNING_MAX_BYTES, f) : 0;
-    fclose(f);
     if (!text)
         return;
-    text[n] = '\0';
     char saved[CLG__ERR_TEXT];
     memcpy(saved, ctx->last_error, sizeof saved);
-    if (strlen(text) == n && clg__gemm_tuning_parse(ctx, text, &s->params, s->class_backend) == CLG_OK)
+    if (clg__gemm_tuning_parse(ctx, text, &s->params, s->class_backend) == CLG_OK)
         s->tuned = 1;
     memcpy(ctx->last_error, saved, sizeof saved); /* not an error the caller made */
     free(text);

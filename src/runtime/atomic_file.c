@@ -86,3 +86,19 @@ clg_status clg__file_write_atomic(clg_ctx *ctx, const char *path, const void *da
         return clg__fail(ctx, CLG_ERR_IO, "cannot write %s: %s", path, strerror(errno));
     return CLG_OK;
 }
+
+char *clg__read_text_file(const char *path, size_t max_bytes)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *text = malloc(max_bytes + 1);
+    size_t n = text ? fread(text, 1, max_bytes + 1, f) : 0;
+    fclose(f);
+    if (!text || n > max_bytes || memchr(text, '\0', n)) {
+        free(text);
+        return NULL;
+    }
+    text[n] = '\0';
+    return text;
+}

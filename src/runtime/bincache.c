@@ -152,3 +152,27 @@ int clg__bincache_store(const char *dir, const unsigned char key[32], const unsi
     free(final);
     return ok;
 }
+
+char *clg__device_file_path(const clg_ctx *ctx, const char *prefix, const char *suffix)
+{
+    if (!ctx->cache_dir)
+        return NULL;
+    /* One file per device model and driver: the name is a hash of what identifies them. */
+    struct sha256_ctx h;
+    unsigned char d[32];
+    char hex[65];
+    const clg_device_info *dev = &ctx->device;
+    sha256_init(&h);
+    hash_field(&h, dev->name);
+    hash_field(&h, dev->vendor);
+    hash_field(&h, dev->driver_version);
+    sha256_update(&h, sizeof dev->compute_units, (const uint8_t *)&dev->compute_units);
+    sha256_digest(&h, 32, d);
+    clg__hex32(d, hex);
+    hex[16] = '\0';
+    size_t n = strlen(ctx->cache_dir) + strlen(prefix) + strlen(suffix) + 24;
+    char *path = malloc(n);
+    if (path)
+        snprintf(path, n, "%s/%s-%s%s", ctx->cache_dir, prefix, hex, suffix);
+    return path;
+}

@@ -27,7 +27,7 @@ typedef struct clg__kernel_entry {
 } clg__kernel_entry;
 
 /* Per-context state that an upper layer attaches (the ops layer's GEMM settings, ...). */
-enum { CLG__EXT_GEMM = 0, CLG__EXT_COUNT = 4 };
+enum { CLG__EXT_GEMM = 0, CLG__EXT_CONV = 1, CLG__EXT_COUNT = 4 };
 typedef struct clg__ext {
     void *data;
     void (*destroy)(void *data);
@@ -135,6 +135,14 @@ int clg__write_atomic(const char *path, const void *const parts[], const size_t 
 
 /* clg__write_atomic of one buffer, creating the parent folder; CLG_ERR_IO with a message. */
 clg_status clg__file_write_atomic(clg_ctx *ctx, const char *path, const void *data, size_t size);
+
+/* <cache_dir>/<prefix>-<hash of the device model and driver><suffix>, malloc'd; NULL when the
+ * cache is off. For per-device files such as tunings. */
+char *clg__device_file_path(const clg_ctx *ctx, const char *prefix, const char *suffix);
+
+/* Reads a whole small file (at most max_bytes) as a NUL-terminated string; NULL when absent,
+ * unreadable, larger, or containing a NUL byte. */
+char *clg__read_text_file(const char *path, size_t max_bytes);
 
 /* Hex form of a 32-byte digest into out[65]. */
 void clg__hex32(const unsigned char digest[32], char out[65]);

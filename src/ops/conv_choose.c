@@ -1,0 +1,307 @@
+/* Which convolution algorithm runs: what applies and fits the workspace, an explicit choice or
+ * CLGRAD_CONV_ALGO, the `find` results stored per device, or a heuristic. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include "conv_internal.h"
+
+#define FIND_MAX_BYTES (1 << 20)
+#define KEY_LEN 160
+
+typedef struct find_entry {
+    char key[KEY_LEN];
+    clg_conv_algo algo;
+} find_entry;
+
+typedef struct conv_state {
+    find_entry *entries;
+    size_t count, cap;
+    int loaded;
+} conv_state;
+
+static void state_free(void *p)
+{
+    conv_state *s = p;
+    if (s)
+        free(s->entries);
+    free(s);
+}
+
+static void make_key(const clg__conv_geom *g, clg_conv_pass pass, char out[KEY_LEN])
+{
+    snprintf(out, KEY_LEN, "p%d n%zu c%zu h%zu w%zu k%zu r%zu s%zu st%zux%zu pad%zu,%zu,%zu,%zu dil%zux%zu g%zu",
+             (int)pass, g->N, g->C, g->H, g->W, g->K, g->R, g->S, g->sh, g->sw, g->pt, g->pb, g->pl,
+             g->pr, g->dh, g->dw, g->G);
+}
+
+static clg_conv_algo algo_by_name(const char *name)
+{
+    for (int a = CLG_CONV_ALGO_AUTO; a <= CLG_CONV_ALGO_FIND; a++)
+        if (strcasecmp(name, clg_conv_algo_name((clg_conv_algo)a)) == 0)
+            return (clg_conv_algo)a;
+    return (clg_conv_algo)-1;
+}
+
+static int remember(conv_state *s, const char *key, clg_conv_algo algo)
+{
+    for (size_t i = 0; i < s->count; i++)
+        if (strcmp(s->entries[i].key, key) == 0) {
+            s->entries[i].algo = algo;
+            return 1;
+        }
+    if (s->count == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 16;
+        find_entry *e = realloc(s->entries, cap * sizeof *e);
+        if (!e)
+            return 0;
+        s->entries = e;
+        s->cap = cap;
+    }
+    snprintf(s->entries[s->count].key, KEY_LEN, "%s", key);
+    s->entries[s->count++].algo = algo;
+    return 1;
+}
+
+/* Parses find-file text: lines "<algo name>\t<key>"; lines that do not parse are skipped (a
+ * damaged file costs a new search, never an error). Returns the entries taken. */
+size_t clg__conv_find_parse(void *state, const char *text)
+{
+    conv_state *s = state;
+    size_t taken = 0;
+    const char *line = text;
+    while (line && *line) {
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) : strlen(line);
+        const char *tab = memchr(line, '\t', len);
+        if (tab && (size_t)(tab - line) < 16 && len - (size_t)(tab - line) - 1 < KEY_LEN) {
+            char name[16], key[KEY_LEN];
+            memcpy(name, line, (size_t)(tab - line));
+            name[tab - line] = '\0';
+            size_t klen = len - (size_t)(tab - line) - 1;
+            memcpy(key, tab + 1, klen);
+            key[klen] = '\0';
+            clg_conv_algo a = algo_by_name(name);
+            if (a >= CLG_CONV_ALGO_IM2COL && a <= CLG_CONV_ALGO_GEMM && key[0] == 'p')
+                taken += (size_t)remember(s, key, a);
+        }
+        line = end ? end + 1 : NULL;
+    }
+    return taken;
+}
+
+static conv_state *state_get(clg_ctx *ctx)
+{
+    clg__ext *e = &ctx->ext[CLG__EXT_CONV];
+    if (!e->data) {
+        conv_state *s = calloc(1, sizeof *s);
+        if (!s)
+            return NULL;
+        e->data = s;
+        e->destroy = state_free;
+    }
+    conv_state *s = e->data;
+    if (!s->loaded) {
+        s->loaded = 1;
+        char *path = clg__device_file_path(ctx, "conv", ".find");
+        char *text = path ? clg__read_text_file(path, FIND_MAX_BYTES) : NULL;
+        if (text)
+            clg__conv_find_parse(s, text);
+        free(text);
+        free(path);
+    }
+    return s;
+}
+
+static void store(clg_ctx *ctx, conv_state *s)
+{
+    char *path = clg__device_file_path(ctx, "conv", ".find");
+    size_t size = s->count * (KEY_LEN + 20) + 1;
+    char *text = malloc(size);
+    if (path && text) {
+        size_t used = 0;
+        text[0] = '\0';
+        for (size_t i = 0; i < s->count; i++)
+            used += (size_t)snprintf(text + used, size - used, "%s\t%s\n",
+                                     clg_conv_algo_name(s->entries[i].algo), s->entries[i].key);
+        char saved[CLG__ERR_TEXT];
+        memcpy(saved, ctx->last_error, sizeof saved);
+        clg__file_write_atomic(ctx, path, text, used); /* a cache: failure only costs time */
+        memcpy(ctx->last_error, saved, sizeof saved);
+    }
+    free(text);
+    free(path);
+}
+
+clg_status clg__conv_algo_fits(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
+                               clg_conv_algo algo, size_t *min_bytes, size_t *max_bytes)
+{
+    size_t per_image = 0, fixed = 0;
+    const char *why = NULL;
+    size_t pq = g->P * g->Q, crs = g->Cg * g->R * g->S;
+    switch (algo) {
+    case CLG_CONV_ALGO_IM2COL:
+        per_image = (pass == CLG_CONV_BWD_WEIGHTS ? crs + g->Kg : crs) * pq * sizeof(float);
+        break;
+    case CLG_CONV_ALGO_GEMM:
+        if (g->R != 1 || g->S != 1 || g->sh != 1 || g->sw != 1 || g->pt || g->pb || g->pl || g->pr)
+            why = "needs a 1x1 kernel, stride 1 and no padding";
+        break;
+    case CLG_CONV_ALGO_WINOGRAD: {
+        if (g->R != 3 || g->S != 3 || g->sh != 1 || g->sw != 1 || g->dh != 1 || g->dw != 1)
+            why = "needs a 3x3 kernel, stride 1 and dilation 1";
+        else if (pass == CLG_CONV_BWD_WEIGHTS)
+            why = "has no weight-gradient form here";
+        else if (pass == CLG_CONV_BWD_DATA && (g->pt > 2 || g->pb > 2 || g->pl > 2 || g->pr > 2))
+            why = "backward-data needs padding <= 2";
+        size_t tiles = ((pass == CLG_CONV_FWD ? g->P : g->H) + 1) / 2 *
+                       (((pass == CLG_CONV_FWD ? g->Q : g->W) + 1) / 2);
+        per_image = (g->Cg + g->Kg) * 16 * tiles * sizeof(float) * g->G;
+        fixed = 16 * g->K * g->Cg * sizeof(float);
+        break;
+    }
+    case CLG_CONV_ALGO_IMPLICIT:
+        break;
+    default:
+        return clg__fail(ctx, CLG_ERR_INVALID_ARG, "conv2d: %s is not a concrete algorithm",
+                         clg_conv_algo_name(algo));
+    }
+    if (why)
+        return clg__fail(ctx, CLG_ERR_UNSUPPORTED, "conv2d: %s %s", clg_conv_algo_name(algo), why);
+    *min_bytes = fixed + per_image;
+    *max_bytes = fixed + per_image * g->N;
+    if (*min_bytes > g->workspace_limit)
+        return clg__fail(ctx, CLG_ERR_UNSUPPORTED,
+                         "conv2d: %s needs %zu bytes of workspace, the limit is %zu",
+                         clg_conv_algo_name(algo), *min_bytes, g->workspace_limit);
+    return CLG_OK;
+}
+
+size_t clg__conv_chunk(const clg__conv_geom *g, size_t per_image)
+{
+    size_t nb = per_image ? g->workspace_limit / per_image : g->N;
+    return nb < 1 ? 1 : nb > g->N ? g->N : nb;
+}
+
+static int fits(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass, clg_conv_algo a)
+{
+    size_t lo, hi;
+    char saved[CLG__ERR_TEXT];
+    memcpy(saved, ctx->last_error, sizeof saved);
+    int ok = clg__conv_algo_fits(ctx, g, pass, a, &lo, &hi) == CLG_OK;
+    memcpy(ctx->last_error, saved, sizeof saved); /* probing is not failing */
+    return ok;
+}
+
+/* Without measurements: 1x1 goes straight to GEMM; 3x3 stride-1 layers with enough channels
+ * to amortise the transforms use Winograd; the rest im2col when its workspace fits. */
+static clg_conv_algo heuristic(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass)
+{
+    if (fits(ctx, g, pass, CLG_CONV_ALGO_GEMM))
+        return CLG_CONV_ALGO_GEMM;
+    if (g->Cg >= 16 && g->Kg >= 16 && fits(ctx, g, pass, CLG_CONV_ALGO_WINOGRAD))
+        return CLG_CONV_ALGO_WINOGRAD;
+    if (fits(ctx, g, pass, CLG_CONV_ALGO_IM2COL))
+        return CLG_CONV_ALGO_IM2COL;
+    return CLG_CONV_ALGO_IMPLICIT;
+}
+
+/* Times every algorithm that applies (a warm-up run, then a timed one) on the caller's tensors
+ * and returns the fastest. */
+static clg_status find_best(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
+                            const clg_tensor *a, const clg_tensor *b, clg_tensor *out,
+                            clg_conv_algo *best)
+{
+    double best_t = 0;
+    *best = CLG_CONV_ALGO_IMPLICIT;
+    for (int i = CLG_CONV_ALGO_IM2COL; i <= CLG_CONV_ALGO_GEMM; i++) {
+        clg_conv_algo algo = (clg_conv_algo)i;
+        if (!fits(ctx, g, pass, algo))
+            continue;
+        double t = 0;
+        for (int rep = 0; rep < 2; rep++) {
+            double t0 = clg__now();
+            clg_status st = clg__conv_run(ctx, g, pass, algo, a, b, out);
+            if (st == CLG_OK)
+                st = clg_ctx_finish(ctx);
+            if (st != CLG_OK)
+                return st;
+            t = clg__now() - t0;
+        }
+        if (best_t == 0 || t < best_t) {
+            best_t = t;
+            *best = algo;
+        }
+    }
+    return CLG_OK;
+}
+
+clg_status clg__conv_resolve(clg_ctx *ctx, const clg_conv2d_desc *d, clg_conv_pass pass,
+                             const clg__conv_geom *g, const clg_tensor *a, const clg_tensor *b,
+                             clg_tensor *out, clg_conv_algo *algo)
+{
+    clg_conv_algo want = d->algo;
+    const char *env = getenv("CLGRAD_CONV_ALGO");
+    if (want == CLG_CONV_ALGO_AUTO && env && *env) {
+        want = algo_by_name(env);
+        if ((int)want < 0)
+            return clg__fail(ctx, CLG_ERR_INVALID_ARG,
+                             "CLGRAD_CONV_ALGO=%s: expected auto, find, im2col, implicit, winograd or gemm", env);
+    }
+    if (want >= CLG_CONV_ALGO_IM2COL && want <= CLG_CONV_ALGO_GEMM) {
+        size_t lo = 0, hi = 0;
+        clg_status st = clg__conv_algo_fits(ctx, g, pass, want, &lo, &hi);
+        if (st == CLG_OK) {
+            *algo = want;
+            return CLG_OK;
+        }
+        if (lo > g->workspace_limit && st == CLG_ERR_UNSUPPORTED && want != CLG_CONV_ALGO_GEMM) {
+            *algo = CLG_CONV_ALGO_IMPLICIT; /* too big for the workspace: one that needs none */
+            return CLG_OK;
+        }
+        return st;
+    }
+    conv_state *s = state_get(ctx);
+    char key[KEY_LEN];
+    make_key(g, pass, key);
+    for (size_t i = 0; s && i < s->count; i++)
+        if (strcmp(s->entries[i].key, key) == 0 && fits(ctx, g, pass, s->entries[i].algo)) {
+            *algo = s->entries[i].algo;
+            return CLG_OK;
+        }
+    if (want != CLG_CONV_ALGO_FIND || !a) {
+        *algo = heuristic(ctx, g, pass);
+        return CLG_OK;
+    }
+    clg_status st = find_best(ctx, g, pass, a, b, out, algo);
+    if (st == CLG_OK && s && remember(s, key, *algo))
+        store(ctx, s);
+    return st;
+}
+
+clg_status clg_conv2d_choose(clg_ctx *ctx, const clg_conv2d_desc *d, clg_conv_pass pass,
+                             clg_shape x, clg_shape w, clg_conv_algo *out)
+{
+    if (!ctx || !out || (unsigned)pass > CLG_CONV_BWD_WEIGHTS)
+        return clg__fail(ctx, CLG_ERR_INVALID_ARG, "clg_conv2d_choose: bad argument");
+    clg__conv_geom g = {0};
+    clg_status st = clg__conv_geom_make(ctx, d, x, w, &g);
+    if (st != CLG_OK)
+        return st;
+    /* FIND needs tensors to time on: make scratch ones of the right shapes. */
+    clg_tensor *t[3] = {NULL, NULL, NULL};
+    if (d->algo == CLG_CONV_ALGO_FIND) {
+        clg_shape y = {g.N, g.K, g.P, g.Q};
+        clg_shape shapes[3][3] = {{x, w, y}, {y, w, x}, {x, y, w}};
+        for (int i = 0; i < 3 && st == CLG_OK; i++) {
+            st = clg_tensor_create(ctx, shapes[pass][i], &t[i]);
+            if (st == CLG_OK)
+                st = clg_tensor_fill(t[i], 0.5f);
+        }
+    }
+    if (st == CLG_OK)
+        st = clg__conv_resolve(ctx, d, pass, &g, t[0], t[1], t[2], out);
+    for (int i = 0; i < 3; i++)
+        clg_tensor_destroy(t[i]);
+    return st;
+}

@@ -1,0 +1,61 @@
+/* Convolution internals: the resolved geometry of one call and the algorithms' entry points. */
+#ifndef CLGRAD_CONV_INTERNAL_H
+#define CLGRAD_CONV_INTERNAL_H
+
+#include "clgrad/conv.h"
+#include "clgrad/gemm.h"
+#include "tensor/tensor_internal.h"
+
+typedef struct clg__conv_geom {
+    size_t N, C, H, W;           /* input */
+    size_t K, R, S;              /* weights K x Cg x R x S */
+    size_t P, Q;                 /* output */
+    size_t G, Cg, Kg;            /* groups, channels per group in and out */
+    size_t sh, sw, pt, pb, pl, pr, dh, dw;
+    size_t workspace_limit;      /* bytes */
+} clg__conv_geom;
+
+/* Validates d against the shapes and fills g; messages name the field or tensor. */
+clg_status clg__conv_geom_make(clg_ctx *ctx, const clg_conv2d_desc *d, clg_shape x, clg_shape w,
+                               clg__conv_geom *g);
+
+/* Whether `algo` applies to the pass; on success the least and most scratch bytes it uses. */
+clg_status clg__conv_algo_fits(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
+                               clg_conv_algo algo, size_t *min_bytes, size_t *max_bytes);
+
+/* The three passes of each algorithm. For the backward passes `a` is dy; outputs are
+ * overwritten. */
+clg_status clg__conv_im2col_run(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
+                                const clg_tensor *a, const clg_tensor *b, clg_tensor *out);
+clg_status clg__conv_gemm1x1_run(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
+                                 const clg_tensor *a, const clg_tensor *b, clg_tensor *out);
+clg_status clg__conv_implicit_run(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
+                                  const clg_tensor *a, const clg_tensor *b, clg_tensor *out);
+clg_status clg__conv_winograd_run(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
+                                  const clg_tensor *a, const clg_tensor *b, clg_tensor *out);
+
+/* Resolves AUTO / FIND / CLGRAD_CONV_ALGO / workspace fallback to a concrete algorithm. FIND
+ * times the candidates on a, b, out (which may be NULL: then the heuristic decides). */
+clg_status clg__conv_resolve(clg_ctx *ctx, const clg_conv2d_desc *d, clg_conv_pass pass,
+                             const clg__conv_geom *g, const clg_tensor *a, const clg_tensor *b,
+                             clg_tensor *out, clg_conv_algo *algo);
+
+/* Runs one concrete algorithm. */
+clg_status clg__conv_run(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
+                         clg_conv_algo algo, const clg_tensor *a, const clg_tensor *b,
+                         clg_tensor *out);
+
+/* Parses the text of a per-device find file into the state (for tests and fuzzing too). */
+size_t clg__conv_find_parse(void *state, const char *text);
+
+clg_status clg__conv_bias_add(clg_ctx *ctx, const clg__conv_geom *g, const clg_tensor *bias,
+                              clg_tensor *y);
+clg_status clg__conv_bias_grad(clg_ctx *ctx, const clg_tensor *dy, clg_tensor *db);
+
+/* Images per chunk so that `per_image` bytes of scratch each stay within the limit (>= 1). */
+size_t clg__conv_chunk(const clg__conv_geom *g, size_t per_image);
+
+/* Scratch slots the conv algorithms use (slot 0 is GEMM's packing). */
+enum { CLG__SLOT_CONV_COLS = 1, CLG__SLOT_CONV_AUX = 2 };
+
+#endif

@@ -1,0 +1,498 @@
+/* Convolution: every algorithm and pass against a double-precision reference on a table of
+ * shapes (1x1 images, odd sizes, stride > kernel, padding >= kernel/2, dilation 2, groups 2,
+ * depthwise, batch 1 and 3, real layers), exact on small integers, NaN-poisoned outputs with a
+ * guard image after them; the reference's backward passes against finite differences of its
+ * forward; a coarse finite-difference check of the device ops; algorithm choice (find mode,
+ * stored results, override, workspace fallback) and invalid descriptors. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "common/testutil.h"
+#include "ref/ref_conv.h"
+
+static clg_ctx *ctx;
+static clg_test_rng rng;
+static size_t workspace_limit; /* for desc_of: 0 is the default */
+static int applied[CLG_CONV_ALGOS + 1];
+
+typedef struct conv_case {
+    size_t N, C, H, W, K, R, S, sh, sw, pt, pb, pl, pr, dh, dw, G;
+    int bias;
+} conv_case;
+
+static const conv_case cases[] = {
+    {2, 3, 1, 1, 4, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1},   /* 1x1 image */
+    {3, 2, 7, 5, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0},   /* odd sizes, batch 3 */
+    {1, 2, 9, 9, 2, 2, 2, 3, 3, 0, 0, 0, 0, 1, 1, 1, 1},   /* stride > kernel */
+    {2, 1, 5, 6, 2, 3, 3, 1, 1, 2, 2, 2, 2, 1, 1, 1, 0},   /* padding 2 on a 3x3 kernel */
+    {1, 3, 9, 8, 2, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 1, 1},   /* dilation 2 */
+    {2, 4, 6, 6, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1},   /* groups 2 */
+    {2, 5, 7, 7, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 5, 0},   /* depthwise */
+    {1, 2, 6, 5, 3, 3, 3, 2, 1, 0, 2, 1, 0, 1, 1, 1, 1},   /* asymmetric padding, stride 2x1 */
+    {3, 1, 28, 28, 32, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 1, 1}, /* c1 layer */
+    {2, 32, 14, 14, 64, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 1, 1}, /* c2 layer */
+    {2, 16, 9, 11, 17, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0}, /* 3x3 with many channels */
+    {3, 4, 5, 3, 6, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 2, 1},   /* 1x1, groups 2 */
+    {1, 2, 4, 4, 3, 4, 4, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0},   /* kernel as large as the input */
+    {2, 3, 8, 8, 4, 3, 3, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0},   /* 3x3 without padding */
+};
+#define N_CASES (sizeof cases / sizeof cases[0])
+
+static clg_conv2d_desc desc_of(const conv_case *c, clg_conv_algo algo)
+{
+    clg_conv2d_desc d = clg_conv2d_desc_default();
+    d.stride_h = (int)c->sh;
+    d.stride_w = (int)c->sw;
+    d.pad_top = (int)c->pt;
+    d.pad_bottom = (int)c->pb;
+    d.pad_left = (int)c->pl;
+    d.pad_right = (int)c->pr;
+    d.dilation_h = (int)c->dh;
+    d.dilation_w = (int)c->dw;
+    d.groups = (int)c->G;
+    d.algo = algo;
+    d.workspace_limit = workspace_limit;
+    return d;
+}
+
+static ref_conv ref_of(const conv_case *c)
+{
+    ref_conv g = {c->N, c->C, c->H, c->W, c->K, c->R, c->S, c->sh, c->sw, c->pt, c->pb, c->pl,
+                  c->pr, c->dh, c->dw, c->G, 0, 0};
+    assert_true(ref_conv_init(&g));
+    return g;
+}
+
+static clg_tensor *make(clg_shape s, const float *host)
+{
+    clg_tensor *t;
+    CLG_ASSERT_STATUS(clg_tensor_create(ctx, s, &t), CLG_OK);
+    if (host)
+        CLG_ASSERT_STATUS(clg_tensor_upload(t, host, clg_shape_numel(s)), CLG_OK);
+    return t;
+}
+
+/* An output tensor of one image more than `s`, all NaN; *view is the first s.n images. */
+static clg_tensor *make_guarded(clg_shape s, clg_tensor **view)
+{
+    clg_shape big = s;
+    big.n += 1;
+    clg_tensor *t = make(big, NULL);
+    CLG_ASSERT_STATUS(clg_tensor_fill(t, NAN), CLG_OK);
+    CLG_ASSERT_STATUS(clg_tensor_view_batch(t, 0, s.n, view), CLG_OK);
+    return t;
+}
+
+/* Compares the first n values of the guarded tensor with ref and checks the guard image is
+ * still NaN. Returns 0 when fine. */
+static int compare(clg_tensor *guarded, size_t n, size_t guard, const double *ref, int exact,
+                   double tol, const char *what)
+{
+    float *out = malloc((n + guard) * sizeof *out);
+    CLG_ASSERT_STATUS(clg_tensor_download(guarded, out, n + guard), CLG_OK);
+    int bad = 0;
+    double num = 0, den = 0;
+    for (size_t i = 0; i < n && !bad; i++) {
+        if (isnan(out[i]) || (exact && out[i] != ref[i])) {
+            print_error("%s: element %zu is %g, expected %g\n", what, i, out[i], ref[i]);
+            bad = 1;
+        }
+        num += (out[i] - ref[i]) * (out[i] - ref[i]);
+        den += ref[i] * ref[i];
+    }
+    double rel = den > 0 ? sqrt(num / den) : sqrt(num);
+    if (!bad && rel > tol) {
+        print_error("%s: relative L2 error %.3g above %.3g\n", what, rel, tol);
+        bad = 1;
+    }
+    for (size_t i = n; i < n + guard && !bad; i++)
+        if (!isnan(out[i])) {
+            print_error("%s: guard element %zu was written\n", what, i - n);
+            bad = 1;
+        }
+    free(out);
+    return bad;
+}
+
+/* float32 sums of `len` products: error grows like sqrt(len) * eps; Winograd's transforms
+ * add a few roundings per element (a factor of 4 covers them). */
+static double tolerance(size_t len, clg_conv_algo algo)
+{
+    double t = len <= 100 ? 1e-5 : 1e-5 * sqrt((double)len / 100.0);
+    return algo == CLG_CONV_ALGO_WINOGRAD ? 4 * t : t;
+}
+
+static int run_case(const conv_case *c, clg_conv_algo algo, clg_conv_pass pass, int integer)
+{
+    ref_conv g = ref_of(c);
+    clg_conv2d_desc d = desc_of(c, algo);
+    clg_shape xs = {c->N, c->C, c->H, c->W}, ws = {c->K, c->C / c->G, c->R, c->S};
+    clg_shape ys = {c->N, c->K, g.P, g.Q}, bs = {c->K, 1, 1, 1};
+    size_t nx = clg_shape_numel(xs), nw = clg_shape_numel(ws), ny = clg_shape_numel(ys);
+    size_t min_b, max_b;
+    clg_status fit = clg_conv2d_workspace(ctx, &d, pass, algo, xs, ws, &min_b, &max_b);
+    if (fit == CLG_ERR_UNSUPPORTED && workspace_limit == 0)
+        return 0; /* does not apply to this shape */
+    if (workspace_limit == 0)
+        CLG_ASSERT_STATUS(fit, CLG_OK);
+    applied[algo]++;
+    float *x = malloc(nx * sizeof *x), *w = malloc(nw * sizeof *w), *dy = malloc(ny * sizeof *dy);
+    float *b = malloc(c->K * sizeof *b);
+    if (integer) {
+        clg_test_fill_int(&rng, x, nx, -3, 3);
+        clg_test_fill_int(&rng, w, nw, -2, 2);
+        clg_test_fill_int(&rng, dy, ny, -3, 3);
+        clg_test_fill_int(&rng, b, c->K, -4, 4);
+    } else {
+        clg_test_fill_uniform(&rng, x, nx, -1, 1);
+        clg_test_fill_uniform(&rng, w, nw, -1, 1);
+        clg_test_fill_uniform(&rng, dy, ny, -1, 1);
+        clg_test_fill_uniform(&rng, b, c->K, -1, 1);
+    }
+    clg_tensor *tx = make(xs, x), *tw = make(ws, w), *tdy = make(ys, dy), *tb = make(bs, b), *out, *view;
+    double *ref;
+    size_t n_out, len;
+    char what[160];
+    snprintf(what, sizeof what, "case %zu %s %s%s", (size_t)(c - cases), clg_conv_algo_name(algo),
+             pass == CLG_CONV_FWD ? "fwd" : pass == CLG_CONV_BWD_DATA ? "bwd_data" : "bwd_weights",
+             integer ? " integer" : "");
+    clg_status st;
+    if (pass == CLG_CONV_FWD) {
+        n_out = ny;
+        len = (c->C / c->G) * c->R * c->S;
+        ref = malloc(n_out * sizeof *ref);
+        ref_conv_forward(&g, x, w, c->bias ? b : NULL, ref);
+        out = make_guarded(ys, &view);
+        st = clg_conv2d_forward(ctx, &d, tx, tw, c->bias ? tb : NULL, view);
+    } else if (pass == CLG_CONV_BWD_DATA) {
+        n_out = nx;
+        len = (c->K / c->G) * c->R * c->S;
+        ref = malloc(n_out * sizeof *ref);
+        ref_conv_backward_data(&g, dy, w, ref);
+        out = make_guarded(xs, &view);
+        st = clg_conv2d_backward_data(ctx, &d, tdy, tw, view);
+    } else {
+        n_out = nw;
+        len = c->N * g.P * g.Q;
+        ref = malloc(n_out * sizeof *ref);
+        ref_conv_backward_weights(&g, x, dy, ref);
+        out = make_guarded(ws, &view);
+        st = clg_conv2d_backward_weights(ctx, &d, tx, tdy, view);
+    }
+    int bad = st != CLG_OK;
+    if (bad)
+        print_error("%s: %s: %s\n", what, clg_status_name(st), clg_ctx_last_error(ctx));
+    else
+        bad = compare(out, n_out, n_out / (pass == CLG_CONV_BWD_WEIGHTS ? c->K : c->N), ref,
+                      integer, tolerance(len, algo), what);
+    /* The weight view's guard is one filter (n_out / K values); others one image. */
+    clg_tensor_destroy(view);
+    clg_tensor_destroy(out);
+    clg_tensor_destroy(tx);
+    clg_tensor_destroy(tw);
+    clg_tensor_destroy(tdy);
+    clg_tensor_destroy(tb);
+    free(ref);
+    free(x);
+    free(w);
+    free(dy);
+    free(b);
+    return bad;
+}
+
+static void every_algorithm_and_pass_matches_the_reference(void **state)
+{
+    (void)state;
+    int failures = 0, runs = 0;
+    for (size_t i = 0; i < N_CASES; i++)
+        for (int a = CLG_CONV_ALGO_IM2COL; a <= CLG_CONV_ALGO_GEMM; a++)
+            for (int pass = 0; pass < 3; pass++)
+                for (int integer = 0; integer < 2; integer++) {
+                    failures += run_case(&cases[i], (clg_conv_algo)a, (clg_conv_pass)pass, integer);
+                    runs++;
+                }
+    print_message("%d runs: im2col %d, implicit %d, winograd %d, gemm %d applied\n", runs,
+                  applied[CLG_CONV_ALGO_IM2COL], applied[CLG_CONV_ALGO_IMPLICIT],
+                  applied[CLG_CONV_ALGO_WINOGRAD], applied[CLG_CONV_ALGO_GEMM]);
+    assert_int_equal(failures, 0);
+    /* Every algorithm met several shapes (a table change must not quietly drop one). */
+    for (int a = CLG_CONV_ALGO_IM2COL; a <= CLG_CONV_ALGO_GEMM; a++)
+        assert_true(applied[a] >= 8);
+}
+
+static void backward_bias_matches_the_reference(void **state)
+{
+    (void)state;
+    const conv_case *c = &cases[9];
+    ref_conv g = ref_of(c);
+    clg_shape ys = {c->N, c->K, g.P, g.Q};
+    size_t ny = clg_shape_numel(ys);
+    float *dy = malloc(ny * sizeof *dy);
+    double *ref = malloc(c->K * sizeof *ref);
+    clg_test_fill_uniform(&rng, dy, ny, -1, 1);
+    ref_conv_backward_bias(&g, dy, ref);
+    clg_tensor *tdy = make(ys, dy), *view, *db = make_guarded((clg_shape){c->K, 1, 1, 1}, &view);
+    CLG_ASSERT_STATUS(clg_conv2d_backward_bias(ctx, tdy, view), CLG_OK);
+    /* Sums of N*P*Q = 392 values. */
+    assert_int_equal(compare(db, c->K, 1, ref, 0, tolerance(ny / c->K, CLG_CONV_ALGO_IM2COL), "bias"), 0);
+    clg_tensor *small = make((clg_shape){c->K - 1, 1, 1, 1}, NULL);
+    CLG_ASSERT_STATUS(clg_conv2d_backward_bias(ctx, tdy, small), CLG_ERR_SHAPE);
+    clg_tensor_destroy(small);
+    clg_tensor_destroy(view);
+    clg_tensor_destroy(db);
+    clg_tensor_destroy(tdy);
+    free(dy);
+    free(ref);
+}
+
+/* The reference's backward passes are the derivatives of its forward: central differences in
+ * double on L = sum(dy * y) agree to ~1e-9. */
+static void reference_backward_is_the_forward_derivative(void **state)
+{
+    (void)state;
+    for (size_t ci = 0; ci < N_CASES; ci++) {
+        const conv_case *c = &cases[ci];
+        if (c->C * c->H * c->W * c->K > 20000)
+            continue; /* the big layers add nothing here and cost time */
+        ref_conv g = ref_of(c);
+        size_t nx = c->N * c->C * c->H * c->W, nw = c->K * (c->C / c->G) * c->R * c->S;
+        size_t ny = c->N * c->K * g.P * g.Q;
+        float *x = malloc(nx * sizeof *x), *w = malloc(nw * sizeof *w), *dy = malloc(ny * sizeof *dy);
+        clg_test_fill_uniform(&rng, x, nx, -1, 1);
+        clg_test_fill_uniform(&rng, w, nw, -1, 1);
+        clg_test_fill_uniform(&rng, dy, ny, -1, 1);
+        double *xd = malloc(nx * sizeof *xd), *wd = malloc(nw * sizeof *wd), *y = malloc(ny * sizeof *y);
+        double *gx = malloc(nx * sizeof *gx), *gw = malloc(nw * sizeof *gw);
+        for (size_t i = 0; i < nx; i++)
+            xd[i] = x[i];
+        for (size_t i = 0; i < nw; i++)
+            wd[i] = w[i];
+        ref_conv_backward_data(&g, dy, w, gx);
+        ref_conv_backward_weights(&g, x, dy, gw);
+        const double eps = 1e-4;
+        for (int probe = 0; probe < 6; probe++) {
+            int on_w = probe & 1;
+            size_t i = (size_t)(clg_test_rng_next(&rng) % (on_w ? nw : nx));
+            double *v = on_w ? &wd[i] : &xd[i], keep = *v, l[2];
+            for (int side = 0; side < 2; side++) {
+                *v = keep + (side ? eps : -eps);
+                ref_conv_forward_d(&g, xd, wd, y);
+                l[side] = 0;
+                for (size_t j = 0; j < ny; j++)
+                    l[side] += dy[j] * y[j];
+            }
+            *v = keep;
+            double fd = (l[1] - l[0]) / (2 * eps), an = on_w ? gw[i] : gx[i];
+            if (fabs(fd - an) > 1e-7 * (1 + fabs(an)))
+                fail_msg("case %zu: d/d%s[%zu]: finite difference %.10g, backward %.10g", ci,
+                         on_w ? "w" : "x", i, fd, an);
+        }
+        free(x);
+        free(w);
+        free(dy);
+        free(xd);
+        free(wd);
+        free(y);
+        free(gx);
+        free(gw);
+    }
+}
+
+/* The device ops themselves, coarsely, in float: a tiny layer, steps of 1e-2, inputs drawn
+ * anywhere (convolution is linear: no kinks to avoid). */
+static void device_backward_matches_device_finite_differences(void **state)
+{
+    (void)state;
+    const conv_case c = {1, 2, 5, 4, 2, 3, 2, 1, 1, 1, 1, 0, 1, 1, 1, 1, 0};
+    ref_conv g = ref_of(&c);
+    clg_conv2d_desc d = desc_of(&c, CLG_CONV_ALGO_AUTO);
+    size_t nx = 2 * 5 * 4, nw = 2 * 2 * 3 * 2, ny = 2 * g.P * g.Q;
+    float x[40], w[24], dy[64], y[64], gx[40], gw[24];
+    clg_test_fill_uniform(&rng, x, nx, -1, 1);
+    clg_test_fill_uniform(&rng, w, nw, -1, 1);
+    clg_test_fill_uniform(&rng, dy, ny, -1, 1);
+    clg_shape xs = {1, 2, 5, 4}, ws = {2, 2, 3, 2}, ys = {1, 2, g.P, g.Q};
+    clg_tensor *tx = make(xs, x), *tw = make(ws, w), *tdy = make(ys, dy), *ty = make(ys, NULL);
+    clg_tensor *tgx = make(xs, NULL), *tgw = make(ws, NULL);
+    CLG_ASSERT_STATUS(clg_conv2d_backward_data(ctx, &d, tdy, tw, tgx), CLG_OK);
+    CLG_ASSERT_STATUS(clg_conv2d_backward_weights(ctx, &d, tx, tdy, tgw), CLG_OK);
+    CLG_ASSERT_STATUS(clg_tensor_download(tgx, gx, nx), CLG_OK);
+    CLG_ASSERT_STATUS(clg_tensor_download(tgw, gw, nw), CLG_OK);
+    const float eps = 1e-2f;
+    for (size_t i = 0; i < nx + nw; i++) {
+        int on_w = i >= nx;
+        float *v = on_w ? &w[i - nx] : &x[i], keep = *v;
+        double l[2];
+        for (int side = 0; side < 2; side++) {
+            *v = keep + (side ? eps : -eps);
+            CLG_ASSERT_STATUS(clg_tensor_upload(on_w ? tw : tx, on_w ? w : x, on_w ? nw : nx), CLG_OK);
+            CLG_ASSERT_STATUS(clg_conv2d_forward(ctx, &d, tx, tw, NULL, ty), CLG_OK);
+            CLG_ASSERT_STATUS(clg_tensor_download(ty, y, ny), CLG_OK);
+            l[side] = 0;
+            for (size_t j = 0; j < ny; j++)
+                l[side] += (double)dy[j] * y[j];
+        }
+        *v = keep;
+        CLG_ASSERT_STATUS(clg_tensor_upload(on_w ? tw : tx, on_w ? w : x, on_w ? nw : nx), CLG_OK);
+        double fd = (l[1] - l[0]) / (2 * eps), an = on_w ? gw[i - nx] : gx[i];
+        if (fabs(fd - an) > 2e-3 * (1 + fabs(an)))
+            fail_msg("d/d%s[%zu]: finite difference %.6g, backward %.6g", on_w ? "w" : "x",
+                     on_w ? i - nx : i, fd, an);
+    }
+    clg_tensor *all[] = {tx, tw, tdy, ty, tgx, tgw};
+    for (size_t i = 0; i < 6; i++)
+        clg_tensor_destroy(all[i]);
+}
+
+static void invalid_descriptors_are_rejected(void **state)
+{
+    (void)state;
+    clg_shape xs = {2, 4, 6, 6}, ws = {6, 2, 3, 3}, ys;
+    clg_conv2d_desc d = clg_conv2d_desc_default();
+    d.groups = 2;
+    CLG_ASSERT_STATUS(clg_conv2d_output_shape(&d, xs, ws, &ys), CLG_OK);
+    assert_true(ys.n == 2 && ys.c == 6 && ys.h == 4 && ys.w == 4);
+    d.pad_left = -1;
+    CLG_ASSERT_STATUS(clg_conv2d_output_shape(&d, xs, ws, &ys), CLG_ERR_INVALID_ARG);
+    assert_non_null(strstr(clg_last_error(), "padding"));
+    d = clg_conv2d_desc_default();
+    d.stride_h = 0;
+    CLG_ASSERT_STATUS(clg_conv2d_output_shape(&d, xs, ws, &ys), CLG_ERR_INVALID_ARG);
+    d = clg_conv2d_desc_default();
+    CLG_ASSERT_STATUS(clg_conv2d_output_shape(&d, xs, ws, &ys), CLG_ERR_SHAPE); /* 2 != 4 channels */
+    d.groups = 3;
+    CLG_ASSERT_STATUS(clg_conv2d_output_shape(&d, xs, ws, &ys), CLG_ERR_INVALID_ARG);
+    assert_non_null(strstr(clg_last_error(), "groups"));
+    d = clg_conv2d_desc_default();
+    CLG_ASSERT_STATUS(clg_conv2d_output_shape(&d, (clg_shape){1, 2, 2, 2}, (clg_shape){1, 2, 3, 3}, &ys),
+                      CLG_ERR_SHAPE);
+    assert_non_null(strstr(clg_last_error(), "larger than the padded"));
+    d.dilation_w = 0;
+    CLG_ASSERT_STATUS(clg_conv2d_output_shape(&d, xs, ws, &ys), CLG_ERR_INVALID_ARG);
+    CLG_ASSERT_STATUS(clg_conv2d_output_shape(NULL, xs, ws, &ys), CLG_ERR_INVALID_ARG);
+
+    /* Tensors that do not match. */
+    d = clg_conv2d_desc_default();
+    d.groups = 2;
+    clg_tensor *x = make(xs, NULL), *w = make(ws, NULL), *y = make((clg_shape){2, 6, 4, 5}, NULL);
+    CLG_ASSERT_STATUS(clg_conv2d_forward(ctx, &d, x, w, NULL, y), CLG_ERR_SHAPE);
+    assert_non_null(strstr(clg_ctx_last_error(ctx), "y is 2x6x4x5"));
+    clg_tensor *bias = make((clg_shape){5, 1, 1, 1}, NULL);
+    clg_tensor_destroy(y);
+    y = make((clg_shape){2, 6, 4, 4}, NULL);
+    CLG_ASSERT_STATUS(clg_conv2d_forward(ctx, &d, x, w, bias, y), CLG_ERR_SHAPE);
+    CLG_ASSERT_STATUS(clg_conv2d_forward(ctx, &d, NULL, w, NULL, y), CLG_ERR_INVALID_ARG);
+    CLG_ASSERT_STATUS(clg_conv2d_backward_data(ctx, &d, x, w, y), CLG_ERR_SHAPE);
+    d.algo = CLG_CONV_ALGO_GEMM; /* a 3x3 kernel is not a 1x1 */
+    CLG_ASSERT_STATUS(clg_conv2d_forward(ctx, &d, x, w, NULL, y), CLG_ERR_UNSUPPORTED);
+    d.algo = (clg_conv_algo)17;
+    CLG_ASSERT_STATUS(clg_conv2d_forward(ctx, &d, x, w, NULL, y), CLG_ERR_INVALID_ARG);
+    clg_tensor_destroy(x);
+    clg_tensor_destroy(w);
+    clg_tensor_destroy(y);
+    clg_tensor_destroy(bias);
+}
+
+static void choice_follows_find_results_overrides_and_workspace(void **state)
+{
+    (void)state;
+    char *dir = clg_test_tempdir("conv-find");
+    clg_ctx *c1 = clg_test_ctx(dir);
+    const conv_case *cc = &cases[10];
+    clg_conv2d_desc d = desc_of(cc, CLG_CONV_ALGO_FIND);
+    clg_shape xs = {cc->N, cc->C, cc->H, cc->W}, ws = {cc->K, cc->C, cc->R, cc->S};
+    clg_conv_algo found, again;
+    CLG_ASSERT_STATUS(clg_conv2d_choose(c1, &d, CLG_CONV_FWD, xs, ws, &found), CLG_OK);
+    assert_true(found >= CLG_CONV_ALGO_IM2COL && found <= CLG_CONV_ALGO_GEMM);
+    clg_ctx_destroy(c1);
+    /* A new context reads the stored result: AUTO now gives the found algorithm. */
+    clg_ctx *c2 = clg_test_ctx(dir);
+    d.algo = CLG_CONV_ALGO_AUTO;
+    CLG_ASSERT_STATUS(clg_conv2d_choose(c2, &d, CLG_CONV_FWD, xs, ws, &again), CLG_OK);
+    assert_int_equal(again, found);
+    clg_ctx_destroy(c2);
+    /* Rewrite the stored entry by hand: the next context believes the file (no new search). */
+    char cmd[800];
+    snprintf(cmd, sizeof cmd, "sed -i 's/^[a-z0-9]*\\t/implicit\\t/' '%s'/conv-*.find", dir);
+    assert_int_equal(system(cmd), 0);
+    clg_ctx *c3 = clg_test_ctx(dir);
+    CLG_ASSERT_STATUS(clg_conv2d_choose(c3, &d, CLG_CONV_FWD, xs, ws, &again), CLG_OK);
+    assert_int_equal(again, CLG_CONV_ALGO_IMPLICIT);
+    /* The environment overrides AUTO. */
+    setenv("CLGRAD_CONV_ALGO", "im2col", 1);
+    CLG_ASSERT_STATUS(clg_conv2d_choose(c3, &d, CLG_CONV_FWD, xs, ws, &again), CLG_OK);
+    assert_int_equal(again, CLG_CONV_ALGO_IM2COL);
+    setenv("CLGRAD_CONV_ALGO", "fastest", 1);
+    CLG_ASSERT_STATUS(clg_conv2d_choose(c3, &d, CLG_CONV_FWD, xs, ws, &again), CLG_ERR_INVALID_ARG);
+    unsetenv("CLGRAD_CONV_ALGO");
+    clg_ctx_destroy(c3);
+    /* A workspace too small for im2col falls back to an algorithm that needs none. */
+    d.algo = CLG_CONV_ALGO_IM2COL;
+    d.workspace_limit = 64;
+    CLG_ASSERT_STATUS(clg_conv2d_choose(ctx, &d, CLG_CONV_FWD, xs, ws, &again), CLG_OK);
+    assert_int_equal(again, CLG_CONV_ALGO_IMPLICIT);
+    size_t lo, hi;
+    d.workspace_limit = 0;
+    CLG_ASSERT_STATUS(clg_conv2d_workspace(ctx, &d, CLG_CONV_FWD, CLG_CONV_ALGO_IM2COL, xs, ws, &lo, &hi), CLG_OK);
+    assert_true(lo > 0 && hi == lo * cc->N);
+    CLG_ASSERT_STATUS(clg_conv2d_workspace(ctx, &d, CLG_CONV_BWD_WEIGHTS, CLG_CONV_ALGO_WINOGRAD, xs, ws, &lo, &hi),
+                      CLG_ERR_UNSUPPORTED);
+    clg_test_rmtree(dir);
+    free(dir);
+}
+
+/* A workspace limit of one image's columns makes im2col run image by image (and Winograd tile
+ * set by tile set): the results still match the reference. */
+static void chunked_algorithms_match_the_reference(void **state)
+{
+    (void)state;
+    int failures = 0;
+    const size_t picks[] = {1, 5, 9, 10};
+    for (size_t i = 0; i < sizeof picks / sizeof picks[0]; i++) {
+        const conv_case *c = &cases[picks[i]];
+        ref_conv g = ref_of(c);
+        /* One image's im2col columns for the weight gradient, the largest per-image need. */
+        workspace_limit = ((c->C / c->G) * c->R * c->S + c->K / c->G) * g.P * g.Q * sizeof(float);
+        if (c->R == 3)
+            workspace_limit += 16 * (c->C + c->K) * ((g.P + 1) / 2 + 1) * ((g.Q + 1) / 2 + 1) * sizeof(float) +
+                               16 * c->K * c->C * sizeof(float);
+        for (int pass = 0; pass < 3; pass++) {
+            failures += run_case(c, CLG_CONV_ALGO_IM2COL, (clg_conv_pass)pass, 0);
+            if (c->R == 3 && pass < 2)
+                failures += run_case(c, CLG_CONV_ALGO_WINOGRAD, (clg_conv_pass)pass, 0);
+        }
+    }
+    workspace_limit = 0;
+    assert_int_equal(failures, 0);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    ctx = clg_test_ctx(getenv("CLGRAD_CACHE_DIR"));
+    clg_test_rng_init(&rng, clg_test_seed());
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    clg_ctx_destroy(ctx);
+    clg_test_devices_release();
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(every_algorithm_and_pass_matches_the_reference),
+        cmocka_unit_test(backward_bias_matches_the_reference),
+        cmocka_unit_test(reference_backward_is_the_forward_derivative),
+        cmocka_unit_test(device_backward_matches_device_finite_differences),
+        cmocka_unit_test(invalid_descriptors_are_rejected),
+        cmocka_unit_test(choice_follows_find_results_overrides_and_workspace),
+        cmocka_unit_test(chunked_algorithms_match_the_reference),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
