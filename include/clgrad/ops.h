@@ -5,5 +5,6 @@
 
 #include "clgrad/gemm.h"
 #include "clgrad/conv.h"
+#include "clgrad/pool.h"
 
 #endif

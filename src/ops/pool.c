@@ -1,0 +1,186 @@
+/* Pooling: descriptor checks, output size (floor or ceil), launches. */
+#include "tensor/tensor_internal.h"
+#include "clgrad/pool.h"
+
+enum { LOCAL0 = 64 };
+
+clg_pool2d_desc clg_pool2d_desc_default(void)
+{
+    clg_pool2d_desc d = {CLG_POOL_MAX, 2, 2, 2, 2, 0, 0, 0, 0, 0};
+    return d;
+}
+
+typedef struct pool_geom {
+    size_t N, C, H, W, R, S, sh, sw, pt, pb, pl, pr, P, Q;
+} pool_geom;
+
+/* Output length of one axis; ceil mode keeps a last window only if it starts before the end
+ * of the input plus the leading padding. */
+static size_t out_len(size_t in, size_t lo, size_t hi, size_t win, size_t stride, int ceil_mode)
+{
+    size_t span = in + lo + hi - win;
+    size_t n = (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
+    if (ceil_mode && (n - 1) * stride >= in + lo)
+        n--;
+    return n;
+}
+
+static clg_status make_geom(clg_ctx *ctx, const clg_pool2d_desc *d, clg_shape x, pool_geom *g)
+{
+    if (!d)
+        return clg__fail(ctx, CLG_ERR_INVALID_ARG, "pool2d: descriptor is NULL");
+    const char *bad = NULL;
+    if ((unsigned)d->mode > CLG_POOL_AVG_EXCLUDE)
+        bad = "mode is not a clg_pool_mode";
+    else if (d->window_h < 1 || d->window_w < 1)
+        bad = "window_h and window_w must be >= 1";
+    else if (d->stride_h < 1 || d->stride_w < 1)
+        bad = "stride_h and stride_w must be >= 1";
+    else if (d->pad_top < 0 || d->pad_bottom < 0 || d->pad_left < 0 || d->pad_right < 0)
+        bad = "padding must be >= 0";
+    else if (d->pad_top >= d->window_h || d->pad_bottom >= d->window_h ||
+             d->pad_left >= d->window_w || d->pad_right >= d->window_w)
+        bad = "padding must be smaller than the window";
+    if (bad)
+        return clg__fail(ctx, CLG_ERR_INVALID_ARG, "pool2d: %s", bad);
+    pool_geom p = {x.n, x.c, x.h, x.w, (size_t)d->window_h, (size_t)d->window_w,
+                   (size_t)d->stride_h, (size_t)d->stride_w, (size_t)d->pad_top,
+                   (size_t)d->pad_bottom, (size_t)d->pad_left, (size_t)d->pad_right, 0, 0};
+    if (p.R > p.H + p.pt + p.pb || p.S > p.W + p.pl + p.pr)
+        return clg__fail(ctx, CLG_ERR_SHAPE, "pool2d: the %zux%zu window is larger than the padded %zux%zu input",
+                         p.R, p.S, p.H + p.pt + p.pb, p.W + p.pl + p.pr);
+    p.P = out_len(p.H, p.pt, p.pb, p.R, p.sh, d->ceil_mode);
+    p.Q = out_len(p.W, p.pl, p.pr, p.S, p.sw, d->ceil_mode);
+    *g = p;
+    return CLG_OK;
+}
+
+clg_status clg_pool2d_output_shape(const clg_pool2d_desc *d, clg_shape x, clg_shape *y)
+{
+    pool_geom g = {0};
+    if (!y)
+        return clg__fail(NULL, CLG_ERR_INVALID_ARG, "clg_pool2d_output_shape: y is NULL");
+    clg_status st = make_geom(NULL, d, x, &g);
+    if (st == CLG_OK) {
+        clg_shape s = {g.N, g.C, g.P, g.Q};
+        *y = s;
+    }
+    return st;
+}
+
+static clg_status check(clg_ctx *ctx, const char *call, const clg_tensor *a, const clg_tensor *b,
+                        const clg_tensor *c)
+{
+    if (!ctx || !a || !b || !c)
+        return clg__fail(ctx, CLG_ERR_INVALID_ARG, "%s: NULL argument", call);
+    if (a->ctx != ctx || b->ctx != ctx || c->ctx != ctx)
+        return clg__fail(ctx, CLG_ERR_INVALID_ARG, "%s: tensors must live on ctx", call);
+    return CLG_OK;
+}
+
+static clg_status expect(clg_ctx *ctx, const char *name, const clg_tensor *t, clg_shape s)
+{
+    clg_shape h = t->shape;
+    if (h.n != s.n || h.c != s.c || h.h != s.h || h.w != s.w)
+        return clg__fail(ctx, CLG_ERR_SHAPE, "pool2d: %s is %zux%zux%zux%zu, expected %zux%zux%zux%zu",
+                         name, h.n, h.c, h.h, h.w, s.n, s.c, s.h, s.w);
+    return CLG_OK;
+}
+
+static void geom_args(clg__launch *l, const pool_geom *g, clg_pool_mode mode)
+{
+    size_t v[] = {g->H, g->W, g->R, g->S, g->sh, g->sw, g->pt, g->pl, g->pb, g->pr, g->P, g->Q, mode};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        clg__arg_u32(l, v[i]);
+}
+
+clg_status clg_pool2d_forward(clg_ctx *ctx, const clg_pool2d_desc *d, const clg_tensor *x,
+                              clg_tensor *y)
+{
+    pool_geom g = {0};
+    clg_status st = check(ctx, "clg_pool2d_forward", x, y, y);
+    if (st == CLG_OK)
+        st = make_geom(ctx, d, x->shape, &g);
+    if (st == CLG_OK)
+        st = expect(ctx, "y", y, (clg_shape){g.N, g.C, g.P, g.Q});
+    clg__launch l;
+    if (st == CLG_OK)
+        st = clg__launch_begin(ctx, "pool", NULL, "clg_pool_fwd", &l);
+    if (st != CLG_OK)
+        return st;
+    clg__arg_mem(&l, x->mem);
+    clg__arg_u64(&l, x->offset);
+    clg__arg_mem(&l, y->mem);
+    clg__arg_u64(&l, y->offset);
+    geom_args(&l, &g, d->mode);
+    size_t global[3] = {g.P * g.Q, g.N * g.C, 1}, local[3] = {LOCAL0, 1, 1};
+    return clg__launch_run(&l, global, local);
+}
+
+clg_status clg_pool2d_backward(clg_ctx *ctx, const clg_pool2d_desc *d, const clg_tensor *x,
+                               const clg_tensor *dy, clg_tensor *dx)
+{
+    pool_geom g = {0};
+    clg_status st = check(ctx, "clg_pool2d_backward", x, dy, dx);
+    if (st == CLG_OK)
+        st = make_geom(ctx, d, x->shape, &g);
+    if (st == CLG_OK)
+        st = expect(ctx, "dy", dy, (clg_shape){g.N, g.C, g.P, g.Q});
+    if (st == CLG_OK)
+        st = expect(ctx, "dx", dx, x->shape);
+    clg__launch l;
+    if (st == CLG_OK)
+        st = clg__launch_begin(ctx, "pool", NULL, "clg_pool_bwd", &l);
+    if (st != CLG_OK)
+        return st;
+    clg__arg_mem(&l, x->mem);
+    clg__arg_u64(&l, x->offset);
+    clg__arg_mem(&l, dy->mem);
+    clg__arg_u64(&l, dy->offset);
+    clg__arg_mem(&l, dx->mem);
+    clg__arg_u64(&l, dx->offset);
+    geom_args(&l, &g, d->mode);
+    size_t global[3] = {g.H * g.W, g.N * g.C, 1}, local[3] = {LOCAL0, 1, 1};
+    return clg__launch_run(&l, global, local);
+}
+
+clg_status clg_global_avg_pool_forward(clg_ctx *ctx, const clg_tensor *x, clg_tensor *y)
+{
+    clg_status st = check(ctx, "clg_global_avg_pool_forward", x, y, y);
+    if (st == CLG_OK)
+        st = expect(ctx, "y", y, (clg_shape){x->shape.n, x->shape.c, 1, 1});
+    clg__launch l;
+    if (st == CLG_OK)
+        st = clg__launch_begin(ctx, "pool", NULL, "clg_pool_global_fwd", &l);
+    if (st != CLG_OK)
+        return st;
+    size_t nc = x->shape.n * x->shape.c;
+    clg__arg_mem(&l, x->mem);
+    clg__arg_u64(&l, x->offset);
+    clg__arg_mem(&l, y->mem);
+    clg__arg_u64(&l, y->offset);
+    clg__arg_u32(&l, x->shape.h * x->shape.w);
+    clg__arg_u32(&l, nc);
+    size_t global[3] = {nc, 1, 1}, local[3] = {1, 1, 1};
+    return clg__launch_run(&l, global, local);
+}
+
+clg_status clg_global_avg_pool_backward(clg_ctx *ctx, const clg_tensor *dy, clg_tensor *dx)
+{
+    clg_status st = check(ctx, "clg_global_avg_pool_backward", dy, dx, dx);
+    if (st == CLG_OK)
+        st = expect(ctx, "dy", dy, (clg_shape){dx->shape.n, dx->shape.c, 1, 1});
+    clg__launch l;
+    if (st == CLG_OK)
+        st = clg__launch_begin(ctx, "pool", NULL, "clg_pool_global_bwd", &l);
+    if (st != CLG_OK)
+        return st;
+    size_t hw = dx->shape.h * dx->shape.w;
+    clg__arg_mem(&l, dy->mem);
+    clg__arg_u64(&l, dy->offset);
+    clg__arg_mem(&l, dx->mem);
+    clg__arg_u64(&l, dx->offset);
+    clg__arg_u32(&l, hw);
+    size_t global[3] = {hw, dx->shape.n * dx->shape.c, 1}, local[3] = {LOCAL0, 1, 1};
+    return clg__launch_run(&l, global, local);
+}

@@ -1,0 +1,333 @@
+/* Pooling against a double-precision reference: max, average with padding counted or not,
+ * floor and ceil sizes, odd shapes, windows larger than strides and the reverse, 1x1 images;
+ * ties go to the first element; backward against finite differences of the reference forward;
+ * global average pooling; invalid descriptors. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "common/testutil.h"
+
+static clg_ctx *ctx;
+static clg_test_rng rng;
+
+typedef struct pool_case {
+    size_t N, C, H, W;
+    clg_pool2d_desc d;
+} pool_case;
+
+#define D(mode, r, s, sh, sw, pt, pb, pl, pr, ceil) {mode, r, s, sh, sw, pt, pb, pl, pr, ceil}
+static const pool_case cases[] = {
+    {3, 4, 28, 28, D(CLG_POOL_MAX, 2, 2, 2, 2, 0, 0, 0, 0, 0)},
+    {2, 3, 7, 5, D(CLG_POOL_MAX, 3, 3, 2, 2, 1, 1, 1, 1, 1)},
+    {2, 3, 7, 5, D(CLG_POOL_AVG, 3, 3, 2, 2, 1, 1, 1, 1, 1)},
+    {2, 3, 7, 5, D(CLG_POOL_AVG_EXCLUDE, 3, 3, 2, 2, 1, 1, 1, 1, 1)},
+    {1, 2, 9, 8, D(CLG_POOL_MAX, 3, 2, 1, 1, 1, 0, 0, 1, 0)},
+    {1, 2, 9, 8, D(CLG_POOL_AVG_EXCLUDE, 3, 2, 1, 1, 1, 0, 0, 1, 0)},
+    {2, 1, 10, 10, D(CLG_POOL_MAX, 2, 2, 3, 3, 0, 0, 0, 0, 1)}, /* stride > window */
+    {2, 2, 1, 1, D(CLG_POOL_AVG, 1, 1, 1, 1, 0, 0, 0, 0, 0)},   /* 1x1 image */
+    {1, 3, 5, 5, D(CLG_POOL_MAX, 5, 5, 1, 1, 0, 0, 0, 0, 0)},   /* window = input */
+    {3, 2, 6, 7, D(CLG_POOL_AVG, 2, 3, 2, 2, 1, 1, 2, 0, 1)},
+};
+#define N_CASES (sizeof cases / sizeof cases[0])
+
+/* Reference forward; the argmax of each window (first largest) in *arg when non-NULL. */
+static void ref_pool(const pool_case *c, size_t P, size_t Q, const double *x, double *y, long *arg)
+{
+    const clg_pool2d_desc *d = &c->d;
+    for (size_t nc = 0; nc < c->N * c->C; nc++)
+        for (size_t p = 0; p < P; p++)
+            for (size_t q = 0; q < Q; q++) {
+                long h0 = (long)(p * (size_t)d->stride_h) - d->pad_top;
+                long w0 = (long)(q * (size_t)d->stride_w) - d->pad_left;
+                double best = -INFINITY, sum = 0;
+                long at = -1, inside = 0, padded = 0;
+                for (long h = h0; h < h0 + d->window_h; h++)
+                    for (long w = w0; w < w0 + d->window_w; w++) {
+                        if (h >= -d->pad_top && h < (long)c->H + d->pad_bottom &&
+                            w >= -d->pad_left && w < (long)c->W + d->pad_right)
+                            padded++;
+                        if (h < 0 || w < 0 || h >= (long)c->H || w >= (long)c->W)
+                            continue;
+                        double v = x[(nc * c->H + (size_t)h) * c->W + (size_t)w];
+                        inside++;
+                        sum += v;
+                        if (at < 0 || v > best) {
+                            best = v;
+                            at = h * (long)c->W + w;
+                        }
+                    }
+                double out = d->mode == CLG_POOL_MAX ? best
+                             : d->mode == CLG_POOL_AVG ? sum / (double)padded
+                                                       : sum / (double)inside;
+                y[(nc * P + p) * Q + q] = out;
+                if (arg)
+                    arg[(nc * P + p) * Q + q] = at;
+            }
+}
+
+/* Reference backward, by the definition: each window hands its gradient to its argmax, or
+ * spreads it evenly over its divisor. */
+static void ref_pool_backward(const pool_case *c, size_t P, size_t Q, const double *x,
+                              const float *dy, double *dx)
+{
+    const clg_pool2d_desc *d = &c->d;
+    size_t ny = c->N * c->C * P * Q;
+    double *y = malloc(ny * sizeof *y);
+    long *arg = malloc(ny * sizeof *arg);
+    ref_pool(c, P, Q, x, y, arg);
+    memset(dx, 0, c->N * c->C * c->H * c->W * sizeof *dx);
+    for (size_t nc = 0; nc < c->N * c->C; nc++)
+        for (size_t p = 0; p < P; p++)
+            for (size_t q = 0; q < Q; q++) {
+                size_t o = (nc * P + p) * Q + q;
+                if (d->mode == CLG_POOL_MAX) {
+                    dx[nc * c->H * c->W + (size_t)arg[o]] += dy[o];
+                    continue;
+                }
+                long h0 = (long)(p * (size_t)d->stride_h) - d->pad_top;
+                long w0 = (long)(q * (size_t)d->stride_w) - d->pad_left;
+                long inside = 0, padded = 0;
+                for (long h = h0; h < h0 + d->window_h; h++)
+                    for (long w = w0; w < w0 + d->window_w; w++) {
+                        padded += h >= -d->pad_top && h < (long)c->H + d->pad_bottom &&
+                                  w >= -d->pad_left && w < (long)c->W + d->pad_right;
+                        inside += h >= 0 && w >= 0 && h < (long)c->H && w < (long)c->W;
+                    }
+                double share = dy[o] / (double)(d->mode == CLG_POOL_AVG ? padded : inside);
+                for (long h = h0 > 0 ? h0 : 0; h < h0 + d->window_h && h < (long)c->H; h++)
+                    for (long w = w0 > 0 ? w0 : 0; w < w0 + d->window_w && w < (long)c->W; w++)
+                        dx[(nc * c->H + (size_t)h) * c->W + (size_t)w] += share;
+            }
+    free(y);
+    free(arg);
+}
+
+static clg_tensor *make(clg_shape s, const float *host)
+{
+    clg_tensor *t;
+    CLG_ASSERT_STATUS(clg_tensor_create(ctx, s, &t), CLG_OK);
+    if (host)
+        CLG_ASSERT_STATUS(clg_tensor_upload(t, host, clg_shape_numel(s)), CLG_OK);
+    else
+        CLG_ASSERT_STATUS(clg_tensor_fill(t, NAN), CLG_OK);
+    return t;
+}
+
+static int check_close(const float *got, const double *ref, size_t n, int exact, const char *what)
+{
+    double num = 0, den = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (isnan(got[i]) || (exact && got[i] != (float)ref[i])) {
+            print_error("%s: element %zu is %g, expected %g\n", what, i, got[i], ref[i]);
+            return 1;
+        }
+        num += (got[i] - ref[i]) * (got[i] - ref[i]);
+        den += ref[i] * ref[i];
+    }
+    /* Sums of at most a window's values: 1e-6 is ample. */
+    if (den > 0 && sqrt(num / den) > 1e-6) {
+        print_error("%s: relative error %g\n", what, sqrt(num / den));
+        return 1;
+    }
+    return 0;
+}
+
+static void every_case_matches_the_reference(void **state)
+{
+    (void)state;
+    int failures = 0;
+    for (size_t ci = 0; ci < N_CASES; ci++)
+        for (int integer = 0; integer < 2; integer++) {
+            const pool_case *c = &cases[ci];
+            clg_shape xs = {c->N, c->C, c->H, c->W}, ys;
+            CLG_ASSERT_STATUS(clg_pool2d_output_shape(&c->d, xs, &ys), CLG_OK);
+            size_t nx = clg_shape_numel(xs), ny = clg_shape_numel(ys);
+            float *x = malloc(nx * sizeof *x), *dy = malloc(ny * sizeof *dy);
+            float *y = malloc(ny * sizeof *y), *dx = malloc(nx * sizeof *dx);
+            double *xd = malloc(nx * sizeof *xd), *yr = malloc(ny * sizeof *yr), *dxr = malloc(nx * sizeof *dxr);
+            if (integer) { /* many ties: the first largest must win */
+                clg_test_fill_int(&rng, x, nx, -2, 2);
+                clg_test_fill_int(&rng, dy, ny, -3, 3);
+            } else {
+                clg_test_fill_uniform(&rng, x, nx, -1, 1);
+                clg_test_fill_uniform(&rng, dy, ny, -1, 1);
+            }
+            for (size_t i = 0; i < nx; i++)
+                xd[i] = x[i];
+            ref_pool(c, ys.h, ys.w, xd, yr, NULL);
+            ref_pool_backward(c, ys.h, ys.w, xd, dy, dxr);
+            clg_tensor *tx = make(xs, x), *ty = make(ys, NULL), *tdy = make(ys, dy), *tdx = make(xs, NULL);
+            CLG_ASSERT_STATUS(clg_pool2d_forward(ctx, &c->d, tx, ty), CLG_OK);
+            CLG_ASSERT_STATUS(clg_pool2d_backward(ctx, &c->d, tx, tdy, tdx), CLG_OK);
+            CLG_ASSERT_STATUS(clg_tensor_download(ty, y, ny), CLG_OK);
+            CLG_ASSERT_STATUS(clg_tensor_download(tdx, dx, nx), CLG_OK);
+            char what[64];
+            snprintf(what, sizeof what, "case %zu%s forward", ci, integer ? " integer" : "");
+            int exact_fwd = c->d.mode == CLG_POOL_MAX, exact_bwd = c->d.mode == CLG_POOL_MAX && integer;
+            failures += check_close(y, yr, ny, exact_fwd, what);
+            snprintf(what, sizeof what, "case %zu%s backward", ci, integer ? " integer" : "");
+            failures += check_close(dx, dxr, nx, exact_bwd, what);
+            clg_tensor_destroy(tx);
+            clg_tensor_destroy(ty);
+            clg_tensor_destroy(tdy);
+            clg_tensor_destroy(tdx);
+            free(x);
+            free(dy);
+            free(y);
+            free(dx);
+            free(xd);
+            free(yr);
+            free(dxr);
+        }
+    assert_int_equal(failures, 0);
+}
+
+/* The reference backward is the derivative of the reference forward (distinct values keep
+ * max windows away from ties, where the derivative does not exist). */
+static void reference_backward_is_the_forward_derivative(void **state)
+{
+    (void)state;
+    for (size_t ci = 0; ci < N_CASES; ci++) {
+        const pool_case *c = &cases[ci];
+        clg_shape xs = {c->N, c->C, c->H, c->W}, ys;
+        CLG_ASSERT_STATUS(clg_pool2d_output_shape(&c->d, xs, &ys), CLG_OK);
+        size_t nx = clg_shape_numel(xs), ny = clg_shape_numel(ys);
+        double *x = malloc(nx * sizeof *x), *y = malloc(ny * sizeof *y), *dx = malloc(nx * sizeof *dx);
+        float *dy = malloc(ny * sizeof *dy);
+        for (size_t i = 0; i < nx; i++)
+            x[i] = (double)i / (double)nx + 1e-3 * clg_test_uniform(&rng, 0, 1); /* distinct */
+        clg_test_fill_uniform(&rng, dy, ny, -1, 1);
+        ref_pool_backward(c, ys.h, ys.w, x, dy, dx);
+        for (int probe = 0; probe < 5; probe++) {
+            size_t i = (size_t)(clg_test_rng_next(&rng) % nx);
+            double keep = x[i], l[2], eps = 1e-7;
+            for (int side = 0; side < 2; side++) {
+                x[i] = keep + (side ? eps : -eps);
+                ref_pool(c, ys.h, ys.w, x, y, NULL);
+                l[side] = 0;
+                for (size_t j = 0; j < ny; j++)
+                    l[side] += dy[j] * y[j];
+            }
+            x[i] = keep;
+            double fd = (l[1] - l[0]) / (2 * eps);
+            if (fabs(fd - dx[i]) > 1e-6 * (1 + fabs(dx[i])))
+                fail_msg("case %zu: d/dx[%zu]: finite difference %.9g, backward %.9g", ci, i, fd, dx[i]);
+        }
+        free(x);
+        free(y);
+        free(dx);
+        free(dy);
+    }
+}
+
+static void ties_go_to_the_first_element(void **state)
+{
+    (void)state;
+    clg_pool2d_desc d = clg_pool2d_desc_default();
+    float x[16], dy[4] = {1, 2, 3, 4}, dx[16];
+    for (int i = 0; i < 16; i++)
+        x[i] = 5.0f;
+    clg_tensor *tx = make((clg_shape){1, 1, 4, 4}, x), *tdy = make((clg_shape){1, 1, 2, 2}, dy);
+    clg_tensor *tdx = make((clg_shape){1, 1, 4, 4}, NULL);
+    CLG_ASSERT_STATUS(clg_pool2d_backward(ctx, &d, tx, tdy, tdx), CLG_OK);
+    CLG_ASSERT_STATUS(clg_tensor_download(tdx, dx, 16), CLG_OK);
+    const float want[16] = {1, 0, 2, 0, 0, 0, 0, 0, 3, 0, 4, 0, 0, 0, 0, 0};
+    assert_memory_equal(dx, want, sizeof want);
+    clg_tensor_destroy(tx);
+    clg_tensor_destroy(tdy);
+    clg_tensor_destroy(tdx);
+}
+
+static void global_average_pooling(void **state)
+{
+    (void)state;
+    size_t N = 3, C = 5, H = 7, W = 6, nx = N * C * H * W;
+    float *x = malloc(nx * sizeof *x), y[15], dy[15], *dx = malloc(nx * sizeof *dx);
+    clg_test_fill_uniform(&rng, x, nx, -1, 1);
+    clg_test_fill_uniform(&rng, dy, 15, -1, 1);
+    clg_tensor *tx = make((clg_shape){N, C, H, W}, x), *ty = make((clg_shape){N, C, 1, 1}, NULL);
+    clg_tensor *tdy = make((clg_shape){N, C, 1, 1}, dy), *tdx = make((clg_shape){N, C, H, W}, NULL);
+    CLG_ASSERT_STATUS(clg_global_avg_pool_forward(ctx, tx, ty), CLG_OK);
+    CLG_ASSERT_STATUS(clg_global_avg_pool_backward(ctx, tdy, tdx), CLG_OK);
+    CLG_ASSERT_STATUS(clg_tensor_download(ty, y, 15), CLG_OK);
+    CLG_ASSERT_STATUS(clg_tensor_download(tdx, dx, nx), CLG_OK);
+    for (size_t nc = 0; nc < N * C; nc++) {
+        double s = 0;
+        for (size_t i = 0; i < H * W; i++) {
+            s += x[nc * H * W + i];
+            assert_true(fabs(dx[nc * H * W + i] - dy[nc] / 42.0) < 1e-7);
+        }
+        assert_true(fabs(y[nc] - s / 42.0) < 1e-6);
+    }
+    clg_tensor *bad = make((clg_shape){N, C, 2, 1}, NULL);
+    CLG_ASSERT_STATUS(clg_global_avg_pool_forward(ctx, tx, bad), CLG_ERR_SHAPE);
+    clg_tensor *all[] = {tx, ty, tdy, tdx, bad};
+    for (int i = 0; i < 5; i++)
+        clg_tensor_destroy(all[i]);
+    free(x);
+    free(dx);
+}
+
+static void invalid_descriptors_are_rejected(void **state)
+{
+    (void)state;
+    clg_shape xs = {1, 1, 4, 4}, ys;
+    clg_pool2d_desc d = clg_pool2d_desc_default();
+    d.pad_left = -1;
+    CLG_ASSERT_STATUS(clg_pool2d_output_shape(&d, xs, &ys), CLG_ERR_INVALID_ARG);
+    d = clg_pool2d_desc_default();
+    d.pad_top = 2; /* not smaller than the 2x2 window */
+    CLG_ASSERT_STATUS(clg_pool2d_output_shape(&d, xs, &ys), CLG_ERR_INVALID_ARG);
+    assert_non_null(strstr(clg_last_error(), "smaller than the window"));
+    d = clg_pool2d_desc_default();
+    d.stride_w = 0;
+    CLG_ASSERT_STATUS(clg_pool2d_output_shape(&d, xs, &ys), CLG_ERR_INVALID_ARG);
+    d = clg_pool2d_desc_default();
+    d.window_h = 5;
+    CLG_ASSERT_STATUS(clg_pool2d_output_shape(&d, xs, &ys), CLG_ERR_SHAPE);
+    d = clg_pool2d_desc_default();
+    d.mode = (clg_pool_mode)9;
+    CLG_ASSERT_STATUS(clg_pool2d_output_shape(&d, xs, &ys), CLG_ERR_INVALID_ARG);
+    d = clg_pool2d_desc_default();
+    clg_tensor *x = make(xs, NULL), *y = make((clg_shape){1, 1, 3, 2}, NULL);
+    CLG_ASSERT_STATUS(clg_pool2d_forward(ctx, &d, x, y), CLG_ERR_SHAPE);
+    CLG_ASSERT_STATUS(clg_pool2d_forward(ctx, &d, NULL, y), CLG_ERR_INVALID_ARG);
+    clg_tensor_destroy(x);
+    clg_tensor_destroy(y);
+    /* Ceil mode: 7 wide, window 2 stride 2 gives 4 (a last partial window), floor gives 3. */
+    d.ceil_mode = 1;
+    CLG_ASSERT_STATUS(clg_pool2d_output_shape(&d, (clg_shape){1, 1, 7, 7}, &ys), CLG_OK);
+    assert_int_equal(ys.w, 4);
+    d.ceil_mode = 0;
+    CLG_ASSERT_STATUS(clg_pool2d_output_shape(&d, (clg_shape){1, 1, 7, 7}, &ys), CLG_OK);
+    assert_int_equal(ys.w, 3);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    ctx = clg_test_ctx(getenv("CLGRAD_CACHE_DIR"));
+    clg_test_rng_init(&rng, clg_test_seed());
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    clg_ctx_destroy(ctx);
+    clg_test_devices_release();
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(every_case_matches_the_reference),
+        cmocka_unit_test(reference_backward_is_the_forward_derivative),
+        cmocka_unit_test(ties_go_to_the_first_element),
+        cmocka_unit_test(global_average_pooling),
+        cmocka_unit_test(invalid_descriptors_are_rejected),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
