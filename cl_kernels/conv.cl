@@ -64,34 +64,6 @@ __kernel void clg_conv_gather_dy(__global const float *dy, ulong dy_off, ulong d
     out[(size_t)k * nb * PQ + (size_t)n * PQ + pq] = dy[dy_off + n * dy_img + (size_t)k * PQ + pq];
 }
 
-/* y[n][k][pq] += bias[k]. */
-__kernel void clg_conv_bias_add(__global float *y, ulong y_off, __global const float *bias,
-                                ulong b_off, uint K, uint PQ)
-{
-    uint pq = get_global_id(0), k = get_global_id(1), n = get_global_id(2);
-    if (pq >= PQ || k >= K)
-        return;
-    y[y_off + ((size_t)n * K + k) * PQ + pq] += bias[b_off + k];
-}
-
-/* db[k] = sum over n and pq of dy[n][k][pq], summed in a fixed order by one work-item. */
-__kernel void clg_conv_bias_grad(__global const float *dy, ulong dy_off, uint N, uint K, uint PQ,
-                                 __global float *db, ulong db_off)
-{
-    uint k = get_global_id(0);
-    if (k >= K)
-        return;
-    float sum = 0.0f;
-    for (uint n = 0; n < N; n++) {
-        const __global float *row = dy + dy_off + ((size_t)n * K + k) * PQ;
-        float part = 0.0f;
-        for (uint i = 0; i < PQ; i++)
-            part += row[i];
-        sum += part;
-    }
-    db[db_off + k] = sum;
-}
-
 /* Implicit (fused) convolution: no column matrix, the input is read in place.
  * Forward: each work-item computes CB output channels of one output pixel; dimension 0 runs
  * over pixels so that CPUs vectorise across them. CB is a tunable (-DCB). */

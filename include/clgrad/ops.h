@@ -6,5 +6,9 @@
 #include "clgrad/gemm.h"
 #include "clgrad/conv.h"
 #include "clgrad/pool.h"
+#include "clgrad/activation.h"
+#include "clgrad/loss.h"
+#include "clgrad/norm.h"
+#include "clgrad/optim.h"
 
 #endif

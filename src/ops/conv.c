@@ -2,6 +2,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "conv_internal.h"
+#include "clgrad/activation.h"
 
 #define DEFAULT_WORKSPACE ((size_t)256 << 20)
 
@@ -182,7 +183,7 @@ clg_status clg_conv2d_forward(clg_ctx *ctx, const clg_conv2d_desc *d, const clg_
     if (st == CLG_OK)
         st = run_pass(ctx, d, CLG_CONV_FWD, &g, x, w, y);
     if (st == CLG_OK && bias)
-        st = clg__conv_bias_add(ctx, &g, bias, y);
+        st = clg_bias_add(ctx, bias, y);
     return st;
 }
 
@@ -218,14 +219,7 @@ clg_status clg_conv2d_backward_weights(clg_ctx *ctx, const clg_conv2d_desc *d,
 
 clg_status clg_conv2d_backward_bias(clg_ctx *ctx, const clg_tensor *dy, clg_tensor *db)
 {
-    const clg_tensor *t[3] = {dy, db, dy};
-    clg_status st = check_tensors(ctx, "clg_conv2d_backward_bias", t);
-    if (st == CLG_OK && clg_tensor_numel(db) != dy->shape.c)
-        st = clg__fail(ctx, CLG_ERR_SHAPE, "clg_conv2d_backward_bias: db holds %zu values, dy has %zu channels",
-                       clg_tensor_numel(db), dy->shape.c);
-    if (st == CLG_OK)
-        st = clg__conv_bias_grad(ctx, dy, db);
-    return st;
+    return clg_bias_backward(ctx, dy, db);
 }
 
 clg_status clg_conv2d_workspace(clg_ctx *ctx, const clg_conv2d_desc *d, clg_conv_pass pass,

@@ -1,5 +1,5 @@
-/* Convolution by im2col + GEMM (chunks of images bounded by the workspace limit), the 1x1 case
- * that needs no im2col, and the bias kernels. */
+/* Convolution by im2col + GEMM (chunks of images bounded by the workspace limit), and the 1x1
+ * case that needs no im2col. */
 #include "conv_internal.h"
 #include "gemm_internal.h"
 
@@ -169,39 +169,4 @@ clg_status clg__conv_gemm1x1_run(clg_ctx *ctx, const clg__conv_geom *g, clg_conv
                           n == 0 ? 0.0f : 1.0f, out->mem, out->offset + w_off, g->Cg, 0, 1);
     }
     return st;
-}
-
-clg_status clg__conv_bias_add(clg_ctx *ctx, const clg__conv_geom *g, const clg_tensor *bias,
-                              clg_tensor *y)
-{
-    clg__launch l;
-    clg_status st = clg__launch_begin(ctx, "conv", NULL, "clg_conv_bias_add", &l);
-    if (st != CLG_OK)
-        return st;
-    clg__arg_mem(&l, y->mem);
-    clg__arg_u64(&l, y->offset);
-    clg__arg_mem(&l, bias->mem);
-    clg__arg_u64(&l, bias->offset);
-    clg__arg_u32(&l, g->K);
-    clg__arg_u32(&l, g->P * g->Q);
-    size_t global[3] = {g->P * g->Q, g->K, g->N}, local[3] = {LOCAL0, 1, 1};
-    return clg__launch_run(&l, global, local);
-}
-
-clg_status clg__conv_bias_grad(clg_ctx *ctx, const clg_tensor *dy, clg_tensor *db)
-{
-    clg__launch l;
-    clg_status st = clg__launch_begin(ctx, "conv", NULL, "clg_conv_bias_grad", &l);
-    if (st != CLG_OK)
-        return st;
-    clg_shape s = dy->shape;
-    clg__arg_mem(&l, dy->mem);
-    clg__arg_u64(&l, dy->offset);
-    clg__arg_u32(&l, s.n);
-    clg__arg_u32(&l, s.c);
-    clg__arg_u32(&l, s.h * s.w);
-    clg__arg_mem(&l, db->mem);
-    clg__arg_u64(&l, db->offset);
-    size_t global[3] = {s.c, 1, 1}, local[3] = {1, 1, 1};
-    return clg__launch_run(&l, global, local);
 }

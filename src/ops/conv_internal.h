@@ -48,10 +48,6 @@ clg_status clg__conv_run(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pa
 /* Parses the text of a per-device find file into the state (for tests and fuzzing too). */
 size_t clg__conv_find_parse(void *state, const char *text);
 
-clg_status clg__conv_bias_add(clg_ctx *ctx, const clg__conv_geom *g, const clg_tensor *bias,
-                              clg_tensor *y);
-clg_status clg__conv_bias_grad(clg_ctx *ctx, const clg_tensor *dy, clg_tensor *db);
-
 /* Images per chunk so that `per_image` bytes of scratch each stay within the limit (>= 1). */
 size_t clg__conv_chunk(const clg__conv_geom *g, size_t per_image);
 

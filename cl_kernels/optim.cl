@@ -1,0 +1,35 @@
+/* Optimizer updates, one element per work-item, in the same operation order as the host
+ * versions in src/ops/optim.c (so that both agree to rounding). */
+
+__kernel void clg_sgd(__global float *w, ulong w_off, __global const float *g, ulong g_off,
+                      __global float *v, ulong v_off, ulong n, float lr, float momentum, float wd,
+                      uint nesterov)
+{
+    size_t i = CLG_GID0;
+    if (i >= n)
+        return;
+    float wi = w[w_off + i], d = g[g_off + i] + wd * wi;
+    float vi = momentum * v[v_off + i] + d;
+    v[v_off + i] = vi;
+    w[w_off + i] = wi - lr * (nesterov ? d + momentum * vi : vi);
+}
+
+__kernel void clg_adam(__global float *w, ulong w_off, __global const float *g, ulong g_off,
+                       __global float *m, ulong m_off, __global float *v, ulong v_off, ulong n,
+                       float lr, float b1, float b2, float eps, float wd, uint decoupled,
+                       float c1, float c2)
+{
+    size_t i = CLG_GID0;
+    if (i >= n)
+        return;
+    float wi = w[w_off + i], gi = g[g_off + i];
+    if (decoupled)
+        wi -= lr * wd * wi;
+    else
+        gi += wd * wi;
+    float mi = b1 * m[m_off + i] + (1.0f - b1) * gi;
+    float vi = b2 * v[v_off + i] + (1.0f - b2) * gi * gi;
+    m[m_off + i] = mi;
+    v[v_off + i] = vi;
+    w[w_off + i] = wi - lr * (mi / c1) / (sqrt(vi / c2) + eps);
+}

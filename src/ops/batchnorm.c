@@ -1,0 +1,150 @@
+/* Batch normalisation: per-channel reductions, then elementwise kernels. */
+#include "tensor/tensor_internal.h"
+#include "clgrad/norm.h"
+
+enum { LOCAL0 = 32 };
+
+static clg_status check(clg_ctx *ctx, const char *call, const clg_tensor *x,
+                        const clg_tensor *const *ch, int n_ch, const clg_tensor *const *full,
+                        int n_full)
+{
+    if (!ctx || !x)
+        return clg__fail(ctx, CLG_ERR_INVALID_ARG, "%s: NULL argument", call);
+    for (int i = 0; i < n_ch; i++) {
+        if (!ch[i] || ch[i]->ctx != ctx)
+            return clg__fail(ctx, CLG_ERR_INVALID_ARG, "%s: per-channel argument %d is NULL or on another context", call, i + 1);
+        if (clg_tensor_numel(ch[i]) != x->shape.c)
+            return clg__fail(ctx, CLG_ERR_SHAPE, "%s: per-channel argument %d holds %zu values for %zu channels",
+                             call, i + 1, clg_tensor_numel(ch[i]), x->shape.c);
+    }
+    for (int i = 0; i < n_full; i++) {
+        if (!full[i] || full[i]->ctx != ctx)
+            return clg__fail(ctx, CLG_ERR_INVALID_ARG, "%s: tensor argument %d is NULL or on another context", call, i + 1);
+        clg_shape a = full[i]->shape, b = x->shape;
+        if (a.n != b.n || a.c != b.c || a.h != b.h || a.w != b.w)
+            return clg__fail(ctx, CLG_ERR_SHAPE, "%s: tensor argument %d is %zux%zux%zux%zu, x is %zux%zux%zux%zu",
+                             call, i + 1, a.n, a.c, a.h, a.w, b.n, b.c, b.h, b.w);
+    }
+    return CLG_OK;
+}
+
+static void arg_t(clg__launch *l, const clg_tensor *t)
+{
+    clg__arg_mem(l, t->mem);
+    clg__arg_u64(l, t->offset);
+}
+
+static clg_status apply(clg_ctx *ctx, const clg_tensor *x, clg_tensor *y, const clg_tensor *gamma,
+                        const clg_tensor *beta, const clg_tensor *mean, const clg_tensor *scale,
+                        int infer, float eps)
+{
+    clg__launch l;
+    clg_status st = clg__launch_begin(ctx, "batchnorm", NULL, "clg_bn_apply", &l);
+    if (st != CLG_OK)
+        return st;
+    arg_t(&l, x);
+    arg_t(&l, y);
+    arg_t(&l, gamma);
+    arg_t(&l, beta);
+    arg_t(&l, mean);
+    arg_t(&l, scale);
+    clg__arg_u32(&l, x->shape.c);
+    clg__arg_u32(&l, x->shape.h * x->shape.w);
+    clg__arg_u32(&l, (size_t)infer);
+    clg__arg_f32(&l, eps);
+    size_t global[3] = {x->shape.h * x->shape.w, x->shape.n * x->shape.c, 1};
+    size_t local[3] = {global[0] >= LOCAL0 ? LOCAL0 : 1, 1, 1};
+    return clg__launch_run(&l, global, local);
+}
+
+clg_status clg_batchnorm_forward_train(clg_ctx *ctx, const clg_tensor *x, const clg_tensor *gamma,
+                                       const clg_tensor *beta, float momentum, float eps,
+                                       clg_tensor *running_mean, clg_tensor *running_var,
+                                       clg_tensor *save_mean, clg_tensor *save_invstd, clg_tensor *y)
+{
+    const clg_tensor *ch[6] = {gamma, beta, save_mean, save_invstd, running_mean, running_var};
+    const clg_tensor *full[1] = {y};
+    int running = running_mean && running_var;
+    clg_status st = check(ctx, "clg_batchnorm_forward_train", x, ch, running ? 6 : 4, full, 1);
+    if (st == CLG_OK && (!(eps > 0.0f) || !(momentum >= 0.0f && momentum <= 1.0f)))
+        st = clg__fail(ctx, CLG_ERR_INVALID_ARG, "clg_batchnorm_forward_train: eps must be > 0 and momentum in [0, 1]");
+    clg__launch l;
+    if (st == CLG_OK)
+        st = clg__launch_begin(ctx, "batchnorm", NULL, "clg_bn_stats", &l);
+    if (st != CLG_OK)
+        return st;
+    arg_t(&l, x);
+    clg__arg_u32(&l, x->shape.n);
+    clg__arg_u32(&l, x->shape.c);
+    clg__arg_u32(&l, x->shape.h * x->shape.w);
+    clg__arg_f32(&l, eps);
+    clg__arg_f32(&l, momentum);
+    clg__arg_u32(&l, (size_t)running);
+    arg_t(&l, running ? running_mean : save_mean); /* unused without running statistics */
+    arg_t(&l, running ? running_var : save_invstd);
+    arg_t(&l, save_mean);
+    arg_t(&l, save_invstd);
+    size_t global[3] = {x->shape.c, 1, 1}, local[3] = {1, 1, 1};
+    st = clg__launch_run(&l, global, local);
+    if (st == CLG_OK)
+        st = apply(ctx, x, y, gamma, beta, save_mean, save_invstd, 0, eps);
+    return st;
+}
+
+clg_status clg_batchnorm_forward_infer(clg_ctx *ctx, const clg_tensor *x, const clg_tensor *gamma,
+                                       const clg_tensor *beta, const clg_tensor *running_mean,
+                                       const clg_tensor *running_var, float eps, clg_tensor *y)
+{
+    const clg_tensor *ch[4] = {gamma, beta, running_mean, running_var};
+    const clg_tensor *full[1] = {y};
+    clg_status st = check(ctx, "clg_batchnorm_forward_infer", x, ch, 4, full, 1);
+    if (st == CLG_OK && !(eps > 0.0f))
+        st = clg__fail(ctx, CLG_ERR_INVALID_ARG, "clg_batchnorm_forward_infer: eps must be > 0");
+    if (st == CLG_OK)
+        st = apply(ctx, x, y, gamma, beta, running_mean, running_var, 1, eps);
+    return st;
+}
+
+clg_status clg_batchnorm_backward(clg_ctx *ctx, const clg_tensor *x, const clg_tensor *dy,
+                                  const clg_tensor *gamma, const clg_tensor *save_mean,
+                                  const clg_tensor *save_invstd, clg_tensor *dx,
+                                  clg_tensor *dgamma, clg_tensor *dbeta)
+{
+    const clg_tensor *ch[5] = {gamma, save_mean, save_invstd, dgamma, dbeta};
+    const clg_tensor *full[2] = {dy, dx};
+    clg_status st = check(ctx, "clg_batchnorm_backward", x, ch, 5, full, 2);
+    clg__launch l;
+    if (st == CLG_OK)
+        st = clg__launch_begin(ctx, "batchnorm", NULL, "clg_bn_bwd_reduce", &l);
+    if (st != CLG_OK)
+        return st;
+    size_t N = x->shape.n, C = x->shape.c, HW = x->shape.h * x->shape.w;
+    arg_t(&l, x);
+    arg_t(&l, dy);
+    arg_t(&l, save_mean);
+    arg_t(&l, save_invstd);
+    clg__arg_u32(&l, N);
+    clg__arg_u32(&l, C);
+    clg__arg_u32(&l, HW);
+    arg_t(&l, dgamma);
+    arg_t(&l, dbeta);
+    size_t g1[3] = {C, 1, 1}, l1[3] = {1, 1, 1};
+    st = clg__launch_run(&l, g1, l1);
+    if (st == CLG_OK)
+        st = clg__launch_begin(ctx, "batchnorm", NULL, "clg_bn_bwd_dx", &l);
+    if (st != CLG_OK)
+        return st;
+    arg_t(&l, x);
+    arg_t(&l, dy);
+    arg_t(&l, gamma);
+    arg_t(&l, save_mean);
+    arg_t(&l, save_invstd);
+    arg_t(&l, dgamma);
+    arg_t(&l, dbeta);
+    clg__arg_u32(&l, N);
+    clg__arg_u32(&l, C);
+    clg__arg_u32(&l, HW);
+    arg_t(&l, dx);
+    size_t g2[3] = {HW, N * C, 1}, l2[3] = {HW >= LOCAL0 ? LOCAL0 : 1, 1, 1};
+    return clg__launch_run(&l, g2, l2);
+}

@@ -1,0 +1,153 @@
+/* SGD (momentum, Nesterov, weight decay) and Adam / AdamW, on device tensors and host arrays,
+ * with the same operation order in both. */
+#include <math.h>
+#include "tensor/tensor_internal.h"
+#include "clgrad/optim.h"
+
+static const char *check_sgd(const clg_sgd_params *p)
+{
+    if (!p)
+        return "params is NULL";
+    if (!(p->lr >= 0) || !(p->momentum >= 0 && p->momentum < 1) || !(p->weight_decay >= 0))
+        return "lr and weight_decay must be >= 0 and momentum in [0, 1)";
+    if (p->nesterov && p->momentum == 0)
+        return "Nesterov needs momentum > 0";
+    return NULL;
+}
+
+static const char *check_adam(const clg_adam_params *p)
+{
+    if (!p)
+        return "params is NULL";
+    if (!(p->lr >= 0) || !(p->beta1 >= 0 && p->beta1 < 1) || !(p->beta2 >= 0 && p->beta2 < 1) ||
+        !(p->eps > 0) || !(p->weight_decay >= 0))
+        return "lr, weight_decay >= 0, betas in [0, 1), eps > 0 expected";
+    if (p->step < 1)
+        return "step must be >= 1";
+    return NULL;
+}
+
+static clg_status same(clg_ctx *ctx, const char *call, const clg_tensor *const *t, int n)
+{
+    if (!ctx)
+        return clg__fail(NULL, CLG_ERR_INVALID_ARG, "%s: ctx is NULL", call);
+    for (int i = 0; i < n; i++) {
+        if (!t[i] || t[i]->ctx != ctx)
+            return clg__fail(ctx, CLG_ERR_INVALID_ARG, "%s: tensor argument %d is NULL or on another context", call, i + 1);
+        if (clg_tensor_numel(t[i]) != clg_tensor_numel(t[0]))
+            return clg__fail(ctx, CLG_ERR_SHAPE, "%s: tensor argument %d has %zu elements, expected %zu", call,
+                             i + 1, clg_tensor_numel(t[i]), clg_tensor_numel(t[0]));
+    }
+    return CLG_OK;
+}
+
+static void arg_t(clg__launch *l, const clg_tensor *t)
+{
+    clg__arg_mem(l, t->mem);
+    clg__arg_u64(l, t->offset);
+}
+
+clg_status clg_sgd_step(clg_ctx *ctx, const clg_sgd_params *p, clg_tensor *w, const clg_tensor *g,
+                        clg_tensor *v)
+{
+    const clg_tensor *t[3] = {w, g, v};
+    clg_status st = same(ctx, "clg_sgd_step", t, 3);
+    const char *bad = st == CLG_OK ? check_sgd(p) : NULL;
+    if (bad)
+        st = clg__fail(ctx, CLG_ERR_INVALID_ARG, "clg_sgd_step: %s", bad);
+    clg__launch l;
+    if (st == CLG_OK)
+        st = clg__launch_begin(ctx, "optim", NULL, "clg_sgd", &l);
+    if (st != CLG_OK)
+        return st;
+    size_t n = clg_tensor_numel(w);
+    arg_t(&l, w);
+    arg_t(&l, g);
+    arg_t(&l, v);
+    clg__arg_u64(&l, n);
+    clg__arg_f32(&l, p->lr);
+    clg__arg_f32(&l, p->momentum);
+    clg__arg_f32(&l, p->weight_decay);
+    clg__arg_u32(&l, (size_t)(p->nesterov != 0));
+    size_t global[3] = {n, 1, 1}, local[3] = {64, 1, 1};
+    return clg__launch_run(&l, global, local);
+}
+
+/* Bias corrections 1 - beta^t, in float as the device gets them. */
+static void corrections(const clg_adam_params *p, float *c1, float *c2)
+{
+    *c1 = 1.0f - powf(p->beta1, (float)p->step);
+    *c2 = 1.0f - powf(p->beta2, (float)p->step);
+}
+
+clg_status clg_adam_step(clg_ctx *ctx, const clg_adam_params *p, clg_tensor *w, const clg_tensor *g,
+                         clg_tensor *m, clg_tensor *v)
+{
+    const clg_tensor *t[4] = {w, g, m, v};
+    clg_status st = same(ctx, "clg_adam_step", t, 4);
+    const char *bad = st == CLG_OK ? check_adam(p) : NULL;
+    if (bad)
+        st = clg__fail(ctx, CLG_ERR_INVALID_ARG, "clg_adam_step: %s", bad);
+    clg__launch l;
+    if (st == CLG_OK)
+        st = clg__launch_begin(ctx, "optim", NULL, "clg_adam", &l);
+    if (st != CLG_OK)
+        return st;
+    float c1, c2;
+    corrections(p, &c1, &c2);
+    size_t n = clg_tensor_numel(w);
+    for (int i = 0; i < 4; i++)
+        arg_t(&l, t[i]);
+    clg__arg_u64(&l, n);
+    clg__arg_f32(&l, p->lr);
+    clg__arg_f32(&l, p->beta1);
+    clg__arg_f32(&l, p->beta2);
+    clg__arg_f32(&l, p->eps);
+    clg__arg_f32(&l, p->weight_decay);
+    clg__arg_u32(&l, (size_t)(p->decoupled != 0));
+    clg__arg_f32(&l, c1);
+    clg__arg_f32(&l, c2);
+    size_t global[3] = {n, 1, 1}, local[3] = {64, 1, 1};
+    return clg__launch_run(&l, global, local);
+}
+
+clg_status clg_sgd_step_host(const clg_sgd_params *p, float *w, const float *g, float *v, size_t n)
+{
+    const char *bad = check_sgd(p);
+    if (!bad && (!w || !g || !v))
+        bad = "NULL array";
+    if (bad)
+        return clg__fail(NULL, CLG_ERR_INVALID_ARG, "clg_sgd_step_host: %s", bad);
+    for (size_t i = 0; i < n; i++) {
+        float wi = w[i], d = g[i] + p->weight_decay * wi;
+        float vi = p->momentum * v[i] + d;
+        v[i] = vi;
+        w[i] = wi - p->lr * (p->nesterov ? d + p->momentum * vi : vi);
+    }
+    return CLG_OK;
+}
+
+clg_status clg_adam_step_host(const clg_adam_params *p, float *w, const float *g, float *m,
+                              float *v, size_t n)
+{
+    const char *bad = check_adam(p);
+    if (!bad && (!w || !g || !m || !v))
+        bad = "NULL array";
+    if (bad)
+        return clg__fail(NULL, CLG_ERR_INVALID_ARG, "clg_adam_step_host: %s", bad);
+    float c1, c2;
+    corrections(p, &c1, &c2);
+    for (size_t i = 0; i < n; i++) {
+        float wi = w[i], gi = g[i];
+        if (p->decoupled)
+            wi -= p->lr * p->weight_decay * wi;
+        else
+            gi += p->weight_decay * wi;
+        float mi = p->beta1 * m[i] + (1.0f - p->beta1) * gi;
+        float vi = p->beta2 * v[i] + (1.0f - p->beta2) * gi * gi;
+        m[i] = mi;
+        v[i] = vi;
+        w[i] = wi - p->lr * (mi / c1) / (sqrtf(vi / c2) + p->eps);
+    }
+    return CLG_OK;
+}
