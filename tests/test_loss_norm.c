@@ -1,0 +1,257 @@
+/* Softmax cross-entropy and batch normalisation against double references, their backward
+ * passes against finite differences, and bad arguments. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "common/testutil.h"
+
+static clg_ctx *ctx;
+static clg_test_rng rng;
+
+static clg_tensor *make(clg_shape s, const float *host)
+{
+    clg_tensor *t;
+    CLG_ASSERT_STATUS(clg_tensor_create(ctx, s, &t), CLG_OK);
+    if (host)
+        CLG_ASSERT_STATUS(clg_tensor_upload(t, host, clg_shape_numel(s)), CLG_OK);
+    else
+        CLG_ASSERT_STATUS(clg_tensor_fill(t, NAN), CLG_OK);
+    return t;
+}
+
+static double ref_xent(const float *row, size_t C, int label, double *probs)
+{
+    double m = row[0], s = 0;
+    for (size_t c = 1; c < C; c++)
+        m = fmax(m, row[c]);
+    for (size_t c = 0; c < C; c++)
+        s += exp(row[c] - m);
+    for (size_t c = 0; probs && c < C; c++)
+        probs[c] = exp(row[c] - m) / s;
+    return log(s) + m - row[label];
+}
+
+static void xent_matches_the_reference(void **state)
+{
+    (void)state;
+    const size_t Ns[] = {1, 7, 64}, C = 10;
+    for (size_t ni = 0; ni < 3; ni++) {
+        size_t N = Ns[ni];
+        float *z = malloc(N * C * sizeof *z), *l = malloc(N * sizeof *l), *dz = malloc(N * C * sizeof *dz);
+        int32_t *lab = malloc(N * sizeof *lab);
+        double probs[10], mean = 0, got_mean;
+        size_t correct = 0, got_correct;
+        clg_test_fill_uniform(&rng, z, N * C, -5, 5);
+        if (N > 1) { /* huge logits: finite and right */
+            for (size_t c = 0; c < C; c++)
+                z[c] = c % 2 ? 1e4f : -1e4f;
+        }
+        for (size_t i = 0; i < N; i++)
+            lab[i] = (int32_t)(clg_test_rng_next(&rng) % C);
+        clg_tensor *tz = make((clg_shape){N, C, 1, 1}, z), *tl = make((clg_shape){N, 1, 1, 1}, NULL);
+        clg_tensor *tdz = make((clg_shape){N, C, 1, 1}, NULL);
+        CLG_ASSERT_STATUS(clg_softmax_xent_forward(ctx, tz, lab, N, tl, &got_mean, &got_correct), CLG_OK);
+        CLG_ASSERT_STATUS(clg_softmax_xent_backward(ctx, tz, lab, N, 1.0f / (float)N, tdz), CLG_OK);
+        CLG_ASSERT_STATUS(clg_tensor_download(tl, l, N), CLG_OK);
+        CLG_ASSERT_STATUS(clg_tensor_download(tdz, dz, N * C), CLG_OK);
+        for (size_t i = 0; i < N; i++) {
+            double want = ref_xent(z + i * C, C, lab[i], probs);
+            mean += want / (double)N;
+            size_t arg = 0;
+            for (size_t c = 1; c < C; c++)
+                arg = z[i * C + c] > z[i * C + arg] ? c : arg;
+            correct += arg == (size_t)lab[i];
+            assert_false(isnan(l[i]) || isinf(l[i]));
+            /* log-sum-exp of 10 terms: a few float roundings of values up to |z| */
+            if (fabs(l[i] - want) > 1e-5 * (1 + fabs(want)) + 1e-6 * fabs(z[i * C]))
+                fail_msg("N=%zu sample %zu: loss %.8g, expected %.8g", N, i, l[i], want);
+            for (size_t c = 0; c < C; c++) {
+                double g = (probs[c] - (c == (size_t)lab[i])) / (double)N;
+                if (fabs(dz[i * C + c] - g) > 1e-6)
+                    fail_msg("N=%zu dz[%zu][%zu] = %.8g, expected %.8g", N, i, c, dz[i * C + c], g);
+            }
+        }
+        assert_true(fabs(got_mean - mean) < 1e-5 * (1 + fabs(mean)));
+        assert_int_equal(got_correct, correct);
+        /* Without a losses tensor, and in place backward. */
+        CLG_ASSERT_STATUS(clg_softmax_xent_forward(ctx, tz, lab, N, NULL, &got_mean, NULL), CLG_OK);
+        assert_true(fabs(got_mean - mean) < 1e-5 * (1 + fabs(mean)));
+        CLG_ASSERT_STATUS(clg_softmax_xent_backward(ctx, tz, lab, N, 1.0f / (float)N, tz), CLG_OK);
+        CLG_ASSERT_STATUS(clg_tensor_download(tz, z, N * C), CLG_OK);
+        assert_memory_equal(z, dz, N * C * sizeof *z);
+        lab[N - 1] = (int32_t)C;
+        CLG_ASSERT_STATUS(clg_softmax_xent_forward(ctx, tdz, lab, N, NULL, &got_mean, NULL), CLG_ERR_INVALID_ARG);
+        assert_non_null(strstr(clg_ctx_last_error(ctx), "outside"));
+        lab[N - 1] = -1;
+        CLG_ASSERT_STATUS(clg_softmax_xent_backward(ctx, tdz, lab, N, 1.0f, tdz), CLG_ERR_INVALID_ARG);
+        lab[N - 1] = 0;
+        CLG_ASSERT_STATUS(clg_softmax_xent_forward(ctx, tdz, lab, N + 1, NULL, &got_mean, NULL), CLG_ERR_SHAPE);
+        clg_tensor_destroy(tz);
+        clg_tensor_destroy(tl);
+        clg_tensor_destroy(tdz);
+        free(z);
+        free(l);
+        free(dz);
+        free(lab);
+    }
+}
+
+static void xent_backward_matches_finite_differences(void **state)
+{
+    (void)state;
+    enum { N = 3, C = 5 };
+    float z[N * C], dz[N * C];
+    int32_t lab[N] = {0, 4, 2};
+    clg_test_fill_uniform(&rng, z, N * C, -2, 2);
+    clg_tensor *tz = make((clg_shape){N, C, 1, 1}, z), *tdz = make((clg_shape){N, C, 1, 1}, NULL);
+    CLG_ASSERT_STATUS(clg_softmax_xent_backward(ctx, tz, lab, N, 1.0f / N, tdz), CLG_OK);
+    CLG_ASSERT_STATUS(clg_tensor_download(tdz, dz, N * C), CLG_OK);
+    for (int i = 0; i < N * C; i++) {
+        double l[2];
+        float keep = z[i];
+        for (int side = 0; side < 2; side++) {
+            z[i] = keep + (side ? 1e-2f : -1e-2f);
+            CLG_ASSERT_STATUS(clg_tensor_upload(tz, z, N * C), CLG_OK);
+            CLG_ASSERT_STATUS(clg_softmax_xent_forward(ctx, tz, lab, N, NULL, &l[side], NULL), CLG_OK);
+        }
+        z[i] = keep;
+        double fd = (l[1] - l[0]) / 2e-2;
+        if (fabs(fd - dz[i]) > 1e-3)
+            fail_msg("dz[%d]: finite difference %g, backward %g", i, fd, dz[i]);
+    }
+    clg_tensor_destroy(tz);
+    clg_tensor_destroy(tdz);
+}
+
+/* Batch norm reference in double: forward, and backward by the closed form. */
+static void ref_bn(size_t N, size_t C, size_t HW, const double *x, const double *gamma,
+                   const double *beta, double eps, double *y, double *mean, double *var)
+{
+    double M = (double)(N * HW);
+    for (size_t c = 0; c < C; c++) {
+        double s = 0, q = 0;
+        for (size_t n = 0; n < N; n++)
+            for (size_t i = 0; i < HW; i++)
+                s += x[(n * C + c) * HW + i];
+        double mu = s / M;
+        for (size_t n = 0; n < N; n++)
+            for (size_t i = 0; i < HW; i++)
+                q += (x[(n * C + c) * HW + i] - mu) * (x[(n * C + c) * HW + i] - mu);
+        mean[c] = mu;
+        var[c] = q / M;
+        for (size_t n = 0; n < N; n++)
+            for (size_t i = 0; i < HW; i++) {
+                size_t at = (n * C + c) * HW + i;
+                y[at] = gamma[c] * (x[at] - mu) / sqrt(var[c] + eps) + beta[c];
+            }
+    }
+}
+
+static void batchnorm_matches_the_reference_and_finite_differences(void **state)
+{
+    (void)state;
+    const size_t N = 5, C = 3, HW = 7 * 2, n = N * C * HW;
+    const float eps = 1e-5f, momentum = 0.1f;
+    float *x = malloc(n * sizeof *x), *dy = malloc(n * sizeof *dy), *out = malloc(n * sizeof *out);
+    float gamma[3], beta[3], rm[3] = {0.5f, -1, 2}, rv[3] = {1, 2, 0.5f}, tmp[3];
+    double *xd = malloc(n * sizeof *xd), *y = malloc(n * sizeof *y), *y2 = malloc(n * sizeof *y2);
+    double gd[3], bd[3], mean[3], var[3];
+    clg_test_fill_uniform(&rng, x, n, -2, 3);
+    clg_test_fill_uniform(&rng, dy, n, -1, 1);
+    clg_test_fill_uniform(&rng, gamma, 3, 0.5f, 1.5f);
+    clg_test_fill_uniform(&rng, beta, 3, -1, 1);
+    for (size_t i = 0; i < n; i++)
+        xd[i] = x[i];
+    for (int c = 0; c < 3; c++)
+        gd[c] = gamma[c], bd[c] = beta[c];
+    ref_bn(N, C, HW, xd, gd, bd, eps, y, mean, var);
+    clg_shape xs = {N, C, 7, 2}, cs = {C, 1, 1, 1};
+    clg_tensor *tx = make(xs, x), *ty = make(xs, NULL), *tg = make(cs, gamma), *tb = make(cs, beta);
+    clg_tensor *trm = make(cs, rm), *trv = make(cs, rv), *tsm = make(cs, NULL), *tsi = make(cs, NULL);
+    clg_tensor *tdy = make(xs, dy), *tdx = make(xs, NULL), *tdg = make(cs, NULL), *tdb = make(cs, NULL);
+    CLG_ASSERT_STATUS(clg_batchnorm_forward_train(ctx, tx, tg, tb, momentum, eps, trm, trv, tsm, tsi, ty), CLG_OK);
+    CLG_ASSERT_STATUS(clg_tensor_download(ty, out, n), CLG_OK);
+    for (size_t i = 0; i < n; i++)
+        if (!(fabs(out[i] - y[i]) < 1e-5 * (1 + fabs(y[i]))))
+            fail_msg("y[%zu] = %g, expected %g", i, out[i], y[i]);
+    CLG_ASSERT_STATUS(clg_tensor_download(trm, tmp, 3), CLG_OK);
+    for (int c = 0; c < 3; c++)
+        assert_true(fabs(tmp[c] - (0.9 * rm[c] + 0.1 * mean[c])) < 1e-6);
+    CLG_ASSERT_STATUS(clg_tensor_download(trv, tmp, 3), CLG_OK);
+    for (int c = 0; c < 3; c++) /* unbiased: var * M / (M - 1) */
+        assert_true(fabs(tmp[c] - (0.9 * rv[c] + 0.1 * var[c] * 70.0 / 69.0)) < 1e-5);
+    /* Backward against central differences of the double reference on L = sum(dy * y). */
+    CLG_ASSERT_STATUS(clg_batchnorm_backward(ctx, tx, tdy, tg, tsm, tsi, tdx, tdg, tdb), CLG_OK);
+    float dx[210], dg[3], db[3];
+    CLG_ASSERT_STATUS(clg_tensor_download(tdx, dx, n), CLG_OK);
+    CLG_ASSERT_STATUS(clg_tensor_download(tdg, dg, 3), CLG_OK);
+    CLG_ASSERT_STATUS(clg_tensor_download(tdb, db, 3), CLG_OK);
+    const double h = 1e-6;
+    for (size_t probe = 0; probe < n + 6; probe++) {
+        double *v = probe < n ? &xd[probe] : probe < n + 3 ? &gd[probe - n] : &bd[probe - n - 3];
+        double keep = *v, l[2];
+        for (int side = 0; side < 2; side++) {
+            *v = keep + (side ? h : -h);
+            ref_bn(N, C, HW, xd, gd, bd, eps, y2, mean, var);
+            l[side] = 0;
+            for (size_t i = 0; i < n; i++)
+                l[side] += dy[i] * y2[i];
+        }
+        *v = keep;
+        double fd = (l[1] - l[0]) / (2 * h);
+        double an = probe < n ? dx[probe] : probe < n + 3 ? dg[probe - n] : db[probe - n - 3];
+        if (fabs(fd - an) > 1e-4 * (1 + fabs(fd)))
+            fail_msg("gradient %zu: finite difference %.8g, backward %.8g", probe, fd, an);
+    }
+    /* Inference uses the running statistics. */
+    CLG_ASSERT_STATUS(clg_batchnorm_forward_infer(ctx, tx, tg, tb, trm, trv, eps, ty), CLG_OK);
+    CLG_ASSERT_STATUS(clg_tensor_download(trm, rm, 3), CLG_OK);
+    CLG_ASSERT_STATUS(clg_tensor_download(trv, rv, 3), CLG_OK);
+    CLG_ASSERT_STATUS(clg_tensor_download(ty, out, n), CLG_OK);
+    for (size_t i = 0; i < n; i++) {
+        size_t c = (i / HW) % C;
+        double want = gamma[c] * (x[i] - rm[c]) / sqrt((double)rv[c] + eps) + beta[c];
+        assert_true(fabs(out[i] - want) < 1e-5 * (1 + fabs(want)));
+    }
+    clg_tensor *wrong = make((clg_shape){C + 1, 1, 1, 1}, NULL);
+    CLG_ASSERT_STATUS(clg_batchnorm_forward_infer(ctx, tx, wrong, tb, trm, trv, eps, ty), CLG_ERR_SHAPE);
+    CLG_ASSERT_STATUS(clg_batchnorm_forward_train(ctx, tx, tg, tb, momentum, -1.0f, NULL, NULL, tsm, tsi, ty),
+                      CLG_ERR_INVALID_ARG);
+    CLG_ASSERT_STATUS(clg_batchnorm_backward(ctx, tx, tg, tg, tsm, tsi, tdx, tdg, tdb), CLG_ERR_SHAPE);
+    clg_tensor *all[] = {tx, ty, tg, tb, trm, trv, tsm, tsi, tdy, tdx, tdg, tdb, wrong};
+    for (int i = 0; i < 13; i++)
+        clg_tensor_destroy(all[i]);
+    free(x);
+    free(dy);
+    free(out);
+    free(xd);
+    free(y);
+    free(y2);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    ctx = clg_test_ctx(getenv("CLGRAD_CACHE_DIR"));
+    clg_test_rng_init(&rng, clg_test_seed());
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    clg_ctx_destroy(ctx);
+    clg_test_devices_release();
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(xent_matches_the_reference),
+        cmocka_unit_test(xent_backward_matches_finite_differences),
+        cmocka_unit_test(batchnorm_matches_the_reference_and_finite_differences),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
