@@ -7,23 +7,32 @@
  * padding) at cols[n*s_n + crs*s_crs + pq]: s_n = CRS*PQ, s_crs = PQ lays images one after
  * the other (for batched GEMMs per image); s_n = PQ, s_crs = nb*PQ puts them side by side (one
  * GEMM whose k runs over every pixel of the chunk, for the weight gradient).
- * Work-item layout: dimension 0 runs along contiguous output, so CPUs vectorise across it. */
+ * im2col and col2im give each work-item a whole row, so that the inner loops are contiguous. */
 
 __kernel void clg_conv_im2col(__global const float *x, ulong x_off, ulong x_img,
                               uint Cg, uint H, uint W, uint R, uint S, uint P, uint Q,
                               uint sh, uint sw, uint pt, uint pl, uint dh, uint dw,
                               __global float *cols, ulong s_n, ulong s_crs)
 {
-    uint pq = get_global_id(0), crs = get_global_id(1), n = get_global_id(2);
-    if (pq >= P * Q || crs >= Cg * R * S)
+    /* One work-item per (output row p, tap crs, image): a row of Q values, so that the inner
+     * loop is a strided copy with a bounds test that CPUs vectorise. */
+    uint p = get_global_id(0), crs = get_global_id(1), n = get_global_id(2);
+    if (p >= P || crs >= Cg * R * S)
         return;
     uint s = crs % S, r = (crs / S) % R, c = crs / (R * S);
-    uint p = pq / Q, q = pq % Q;
-    int h = (int)(p * sh + r * dh) - (int)pt, w = (int)(q * sw + s * dw) - (int)pl;
-    float v = 0.0f;
-    if (h >= 0 && h < (int)H && w >= 0 && w < (int)W)
-        v = x[x_off + n * x_img + ((size_t)c * H + (uint)h) * W + (uint)w];
-    cols[n * s_n + crs * s_crs + pq] = v;
+    int h = (int)(p * sh + r * dh) - (int)pt;
+    __global float *out = cols + n * s_n + crs * s_crs + (size_t)p * Q;
+    if (h < 0 || h >= (int)H) {
+        for (uint q = 0; q < Q; q++)
+            out[q] = 0.0f;
+        return;
+    }
+    const __global float *row = x + x_off + n * x_img + ((size_t)c * H + (uint)h) * W;
+    int w0 = (int)(s * dw) - (int)pl;
+    for (uint q = 0; q < Q; q++) {
+        int w = w0 + (int)(q * sw);
+        out[q] = w >= 0 && w < (int)W ? row[w] : 0.0f;
+    }
 }
 
 /* dx of a group's channels from the column gradient: each input element gathers every tap
@@ -33,25 +42,28 @@ __kernel void clg_conv_col2im(__global const float *cols, ulong s_n, ulong s_crs
                               uint sh, uint sw, uint pt, uint pl, uint dh, uint dw,
                               __global float *dx, ulong dx_off, ulong dx_img)
 {
-    uint hw = get_global_id(0), c = get_global_id(1), n = get_global_id(2);
-    if (hw >= H * W || c >= Cg)
+    /* One work-item per (input row h, channel, image), gathering along the row. */
+    uint h = get_global_id(0), c = get_global_id(1), n = get_global_id(2);
+    if (h >= H || c >= Cg)
         return;
-    int h = (int)(hw / W) + (int)pt, w = (int)(hw % W) + (int)pl;
-    float sum = 0.0f;
+    __global float *out = dx + dx_off + n * dx_img + ((size_t)c * H + h) * W;
+    for (uint w = 0; w < W; w++)
+        out[w] = 0.0f;
     for (uint r = 0; r < R; r++) {
-        int ph = h - (int)(r * dh);
+        int ph = (int)(h + pt) - (int)(r * dh);
         if (ph < 0 || ph % (int)sh != 0 || ph / (int)sh >= (int)P)
             continue;
         uint p = (uint)ph / sh;
         for (uint s = 0; s < S; s++) {
-            int qw = w - (int)(s * dw);
-            if (qw < 0 || qw % (int)sw != 0 || qw / (int)sw >= (int)Q)
-                continue;
-            uint q = (uint)qw / sw;
-            sum += cols[n * s_n + ((size_t)(c * R + r) * S + s) * s_crs + p * Q + q];
+            const __global float *src = cols + n * s_n + ((size_t)(c * R + r) * S + s) * s_crs + (size_t)p * Q;
+            int off = (int)pl - (int)(s * dw); /* input column w reads output column (w + off) / sw */
+            for (uint w = 0; w < W; w++) {
+                int qw = (int)w + off;
+                if (qw >= 0 && qw % (int)sw == 0 && qw / (int)sw < (int)Q)
+                    out[w] += src[qw / (int)sw];
+            }
         }
     }
-    dx[dx_off + n * dx_img + (size_t)c * H * W + hw] = sum;
 }
 
 /* dy of a group's Kg channels, [nb][K][PQ] -> [Kg][nb*PQ], for the weight-gradient GEMM. */

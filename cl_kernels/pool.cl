@@ -1,8 +1,16 @@
 /* Pooling, NCHW. Geometry: input H x W, window R x S, stride sh/sw, top/left padding pt/pl,
  * output P x Q. MODE: 0 max, 1 average over the window inside the padded input (extent
  * Hp x Wp = H + pt + pb by W + pl + pr), 2 average over the window inside the input.
- * Forward: one work-item per output element. Backward: one per input element, gathering every
- * window that covers it (no atomics: deterministic), recomputing max windows' first argmax. */
+ * Forward: one work-item per output row. Backward: one per input row, each element gathering
+ * every window that covers it (no atomics: deterministic), recomputing max windows' first
+ * argmax. Max windows always hold an input element (padding < window). */
+
+#ifndef TR
+#define TR 2 /* window of the tiled backward */
+#endif
+#ifndef TS
+#define TS 2
+#endif
 
 /* Window bounds of output (p, q) in input coordinates, clipped to [lo, hi). */
 #define WIN_ROWS(p) int h0 = (int)((p) * sh) - (int)pt
@@ -31,66 +39,121 @@ float clg_pool_count(int h0, int w0, uint R, uint S, int hlo, int hhi, int wlo, 
     return rows > 0 && cols > 0 ? (float)(rows * cols) : 0.0f;
 }
 
+/* Forward: one work-item per output row (p, n*c), Q outputs, so each loads rows of the input
+ * and the loop over q is contiguous. */
 __kernel void clg_pool_fwd(__global const float *x, ulong x_off, __global float *y, ulong y_off,
                            uint H, uint W, uint R, uint S, uint sh, uint sw, uint pt, uint pl,
-                           uint pb, uint pr, uint P, uint Q, uint mode)
+                           uint pb, uint pr, uint P, uint Q, uint mode, uint NC)
 {
-    uint pq = get_global_id(0), nc = get_global_id(1);
-    if (pq >= P * Q)
+    uint p = get_global_id(0), nc = get_global_id(1);
+    if (p >= P || nc >= NC)
         return;
-    uint p = pq / Q, q = pq % Q;
     const __global float *xc = x + x_off + (size_t)nc * H * W;
+    __global float *out = y + y_off + ((size_t)nc * P + p) * Q;
     WIN_ROWS(p);
-    WIN_COLS(q);
-    float out;
-    if (mode == 0) {
-        int at = clg_pool_argmax(xc, H, W, h0, w0, R, S);
-        out = at >= 0 ? xc[at] : 0.0f;
-    } else {
-        float sum = 0.0f;
-        for (int r = max(h0, 0); r < min(h0 + (int)R, (int)H); r++)
-            for (int s = max(w0, 0); s < min(w0 + (int)S, (int)W); s++)
-                sum += xc[r * (int)W + s];
-        float cnt = mode == 1 ? clg_pool_count(h0, w0, R, S, -(int)pt, (int)(H + pb), -(int)pl, (int)(W + pr))
-                              : clg_pool_count(h0, w0, R, S, 0, (int)H, 0, (int)W);
-        out = cnt > 0.0f ? sum / cnt : 0.0f;
+    int rlo = max(h0, 0), rhi = min(h0 + (int)R, (int)H);
+    for (uint q = 0; q < Q; q++) {
+        WIN_COLS(q);
+        int slo = max(w0, 0), shi = min(w0 + (int)S, (int)W);
+        float v;
+        if (mode == 0) {
+            v = -INFINITY;
+            for (int r = rlo; r < rhi; r++)
+                for (int s = slo; s < shi; s++)
+                    v = fmax(v, xc[r * (int)W + s]);
+        } else {
+            float sum = 0.0f;
+            for (int r = rlo; r < rhi; r++)
+                for (int s = slo; s < shi; s++)
+                    sum += xc[r * (int)W + s];
+            float cnt = mode == 1 ? clg_pool_count(h0, w0, R, S, -(int)pt, (int)(H + pb), -(int)pl, (int)(W + pr))
+                                  : clg_pool_count(h0, w0, R, S, 0, (int)H, 0, (int)W);
+            v = cnt > 0.0f ? sum / cnt : 0.0f;
+        }
+        out[q] = v;
     }
-    y[y_off + (size_t)nc * P * Q + pq] = out;
 }
 
+/* Backward: one work-item per input row (h, n*c), gathering from the windows that cover each
+ * element of the row. */
 __kernel void clg_pool_bwd(__global const float *x, ulong x_off, __global const float *dy,
                            ulong dy_off, __global float *dx, ulong dx_off,
                            uint H, uint W, uint R, uint S, uint sh, uint sw, uint pt, uint pl,
-                           uint pb, uint pr, uint P, uint Q, uint mode)
+                           uint pb, uint pr, uint P, uint Q, uint mode, uint NC)
 {
-    uint hw = get_global_id(0), nc = get_global_id(1);
-    if (hw >= H * W)
+    uint hrow = get_global_id(0), nc = get_global_id(1);
+    if (hrow >= H || nc >= NC)
         return;
-    int h = (int)(hw / W), w = (int)(hw % W);
+    int h = (int)hrow;
     const __global float *xc = x + x_off + (size_t)nc * H * W;
     const __global float *dyc = dy + dy_off + (size_t)nc * P * Q;
+    __global float *out = dx + dx_off + (size_t)nc * H * W + (size_t)h * W;
     /* Output rows whose window covers row h: p*sh - pt <= h < p*sh - pt + R. */
     int plo = max(0, (h + (int)pt - (int)R + (int)sh) / (int)sh), phi = min((int)P - 1, (h + (int)pt) / (int)sh);
-    int qlo = max(0, (w + (int)pl - (int)S + (int)sw) / (int)sw), qhi = min((int)Q - 1, (w + (int)pl) / (int)sw);
-    float sum = 0.0f;
-    for (int p = plo; p <= phi; p++)
-        for (int q = qlo; q <= qhi; q++) {
-            WIN_ROWS(p);
-            WIN_COLS(q);
-            if (h < h0 || h >= h0 + (int)R || w < w0 || w >= w0 + (int)S)
-                continue;
-            float g = dyc[p * (int)Q + q];
-            if (mode == 0) {
-                if (clg_pool_argmax(xc, H, W, h0, w0, R, S) == (int)hw)
-                    sum += g;
-            } else {
-                float cnt = mode == 1 ? clg_pool_count(h0, w0, R, S, -(int)pt, (int)(H + pb), -(int)pl, (int)(W + pr))
-                                      : clg_pool_count(h0, w0, R, S, 0, (int)H, 0, (int)W);
-                if (cnt > 0.0f)
-                    sum += g / cnt;
+    for (int w = 0; w < (int)W; w++) {
+        int qlo = max(0, (w + (int)pl - (int)S + (int)sw) / (int)sw), qhi = min((int)Q - 1, (w + (int)pl) / (int)sw);
+        float sum = 0.0f;
+        for (int p = plo; p <= phi; p++)
+            for (int q = qlo; q <= qhi; q++) {
+                WIN_ROWS(p);
+                WIN_COLS(q);
+                if (h < h0 || h >= h0 + (int)R || w < w0 || w >= w0 + (int)S)
+                    continue;
+                float g = dyc[p * (int)Q + q];
+                if (mode == 0) {
+                    if (clg_pool_argmax(xc, H, W, h0, w0, R, S) == h * (int)W + w)
+                        sum += g;
+                } else {
+                    float cnt = mode == 1 ? clg_pool_count(h0, w0, R, S, -(int)pt, (int)(H + pb), -(int)pl, (int)(W + pr))
+                                          : clg_pool_count(h0, w0, R, S, 0, (int)H, 0, (int)W);
+                    if (cnt > 0.0f)
+                        sum += g / cnt;
+                }
             }
-        }
-    dx[dx_off + (size_t)nc * H * W + hw] = sum;
+        out[w] = sum;
+    }
+}
+
+/* Backward when windows tile the input (stride = window, no padding): one work-item per
+ * output row writes each of its windows' R x S block of dx once (the gradient at the first
+ * argmax, or spread evenly), plus the columns and, for the last row, the rows that no window
+ * covers (zero). Every element of dx is written exactly once. */
+__kernel void clg_pool_bwd_tiled(__global const float *x, ulong x_off, __global const float *dy,
+                                 ulong dy_off, __global float *dx, ulong dx_off, uint H, uint W,
+                                 uint R_, uint S_, uint P, uint Q, uint mode, uint NC)
+{
+    /* TR x TS: the window, fixed at build time so that the block loops unroll. */
+    uint p = get_global_id(0), nc = get_global_id(1);
+    if (p >= P || nc >= NC)
+        return;
+    const __global float *xc = x + x_off + (size_t)nc * H * W + (size_t)p * TR * W;
+    const __global float *g = dy + dy_off + ((size_t)nc * P + p) * Q;
+    __global float *out = dx + dx_off + (size_t)nc * H * W + (size_t)p * TR * W;
+    for (uint q = 0; q < Q; q++) {
+        uint w0 = q * TS;
+        float best = xc[w0];
+        uint at = 0;
+#pragma unroll
+        for (uint r = 0; r < TR; r++)
+#pragma unroll
+            for (uint s = 0; s < TS; s++) {
+                float v = xc[r * W + w0 + s];
+                if (v > best) { /* strictly larger: ties keep the first */
+                    best = v;
+                    at = r * TS + s;
+                }
+            }
+        float share = mode == 0 ? g[q] : g[q] / (float)(TR * TS);
+#pragma unroll
+        for (uint r = 0; r < TR; r++)
+#pragma unroll
+            for (uint s = 0; s < TS; s++)
+                out[r * W + w0 + s] = mode != 0 || r * TS + s == at ? share : 0.0f;
+    }
+    uint rows = p + 1 == P ? H - p * TR : TR;
+    for (uint r = 0; r < rows; r++)
+        for (uint s = r < TR ? Q * TS : 0; s < W; s++)
+            out[r * W + s] = 0.0f;
 }
 
 /* Global average: one work-item per (n, c), summing in a fixed order. */

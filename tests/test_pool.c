@@ -28,6 +28,8 @@ static const pool_case cases[] = {
     {2, 2, 1, 1, D(CLG_POOL_AVG, 1, 1, 1, 1, 0, 0, 0, 0, 0)},   /* 1x1 image */
     {1, 3, 5, 5, D(CLG_POOL_MAX, 5, 5, 1, 1, 0, 0, 0, 0, 0)},   /* window = input */
     {3, 2, 6, 7, D(CLG_POOL_AVG, 2, 3, 2, 2, 1, 1, 2, 0, 1)},
+    {2, 3, 9, 11, D(CLG_POOL_MAX, 2, 3, 2, 3, 0, 0, 0, 0, 0)},  /* tiled, with leftover rows/cols */
+    {2, 3, 9, 11, D(CLG_POOL_AVG, 3, 2, 3, 2, 0, 0, 0, 0, 0)},  /* tiled average */
 };
 #define N_CASES (sizeof cases / sizeof cases[0])
 

@@ -24,5 +24,8 @@ double bench_max(const double *v, size_t n);
 int bench_startup(const bench_opts *o);
 /* only: one shape name, impl: builtin|clblast|openblas; NULL for all. */
 int bench_gemm(const bench_opts *o, const char *only, const char *impl);
+/* only: one layer name (c1, c2, r3) or NULL. */
+int bench_conv(const bench_opts *o, const char *only);
+int bench_pool(const bench_opts *o);
 
 #endif

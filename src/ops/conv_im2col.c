@@ -3,7 +3,7 @@
 #include "conv_internal.h"
 #include "gemm_internal.h"
 
-enum { LOCAL0 = 32 };
+enum { LOCAL0 = 32, ROWS = 8 };
 
 /* C = alpha op(A) op(B) + beta C on buffers, batched; every operand given in elements. */
 static clg_status gemm(clg_ctx *ctx, int ta, int tb, size_t m, size_t n, size_t k, cl_mem a,
@@ -40,7 +40,7 @@ static clg_status im2col(clg_ctx *ctx, const clg__conv_geom *g, const clg_tensor
     clg__arg_mem(&l, cols);
     clg__arg_u64(&l, s_n);
     clg__arg_u64(&l, s_crs);
-    size_t global[3] = {g->P * g->Q, g->Cg * g->R * g->S, nb}, local[3] = {LOCAL0, 1, 1};
+    size_t global[3] = {g->P, g->Cg * g->R * g->S, nb}, local[3] = {1, ROWS, 1};
     return clg__launch_run(&l, global, local);
 }
 
@@ -59,7 +59,7 @@ static clg_status col2im(clg_ctx *ctx, const clg__conv_geom *g, cl_mem cols, siz
     clg__arg_mem(&l, dx->mem);
     clg__arg_u64(&l, dx->offset + n0 * img + gi * g->Cg * g->H * g->W);
     clg__arg_u64(&l, img);
-    size_t global[3] = {g->H * g->W, g->Cg, nb}, local[3] = {LOCAL0, 1, 1};
+    size_t global[3] = {g->H, g->Cg, nb}, local[3] = {1, 1, 1};
     return clg__launch_run(&l, global, local);
 }
 

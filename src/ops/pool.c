@@ -1,8 +1,9 @@
 /* Pooling: descriptor checks, output size (floor or ceil), launches. */
+#include <stdio.h>
 #include "tensor/tensor_internal.h"
 #include "clgrad/pool.h"
 
-enum { LOCAL0 = 64 };
+enum { LOCAL0 = 64, ROWS = 8 };
 
 clg_pool2d_desc clg_pool2d_desc_default(void)
 {
@@ -89,7 +90,8 @@ static clg_status expect(clg_ctx *ctx, const char *name, const clg_tensor *t, cl
 
 static void geom_args(clg__launch *l, const pool_geom *g, clg_pool_mode mode)
 {
-    size_t v[] = {g->H, g->W, g->R, g->S, g->sh, g->sw, g->pt, g->pl, g->pb, g->pr, g->P, g->Q, mode};
+    size_t v[] = {g->H, g->W, g->R, g->S, g->sh, g->sw, g->pt, g->pl, g->pb, g->pr, g->P, g->Q, mode,
+                  g->N * g->C};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
         clg__arg_u32(l, v[i]);
 }
@@ -113,7 +115,7 @@ clg_status clg_pool2d_forward(clg_ctx *ctx, const clg_pool2d_desc *d, const clg_
     clg__arg_mem(&l, y->mem);
     clg__arg_u64(&l, y->offset);
     geom_args(&l, &g, d->mode);
-    size_t global[3] = {g.P * g.Q, g.N * g.C, 1}, local[3] = {LOCAL0, 1, 1};
+    size_t global[3] = {g.P, g.N * g.C, 1}, local[3] = {1, ROWS, 1};
     return clg__launch_run(&l, global, local);
 }
 
@@ -128,9 +130,15 @@ clg_status clg_pool2d_backward(clg_ctx *ctx, const clg_pool2d_desc *d, const clg
         st = expect(ctx, "dy", dy, (clg_shape){g.N, g.C, g.P, g.Q});
     if (st == CLG_OK)
         st = expect(ctx, "dx", dx, x->shape);
+    /* Windows that tile the input: each dx element belongs to at most one window. */
+    int tiled = g.sh == g.R && g.sw == g.S && !g.pt && !g.pb && !g.pl && !g.pr &&
+                d->mode != CLG_POOL_AVG_EXCLUDE && g.P * g.R <= g.H && g.Q * g.S <= g.W;
+    char opts[48] = "";
+    if (tiled) /* the window is a build option: one small program per window shape */
+        snprintf(opts, sizeof opts, "-DTR=%zu -DTS=%zu", g.R, g.S);
     clg__launch l;
     if (st == CLG_OK)
-        st = clg__launch_begin(ctx, "pool", NULL, "clg_pool_bwd", &l);
+        st = clg__launch_begin(ctx, "pool", opts, tiled ? "clg_pool_bwd_tiled" : "clg_pool_bwd", &l);
     if (st != CLG_OK)
         return st;
     clg__arg_mem(&l, x->mem);
@@ -139,8 +147,14 @@ clg_status clg_pool2d_backward(clg_ctx *ctx, const clg_pool2d_desc *d, const clg
     clg__arg_u64(&l, dy->offset);
     clg__arg_mem(&l, dx->mem);
     clg__arg_u64(&l, dx->offset);
-    geom_args(&l, &g, d->mode);
-    size_t global[3] = {g.H * g.W, g.N * g.C, 1}, local[3] = {LOCAL0, 1, 1};
+    if (tiled) {
+        size_t v[] = {g.H, g.W, g.R, g.S, g.P, g.Q, d->mode, g.N * g.C};
+        for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+            clg__arg_u32(&l, v[i]);
+    } else {
+        geom_args(&l, &g, d->mode);
+    }
+    size_t global[3] = {tiled ? g.P : g.H, g.N * g.C, 1}, local[3] = {1, ROWS, 1};
     return clg__launch_run(&l, global, local);
 }
 

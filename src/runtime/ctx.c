@@ -89,6 +89,11 @@ const char *clg_ctx_cache_dir(const clg_ctx *ctx)
     return ctx ? ctx->cache_dir : NULL;
 }
 
+void *clg_ctx_cl_queue(const clg_ctx *ctx)
+{
+    return ctx ? (void *)ctx->queue : NULL;
+}
+
 clg_status clg_ctx_finish(clg_ctx *ctx)
 {
     if (!ctx)

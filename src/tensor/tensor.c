@@ -69,6 +69,13 @@ size_t clg_tensor_numel(const clg_tensor *t)
     return t ? clg_shape_numel(t->shape) : 0;
 }
 
+void *clg_tensor_cl_buffer(const clg_tensor *t, size_t *offset)
+{
+    if (offset)
+        *offset = t ? t->offset : 0;
+    return t ? (void *)t->mem : NULL;
+}
+
 clg_ctx *clg_tensor_ctx(const clg_tensor *t)
 {
     return t ? t->ctx : NULL;
