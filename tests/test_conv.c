@@ -470,16 +470,14 @@ static void chunked_algorithms_match_the_reference(void **state)
 static int setup(void **state)
 {
     (void)state;
-    ctx = clg_test_ctx(getenv("CLGRAD_CACHE_DIR"));
-    clg_test_rng_init(&rng, clg_test_seed());
+    clg_test_fixture_setup(&ctx, &rng);
     return 0;
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    clg_ctx_destroy(ctx);
-    clg_test_devices_release();
+    clg_test_fixture_teardown(ctx);
     return 0;
 }
 

@@ -11,13 +11,7 @@ static clg_test_rng rng;
 
 static clg_tensor *make(clg_shape s, const float *host)
 {
-    clg_tensor *t;
-    CLG_ASSERT_STATUS(clg_tensor_create(ctx, s, &t), CLG_OK);
-    if (host)
-        CLG_ASSERT_STATUS(clg_tensor_upload(t, host, clg_shape_numel(s)), CLG_OK);
-    else
-        CLG_ASSERT_STATUS(clg_tensor_fill(t, NAN), CLG_OK);
-    return t;
+    return clg_test_tensor(ctx, s, host);
 }
 
 static double ref_xent(const float *row, size_t C, int label, double *probs)
@@ -233,16 +227,14 @@ static void batchnorm_matches_the_reference_and_finite_differences(void **state)
 static int setup(void **state)
 {
     (void)state;
-    ctx = clg_test_ctx(getenv("CLGRAD_CACHE_DIR"));
-    clg_test_rng_init(&rng, clg_test_seed());
+    clg_test_fixture_setup(&ctx, &rng);
     return 0;
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    clg_ctx_destroy(ctx);
-    clg_test_devices_release();
+    clg_test_fixture_teardown(ctx);
     return 0;
 }
 

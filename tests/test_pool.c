@@ -107,13 +107,7 @@ static void ref_pool_backward(const pool_case *c, size_t P, size_t Q, const doub
 
 static clg_tensor *make(clg_shape s, const float *host)
 {
-    clg_tensor *t;
-    CLG_ASSERT_STATUS(clg_tensor_create(ctx, s, &t), CLG_OK);
-    if (host)
-        CLG_ASSERT_STATUS(clg_tensor_upload(t, host, clg_shape_numel(s)), CLG_OK);
-    else
-        CLG_ASSERT_STATUS(clg_tensor_fill(t, NAN), CLG_OK);
-    return t;
+    return clg_test_tensor(ctx, s, host);
 }
 
 static int check_close(const float *got, const double *ref, size_t n, int exact, const char *what)
@@ -309,16 +303,14 @@ static void invalid_descriptors_are_rejected(void **state)
 static int setup(void **state)
 {
     (void)state;
-    ctx = clg_test_ctx(getenv("CLGRAD_CACHE_DIR"));
-    clg_test_rng_init(&rng, clg_test_seed());
+    clg_test_fixture_setup(&ctx, &rng);
     return 0;
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    clg_ctx_destroy(ctx);
-    clg_test_devices_release();
+    clg_test_fixture_teardown(ctx);
     return 0;
 }
 

@@ -135,3 +135,26 @@ void clg_test_rmtree(const char *path)
     if (system(cmd) != 0)
         print_message("could not remove %s\n", path);
 }
+
+clg_tensor *clg_test_tensor(clg_ctx *ctx, clg_shape s, const float *host)
+{
+    clg_tensor *t = NULL;
+    CLG_ASSERT_STATUS(clg_tensor_create(ctx, s, &t), CLG_OK);
+    if (host)
+        CLG_ASSERT_STATUS(clg_tensor_upload(t, host, clg_shape_numel(s)), CLG_OK);
+    else
+        CLG_ASSERT_STATUS(clg_tensor_fill(t, NAN), CLG_OK);
+    return t;
+}
+
+void clg_test_fixture_setup(clg_ctx **ctx, clg_test_rng *rng)
+{
+    *ctx = clg_test_ctx(getenv("CLGRAD_CACHE_DIR"));
+    clg_test_rng_init(rng, clg_test_seed());
+}
+
+void clg_test_fixture_teardown(clg_ctx *ctx)
+{
+    clg_ctx_destroy(ctx);
+    clg_test_devices_release();
+}

@@ -36,6 +36,15 @@ void clg_test_devices_release(void);
 /* A context on that device with the binary cache in `cache_dir` ("off" for none). */
 clg_ctx *clg_test_ctx(const char *cache_dir);
 
+/* A tensor of shape s on ctx, filled from host, or with NaN when host is NULL (so that an
+ * element an op fails to write shows up). Asserts success. */
+clg_tensor *clg_test_tensor(clg_ctx *ctx, clg_shape s, const float *host);
+
+/* Group fixture of most op tests: a context on the CPU device (binary cache from
+ * CLGRAD_CACHE_DIR) and an RNG seeded by clg_test_seed(). */
+void clg_test_fixture_setup(clg_ctx **ctx, clg_test_rng *rng);
+void clg_test_fixture_teardown(clg_ctx *ctx);
+
 /* mkdtemp under $TMPDIR or /tmp; returns a malloc'd path. rm -r with clg_test_rmtree. */
 char *clg_test_tempdir(const char *tag);
 void clg_test_rmtree(const char *path);
