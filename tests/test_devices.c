@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <CL/cl.h>
 #include "common/testutil.h"
 
 static void listing_matches_the_machine(void **state)
@@ -213,6 +214,24 @@ static void cpu_splits_into_working_subdevices(void **state)
     CLG_ASSERT_STATUS(clg_device_split(NULL, 2, 0, &subs), CLG_ERR_INVALID_ARG);
 }
 
+static void profiling_is_on_only_when_asked(void **state)
+{
+    (void)state;
+    for (int on = 0; on < 2; on++) {
+        clg_ctx_options o = clg_ctx_options_default();
+        o.profiling = on;
+        o.cache_dir = "off";
+        clg_ctx *c;
+        CLG_ASSERT_STATUS(clg_ctx_create(clg_test_cpu_device(), &o, &c), CLG_OK);
+        cl_command_queue_properties props = 0;
+        assert_int_equal(clGetCommandQueueInfo((cl_command_queue)clg_ctx_cl_queue(c), CL_QUEUE_PROPERTIES,
+                                               sizeof props, &props, NULL), CL_SUCCESS);
+        assert_int_equal((props & CL_QUEUE_PROFILING_ENABLE) != 0, on);
+        assert_int_equal(props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, 0); /* in order */
+        clg_ctx_destroy(c);
+    }
+}
+
 static void every_listed_device_runs_a_kernel(void **state)
 {
     (void)state;
@@ -237,6 +256,7 @@ int main(void)
         cmocka_unit_test(filter_comes_from_the_environment),
         cmocka_unit_test(cpu_splits_into_working_subdevices),
         cmocka_unit_test(every_listed_device_runs_a_kernel),
+        cmocka_unit_test(profiling_is_on_only_when_asked),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     clg_test_devices_release();

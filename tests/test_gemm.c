@@ -358,6 +358,23 @@ static void tuning_file_is_used_by_the_next_context(void **state)
     clg_ctx_destroy(off);
 }
 
+static void backend_comes_from_the_environment(void **state)
+{
+    (void)state;
+    const char *names[] = {"builtin", "clblast", "auto", "bogus"};
+    clg_gemm_backend want[] = {CLG_GEMM_BUILTIN, clg_gemm_has_clblast() ? CLG_GEMM_CLBLAST : CLG_GEMM_AUTO,
+                               CLG_GEMM_AUTO, CLG_GEMM_AUTO};
+    for (int i = 0; i < 4; i++) {
+        setenv("CLGRAD_GEMM", names[i], 1);
+        clg_ctx *c = clg_test_ctx("off");
+        clg_gemm_backend got;
+        CLG_ASSERT_STATUS(clg_gemm_get_backend(c, &got), CLG_OK);
+        assert_int_equal(got, want[i]);
+        clg_ctx_destroy(c);
+    }
+    unsetenv("CLGRAD_GEMM");
+}
+
 static void default_table_fits_the_device(void **state)
 {
     (void)state;
@@ -408,6 +425,7 @@ int main(void)
         cmocka_unit_test(bad_arguments_are_rejected),
         cmocka_unit_test(tuning_file_is_used_by_the_next_context),
         cmocka_unit_test(default_table_fits_the_device),
+        cmocka_unit_test(backend_comes_from_the_environment),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -248,6 +248,17 @@ clg_status clg_gemm_set_backend(clg_ctx *ctx, clg_gemm_backend backend)
     return st;
 }
 
+clg_status clg_gemm_get_backend(clg_ctx *ctx, clg_gemm_backend *out)
+{
+    if (!ctx || !out)
+        return clg__fail(ctx, CLG_ERR_INVALID_ARG, "clg_gemm_get_backend: NULL argument");
+    clg__gemm_state *s = NULL;
+    clg_status st = clg__gemm_state_get(ctx, &s);
+    if (st == CLG_OK)
+        *out = s->backend;
+    return st;
+}
+
 clg_status clg_gemm_get_params(clg_ctx *ctx, clg_gemm_params *out)
 {
     if (!ctx || !out)
