@@ -90,6 +90,16 @@ size_t clg__conv_find_parse(void *state, const char *text)
     return taken;
 }
 
+void *clg__conv_find_state_create(void)
+{
+    return calloc(1, sizeof(conv_state));
+}
+
+void clg__conv_find_state_destroy(void *state)
+{
+    state_free(state);
+}
+
 static conv_state *state_get(clg_ctx *ctx)
 {
     clg__ext *e = &ctx->ext[CLG__EXT_CONV];

@@ -45,8 +45,11 @@ clg_status clg__conv_run(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pa
                          clg_conv_algo algo, const clg_tensor *a, const clg_tensor *b,
                          clg_tensor *out);
 
-/* Parses the text of a per-device find file into the state (for tests and fuzzing too). */
+/* Parses the text of a per-device find file into the state (for tests and fuzzing too);
+ * returns the entries taken. The state comes from clg__conv_find_state_create. */
 size_t clg__conv_find_parse(void *state, const char *text);
+void *clg__conv_find_state_create(void);
+void clg__conv_find_state_destroy(void *state);
 
 /* Images per chunk so that `per_image` bytes of scratch each stay within the limit (>= 1). */
 size_t clg__conv_chunk(const clg__conv_geom *g, size_t per_image);
