@@ -1,0 +1,262 @@
+/* Every public function with NULL handles and pointers: each returns its documented error with
+ * a message (or, for destroy/free/getters, does nothing harmful). The table must name every
+ * CLG_API function in include/clgrad/ (argv[1]): a new function without an entry fails here. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "common/testutil.h"
+
+#define BAD(call) CLG_ASSERT_STATUS(call, CLG_ERR_INVALID_ARG)
+
+static clg_ctx *ctx;
+
+static void p_status(void) { assert_non_null(clg_status_name((clg_status)-99)); assert_non_null(clg_last_error()); assert_non_null(clg_version()); }
+static void p_devices(void)
+{
+    size_t n, *idx;
+    clg_device_info *out;
+    BAD(clg_devices_list(NULL, NULL));
+    clg_devices_free(NULL, 3);
+    BAD(clg_devices_select(NULL, 0, CLG_ENV_AUTO, NULL, &idx, &n));
+    BAD(clg_device_split(NULL, 2, 0, &out));
+    BAD(clg_device_split(clg_test_cpu_device(), 2, 0, NULL));
+    BAD(clg_exec_env_parse(NULL, NULL));
+    assert_non_null(clg_exec_env_name((clg_exec_env)-1));
+    assert_non_null(clg_device_type_name((clg_device_type)0));
+}
+static void p_ctx(void)
+{
+    clg_ctx *c;
+    clg_ctx_stats s;
+    BAD(clg_ctx_create(NULL, NULL, &c));
+    BAD(clg_ctx_create(clg_test_cpu_device(), NULL, NULL));
+    clg_ctx_destroy(NULL);
+    assert_non_null(clg_ctx_last_error(NULL));
+    assert_null(clg_ctx_device(NULL));
+    assert_null(clg_ctx_cache_dir(NULL));
+    assert_null(clg_ctx_cl_queue(NULL));
+    BAD(clg_ctx_finish(NULL));
+    BAD(clg_ctx_get_stats(NULL, &s));
+    BAD(clg_ctx_get_stats(ctx, NULL));
+    BAD(clg_ctx_warm_up(NULL));
+    clg_ctx_options o = clg_ctx_options_default();
+    assert_int_equal(o.profiling, 0);
+}
+static void p_tensor(void)
+{
+    clg_tensor *t;
+    size_t off = 7;
+    float f[4];
+    BAD(clg_tensor_create(NULL, (clg_shape){1, 1, 1, 1}, &t));
+    BAD(clg_tensor_create(ctx, (clg_shape){0, 1, 1, 1}, &t));
+    clg_tensor_destroy(NULL);
+    assert_int_equal(clg_tensor_numel(NULL), 0);
+    assert_int_equal(clg_tensor_shape(NULL).n, 0);
+    assert_int_equal(clg_shape_numel((clg_shape){2, 0, 3, 3}), 0);
+    assert_null(clg_tensor_ctx(NULL));
+    assert_null(clg_tensor_cl_buffer(NULL, &off));
+    assert_int_equal(off, 0);
+    BAD(clg_tensor_upload(NULL, f, 4));
+    BAD(clg_tensor_download(NULL, f, 4));
+    BAD(clg_tensor_fill(NULL, 0));
+    BAD(clg_tensor_copy(NULL, NULL));
+    BAD(clg_tensor_view_batch(NULL, 0, 1, &t));
+}
+static void p_gemm(void)
+{
+    clg_matrix m = {NULL, 0, 1};
+    clg_gemm_params p;
+    clg_gemm_backend b[3] = {CLG_GEMM_BUILTIN, CLG_GEMM_BUILTIN, CLG_GEMM_BUILTIN}, one;
+    BAD(clg_sgemm(NULL, CLG_NO_TRANS, CLG_NO_TRANS, 1, 1, 1, 1, m, m, 0, m));
+    BAD(clg_sgemm(ctx, CLG_NO_TRANS, CLG_NO_TRANS, 1, 1, 1, 1, m, m, 0, m));
+    BAD(clg_sgemm_batched(NULL, CLG_NO_TRANS, CLG_NO_TRANS, 1, 1, 1, 1, m, 0, m, 0, 0, m, 0, 1));
+    BAD(clg_gemm_set_backend(NULL, CLG_GEMM_AUTO));
+    BAD(clg_gemm_get_backend(NULL, &one));
+    BAD(clg_gemm_get_params(NULL, &p));
+    BAD(clg_gemm_get_params(ctx, NULL));
+    BAD(clg_gemm_set_params(NULL, &p));
+    BAD(clg_gemm_set_params(ctx, NULL));
+    BAD(clg_gemm_save_tuning(NULL, &p, b));
+    BAD(clg_gemm_save_tuning(ctx, NULL, b));
+    p = clg_gemm_default_params(NULL);
+    assert_true(p.mr >= 1);
+    assert_int_equal(clg_gemm_classify(1, 1, 1, 1), CLG_GEMM_CLASS_SMALL);
+    assert_true(clg_gemm_has_clblast() == 0 || clg_gemm_has_clblast() == 1);
+}
+static void p_conv(void)
+{
+    clg_conv2d_desc d = clg_conv2d_desc_default();
+    clg_shape s = {1, 1, 1, 1};
+    size_t lo, hi;
+    clg_conv_algo a;
+    BAD(clg_conv2d_output_shape(NULL, s, s, &s));
+    BAD(clg_conv2d_output_shape(&d, s, s, NULL));
+    BAD(clg_conv2d_forward(NULL, &d, NULL, NULL, NULL, NULL));
+    BAD(clg_conv2d_forward(ctx, &d, NULL, NULL, NULL, NULL));
+    BAD(clg_conv2d_backward_data(ctx, &d, NULL, NULL, NULL));
+    BAD(clg_conv2d_backward_weights(ctx, &d, NULL, NULL, NULL));
+    BAD(clg_conv2d_backward_bias(ctx, NULL, NULL));
+    BAD(clg_conv2d_workspace(NULL, &d, CLG_CONV_FWD, CLG_CONV_ALGO_IM2COL, s, s, &lo, &hi));
+    BAD(clg_conv2d_workspace(ctx, NULL, CLG_CONV_FWD, CLG_CONV_ALGO_IM2COL, s, s, &lo, &hi));
+    BAD(clg_conv2d_choose(NULL, &d, CLG_CONV_FWD, s, s, &a));
+    BAD(clg_conv2d_choose(ctx, NULL, CLG_CONV_FWD, s, s, &a));
+    assert_non_null(clg_conv_algo_name((clg_conv_algo)42));
+}
+static void p_pool(void)
+{
+    clg_pool2d_desc d = clg_pool2d_desc_default();
+    clg_shape s = {1, 1, 2, 2};
+    BAD(clg_pool2d_output_shape(NULL, s, &s));
+    BAD(clg_pool2d_output_shape(&d, s, NULL));
+    BAD(clg_pool2d_forward(NULL, &d, NULL, NULL));
+    BAD(clg_pool2d_forward(ctx, NULL, NULL, NULL));
+    BAD(clg_pool2d_backward(ctx, &d, NULL, NULL, NULL));
+    BAD(clg_global_avg_pool_forward(ctx, NULL, NULL));
+    BAD(clg_global_avg_pool_backward(ctx, NULL, NULL));
+}
+static void p_elementwise(void)
+{
+    int32_t label = 0;
+    BAD(clg_activation_forward(NULL, CLG_ACT_RELU, 0, NULL, NULL));
+    BAD(clg_activation_forward(ctx, CLG_ACT_RELU, 0, NULL, NULL));
+    BAD(clg_activation_backward(ctx, CLG_ACT_RELU, 0, NULL, NULL, NULL, NULL));
+    BAD(clg_bias_add(ctx, NULL, NULL));
+    BAD(clg_bias_backward(ctx, NULL, NULL));
+    BAD(clg_fc_forward(ctx, NULL, NULL, NULL, NULL));
+    BAD(clg_fc_backward_data(ctx, NULL, NULL, NULL));
+    BAD(clg_fc_backward_weights(ctx, NULL, NULL, NULL));
+    BAD(clg_softmax_xent_forward(ctx, NULL, &label, 1, NULL, NULL, NULL));
+    BAD(clg_softmax_xent_backward(ctx, NULL, &label, 1, 1.0f, NULL));
+    BAD(clg_batchnorm_forward_train(ctx, NULL, NULL, NULL, 0.1f, 1e-5f, NULL, NULL, NULL, NULL, NULL));
+    BAD(clg_batchnorm_forward_infer(ctx, NULL, NULL, NULL, NULL, NULL, 1e-5f, NULL));
+    BAD(clg_batchnorm_backward(ctx, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL));
+    BAD(clg_dropout_forward(ctx, 0.5f, 1, 1, NULL, NULL));
+    BAD(clg_dropout_backward(NULL, 0.5f, 1, 1, NULL, NULL));
+}
+static void p_optim(void)
+{
+    clg_sgd_params s = {0.1f, 0.9f, 0, 0};
+    clg_adam_params a = {1e-3f, 0.9f, 0.999f, 1e-8f, 0, 0, 1};
+    float w = 1, g = 1, m = 0, v = 0;
+    BAD(clg_sgd_step(NULL, &s, NULL, NULL, NULL));
+    BAD(clg_sgd_step(ctx, &s, NULL, NULL, NULL));
+    BAD(clg_adam_step(ctx, &a, NULL, NULL, NULL, NULL));
+    BAD(clg_sgd_step_host(NULL, &w, &g, &v, 1));
+    BAD(clg_sgd_step_host(&s, NULL, &g, &v, 1));
+    BAD(clg_adam_step_host(NULL, &w, &g, &m, &v, 1));
+    BAD(clg_adam_step_host(&a, &w, NULL, &m, &v, 1));
+}
+
+typedef struct entry {
+    const char *group;
+    void (*probe)(void);
+    const char *names;  /* the functions the probe covers, space-separated */
+} entry;
+
+static const entry table[] = {
+    {"status", p_status, "clg_status_name clg_last_error clg_version"},
+    {"devices", p_devices, "clg_devices_list clg_devices_free clg_devices_select clg_device_split "
+                           "clg_exec_env_parse clg_exec_env_name clg_device_type_name"},
+    {"ctx", p_ctx, "clg_ctx_create clg_ctx_destroy clg_ctx_last_error clg_ctx_device clg_ctx_cache_dir "
+                   "clg_ctx_cl_queue clg_ctx_finish clg_ctx_get_stats clg_ctx_warm_up clg_ctx_options_default"},
+    {"tensor", p_tensor, "clg_tensor_create clg_tensor_destroy clg_tensor_numel clg_tensor_shape clg_shape_numel "
+                         "clg_tensor_ctx clg_tensor_cl_buffer clg_tensor_upload clg_tensor_download "
+                         "clg_tensor_fill clg_tensor_copy clg_tensor_view_batch"},
+    {"gemm", p_gemm, "clg_sgemm clg_sgemm_batched clg_gemm_set_backend clg_gemm_get_backend clg_gemm_get_params "
+                     "clg_gemm_set_params clg_gemm_save_tuning clg_gemm_default_params clg_gemm_classify "
+                     "clg_gemm_has_clblast"},
+    {"conv", p_conv, "clg_conv2d_output_shape clg_conv2d_forward clg_conv2d_backward_data "
+                     "clg_conv2d_backward_weights clg_conv2d_backward_bias clg_conv2d_workspace "
+                     "clg_conv2d_choose clg_conv_algo_name clg_conv2d_desc_default"},
+    {"pool", p_pool, "clg_pool2d_output_shape clg_pool2d_forward clg_pool2d_backward clg_global_avg_pool_forward "
+                     "clg_global_avg_pool_backward clg_pool2d_desc_default"},
+    {"elementwise", p_elementwise, "clg_activation_forward clg_activation_backward clg_bias_add clg_bias_backward "
+                                   "clg_fc_forward clg_fc_backward_data clg_fc_backward_weights "
+                                   "clg_softmax_xent_forward clg_softmax_xent_backward "
+                                   "clg_batchnorm_forward_train clg_batchnorm_forward_infer "
+                                   "clg_batchnorm_backward clg_dropout_forward clg_dropout_backward"},
+    {"optim", p_optim, "clg_sgd_step clg_adam_step clg_sgd_step_host clg_adam_step_host"},
+};
+#define N_ENTRIES (sizeof table / sizeof table[0])
+
+static const char *include_dir;
+
+static int covered(const char *name)
+{
+    for (size_t i = 0; i < N_ENTRIES; i++) {
+        const char *p = table[i].names;
+        size_t n = strlen(name);
+        for (const char *q = strstr(p, name); q; q = strstr(q + 1, name))
+            if ((q == p || q[-1] == ' ') && (q[n] == ' ' || q[n] == '\0'))
+                return 1;
+    }
+    return 0;
+}
+
+/* Every "CLG_API <type> <name>(" in the public headers has an entry. */
+static void every_public_function_has_an_entry(void **state)
+{
+    (void)state;
+    static const char *const headers[] = {"status.h", "device.h", "context.h", "tensor.h", "gemm.h",
+                                          "conv.h", "pool.h", "activation.h", "loss.h", "norm.h", "optim.h"};
+    int found = 0, missing = 0;
+    for (size_t h = 0; h < sizeof headers / sizeof headers[0]; h++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", include_dir, headers[h]);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            fail_msg("cannot read %s", path);
+        char line[512];
+        while (fgets(line, sizeof line, f)) {
+            if (strncmp(line, "CLG_API ", 8) != 0)
+                continue;
+            char *paren = strchr(line, '(');
+            if (!paren)
+                continue;
+            char *start = paren;
+            while (start > line && (start[-1] == '_' || (start[-1] >= 'a' && start[-1] <= 'z') ||
+                                    (start[-1] >= '0' && start[-1] <= '9')))
+                start--;
+            *paren = '\0';
+            found++;
+            if (!covered(start)) {
+                print_error("%s (%s) has no entry in the sweep table\n", start, headers[h]);
+                missing++;
+            }
+        }
+        fclose(f);
+    }
+    assert_true(found >= 75);
+    assert_int_equal(missing, 0);
+}
+
+static void every_entry_survives_bad_arguments(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < N_ENTRIES; i++)
+        table[i].probe();
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    ctx = clg_test_ctx("off");
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    clg_test_fixture_teardown(ctx);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    include_dir = argc > 1 ? argv[1] : "include/clgrad";
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(every_public_function_has_an_entry),
+        cmocka_unit_test(every_entry_survives_bad_arguments),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
