@@ -87,7 +87,7 @@ static clg_status gather_dy(clg_ctx *ctx, const clg__conv_geom *g, const clg_ten
 static clg_status by_image(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
                            const clg_tensor *a, const clg_tensor *w, clg_tensor *out)
 {
-    size_t pq = g->P * g->Q, crs = g->Cg * g->R * g->S, img = g->C * g->H * g->W;
+    size_t pq = g->P * g->Q, crs = g->Cg * g->R * g->S;
     size_t nb = clg__conv_chunk(g, crs * pq * sizeof(float));
     cl_mem cols;
     clg_status st = clg__scratch_get(ctx, CLG__SLOT_CONV_COLS, nb * crs * pq * sizeof(float), &cols);
@@ -109,7 +109,6 @@ static clg_status by_image(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass 
             }
         }
     }
-    (void)img;
     return st;
 }
 
