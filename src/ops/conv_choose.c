@@ -52,7 +52,7 @@ static int remember(conv_state *s, const char *key, clg_conv_algo algo)
         }
     if (s->count == s->cap) {
         size_t cap = s->cap ? 2 * s->cap : 16;
-        find_entry *e = realloc(s->entries, cap * sizeof *e);
+        find_entry *e = clg__realloc(s->entries, cap * sizeof *e);
         if (!e)
             return 0;
         s->entries = e;
@@ -92,7 +92,7 @@ size_t clg__conv_find_parse(void *state, const char *text)
 
 void *clg__conv_find_state_create(void)
 {
-    return calloc(1, sizeof(conv_state));
+    return clg__calloc(1, sizeof(conv_state));
 }
 
 void clg__conv_find_state_destroy(void *state)
@@ -104,7 +104,7 @@ static conv_state *state_get(clg_ctx *ctx)
 {
     clg__ext *e = &ctx->ext[CLG__EXT_CONV];
     if (!e->data) {
-        conv_state *s = calloc(1, sizeof *s);
+        conv_state *s = clg__calloc(1, sizeof *s);
         if (!s)
             return NULL;
         e->data = s;
@@ -127,7 +127,7 @@ static void store(clg_ctx *ctx, conv_state *s)
 {
     char *path = clg__device_file_path(ctx, "conv", ".find");
     size_t size = s->count * (KEY_LEN + 20) + 1;
-    char *text = malloc(size);
+    char *text = clg__malloc(size);
     if (path && text) {
         size_t used = 0;
         text[0] = '\0';

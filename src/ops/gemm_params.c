@@ -160,7 +160,7 @@ clg_status clg__gemm_tuning_parse(clg_ctx *ctx, const char *text, clg_gemm_param
     size_t len = strlen(text);
     if (strncmp(text, TUNING_MAGIC "\n", strlen(TUNING_MAGIC) + 1) != 0)
         return clg__fail(ctx, CLG_ERR_CORRUPT, "GEMM tuning: not a tuning file");
-    char *copy = malloc(len + 1);
+    char *copy = clg__malloc(len + 1);
     if (!copy)
         return clg__fail(ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "GEMM tuning: out of memory");
     memcpy(copy, text, len + 1);
@@ -213,7 +213,7 @@ clg_status clg__gemm_state_get(clg_ctx *ctx, clg__gemm_state **out)
 {
     clg__ext *e = &ctx->ext[CLG__EXT_GEMM];
     if (!e->data) {
-        clg__gemm_state *s = calloc(1, sizeof *s);
+        clg__gemm_state *s = clg__calloc(1, sizeof *s);
         if (!s)
             return clg__fail(ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "GEMM state: out of memory");
         s->params = clg_gemm_default_params(&ctx->device);

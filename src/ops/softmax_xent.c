@@ -63,8 +63,8 @@ clg_status clg_softmax_xent_forward(clg_ctx *ctx, const clg_tensor *logits, cons
         st = clg__launch_run(&l, global, local);
     }
     if (st == CLG_OK && (mean_loss || correct)) {
-        float *host = malloc(N * sizeof *host);
-        cl_int *hit = malloc(2 * N * sizeof *hit);
+        float *host = clg__malloc(N * sizeof *host);
+        cl_int *hit = clg__malloc(2 * N * sizeof *hit);
         cl_int err = host && hit ? CL_SUCCESS : CL_OUT_OF_HOST_MEMORY;
         if (err == CL_SUCCESS)
             err = clEnqueueReadBuffer(ctx->queue, out, CL_TRUE, out_off * sizeof(float),

@@ -11,7 +11,7 @@
 
 int clg__make_dirs(const char *dir)
 {
-    char *p = strdup(dir);
+    char *p = clg__strdup(dir);
     if (!p)
         return 0;
     for (char *s = p + 1; *s; s++) {
@@ -49,7 +49,7 @@ int clg__write_atomic(const char *path, const void *const parts[], const size_t 
 {
     static _Thread_local unsigned counter;
     size_t n = strlen(path) + 64;
-    char *tmp = malloc(n);
+    char *tmp = clg__malloc(n);
     if (!tmp)
         return 0;
     /* Unique per process, thread and call: concurrent writers never share a temporary file. */
@@ -70,7 +70,7 @@ int clg__write_atomic(const char *path, const void *const parts[], const size_t 
 
 clg_status clg__file_write_atomic(clg_ctx *ctx, const char *path, const void *data, size_t size)
 {
-    char *dir = strdup(path);
+    char *dir = clg__strdup(path);
     if (!dir)
         return clg__fail(ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "writing %s: out of memory", path);
     char *slash = strrchr(dir, '/');
@@ -92,7 +92,7 @@ char *clg__read_text_file(const char *path, size_t max_bytes)
     FILE *f = fopen(path, "rb");
     if (!f)
         return NULL;
-    char *text = malloc(max_bytes + 1);
+    char *text = clg__malloc(max_bytes + 1);
     size_t n = text ? fread(text, 1, max_bytes + 1, f) : 0;
     fclose(f);
     if (!text || n > max_bytes || memchr(text, '\0', n)) {

@@ -24,7 +24,7 @@ typedef struct entry_header {
 static char *join(const char *a, const char *b)
 {
     size_t n = strlen(a) + strlen(b) + 1;
-    char *s = malloc(n);
+    char *s = clg__malloc(n);
     if (s)
         snprintf(s, n, "%s%s", a, b);
     return s;
@@ -34,7 +34,7 @@ char *clg__cache_dir_resolve(const char *explicit_dir)
 {
     const char *dir = explicit_dir ? explicit_dir : getenv("CLGRAD_CACHE_DIR");
     if (dir && *dir)
-        return strcmp(dir, "off") == 0 ? NULL : strdup(dir);
+        return strcmp(dir, "off") == 0 ? NULL : clg__strdup(dir);
     const char *xdg = getenv("XDG_CACHE_HOME");
     if (xdg && *xdg)
         return join(xdg, "/clgrad");
@@ -84,7 +84,7 @@ static char *entry_path(const char *dir, const unsigned char key[32], const char
     char hex[65];
     clg__hex32(key, hex);
     size_t n = strlen(dir) + 80 + strlen(suffix);
-    char *p = malloc(n);
+    char *p = clg__malloc(n);
     if (p)
         snprintf(p, n, "%s/%s%s", dir, hex, suffix);
     return p;
@@ -115,7 +115,7 @@ unsigned char *clg__bincache_load(const char *dir, const unsigned char key[32], 
         hdr.format != CACHE_FORMAT || memcmp(hdr.key, key, 32) != 0 || hdr.size == 0 ||
         hdr.size > MAX_ENTRY_BYTES)
         goto miss;
-    bin = malloc((size_t)hdr.size);
+    bin = clg__malloc((size_t)hdr.size);
     if (!bin || fread(bin, 1, (size_t)hdr.size, f) != hdr.size || fgetc(f) != EOF)
         goto miss;
     unsigned char sha[32];
@@ -171,7 +171,7 @@ char *clg__device_file_path(const clg_ctx *ctx, const char *prefix, const char *
     clg__hex32(d, hex);
     hex[16] = '\0';
     size_t n = strlen(ctx->cache_dir) + strlen(prefix) + strlen(suffix) + 24;
-    char *path = malloc(n);
+    char *path = clg__malloc(n);
     if (path)
         snprintf(path, n, "%s/%s-%s%s", ctx->cache_dir, prefix, hex, suffix);
     return path;

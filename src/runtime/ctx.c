@@ -17,7 +17,7 @@ clg_status clg_ctx_create(const clg_device_info *dev, const clg_ctx_options *opt
     if (!dev || !dev->cl_device)
         return clg__fail(NULL, CLG_ERR_INVALID_ARG, "clg_ctx_create: dev must be a listed device");
     clg_ctx_options o = opts ? *opts : clg_ctx_options_default();
-    clg_ctx *ctx = calloc(1, sizeof *ctx);
+    clg_ctx *ctx = clg__calloc(1, sizeof *ctx);
     if (!ctx)
         return clg__fail(NULL, CLG_ERR_OUT_OF_HOST_MEMORY, "clg_ctx_create: out of memory");
     ctx->device = *dev;
@@ -135,7 +135,7 @@ clg_status clg__scratch_get(clg_ctx *ctx, unsigned slot, size_t bytes, cl_mem *o
         s->bytes = 0;
     }
     cl_int err;
-    s->mem = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, want, NULL, &err);
+    s->mem = clg__create_buffer(ctx, want, &err);
     if (err != CL_SUCCESS) {
         s->mem = NULL;
         return clg__fail_cl(ctx, err, "allocating a %zu-byte scratch buffer on %s", want,

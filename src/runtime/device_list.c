@@ -15,7 +15,7 @@ static void text_info(cl_device_id d, cl_device_info what, char *out)
         /* Too long for the field or unsupported: fall back to a truncated copy. */
         size_t size = 0;
         if (clGetDeviceInfo(d, what, 0, NULL, &size) == CL_SUCCESS && size > 0) {
-            char *tmp = malloc(size);
+            char *tmp = clg__malloc(size);
             if (tmp && clGetDeviceInfo(d, what, size, tmp, NULL) == CL_SUCCESS) {
                 memcpy(out, tmp, CLG_INFO_TEXT - 1);
                 out[CLG_INFO_TEXT - 1] = '\0';
@@ -44,7 +44,7 @@ static int has_extension(cl_device_id d, const char *ext)
     size_t size = 0;
     if (clGetDeviceInfo(d, CL_DEVICE_EXTENSIONS, 0, NULL, &size) != CL_SUCCESS || size == 0)
         return 0;
-    char *all = malloc(size + 1);
+    char *all = clg__malloc(size + 1);
     if (!all)
         return 0;
     int found = 0;
@@ -112,7 +112,7 @@ static clg_status platform_devices(cl_platform_id p, cl_device_id **ids, cl_uint
     }
     if (err != CL_SUCCESS)
         return clg__fail_cl(NULL, err, "clg_devices_list: clGetDeviceIDs failed");
-    *ids = malloc(*count * sizeof **ids);
+    *ids = clg__malloc(*count * sizeof **ids);
     if (!*ids)
         return clg__fail(NULL, CLG_ERR_OUT_OF_HOST_MEMORY, "clg_devices_list: out of memory");
     err = clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, *count, *ids, NULL);
@@ -137,7 +137,7 @@ clg_status clg_devices_list(clg_device_info **out, size_t *n)
     if (err != CL_SUCCESS)
         return clg__fail_cl(NULL, err, "clg_devices_list: clGetPlatformIDs failed; %s",
                             NO_DEVICE_HINT);
-    cl_platform_id *platforms = malloc(np * sizeof *platforms);
+    cl_platform_id *platforms = clg__malloc(np * sizeof *platforms);
     if (!platforms)
         return clg__fail(NULL, CLG_ERR_OUT_OF_HOST_MEMORY, "clg_devices_list: out of memory");
     clGetPlatformIDs(np, platforms, NULL);
@@ -151,7 +151,7 @@ clg_status clg_devices_list(clg_device_info **out, size_t *n)
         st = platform_devices(platforms[pi], &ids, &nd);
         if (st != CLG_OK || nd == 0)
             continue;
-        clg_device_info *grown = realloc(list, (total + nd) * sizeof *list);
+        clg_device_info *grown = clg__realloc(list, (total + nd) * sizeof *list);
         if (!grown) {
             st = clg__fail(NULL, CLG_ERR_OUT_OF_HOST_MEMORY, "clg_devices_list: out of memory");
         } else {

@@ -77,7 +77,7 @@ static clg_status apply_filter(const clg_device_info *all, size_t n, const char 
         memset(keep, 1, n);
         return CLG_OK;
     }
-    char *copy = strdup(filter);
+    char *copy = clg__strdup(filter);
     if (!copy)
         return clg__fail(NULL, CLG_ERR_OUT_OF_HOST_MEMORY, "device filter: out of memory");
     clg_status st = CLG_OK;
@@ -164,7 +164,7 @@ clg_status clg_devices_select(const clg_device_info *all, size_t n, clg_exec_env
         return clg__fail(NULL, CLG_ERR_INVALID_ARG, "clg_devices_select: unknown environment %d", (int)env);
     if (!filter)
         filter = getenv("CLGRAD_DEVICES");
-    char *keep = calloc(n, 1);
+    char *keep = clg__calloc(n, 1);
     if (!keep)
         return clg__fail(NULL, CLG_ERR_OUT_OF_HOST_MEMORY, "clg_devices_select: out of memory");
     clg_status st = apply_filter(all, n, filter, keep);
@@ -177,7 +177,7 @@ clg_status clg_devices_select(const clg_device_info *all, size_t n, clg_exec_env
         list_devices(all, n, msg, sizeof msg);
         st = clg__fail(NULL, CLG_ERR_NO_DEVICE, "%s", msg);
     }
-    size_t *idx = st == CLG_OK ? malloc(kept * sizeof *idx) : NULL;
+    size_t *idx = st == CLG_OK ? clg__malloc(kept * sizeof *idx) : NULL;
     if (st == CLG_OK && !idx)
         st = clg__fail(NULL, CLG_ERR_OUT_OF_HOST_MEMORY, "clg_devices_select: out of memory");
     if (st == CLG_OK) {

@@ -37,9 +37,9 @@ clg_status clg_device_split(const clg_device_info *dev, unsigned parts, unsigned
                          parts, units_each ? units_each : 1, dev->index, dev->name,
                          dev->compute_units);
 
-    cl_device_partition_property *props = malloc((parts + 3) * sizeof *props);
-    cl_device_id *ids = malloc(parts * sizeof *ids);
-    clg_device_info *infos = calloc(parts, sizeof *infos);
+    cl_device_partition_property *props = clg__malloc((parts + 3) * sizeof *props);
+    cl_device_id *ids = clg__malloc(parts * sizeof *ids);
+    clg_device_info *infos = clg__calloc(parts, sizeof *infos);
     clg_status st = CLG_OK;
     if (!props || !ids || !infos) {
         st = clg__fail(NULL, CLG_ERR_OUT_OF_HOST_MEMORY, "clg_device_split: out of memory");

@@ -21,7 +21,7 @@ static char *full_options(const char *options)
     /* No fast-math flags: results must stay comparable across devices. */
     const char *base = "-cl-std=CL1.2 ";
     size_t n = strlen(base) + (options ? strlen(options) : 0) + 1;
-    char *s = malloc(n);
+    char *s = clg__malloc(n);
     if (s)
         snprintf(s, n, "%s%s", base, options ? options : "");
     return s;
@@ -34,7 +34,7 @@ static clg_status build_failed(clg_ctx *ctx, cl_program prog, cl_int err, const 
     cl_device_id d = (cl_device_id)ctx->device.cl_device;
     if (clGetProgramBuildInfo(prog, d, CL_PROGRAM_BUILD_LOG, 0, NULL, &size) == CL_SUCCESS &&
         size > 1) {
-        char *log = malloc(size);
+        char *log = clg__malloc(size);
         if (log && clGetProgramBuildInfo(prog, d, CL_PROGRAM_BUILD_LOG, size, log, NULL) == CL_SUCCESS)
             snprintf(head, sizeof head, "%s", log);
         free(log);
@@ -103,7 +103,7 @@ static void store_cached(clg_ctx *ctx, const unsigned char key[32], cl_program p
     if (clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL) != CL_SUCCESS ||
         size == 0)
         return;
-    unsigned char *bin = malloc(size);
+    unsigned char *bin = clg__malloc(size);
     unsigned char *bins[1] = {bin};
     if (bin && clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof bins, bins, NULL) == CL_SUCCESS)
         ctx->stats.cache_writes += (unsigned)clg__bincache_store(ctx->cache_dir, key, bin, size);
@@ -157,7 +157,7 @@ clg_status clg__program_get(clg_ctx *ctx, const char *family, const char *option
     }
     if (ctx->program_count == ctx->program_cap) {
         size_t cap = ctx->program_cap ? 2 * ctx->program_cap : 8;
-        clg__program_entry *grown = realloc(ctx->programs, cap * sizeof *grown);
+        clg__program_entry *grown = clg__realloc(ctx->programs, cap * sizeof *grown);
         if (!grown) {
             free(opts);
             return clg__fail(ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "program %s: out of memory", family);
@@ -197,7 +197,7 @@ clg_status clg__kernel_get(clg_ctx *ctx, const char *family, const char *options
         return clg__fail(ctx, CLG_ERR_INTERNAL, "kernel name %s too long", kernel_name);
     if (ctx->kernel_count == ctx->kernel_cap) {
         size_t cap = ctx->kernel_cap ? 2 * ctx->kernel_cap : 16;
-        clg__kernel_entry *grown = realloc(ctx->kernels, cap * sizeof *grown);
+        clg__kernel_entry *grown = clg__realloc(ctx->kernels, cap * sizeof *grown);
         if (!grown)
             return clg__fail(ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "kernel %s: out of memory", kernel_name);
         ctx->kernels = grown;

@@ -55,6 +55,17 @@ struct clg_ctx {
     char last_error[CLG__ERR_TEXT];
 };
 
+/* Host allocations of the library (malloc, calloc, realloc, strdup) and device buffers, with a
+ * per-thread fault-injection hook for tests: clg__fault_inject(h, d) makes the h-th host
+ * allocation and the d-th device buffer from now on fail (0: never) and resets the counters. */
+void *clg__malloc(size_t n);
+void *clg__calloc(size_t n, size_t size);
+void *clg__realloc(void *p, size_t n);
+char *clg__strdup(const char *s);
+cl_mem clg__create_buffer(clg_ctx *ctx, size_t bytes, cl_int *err);
+void clg__fault_inject(long host_n, long device_n);
+void clg__fault_counts(long *host, long *device);
+
 /* Records a failure: formats the message into ctx (when non-NULL) and the thread-local
  * last error, and returns status so callers can `return clg__fail(...)`. */
 clg_status clg__fail(clg_ctx *ctx, clg_status status, const char *fmt, ...)

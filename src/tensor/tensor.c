@@ -34,11 +34,11 @@ clg_status clg_tensor_create(clg_ctx *ctx, clg_shape shape, clg_tensor **out)
                          "%llu bytes per buffer (%llu in all)", shape.n, shape.c, shape.h,
                          shape.w, bytes, d->name, (unsigned long long)d->max_alloc_bytes,
                          (unsigned long long)d->global_mem_bytes);
-    clg_tensor *t = calloc(1, sizeof *t);
+    clg_tensor *t = clg__calloc(1, sizeof *t);
     if (!t)
         return clg__fail(ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "clg_tensor_create: out of memory");
     cl_int err;
-    t->mem = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, bytes, NULL, &err);
+    t->mem = clg__create_buffer(ctx, bytes, &err);
     if (err != CL_SUCCESS) {
         free(t);
         return clg__fail_cl(ctx, err, "clg_tensor_create: allocating %zu bytes on %s", bytes,
@@ -174,7 +174,7 @@ clg_status clg_tensor_view_batch(clg_tensor *t, size_t first, size_t count, clg_
         return clg__fail(t->ctx, CLG_ERR_INVALID_ARG,
                          "clg_tensor_view_batch: samples [%zu, %zu) are not inside 0..%zu",
                          first, first + count, t->shape.n);
-    clg_tensor *v = calloc(1, sizeof *v);
+    clg_tensor *v = clg__calloc(1, sizeof *v);
     if (!v)
         return clg__fail(t->ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "clg_tensor_view_batch: out of memory");
     *v = *t;

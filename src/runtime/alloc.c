@@ -1,0 +1,60 @@
+/* Every allocation of the library goes through here, so that tests can make the Nth host
+ * allocation or the Nth device buffer fail (fault injection) and check that each failure comes
+ * back as a clean error without leaks. The counters are per thread: tests on one thread do not
+ * disturb another's work. */
+#include <stdlib.h>
+#include <string.h>
+#include "runtime_internal.h"
+
+static _Thread_local long host_fail_at, device_fail_at, host_count, device_count;
+
+void clg__fault_inject(long host_n, long device_n)
+{
+    host_fail_at = host_n;
+    device_fail_at = device_n;
+    host_count = device_count = 0;
+}
+
+void clg__fault_counts(long *host, long *device)
+{
+    *host = host_count;
+    *device = device_count;
+}
+
+static int host_fails(void)
+{
+    return ++host_count == host_fail_at;
+}
+
+void *clg__malloc(size_t n)
+{
+    return host_fails() ? NULL : malloc(n ? n : 1);
+}
+
+void *clg__calloc(size_t n, size_t size)
+{
+    return host_fails() ? NULL : calloc(n ? n : 1, size ? size : 1);
+}
+
+void *clg__realloc(void *p, size_t n)
+{
+    return host_fails() ? NULL : realloc(p, n ? n : 1);
+}
+
+char *clg__strdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = clg__malloc(n);
+    if (d)
+        memcpy(d, s, n);
+    return d;
+}
+
+cl_mem clg__create_buffer(clg_ctx *ctx, size_t bytes, cl_int *err)
+{
+    if (++device_count == device_fail_at) {
+        *err = CL_MEM_OBJECT_ALLOCATION_FAILURE;
+        return NULL;
+    }
+    return clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, bytes, NULL, err);
+}
