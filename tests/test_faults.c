@@ -1,5 +1,5 @@
-/* Out-of-memory sweep: a scenario (devices, context, tensors, GEMM, convolution, pooling,
- * softmax, a tuning file save) is run again and again with the Nth host allocation, then the
+/* Out-of-memory sweep: a scenario (devices, context and its cached programs, tensors, GEMM,
+ * convolution, pooling, a fully connected layer, softmax) is run again and again with the Nth host allocation, then the
  * Nth device buffer, made to fail, for every N until it runs through. Every failure must come
  * back as the right status with a message and leave nothing behind (the sanitizer build checks
  * for leaks); nothing may crash. */
