@@ -57,6 +57,12 @@ __kernel void clg_conv_col2im(__global const float *cols, ulong s_n, ulong s_crs
         for (uint s = 0; s < S; s++) {
             const __global float *src = cols + n * s_n + ((size_t)(c * R + r) * S + s) * s_crs + (size_t)p * Q;
             int off = (int)pl - (int)(s * dw); /* input column w reads output column (w + off) / sw */
+            if (sw == 1) { /* a contiguous range: a plain vector add */
+                int wlo = max(0, -off), whi = min((int)W, (int)Q - off);
+                for (int w = wlo; w < whi; w++)
+                    out[w] += src[w + off];
+                continue;
+            }
             for (uint w = 0; w < W; w++) {
                 int qw = (int)w + off;
                 if (qw >= 0 && qw % (int)sw == 0 && qw / (int)sw < (int)Q)
