@@ -14,24 +14,38 @@ __kernel void clg_conv_im2col(__global const float *x, ulong x_off, ulong x_img,
                               uint sh, uint sw, uint pt, uint pl, uint dh, uint dw,
                               __global float *cols, ulong s_n, ulong s_crs)
 {
-    /* One work-item per (output row p, tap crs, image): a row of Q values, so that the inner
-     * loop is a strided copy with a bounds test that CPUs vectorise. */
-    uint p = get_global_id(0), crs = get_global_id(1), n = get_global_id(2);
-    if (p >= P || crs >= Cg * R * S)
+    /* One work-item per (tap crs, image): its P x Q values row by row, each row split into the
+     * padding on the left, a strided (contiguous for stride 1) copy, and the padding on the
+     * right, so that the copies vectorise. */
+    uint crs = get_global_id(0), n = get_global_id(1);
+    if (crs >= Cg * R * S)
         return;
     uint s = crs % S, r = (crs / S) % R, c = crs / (R * S);
-    int h = (int)(p * sh + r * dh) - (int)pt;
-    __global float *out = cols + n * s_n + crs * s_crs + (size_t)p * Q;
-    if (h < 0 || h >= (int)H) {
-        for (uint q = 0; q < Q; q++)
-            out[q] = 0.0f;
-        return;
-    }
-    const __global float *row = x + x_off + n * x_img + ((size_t)c * H + (uint)h) * W;
+    const __global float *plane = x + x_off + n * x_img + (size_t)c * H * W;
+    __global float *out = cols + n * s_n + crs * s_crs;
     int w0 = (int)(s * dw) - (int)pl;
-    for (uint q = 0; q < Q; q++) {
-        int w = w0 + (int)(q * sw);
-        out[q] = w >= 0 && w < (int)W ? row[w] : 0.0f;
+    /* Output columns q with 0 <= w0 + q*sw < W. */
+    int qlo = w0 >= 0 ? 0 : min((int)Q, (-w0 + (int)sw - 1) / (int)sw);
+    int qhi = w0 >= (int)W ? 0 : min((int)Q, ((int)W - 1 - w0) / (int)sw + 1);
+    qhi = max(qhi, qlo);
+    for (uint p = 0; p < P; p++, out += Q) {
+        int h = (int)(p * sh + r * dh) - (int)pt;
+        if (h < 0 || h >= (int)H) {
+            for (uint q = 0; q < Q; q++)
+                out[q] = 0.0f;
+            continue;
+        }
+        const __global float *row = plane + (size_t)h * W + w0;
+        for (int q = 0; q < qlo; q++)
+            out[q] = 0.0f;
+        if (sw == 1)
+            for (int q = qlo; q < qhi; q++)
+                out[q] = row[q];
+        else
+            for (int q = qlo; q < qhi; q++)
+                out[q] = row[q * (int)sw];
+        for (int q = qhi; q < (int)Q; q++)
+            out[q] = 0.0f;
     }
 }
 
@@ -72,14 +86,25 @@ __kernel void clg_conv_col2im(__global const float *cols, ulong s_n, ulong s_crs
     }
 }
 
-/* dy of a group's Kg channels, [nb][K][PQ] -> [Kg][nb*PQ], for the weight-gradient GEMM. */
+/* dy of a group's Kg channels, [nb][K][PQ] -> [nb*PQ][Kg] (pixels as rows), the B operand of
+ * the weight-gradient GEMM. */
 __kernel void clg_conv_gather_dy(__global const float *dy, ulong dy_off, ulong dy_img,
                                  uint Kg, uint PQ, uint nb, __global float *out)
 {
     uint pq = get_global_id(0), k = get_global_id(1), n = get_global_id(2);
     if (pq >= PQ || k >= Kg)
         return;
-    out[(size_t)k * nb * PQ + (size_t)n * PQ + pq] = dy[dy_off + n * dy_img + (size_t)k * PQ + pq];
+    out[((size_t)n * PQ + pq) * Kg + k] = dy[dy_off + n * dy_img + (size_t)k * PQ + pq];
+}
+
+/* dst (cols x rows) = src (rows x cols)^T, written at dst + dst_off. */
+__kernel void clg_conv_transpose(__global const float *src, uint rows, uint cols,
+                                 __global float *dst, ulong dst_off)
+{
+    uint c = get_global_id(0), r = get_global_id(1);
+    if (c >= cols || r >= rows)
+        return;
+    dst[dst_off + (size_t)c * rows + r] = src[(size_t)r * cols + c];
 }
 
 /* Implicit (fused) convolution: no column matrix, the input is read in place.

@@ -40,7 +40,7 @@ static clg_status im2col(clg_ctx *ctx, const clg__conv_geom *g, const clg_tensor
     clg__arg_mem(&l, cols);
     clg__arg_u64(&l, s_n);
     clg__arg_u64(&l, s_crs);
-    size_t global[3] = {g->P, g->Cg * g->R * g->S, nb}, local[3] = {1, ROWS, 1};
+    size_t global[3] = {g->Cg * g->R * g->S, nb, 1}, local[3] = {ROWS, 1, 1};
     return clg__launch_run(&l, global, local);
 }
 
@@ -112,28 +112,49 @@ static clg_status by_image(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass 
     return st;
 }
 
-/* Weight gradient: per group, dW (Kg x CRS) = sum over chunks of dy (Kg x nb*PQ) . cols^T,
- * with the chunk's images side by side so that one GEMM sums over all their pixels. */
+static clg_status transpose(clg_ctx *ctx, cl_mem src, size_t rows, size_t cols, cl_mem dst,
+                            size_t dst_off)
+{
+    clg__launch l;
+    clg_status st = clg__launch_begin(ctx, "conv", NULL, "clg_conv_transpose", &l);
+    if (st != CLG_OK)
+        return st;
+    clg__arg_mem(&l, src);
+    clg__arg_u32(&l, rows);
+    clg__arg_u32(&l, cols);
+    clg__arg_mem(&l, dst);
+    clg__arg_u64(&l, dst_off);
+    size_t global[3] = {cols, rows, 1}, local[3] = {cols >= LOCAL0 ? LOCAL0 : 1, 1, 1};
+    return clg__launch_run(&l, global, local);
+}
+
+/* Weight gradient: per group, dW^T (CRS x Kg) = sum over chunks of cols (CRS x nb*PQ) . dy^T
+ * (nb*PQ x Kg), the chunk's images side by side so that one GEMM sums over all their pixels
+ * with both operands read in place; then dW = (dW^T)^T. */
 static clg_status weights(clg_ctx *ctx, const clg__conv_geom *g, const clg_tensor *x,
                           const clg_tensor *dy, clg_tensor *dw)
 {
     size_t pq = g->P * g->Q, crs = g->Cg * g->R * g->S;
     size_t nb = clg__conv_chunk(g, (crs + g->Kg) * pq * sizeof(float));
-    cl_mem cols, dyp;
+    cl_mem cols, dyt, dwt;
     clg_status st = clg__scratch_get(ctx, CLG__SLOT_CONV_COLS, nb * crs * pq * sizeof(float), &cols);
     if (st == CLG_OK)
-        st = clg__scratch_get(ctx, CLG__SLOT_CONV_AUX, nb * g->Kg * pq * sizeof(float), &dyp);
-    for (size_t gi = 0; gi < g->G && st == CLG_OK; gi++)
+        st = clg__scratch_get(ctx, CLG__SLOT_CONV_AUX, nb * g->Kg * pq * sizeof(float), &dyt);
+    if (st == CLG_OK)
+        st = clg__scratch_get(ctx, CLG__SLOT_CONV_DW, crs * g->Kg * sizeof(float), &dwt);
+    for (size_t gi = 0; gi < g->G && st == CLG_OK; gi++) {
         for (size_t n0 = 0; n0 < g->N && st == CLG_OK; n0 += nb) {
             size_t cnt = g->N - n0 < nb ? g->N - n0 : nb;
             st = im2col(ctx, g, x, n0, cnt, gi, cols, pq, cnt * pq);
             if (st == CLG_OK)
-                st = gather_dy(ctx, g, dy, n0, cnt, gi, dyp);
+                st = gather_dy(ctx, g, dy, n0, cnt, gi, dyt);
             if (st == CLG_OK)
-                st = gemm(ctx, 0, 1, g->Kg, crs, cnt * pq, dyp, 0, cnt * pq, 0, cols, 0, cnt * pq,
-                          0, n0 == 0 ? 0.0f : 1.0f, dw->mem, dw->offset + gi * g->Kg * crs, crs,
-                          0, 1);
+                st = gemm(ctx, 0, 0, crs, g->Kg, cnt * pq, cols, 0, cnt * pq, 0, dyt, 0, g->Kg, 0,
+                          n0 == 0 ? 0.0f : 1.0f, dwt, 0, g->Kg, 0, 1);
         }
+        if (st == CLG_OK)
+            st = transpose(ctx, dwt, crs, g->Kg, dw->mem, dw->offset + gi * g->Kg * crs);
+    }
     return st;
 }
 

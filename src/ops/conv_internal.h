@@ -55,6 +55,6 @@ void clg__conv_find_state_destroy(void *state);
 size_t clg__conv_chunk(const clg__conv_geom *g, size_t per_image);
 
 /* Scratch slots the conv algorithms use (slot 0 is GEMM's packing). */
-enum { CLG__SLOT_CONV_COLS = 1, CLG__SLOT_CONV_AUX = 2 };
+enum { CLG__SLOT_CONV_COLS = 1, CLG__SLOT_CONV_AUX = 2, CLG__SLOT_CONV_DW = 5 };
 
 #endif
