@@ -139,43 +139,46 @@ static clg_status obtain(clg_ctx *ctx, const clg__kernel_source *src, const char
 clg_status clg__program_get(clg_ctx *ctx, const char *family, const char *options,
                             cl_program *out)
 {
-    char *opts = full_options(options);
-    if (!opts)
-        return clg__fail(ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "program %s: out of memory", family);
+    /* Looked up on every launch: compare the caller's options as given, allocate nothing. */
+    const char *given = options ? options : "";
     for (size_t i = 0; i < ctx->program_count; i++) {
         clg__program_entry *e = &ctx->programs[i];
-        if (strcmp(e->family, family) == 0 && strcmp(e->options, opts) == 0) {
-            free(opts);
+        if (strcmp(e->family, family) == 0 && strcmp(e->options, given) == 0) {
             *out = e->program;
             return CLG_OK;
         }
     }
     const clg__kernel_source *src = clg__kernel_source_find(family);
-    if (!src || strlen(family) >= sizeof ctx->programs[0].family) {
-        free(opts);
+    if (!src || strlen(family) >= sizeof ctx->programs[0].family)
         return clg__fail(ctx, CLG_ERR_INTERNAL, "no embedded kernel family \"%s\"", family);
-    }
-    if (ctx->program_count == ctx->program_cap) {
+    char *opts = full_options(options), *kept = clg__strdup(given);
+    int room = ctx->program_count < ctx->program_cap;
+    if (opts && kept && !room) {
         size_t cap = ctx->program_cap ? 2 * ctx->program_cap : 8;
         clg__program_entry *grown = clg__realloc(ctx->programs, cap * sizeof *grown);
-        if (!grown) {
-            free(opts);
-            return clg__fail(ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "program %s: out of memory", family);
+        if (grown) {
+            ctx->programs = grown;
+            ctx->program_cap = cap;
+            room = 1;
         }
-        ctx->programs = grown;
-        ctx->program_cap = cap;
+    }
+    if (!opts || !kept || !room) {
+        free(opts);
+        free(kept);
+        return clg__fail(ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "program %s: out of memory", family);
     }
     double t0 = clg__now();
     cl_program prog;
     clg_status st = obtain(ctx, src, opts, &prog);
     ctx->stats.build_seconds += clg__now() - t0;
+    free(opts);
     if (st != CLG_OK) {
-        free(opts);
+        free(kept);
         return st;
     }
     clg__program_entry *e = &ctx->programs[ctx->program_count++];
     snprintf(e->family, sizeof e->family, "%s", family);
-    e->options = opts;
+    e->options = kept;
     e->program = prog;
     *out = prog;
     return CLG_OK;

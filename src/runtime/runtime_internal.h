@@ -16,7 +16,7 @@
 
 typedef struct clg__program_entry {
     char family[32];
-    char *options;       /* full build options (owned) */
+    char *options;       /* the caller's -D options, "" for none (owned) */
     cl_program program;
 } clg__program_entry;
 
