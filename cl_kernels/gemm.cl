@@ -12,6 +12,7 @@
  *                  column tile, contiguous, so that large leading dimensions cannot alias in
  *                  the caches). Launch: (n tiles, m tiles, batch), rounded up to the
  *                  work-group size.
+ * clg_gemm_reduce  sums split-K partial products (few output tiles, long k).
  * clg_gemm_local   local-memory tiling, for GPUs: a work-group of (TS/WPT) x TS work-items
  *                  computes a TS x TS tile of C, each work-item WPT elements of one column
  *                  group; A and B tiles of TS x TS go through local memory.
@@ -264,4 +265,20 @@ void clg_gemm_local(uint m, uint n, uint k, float alpha, float beta,
             *c = beta == 0.0f ? alpha * acc[w] : fma(beta, *c, alpha * acc[w]);
         }
     }
+}
+
+/* Split-K: C = sum over `slices` partial products (each m x n, ldc-strided, one after the other
+ * in P) + beta * C, summed in slice order so that results do not depend on scheduling. */
+__kernel void clg_gemm_reduce(__global const float *P, uint slices, uint m, uint n, float beta,
+                              __global float *C, ulong c_off, uint ldc)
+{
+    uint j = get_global_id(0), i = get_global_id(1);
+    if (i >= m || j >= n)
+        return;
+    size_t at = (size_t)i * n + j, part = (size_t)m * n;
+    float sum = 0.0f;
+    for (uint s = 0; s < slices; s++)
+        sum += P[s * part + at];
+    __global float *c = C + c_off + (size_t)i * ldc + j;
+    *c = beta == 0.0f ? sum : fma(beta, *c, sum);
 }

@@ -162,6 +162,13 @@ static size_t make_cases(gemm_case *out, int integer)
     };
     for (size_t i = 0; i < sizeof aliased / sizeof aliased[0]; i++)
         out[n++] = aliased[i];
+    /* Few output tiles and a long k: the split-K path (slices summed in order). */
+    gemm_case split[] = {
+        {0, 1, 25, 32, 5003, 1.0f, integer ? 1.0f : 0.5f, 0, 3, 1, integer, 0},
+        {1, 0, 7, 33, 8192, integer ? 1.0f : -1.5f, 0.0f, 1, 0, 1, integer, 0},
+    };
+    for (size_t i = 0; i < sizeof split / sizeof split[0]; i++)
+        out[n++] = split[i];
     return n;
 }
 

@@ -3,7 +3,11 @@
 #include <stdio.h>
 #include "gemm_internal.h"
 
-enum { SMALL_LX = 16, SMALL_LY = 4, PACK_SLOT = 0 };
+enum { SMALL_LX = 16, SMALL_LY = 4, PACK_SLOT = 0, SPLIT_SLOT = 6 };
+
+/* Split-K when a product has fewer output tiles than this and k is at least SPLIT_MIN_K: the
+ * slices keep both cores busy (e.g. the weight gradient of a first conv layer: 25 x 32 x 36k). */
+enum { SPLIT_MAX_TILES = 16, SPLIT_MIN_K = 4096, SPLIT_SLICES = 8 };
 
 static size_t round_up(size_t x, size_t to)
 {
@@ -161,7 +165,7 @@ static clg_status run_packed(clg_ctx *ctx, const clg_gemm_params *p, const char 
     return st;
 }
 
-clg_status clg__gemm_builtin(clg_ctx *ctx, const clg_gemm_params *p, const clg__gemm_call *g)
+static clg_status run_direct(clg_ctx *ctx, const clg_gemm_params *p, const clg__gemm_call *g)
 {
     char opts_direct[128], opts_panel[128], opts_staged[128];
     program_options(p, B_IN_PLACE, opts_direct, sizeof opts_direct);
@@ -188,6 +192,61 @@ clg_status clg__gemm_builtin(clg_ctx *ctx, const clg_gemm_params *p, const clg__
             return run_reg(ctx, p, opts_direct, g, 0, g->k, g->beta, NULL, 0);
     }
     return run_packed(ctx, p, opts_panel, g);
+}
+
+static clg_status reduce(clg_ctx *ctx, const char *opts, const clg__gemm_call *g, cl_mem parts,
+                         size_t slices)
+{
+    clg__launch a;
+    clg_status st = clg__launch_begin(ctx, "gemm", opts, "clg_gemm_reduce", &a);
+    if (st != CLG_OK)
+        return st;
+    clg__arg_mem(&a, parts);
+    clg__arg_u32(&a, slices);
+    clg__arg_u32(&a, g->m);
+    clg__arg_u32(&a, g->n);
+    clg__arg_f32(&a, g->beta);
+    clg__arg_mem(&a, g->c);
+    clg__arg_u64(&a, g->c_off);
+    clg__arg_u32(&a, g->ldc);
+    size_t local[3] = {SMALL_LX, SMALL_LY, 1};
+    size_t global[3] = {g->n, g->m, 1};
+    return clg__launch_run(&a, global, local);
+}
+
+/* k cut into slices, each product written densely (m x n) into scratch, then summed. */
+static clg_status run_split(clg_ctx *ctx, const clg_gemm_params *p, const char *opts,
+                            const clg__gemm_call *g, size_t slices)
+{
+    cl_mem parts;
+    size_t part = g->m * g->n;
+    clg_status st = clg__scratch_get(ctx, SPLIT_SLOT, slices * part * sizeof(float), &parts);
+    size_t step = (g->k + slices - 1) / slices;
+    for (size_t s = 0; s < slices && st == CLG_OK; s++) {
+        clg__gemm_call one = *g;
+        size_t k0 = s * step;
+        one.k = g->k - k0 < step ? g->k - k0 : step;
+        one.a_off = g->a_off + (g->ta ? k0 * g->lda : k0);
+        one.b_off = g->b_off + (g->tb ? k0 : k0 * g->ldb);
+        one.beta = 0.0f;
+        one.c = parts;
+        one.c_off = s * part;
+        one.ldc = g->n;
+        st = run_direct(ctx, p, &one);
+    }
+    return st == CLG_OK ? reduce(ctx, opts, g, parts, slices) : st;
+}
+
+clg_status clg__gemm_builtin(clg_ctx *ctx, const clg_gemm_params *p, const clg__gemm_call *g)
+{
+    size_t tiles = ((g->m + p->mr - 1) / p->mr) * ((g->n + p->nr - 1) / p->nr);
+    if (p->kernel == CLG_GEMM_KERNEL_REG && g->batch == 1 && tiles < SPLIT_MAX_TILES &&
+        g->k >= SPLIT_MIN_K && 2.0 * (double)g->m * g->n * g->k > p->small_flops) {
+        char opts[128];
+        program_options(p, B_IN_PLACE, opts, sizeof opts);
+        return run_split(ctx, p, opts, g, SPLIT_SLICES);
+    }
+    return run_direct(ctx, p, g);
 }
 
 clg_status clg__gemm_warm_up(clg_ctx *ctx)
