@@ -128,6 +128,9 @@ static void filters_select_by_index_type_vendor_and_name(void **state)
     expect_pick(d, 6, CLG_ENV_CPU, "3,5", "3");       /* first CPU platform among the kept */
     expect_pick(d, 6, CLG_ENV_CPU, "gpu", "");
     expect_pick(d, 6, CLG_ENV_AUTO, "platform 2", "2");
+    expect_pick(d, 6, CLG_ENV_AUTO, "fpga", "4");         /* only an accelerator left */
+    expect_pick(d, 6, CLG_ENV_CPU, "fpga", "");
+    expect_pick(d, 6, CLG_ENV_GPU, "accelerator", "");
 
     size_t *idx, count;
     CLG_ASSERT_STATUS(clg_devices_select(d, 6, CLG_ENV_AUTO, "tpu", &idx, &count), CLG_ERR_NO_DEVICE);

@@ -63,7 +63,8 @@ CLG_API void clg_devices_free(clg_device_info *devices, size_t n);
 
 /* Where to train, as MATLAB's ExecutionEnvironment. */
 typedef enum clg_exec_env {
-    CLG_ENV_AUTO = 0,      /* every GPU if there is one, else the CPU */
+    CLG_ENV_AUTO = 0,      /* every GPU if there is one, else the CPU, else what is left
+                              (accelerators) */
     CLG_ENV_CPU = 1,       /* the CPU: the CPU devices of the first platform that has any */
     CLG_ENV_GPU = 2,       /* one GPU: the fastest (compute units x clock), or the one filtered */
     CLG_ENV_MULTI_GPU = 3, /* every GPU */

@@ -118,7 +118,9 @@ static void list_devices(const clg_device_info *all, size_t n, char *buf, size_t
 /* Picks from the candidates what the environment asks for; returns the number kept. */
 static size_t resolve_env(const clg_device_info *all, size_t n, clg_exec_env env, char *keep)
 {
-    size_t gpus = 0, best = n;
+    size_t gpus = 0, cpus = 0, best = n;
+    for (size_t i = 0; i < n; i++)
+        cpus += keep[i] && all[i].type == CLG_DEVICE_CPU;
     for (size_t i = 0; i < n; i++) {
         if (!keep[i] || all[i].type != CLG_DEVICE_GPU)
             continue;
@@ -136,6 +138,8 @@ static size_t resolve_env(const clg_device_info *all, size_t n, clg_exec_env env
         int k;
         if (want_gpu) {
             k = all[i].type == CLG_DEVICE_GPU && (env != CLG_ENV_GPU || i == best);
+        } else if ((env == CLG_ENV_AUTO || env == CLG_ENV_PARALLEL) && cpus == 0) {
+            k = 1; /* neither GPU nor CPU left (say, an accelerator filtered in): take it */
         } else if (all[i].type == CLG_DEVICE_CPU) {
             /* The CPU devices of one platform: several platforms for one CPU (POCL and a
              * vendor runtime) would oversubscribe its cores. */
