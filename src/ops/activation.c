@@ -4,35 +4,13 @@
 
 enum { LOCAL0 = 64 };
 
-static clg_status same_ctx(clg_ctx *ctx, const char *call, const clg_tensor *const *t, int n)
-{
-    if (!ctx)
-        return clg__fail(NULL, CLG_ERR_INVALID_ARG, "%s: ctx is NULL", call);
-    for (int i = 0; i < n; i++) {
-        if (!t[i])
-            return clg__fail(ctx, CLG_ERR_INVALID_ARG, "%s: tensor argument %d is NULL", call, i + 1);
-        if (t[i]->ctx != ctx)
-            return clg__fail(ctx, CLG_ERR_INVALID_ARG, "%s: tensor argument %d lives on another context", call, i + 1);
-    }
-    return CLG_OK;
-}
-
-static clg_status same_count(clg_ctx *ctx, const char *call, const clg_tensor *const *t, int n)
-{
-    for (int i = 1; i < n; i++)
-        if (clg_tensor_numel(t[i]) != clg_tensor_numel(t[0]))
-            return clg__fail(ctx, CLG_ERR_SHAPE, "%s: tensor argument %d has %zu elements, argument 1 has %zu",
-                             call, i + 1, clg_tensor_numel(t[i]), clg_tensor_numel(t[0]));
-    return CLG_OK;
-}
-
 clg_status clg_activation_forward(clg_ctx *ctx, clg_activation f, float alpha,
                                   const clg_tensor *x, clg_tensor *y)
 {
     const clg_tensor *t[2] = {x, y};
-    clg_status st = same_ctx(ctx, "clg_activation_forward", t, 2);
+    clg_status st = clg__tensors_check(ctx, "clg_activation_forward", t, 2);
     if (st == CLG_OK)
-        st = same_count(ctx, "clg_activation_forward", t, 2);
+        st = clg__tensors_same_numel(ctx, "clg_activation_forward", t, 2);
     if (st == CLG_OK && (unsigned)f > CLG_ACT_TANH)
         st = clg__fail(ctx, CLG_ERR_INVALID_ARG, "clg_activation_forward: unknown activation %d", (int)f);
     clg__launch l;
@@ -41,10 +19,8 @@ clg_status clg_activation_forward(clg_ctx *ctx, clg_activation f, float alpha,
     if (st != CLG_OK)
         return st;
     size_t n = clg_tensor_numel(x);
-    clg__arg_mem(&l, x->mem);
-    clg__arg_u64(&l, x->offset);
-    clg__arg_mem(&l, y->mem);
-    clg__arg_u64(&l, y->offset);
+    clg__arg_tensor(&l, x);
+    clg__arg_tensor(&l, y);
     clg__arg_u64(&l, n);
     clg__arg_u32(&l, f);
     clg__arg_f32(&l, alpha);
@@ -57,9 +33,9 @@ clg_status clg_activation_backward(clg_ctx *ctx, clg_activation f, float alpha,
                                    clg_tensor *dx)
 {
     const clg_tensor *t[4] = {x, y, dy, dx};
-    clg_status st = same_ctx(ctx, "clg_activation_backward", t, 4);
+    clg_status st = clg__tensors_check(ctx, "clg_activation_backward", t, 4);
     if (st == CLG_OK)
-        st = same_count(ctx, "clg_activation_backward", t, 4);
+        st = clg__tensors_same_numel(ctx, "clg_activation_backward", t, 4);
     if (st == CLG_OK && (unsigned)f > CLG_ACT_TANH)
         st = clg__fail(ctx, CLG_ERR_INVALID_ARG, "clg_activation_backward: unknown activation %d", (int)f);
     clg__launch l;
@@ -68,10 +44,8 @@ clg_status clg_activation_backward(clg_ctx *ctx, clg_activation f, float alpha,
     if (st != CLG_OK)
         return st;
     size_t n = clg_tensor_numel(x);
-    for (int i = 0; i < 4; i++) {
-        clg__arg_mem(&l, t[i]->mem);
-        clg__arg_u64(&l, t[i]->offset);
-    }
+    for (int i = 0; i < 4; i++)
+        clg__arg_tensor(&l, t[i]);
     clg__arg_u64(&l, n);
     clg__arg_u32(&l, f);
     clg__arg_f32(&l, alpha);
@@ -82,7 +56,7 @@ clg_status clg_activation_backward(clg_ctx *ctx, clg_activation f, float alpha,
 clg_status clg_bias_add(clg_ctx *ctx, const clg_tensor *bias, clg_tensor *y)
 {
     const clg_tensor *t[2] = {bias, y};
-    clg_status st = same_ctx(ctx, "clg_bias_add", t, 2);
+    clg_status st = clg__tensors_check(ctx, "clg_bias_add", t, 2);
     if (st == CLG_OK && clg_tensor_numel(bias) != y->shape.c)
         st = clg__fail(ctx, CLG_ERR_SHAPE, "clg_bias_add: bias holds %zu values for %zu channels",
                        clg_tensor_numel(bias), y->shape.c);
@@ -92,10 +66,8 @@ clg_status clg_bias_add(clg_ctx *ctx, const clg_tensor *bias, clg_tensor *y)
     if (st != CLG_OK)
         return st;
     size_t pq = y->shape.h * y->shape.w;
-    clg__arg_mem(&l, y->mem);
-    clg__arg_u64(&l, y->offset);
-    clg__arg_mem(&l, bias->mem);
-    clg__arg_u64(&l, bias->offset);
+    clg__arg_tensor(&l, y);
+    clg__arg_tensor(&l, bias);
     clg__arg_u32(&l, y->shape.c);
     clg__arg_u32(&l, pq);
     size_t global[3] = {pq, y->shape.c, y->shape.n}, local[3] = {pq >= 32 ? 32 : 1, 1, 1};
@@ -105,7 +77,7 @@ clg_status clg_bias_add(clg_ctx *ctx, const clg_tensor *bias, clg_tensor *y)
 clg_status clg_bias_backward(clg_ctx *ctx, const clg_tensor *dy, clg_tensor *db)
 {
     const clg_tensor *t[2] = {dy, db};
-    clg_status st = same_ctx(ctx, "clg_bias_backward", t, 2);
+    clg_status st = clg__tensors_check(ctx, "clg_bias_backward", t, 2);
     if (st == CLG_OK && clg_tensor_numel(db) != dy->shape.c)
         st = clg__fail(ctx, CLG_ERR_SHAPE, "clg_bias_backward: db holds %zu values, dy has %zu channels",
                        clg_tensor_numel(db), dy->shape.c);
@@ -115,13 +87,11 @@ clg_status clg_bias_backward(clg_ctx *ctx, const clg_tensor *dy, clg_tensor *db)
     if (st != CLG_OK)
         return st;
     clg_shape s = dy->shape;
-    clg__arg_mem(&l, dy->mem);
-    clg__arg_u64(&l, dy->offset);
+    clg__arg_tensor(&l, dy);
     clg__arg_u32(&l, s.n);
     clg__arg_u32(&l, s.c);
     clg__arg_u32(&l, s.h * s.w);
-    clg__arg_mem(&l, db->mem);
-    clg__arg_u64(&l, db->offset);
+    clg__arg_tensor(&l, db);
     size_t global[3] = {s.c, 1, 1}, local[3] = {1, 1, 1};
     return clg__launch_run(&l, global, local);
 }

@@ -1,4 +1,5 @@
 /* Batch normalisation: per-channel reductions, then elementwise kernels. */
+#include <stdio.h>
 #include "tensor/tensor_internal.h"
 #include "clgrad/norm.h"
 
@@ -8,30 +9,21 @@ static clg_status check(clg_ctx *ctx, const char *call, const clg_tensor *x,
                         const clg_tensor *const *ch, int n_ch, const clg_tensor *const *full,
                         int n_full)
 {
-    if (!ctx || !x)
-        return clg__fail(ctx, CLG_ERR_INVALID_ARG, "%s: NULL argument", call);
-    for (int i = 0; i < n_ch; i++) {
-        if (!ch[i] || ch[i]->ctx != ctx)
-            return clg__fail(ctx, CLG_ERR_INVALID_ARG, "%s: per-channel argument %d is NULL or on another context", call, i + 1);
+    clg_status st = clg__tensors_check(ctx, call, &x, 1);
+    if (st == CLG_OK)
+        st = clg__tensors_check(ctx, call, ch, (size_t)n_ch);
+    if (st == CLG_OK)
+        st = clg__tensors_check(ctx, call, full, (size_t)n_full);
+    for (int i = 0; i < n_ch && st == CLG_OK; i++)
         if (clg_tensor_numel(ch[i]) != x->shape.c)
-            return clg__fail(ctx, CLG_ERR_SHAPE, "%s: per-channel argument %d holds %zu values for %zu channels",
-                             call, i + 1, clg_tensor_numel(ch[i]), x->shape.c);
+            st = clg__fail(ctx, CLG_ERR_SHAPE, "%s: per-channel argument %d holds %zu values for %zu channels",
+                           call, i + 1, clg_tensor_numel(ch[i]), x->shape.c);
+    for (int i = 0; i < n_full && st == CLG_OK; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "tensor argument %d", i + 1);
+        st = clg__tensor_expect_shape(ctx, call, name, full[i], x->shape);
     }
-    for (int i = 0; i < n_full; i++) {
-        if (!full[i] || full[i]->ctx != ctx)
-            return clg__fail(ctx, CLG_ERR_INVALID_ARG, "%s: tensor argument %d is NULL or on another context", call, i + 1);
-        clg_shape a = full[i]->shape, b = x->shape;
-        if (a.n != b.n || a.c != b.c || a.h != b.h || a.w != b.w)
-            return clg__fail(ctx, CLG_ERR_SHAPE, "%s: tensor argument %d is %zux%zux%zux%zu, x is %zux%zux%zux%zu",
-                             call, i + 1, a.n, a.c, a.h, a.w, b.n, b.c, b.h, b.w);
-    }
-    return CLG_OK;
-}
-
-static void arg_t(clg__launch *l, const clg_tensor *t)
-{
-    clg__arg_mem(l, t->mem);
-    clg__arg_u64(l, t->offset);
+    return st;
 }
 
 static clg_status apply(clg_ctx *ctx, const clg_tensor *x, clg_tensor *y, const clg_tensor *gamma,
@@ -42,12 +34,12 @@ static clg_status apply(clg_ctx *ctx, const clg_tensor *x, clg_tensor *y, const 
     clg_status st = clg__launch_begin(ctx, "batchnorm", NULL, "clg_bn_apply", &l);
     if (st != CLG_OK)
         return st;
-    arg_t(&l, x);
-    arg_t(&l, y);
-    arg_t(&l, gamma);
-    arg_t(&l, beta);
-    arg_t(&l, mean);
-    arg_t(&l, scale);
+    clg__arg_tensor(&l, x);
+    clg__arg_tensor(&l, y);
+    clg__arg_tensor(&l, gamma);
+    clg__arg_tensor(&l, beta);
+    clg__arg_tensor(&l, mean);
+    clg__arg_tensor(&l, scale);
     clg__arg_u32(&l, x->shape.c);
     clg__arg_u32(&l, x->shape.h * x->shape.w);
     clg__arg_u32(&l, (size_t)infer);
@@ -73,17 +65,17 @@ clg_status clg_batchnorm_forward_train(clg_ctx *ctx, const clg_tensor *x, const 
         st = clg__launch_begin(ctx, "batchnorm", NULL, "clg_bn_stats", &l);
     if (st != CLG_OK)
         return st;
-    arg_t(&l, x);
+    clg__arg_tensor(&l, x);
     clg__arg_u32(&l, x->shape.n);
     clg__arg_u32(&l, x->shape.c);
     clg__arg_u32(&l, x->shape.h * x->shape.w);
     clg__arg_f32(&l, eps);
     clg__arg_f32(&l, momentum);
     clg__arg_u32(&l, (size_t)running);
-    arg_t(&l, running ? running_mean : save_mean); /* unused without running statistics */
-    arg_t(&l, running ? running_var : save_invstd);
-    arg_t(&l, save_mean);
-    arg_t(&l, save_invstd);
+    clg__arg_tensor(&l, running ? running_mean : save_mean); /* unused without running statistics */
+    clg__arg_tensor(&l, running ? running_var : save_invstd);
+    clg__arg_tensor(&l, save_mean);
+    clg__arg_tensor(&l, save_invstd);
     size_t global[3] = {x->shape.c, 1, 1}, local[3] = {1, 1, 1};
     st = clg__launch_run(&l, global, local);
     if (st == CLG_OK)
@@ -119,32 +111,32 @@ clg_status clg_batchnorm_backward(clg_ctx *ctx, const clg_tensor *x, const clg_t
     if (st != CLG_OK)
         return st;
     size_t N = x->shape.n, C = x->shape.c, HW = x->shape.h * x->shape.w;
-    arg_t(&l, x);
-    arg_t(&l, dy);
-    arg_t(&l, save_mean);
-    arg_t(&l, save_invstd);
+    clg__arg_tensor(&l, x);
+    clg__arg_tensor(&l, dy);
+    clg__arg_tensor(&l, save_mean);
+    clg__arg_tensor(&l, save_invstd);
     clg__arg_u32(&l, N);
     clg__arg_u32(&l, C);
     clg__arg_u32(&l, HW);
-    arg_t(&l, dgamma);
-    arg_t(&l, dbeta);
+    clg__arg_tensor(&l, dgamma);
+    clg__arg_tensor(&l, dbeta);
     size_t g1[3] = {C, 1, 1}, l1[3] = {1, 1, 1};
     st = clg__launch_run(&l, g1, l1);
     if (st == CLG_OK)
         st = clg__launch_begin(ctx, "batchnorm", NULL, "clg_bn_bwd_dx", &l);
     if (st != CLG_OK)
         return st;
-    arg_t(&l, x);
-    arg_t(&l, dy);
-    arg_t(&l, gamma);
-    arg_t(&l, save_mean);
-    arg_t(&l, save_invstd);
-    arg_t(&l, dgamma);
-    arg_t(&l, dbeta);
+    clg__arg_tensor(&l, x);
+    clg__arg_tensor(&l, dy);
+    clg__arg_tensor(&l, gamma);
+    clg__arg_tensor(&l, save_mean);
+    clg__arg_tensor(&l, save_invstd);
+    clg__arg_tensor(&l, dgamma);
+    clg__arg_tensor(&l, dbeta);
     clg__arg_u32(&l, N);
     clg__arg_u32(&l, C);
     clg__arg_u32(&l, HW);
-    arg_t(&l, dx);
+    clg__arg_tensor(&l, dx);
     size_t g2[3] = {HW, N * C, 1}, l2[3] = {HW >= LOCAL0 ? LOCAL0 : 1, 1, 1};
     return clg__launch_run(&l, g2, l2);
 }

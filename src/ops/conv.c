@@ -103,34 +103,6 @@ clg_status clg_conv2d_output_shape(const clg_conv2d_desc *d, clg_shape x, clg_sh
     return st;
 }
 
-static int same(clg_shape a, clg_shape b)
-{
-    return a.n == b.n && a.c == b.c && a.h == b.h && a.w == b.w;
-}
-
-static clg_status expect_shape(clg_ctx *ctx, const char *what, const clg_tensor *t, clg_shape want)
-{
-    clg_shape s = t->shape;
-    if (!same(s, want))
-        return clg__fail(ctx, CLG_ERR_SHAPE, "conv2d: %s is %zux%zux%zux%zu, expected %zux%zux%zux%zu",
-                         what, s.n, s.c, s.h, s.w, want.n, want.c, want.h, want.w);
-    return CLG_OK;
-}
-
-static clg_status check_tensors(clg_ctx *ctx, const char *call, const clg_tensor *const t[3])
-{
-    if (!ctx)
-        return clg__fail(NULL, CLG_ERR_INVALID_ARG, "%s: ctx is NULL", call);
-    for (int i = 0; i < 3; i++) {
-        if (!t[i])
-            return clg__fail(ctx, CLG_ERR_INVALID_ARG, "%s: tensor argument %d is NULL", call, i + 1);
-        if (t[i]->ctx != ctx)
-            return clg__fail(ctx, CLG_ERR_INVALID_ARG, "%s: tensor argument %d lives on another context",
-                             call, i + 1);
-    }
-    return CLG_OK;
-}
-
 typedef clg_status (*algo_fn)(clg_ctx *, const clg__conv_geom *, clg_conv_pass, const clg_tensor *,
                               const clg_tensor *, clg_tensor *);
 
@@ -172,11 +144,11 @@ clg_status clg_conv2d_forward(clg_ctx *ctx, const clg_conv2d_desc *d, const clg_
 {
     const clg_tensor *t[3] = {x, w, y};
     clg__conv_geom g = {0};
-    clg_status st = check_tensors(ctx, "clg_conv2d_forward", t);
+    clg_status st = clg__tensors_check(ctx, "clg_conv2d_forward", t, 3);
     if (st == CLG_OK)
         st = clg__conv_geom_make(ctx, d, x->shape, w->shape, &g);
     if (st == CLG_OK)
-        st = expect_shape(ctx, "y", y, (clg_shape){g.N, g.K, g.P, g.Q});
+        st = clg__tensor_expect_shape(ctx, "conv2d", "y", y, (clg_shape){g.N, g.K, g.P, g.Q});
     if (st == CLG_OK && bias && (bias->ctx != ctx || clg_tensor_numel(bias) != g.K))
         st = clg__fail(ctx, bias->ctx != ctx ? CLG_ERR_INVALID_ARG : CLG_ERR_SHAPE,
                        "conv2d: bias must hold %zu values on the same context", g.K);
@@ -192,11 +164,11 @@ clg_status clg_conv2d_backward_data(clg_ctx *ctx, const clg_conv2d_desc *d, cons
 {
     const clg_tensor *t[3] = {dy, w, dx};
     clg__conv_geom g = {0};
-    clg_status st = check_tensors(ctx, "clg_conv2d_backward_data", t);
+    clg_status st = clg__tensors_check(ctx, "clg_conv2d_backward_data", t, 3);
     if (st == CLG_OK)
         st = clg__conv_geom_make(ctx, d, dx->shape, w->shape, &g);
     if (st == CLG_OK)
-        st = expect_shape(ctx, "dy", dy, (clg_shape){g.N, g.K, g.P, g.Q});
+        st = clg__tensor_expect_shape(ctx, "conv2d", "dy", dy, (clg_shape){g.N, g.K, g.P, g.Q});
     if (st == CLG_OK)
         st = run_pass(ctx, d, CLG_CONV_BWD_DATA, &g, dy, w, dx);
     return st;
@@ -207,11 +179,11 @@ clg_status clg_conv2d_backward_weights(clg_ctx *ctx, const clg_conv2d_desc *d,
 {
     const clg_tensor *t[3] = {x, dy, dw};
     clg__conv_geom g = {0};
-    clg_status st = check_tensors(ctx, "clg_conv2d_backward_weights", t);
+    clg_status st = clg__tensors_check(ctx, "clg_conv2d_backward_weights", t, 3);
     if (st == CLG_OK)
         st = clg__conv_geom_make(ctx, d, x->shape, dw->shape, &g);
     if (st == CLG_OK)
-        st = expect_shape(ctx, "dy", dy, (clg_shape){g.N, g.K, g.P, g.Q});
+        st = clg__tensor_expect_shape(ctx, "conv2d", "dy", dy, (clg_shape){g.N, g.K, g.P, g.Q});
     if (st == CLG_OK)
         st = run_pass(ctx, d, CLG_CONV_BWD_WEIGHTS, &g, x, dy, dw);
     return st;

@@ -13,12 +13,9 @@ clg_status clg__conv_implicit_run(clg_ctx *ctx, const clg__conv_geom *g, clg_con
     clg_status st = clg__launch_begin(ctx, "conv", "-DCB=8", names[pass], &l);
     if (st != CLG_OK)
         return st;
-    clg__arg_mem(&l, a->mem);
-    clg__arg_u64(&l, a->offset);
-    clg__arg_mem(&l, b->mem);
-    clg__arg_u64(&l, b->offset);
-    clg__arg_mem(&l, out->mem);
-    clg__arg_u64(&l, out->offset);
+    clg__arg_tensor(&l, a);
+    clg__arg_tensor(&l, b);
+    clg__arg_tensor(&l, out);
     if (pass == CLG_CONV_BWD_WEIGHTS)
         clg__arg_u32(&l, g->N);
     size_t v[] = {g->C, g->H, g->W, g->K, g->Cg, g->Kg, g->R, g->S, g->P, g->Q, g->sh, g->sw,

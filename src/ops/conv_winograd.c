@@ -18,8 +18,7 @@ static clg_status filter_transform(clg_ctx *ctx, const clg__conv_geom *g, const 
     clg_status st = clg__launch_begin(ctx, "winograd", NULL, "clg_wino_filter", &l);
     if (st != CLG_OK)
         return st;
-    clg__arg_mem(&l, wt->mem);
-    clg__arg_u64(&l, wt->offset);
+    clg__arg_tensor(&l, wt);
     clg__arg_u32(&l, g->Kg);
     clg__arg_u32(&l, g->Cg);
     clg__arg_u32(&l, (size_t)w->flip);

@@ -5,23 +5,21 @@
 static clg_status run(clg_ctx *ctx, const char *call, float p, uint64_t seed, uint64_t step,
                       const clg_tensor *in, clg_tensor *out)
 {
-    if (!ctx || !in || !out)
-        return clg__fail(ctx, CLG_ERR_INVALID_ARG, "%s: NULL argument", call);
-    if (in->ctx != ctx || out->ctx != ctx)
-        return clg__fail(ctx, CLG_ERR_INVALID_ARG, "%s: tensors must live on ctx", call);
+    const clg_tensor *t[2] = {in, out};
+    clg_status st = clg__tensors_check(ctx, call, t, 2);
+    if (st != CLG_OK)
+        return st;
     if (!(p >= 0.0f && p < 1.0f))
         return clg__fail(ctx, CLG_ERR_INVALID_ARG, "%s: p = %g must be in [0, 1)", call, (double)p);
     size_t n = clg_tensor_numel(in);
-    if (clg_tensor_numel(out) != n)
-        return clg__fail(ctx, CLG_ERR_SHAPE, "%s: %zu elements in, %zu out", call, n, clg_tensor_numel(out));
+    if ((st = clg__tensors_same_numel(ctx, call, t, 2)) != CLG_OK)
+        return st;
     clg__launch l;
-    clg_status st = clg__launch_begin(ctx, "dropout", NULL, "clg_dropout", &l);
+    st = clg__launch_begin(ctx, "dropout", NULL, "clg_dropout", &l);
     if (st != CLG_OK)
         return st;
-    clg__arg_mem(&l, in->mem);
-    clg__arg_u64(&l, in->offset);
-    clg__arg_mem(&l, out->mem);
-    clg__arg_u64(&l, out->offset);
+    clg__arg_tensor(&l, in);
+    clg__arg_tensor(&l, out);
     clg__arg_u64(&l, n);
     clg__arg_f32(&l, p);
     clg__arg_u64(&l, seed);

@@ -2,16 +2,6 @@
 #include "gemm_internal.h"
 #include "clgrad/activation.h"
 
-static clg_status check(clg_ctx *ctx, const char *call, const clg_tensor *a, const clg_tensor *b,
-                        const clg_tensor *c)
-{
-    if (!ctx || !a || !b || !c)
-        return clg__fail(ctx, CLG_ERR_INVALID_ARG, "%s: NULL argument", call);
-    if (a->ctx != ctx || b->ctx != ctx || c->ctx != ctx)
-        return clg__fail(ctx, CLG_ERR_INVALID_ARG, "%s: tensors must live on ctx", call);
-    return CLG_OK;
-}
-
 /* N x K input, M x K weights, N x M output: checks that the element counts agree. */
 static clg_status dims(clg_ctx *ctx, const char *call, const clg_tensor *x, const clg_tensor *w,
                        const clg_tensor *y, size_t *N, size_t *K, size_t *M)
@@ -42,7 +32,7 @@ clg_status clg_fc_forward(clg_ctx *ctx, const clg_tensor *x, const clg_tensor *w
                           const clg_tensor *bias, clg_tensor *y)
 {
     size_t N, K, M;
-    clg_status st = check(ctx, "clg_fc_forward", x, w, y);
+    clg_status st = clg__tensors_check(ctx, "clg_fc_forward", (const clg_tensor *[]){x, w, y}, 3);
     if (st == CLG_OK)
         st = dims(ctx, "clg_fc_forward", x, w, y, &N, &K, &M);
     if (st == CLG_OK && bias && clg_tensor_numel(bias) != M)
@@ -62,7 +52,7 @@ clg_status clg_fc_backward_data(clg_ctx *ctx, const clg_tensor *dy, const clg_te
                                 clg_tensor *dx)
 {
     size_t N, K, M;
-    clg_status st = check(ctx, "clg_fc_backward_data", dx, w, dy);
+    clg_status st = clg__tensors_check(ctx, "clg_fc_backward_data", (const clg_tensor *[]){dx, w, dy}, 3);
     if (st == CLG_OK)
         st = dims(ctx, "clg_fc_backward_data", dx, w, dy, &N, &K, &M);
     if (st == CLG_OK) /* dx (N x K) = dy (N x M) . w (M x K) */
@@ -74,7 +64,7 @@ clg_status clg_fc_backward_weights(clg_ctx *ctx, const clg_tensor *x, const clg_
                                    clg_tensor *dw)
 {
     size_t N, K, M;
-    clg_status st = check(ctx, "clg_fc_backward_weights", x, dw, dy);
+    clg_status st = clg__tensors_check(ctx, "clg_fc_backward_weights", (const clg_tensor *[]){x, dw, dy}, 3);
     if (st == CLG_OK)
         st = dims(ctx, "clg_fc_backward_weights", x, dw, dy, &N, &K, &M);
     if (st == CLG_OK) /* dw (M x K) = dy^T (M x N) . x (N x K) */

@@ -27,24 +27,10 @@ static const char *check_adam(const clg_adam_params *p)
     return NULL;
 }
 
-static clg_status same(clg_ctx *ctx, const char *call, const clg_tensor *const *t, int n)
+static clg_status same(clg_ctx *ctx, const char *call, const clg_tensor *const *t, size_t n)
 {
-    if (!ctx)
-        return clg__fail(NULL, CLG_ERR_INVALID_ARG, "%s: ctx is NULL", call);
-    for (int i = 0; i < n; i++) {
-        if (!t[i] || t[i]->ctx != ctx)
-            return clg__fail(ctx, CLG_ERR_INVALID_ARG, "%s: tensor argument %d is NULL or on another context", call, i + 1);
-        if (clg_tensor_numel(t[i]) != clg_tensor_numel(t[0]))
-            return clg__fail(ctx, CLG_ERR_SHAPE, "%s: tensor argument %d has %zu elements, expected %zu", call,
-                             i + 1, clg_tensor_numel(t[i]), clg_tensor_numel(t[0]));
-    }
-    return CLG_OK;
-}
-
-static void arg_t(clg__launch *l, const clg_tensor *t)
-{
-    clg__arg_mem(l, t->mem);
-    clg__arg_u64(l, t->offset);
+    clg_status st = clg__tensors_check(ctx, call, t, n);
+    return st == CLG_OK ? clg__tensors_same_numel(ctx, call, t, n) : st;
 }
 
 clg_status clg_sgd_step(clg_ctx *ctx, const clg_sgd_params *p, clg_tensor *w, const clg_tensor *g,
@@ -61,9 +47,9 @@ clg_status clg_sgd_step(clg_ctx *ctx, const clg_sgd_params *p, clg_tensor *w, co
     if (st != CLG_OK)
         return st;
     size_t n = clg_tensor_numel(w);
-    arg_t(&l, w);
-    arg_t(&l, g);
-    arg_t(&l, v);
+    clg__arg_tensor(&l, w);
+    clg__arg_tensor(&l, g);
+    clg__arg_tensor(&l, v);
     clg__arg_u64(&l, n);
     clg__arg_f32(&l, p->lr);
     clg__arg_f32(&l, p->momentum);
@@ -97,7 +83,7 @@ clg_status clg_adam_step(clg_ctx *ctx, const clg_adam_params *p, clg_tensor *w, 
     corrections(p, &c1, &c2);
     size_t n = clg_tensor_numel(w);
     for (int i = 0; i < 4; i++)
-        arg_t(&l, t[i]);
+        clg__arg_tensor(&l, t[i]);
     clg__arg_u64(&l, n);
     clg__arg_f32(&l, p->lr);
     clg__arg_f32(&l, p->beta1);

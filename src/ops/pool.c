@@ -69,25 +69,6 @@ clg_status clg_pool2d_output_shape(const clg_pool2d_desc *d, clg_shape x, clg_sh
     return st;
 }
 
-static clg_status check(clg_ctx *ctx, const char *call, const clg_tensor *a, const clg_tensor *b,
-                        const clg_tensor *c)
-{
-    if (!ctx || !a || !b || !c)
-        return clg__fail(ctx, CLG_ERR_INVALID_ARG, "%s: NULL argument", call);
-    if (a->ctx != ctx || b->ctx != ctx || c->ctx != ctx)
-        return clg__fail(ctx, CLG_ERR_INVALID_ARG, "%s: tensors must live on ctx", call);
-    return CLG_OK;
-}
-
-static clg_status expect(clg_ctx *ctx, const char *name, const clg_tensor *t, clg_shape s)
-{
-    clg_shape h = t->shape;
-    if (h.n != s.n || h.c != s.c || h.h != s.h || h.w != s.w)
-        return clg__fail(ctx, CLG_ERR_SHAPE, "pool2d: %s is %zux%zux%zux%zu, expected %zux%zux%zux%zu",
-                         name, h.n, h.c, h.h, h.w, s.n, s.c, s.h, s.w);
-    return CLG_OK;
-}
-
 static void geom_args(clg__launch *l, const pool_geom *g, clg_pool_mode mode)
 {
     size_t v[] = {g->H, g->W, g->R, g->S, g->sh, g->sw, g->pt, g->pl, g->pb, g->pr, g->P, g->Q, mode,
@@ -100,20 +81,18 @@ clg_status clg_pool2d_forward(clg_ctx *ctx, const clg_pool2d_desc *d, const clg_
                               clg_tensor *y)
 {
     pool_geom g = {0};
-    clg_status st = check(ctx, "clg_pool2d_forward", x, y, y);
+    clg_status st = clg__tensors_check(ctx, "clg_pool2d_forward", (const clg_tensor *[]){x, y, y}, 3);
     if (st == CLG_OK)
         st = make_geom(ctx, d, x->shape, &g);
     if (st == CLG_OK)
-        st = expect(ctx, "y", y, (clg_shape){g.N, g.C, g.P, g.Q});
+        st = clg__tensor_expect_shape(ctx, "pool2d", "y", y, (clg_shape){g.N, g.C, g.P, g.Q});
     clg__launch l;
     if (st == CLG_OK)
         st = clg__launch_begin(ctx, "pool", NULL, "clg_pool_fwd", &l);
     if (st != CLG_OK)
         return st;
-    clg__arg_mem(&l, x->mem);
-    clg__arg_u64(&l, x->offset);
-    clg__arg_mem(&l, y->mem);
-    clg__arg_u64(&l, y->offset);
+    clg__arg_tensor(&l, x);
+    clg__arg_tensor(&l, y);
     geom_args(&l, &g, d->mode);
     size_t global[3] = {g.P, g.N * g.C, 1}, local[3] = {1, ROWS, 1};
     return clg__launch_run(&l, global, local);
@@ -123,13 +102,13 @@ clg_status clg_pool2d_backward(clg_ctx *ctx, const clg_pool2d_desc *d, const clg
                                const clg_tensor *dy, clg_tensor *dx)
 {
     pool_geom g = {0};
-    clg_status st = check(ctx, "clg_pool2d_backward", x, dy, dx);
+    clg_status st = clg__tensors_check(ctx, "clg_pool2d_backward", (const clg_tensor *[]){x, dy, dx}, 3);
     if (st == CLG_OK)
         st = make_geom(ctx, d, x->shape, &g);
     if (st == CLG_OK)
-        st = expect(ctx, "dy", dy, (clg_shape){g.N, g.C, g.P, g.Q});
+        st = clg__tensor_expect_shape(ctx, "pool2d", "dy", dy, (clg_shape){g.N, g.C, g.P, g.Q});
     if (st == CLG_OK)
-        st = expect(ctx, "dx", dx, x->shape);
+        st = clg__tensor_expect_shape(ctx, "pool2d", "dx", dx, x->shape);
     /* Windows that tile the input: each dx element belongs to at most one window. */
     int tiled = g.sh == g.R && g.sw == g.S && !g.pt && !g.pb && !g.pl && !g.pr &&
                 d->mode != CLG_POOL_AVG_EXCLUDE && g.P * g.R <= g.H && g.Q * g.S <= g.W;
@@ -141,12 +120,9 @@ clg_status clg_pool2d_backward(clg_ctx *ctx, const clg_pool2d_desc *d, const clg
         st = clg__launch_begin(ctx, "pool", opts, tiled ? "clg_pool_bwd_tiled" : "clg_pool_bwd", &l);
     if (st != CLG_OK)
         return st;
-    clg__arg_mem(&l, x->mem);
-    clg__arg_u64(&l, x->offset);
-    clg__arg_mem(&l, dy->mem);
-    clg__arg_u64(&l, dy->offset);
-    clg__arg_mem(&l, dx->mem);
-    clg__arg_u64(&l, dx->offset);
+    clg__arg_tensor(&l, x);
+    clg__arg_tensor(&l, dy);
+    clg__arg_tensor(&l, dx);
     if (tiled) {
         size_t v[] = {g.H, g.W, g.R, g.S, g.P, g.Q, d->mode, g.N * g.C};
         for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
@@ -160,19 +136,17 @@ clg_status clg_pool2d_backward(clg_ctx *ctx, const clg_pool2d_desc *d, const clg
 
 clg_status clg_global_avg_pool_forward(clg_ctx *ctx, const clg_tensor *x, clg_tensor *y)
 {
-    clg_status st = check(ctx, "clg_global_avg_pool_forward", x, y, y);
+    clg_status st = clg__tensors_check(ctx, "clg_global_avg_pool_forward", (const clg_tensor *[]){x, y, y}, 3);
     if (st == CLG_OK)
-        st = expect(ctx, "y", y, (clg_shape){x->shape.n, x->shape.c, 1, 1});
+        st = clg__tensor_expect_shape(ctx, "pool2d", "y", y, (clg_shape){x->shape.n, x->shape.c, 1, 1});
     clg__launch l;
     if (st == CLG_OK)
         st = clg__launch_begin(ctx, "pool", NULL, "clg_pool_global_fwd", &l);
     if (st != CLG_OK)
         return st;
     size_t nc = x->shape.n * x->shape.c;
-    clg__arg_mem(&l, x->mem);
-    clg__arg_u64(&l, x->offset);
-    clg__arg_mem(&l, y->mem);
-    clg__arg_u64(&l, y->offset);
+    clg__arg_tensor(&l, x);
+    clg__arg_tensor(&l, y);
     clg__arg_u32(&l, x->shape.h * x->shape.w);
     clg__arg_u32(&l, nc);
     size_t global[3] = {nc, 1, 1}, local[3] = {1, 1, 1};
@@ -181,19 +155,17 @@ clg_status clg_global_avg_pool_forward(clg_ctx *ctx, const clg_tensor *x, clg_te
 
 clg_status clg_global_avg_pool_backward(clg_ctx *ctx, const clg_tensor *dy, clg_tensor *dx)
 {
-    clg_status st = check(ctx, "clg_global_avg_pool_backward", dy, dx, dx);
+    clg_status st = clg__tensors_check(ctx, "clg_global_avg_pool_backward", (const clg_tensor *[]){dy, dx, dx}, 3);
     if (st == CLG_OK)
-        st = expect(ctx, "dy", dy, (clg_shape){dx->shape.n, dx->shape.c, 1, 1});
+        st = clg__tensor_expect_shape(ctx, "pool2d", "dy", dy, (clg_shape){dx->shape.n, dx->shape.c, 1, 1});
     clg__launch l;
     if (st == CLG_OK)
         st = clg__launch_begin(ctx, "pool", NULL, "clg_pool_global_bwd", &l);
     if (st != CLG_OK)
         return st;
     size_t hw = dx->shape.h * dx->shape.w;
-    clg__arg_mem(&l, dy->mem);
-    clg__arg_u64(&l, dy->offset);
-    clg__arg_mem(&l, dx->mem);
-    clg__arg_u64(&l, dx->offset);
+    clg__arg_tensor(&l, dy);
+    clg__arg_tensor(&l, dx);
     clg__arg_u32(&l, hw);
     size_t global[3] = {hw, dx->shape.n * dx->shape.c, 1}, local[3] = {LOCAL0, 1, 1};
     return clg__launch_run(&l, global, local);

@@ -52,8 +52,7 @@ clg_status clg_softmax_xent_forward(clg_ctx *ctx, const clg_tensor *logits, cons
     clg__launch l;
     st = clg__launch_begin(ctx, "softmax", NULL, "clg_xent_fwd", &l);
     if (st == CLG_OK) {
-        clg__arg_mem(&l, logits->mem);
-        clg__arg_u64(&l, logits->offset);
+        clg__arg_tensor(&l, logits);
         clg__arg_mem(&l, buf);
         clg__arg_u32(&l, N);
         clg__arg_u32(&l, C);
@@ -107,14 +106,12 @@ clg_status clg_softmax_xent_backward(clg_ctx *ctx, const clg_tensor *logits, con
     st = clg__launch_begin(ctx, "softmax", NULL, "clg_xent_bwd", &l);
     if (st != CLG_OK)
         return st;
-    clg__arg_mem(&l, logits->mem);
-    clg__arg_u64(&l, logits->offset);
+    clg__arg_tensor(&l, logits);
     clg__arg_mem(&l, buf);
     clg__arg_u32(&l, N);
     clg__arg_u32(&l, C);
     clg__arg_f32(&l, scale);
-    clg__arg_mem(&l, dlogits->mem);
-    clg__arg_u64(&l, dlogits->offset);
+    clg__arg_tensor(&l, dlogits);
     size_t global[3] = {N, 1, 1}, local[3] = {1, 1, 1};
     return clg__launch_run(&l, global, local);
 }

@@ -133,9 +133,48 @@ clg_status clg_tensor_fill(clg_tensor *t, float value)
     return clg__launch_run(&l, global, local);
 }
 
-static int same_shape(clg_shape a, clg_shape b)
+int clg__shape_equal(clg_shape a, clg_shape b)
 {
     return a.n == b.n && a.c == b.c && a.h == b.h && a.w == b.w;
+}
+
+clg_status clg__tensors_check(clg_ctx *ctx, const char *call, const clg_tensor *const *t, size_t n)
+{
+    if (!ctx)
+        return clg__fail(NULL, CLG_ERR_INVALID_ARG, "%s: ctx is NULL", call);
+    for (size_t i = 0; i < n; i++) {
+        if (!t[i])
+            return clg__fail(ctx, CLG_ERR_INVALID_ARG, "%s: tensor argument %zu is NULL", call, i + 1);
+        if (t[i]->ctx != ctx)
+            return clg__fail(ctx, CLG_ERR_INVALID_ARG, "%s: tensor argument %zu lives on another context",
+                             call, i + 1);
+    }
+    return CLG_OK;
+}
+
+clg_status clg__tensors_same_numel(clg_ctx *ctx, const char *call, const clg_tensor *const *t, size_t n)
+{
+    for (size_t i = 1; i < n; i++)
+        if (clg_tensor_numel(t[i]) != clg_tensor_numel(t[0]))
+            return clg__fail(ctx, CLG_ERR_SHAPE, "%s: tensor argument %zu has %zu elements, argument 1 has %zu",
+                             call, i + 1, clg_tensor_numel(t[i]), clg_tensor_numel(t[0]));
+    return CLG_OK;
+}
+
+clg_status clg__tensor_expect_shape(clg_ctx *ctx, const char *call, const char *name,
+                                    const clg_tensor *t, clg_shape want)
+{
+    clg_shape s = t->shape;
+    if (!clg__shape_equal(s, want))
+        return clg__fail(ctx, CLG_ERR_SHAPE, "%s: %s is %zux%zux%zux%zu, expected %zux%zux%zux%zu", call,
+                         name, s.n, s.c, s.h, s.w, want.n, want.c, want.h, want.w);
+    return CLG_OK;
+}
+
+void clg__arg_tensor(clg__launch *l, const clg_tensor *t)
+{
+    clg__arg_mem(l, t->mem);
+    clg__arg_u64(l, t->offset);
 }
 
 clg_status clg_tensor_copy(clg_tensor *dst, const clg_tensor *src)
@@ -145,7 +184,7 @@ clg_status clg_tensor_copy(clg_tensor *dst, const clg_tensor *src)
     if (dst->ctx != src->ctx)
         return clg__fail(dst->ctx, CLG_ERR_INVALID_ARG,
                          "clg_tensor_copy: tensors live on different contexts");
-    if (!same_shape(dst->shape, src->shape))
+    if (!clg__shape_equal(dst->shape, src->shape))
         return clg__fail(dst->ctx, CLG_ERR_SHAPE,
                          "clg_tensor_copy: dst %zux%zux%zux%zu differs from src %zux%zux%zux%zu",
                          dst->shape.n, dst->shape.c, dst->shape.h, dst->shape.w, src->shape.n,

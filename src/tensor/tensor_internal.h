@@ -12,4 +12,20 @@ struct clg_tensor {
     clg_shape shape;
 };
 
+/* Argument checks shared by every op: ctx is set and each of the n tensors is non-NULL and
+ * lives on ctx (CLG_ERR_INVALID_ARG naming the argument otherwise). */
+clg_status clg__tensors_check(clg_ctx *ctx, const char *call, const clg_tensor *const *t, size_t n);
+
+/* CLG_ERR_SHAPE unless the n tensors all have as many elements as the first. */
+clg_status clg__tensors_same_numel(clg_ctx *ctx, const char *call, const clg_tensor *const *t, size_t n);
+
+/* CLG_ERR_SHAPE "<call>: <name> is AxBxCxD, expected ..." unless t has shape want. */
+clg_status clg__tensor_expect_shape(clg_ctx *ctx, const char *call, const char *name,
+                                    const clg_tensor *t, clg_shape want);
+
+int clg__shape_equal(clg_shape a, clg_shape b);
+
+/* A tensor as two kernel arguments: its buffer and its element offset. */
+void clg__arg_tensor(clg__launch *l, const clg_tensor *t);
+
 #endif
