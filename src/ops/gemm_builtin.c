@@ -165,17 +165,9 @@ static clg_status run_packed(clg_ctx *ctx, const clg_gemm_params *p, const char 
     return st;
 }
 
-static clg_status run_direct(clg_ctx *ctx, const clg_gemm_params *p, const clg__gemm_call *g)
+/* Which kernel and way of reading B serve this product (see run_direct). */
+static int b_mode_for(const clg_gemm_params *p, const clg__gemm_call *g)
 {
-    char opts_direct[128], opts_panel[128], opts_staged[128];
-    program_options(p, B_IN_PLACE, opts_direct, sizeof opts_direct);
-    program_options(p, B_PACKED, opts_panel, sizeof opts_panel);
-    program_options(p, B_STAGED, opts_staged, sizeof opts_staged);
-    double flops = 2.0 * (double)g->m * (double)g->n * (double)g->k;
-    if (g->k == 0 || flops <= p->small_flops)
-        return run_small(ctx, opts_direct, g);
-    if (p->kernel == CLG_GEMM_KERNEL_LOCAL)
-        return run_local(ctx, p, opts_direct, g);
     /* B in place unless it is transposed, or K is long and rows lie a multiple of 4 KiB apart
      * (then every row of a panel falls in the same cache sets and evicts the others). Against
      * that aliasing, packing copies all of B once more; staging it through local memory does
@@ -184,14 +176,28 @@ static clg_status run_direct(clg_ctx *ctx, const clg_gemm_params *p, const clg__
     if (g->tb == CLG_NO_TRANS && g->n >= p->nr) {
         int aliasing = (g->ldb * sizeof(float)) % 4096 == 0;
         size_t tiles_m = (g->m + p->mr - 1) / p->mr;
-        int stage = p->stage_b == 1 || (p->stage_b == 2 && aliasing && g->k >= p->kc &&
-                                        tiles_m <= p->local_m);
-        if (stage)
-            return run_reg(ctx, p, opts_staged, g, 0, g->k, g->beta, NULL, 1);
+        if (p->stage_b == 1 || (p->stage_b == 2 && aliasing && g->k >= p->kc && tiles_m <= p->local_m))
+            return B_STAGED;
         if (g->k < p->pack_min_k || !aliasing)
-            return run_reg(ctx, p, opts_direct, g, 0, g->k, g->beta, NULL, 0);
+            return B_IN_PLACE;
     }
-    return run_packed(ctx, p, opts_panel, g);
+    return B_PACKED;
+}
+
+static clg_status run_direct(clg_ctx *ctx, const clg_gemm_params *p, const clg__gemm_call *g)
+{
+    char opts[128];
+    double flops = 2.0 * (double)g->m * (double)g->n * (double)g->k;
+    int small = g->k == 0 || flops <= p->small_flops;
+    int mode = small || p->kernel == CLG_GEMM_KERNEL_LOCAL ? B_IN_PLACE : b_mode_for(p, g);
+    program_options(p, mode, opts, sizeof opts); /* only the program this product uses */
+    if (small)
+        return run_small(ctx, opts, g);
+    if (p->kernel == CLG_GEMM_KERNEL_LOCAL)
+        return run_local(ctx, p, opts, g);
+    if (mode == B_PACKED)
+        return run_packed(ctx, p, opts, g);
+    return run_reg(ctx, p, opts, g, 0, g->k, g->beta, NULL, mode == B_STAGED);
 }
 
 static clg_status reduce(clg_ctx *ctx, const char *opts, const clg__gemm_call *g, cl_mem parts,
