@@ -7,5 +7,7 @@
 #include "clgrad/context.h"
 #include "clgrad/tensor.h"
 #include "clgrad/ops.h"
+#include "clgrad/nn.h"
+#include "clgrad/data.h"
 
 #endif

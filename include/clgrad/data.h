@@ -1,0 +1,72 @@
+/* Datastores: labelled images read by index, as float32 NCHW plus integer labels. */
+#ifndef CLGRAD_DATA_H
+#define CLGRAD_DATA_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "clgrad/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A source of labelled samples. Reads are by sample index, so that the order (shuffles,
+ * shards for devices and ranks, resuming mid-epoch) belongs to the caller and is exactly
+ * reproducible. A datastore is not thread-safe; use one per thread. */
+typedef struct clg_datastore clg_datastore;
+
+/** Opens an IDX pair (the MNIST / Fashion-MNIST format), plain or gzip-compressed: an
+ *  unsigned-byte image file of N x H x W (or N x C x H x W) and a label file of N bytes.
+ *  Pixels become floats in [0, 1]; the class count is the largest label + 1 (at least 2);
+ *  class names are "0", "1", ... until clg_datastore_set_class_names.
+ *  @return CLG_OK; CLG_ERR_IO (unreadable, naming the file); CLG_ERR_CORRUPT (bad magic,
+ *          sizes that do not match the data, truncated data, counts that differ between the
+ *          two files; the message says which); CLG_ERR_INVALID_ARG for NULL. */
+CLG_API clg_status clg_datastore_open_idx(const char *images_path, const char *labels_path,
+                                          clg_datastore **out);
+
+/** Opens a folder holding the usual IDX file names: subset "train" opens
+ *  train-images-idx3-ubyte[.gz] with train-labels-idx1-ubyte[.gz], "test" the t10k files.
+ *  A file classes.txt in the folder (one name per line) names the classes. */
+CLG_API clg_status clg_datastore_open_dir(const char *dir, const char *subset,
+                                          clg_datastore **out);
+
+/** A view of samples [first, first + count) of parent (for a validation split or a shard).
+ *  It borrows parent, which must outlive it. */
+CLG_API clg_status clg_datastore_subset(clg_datastore *parent, size_t first, size_t count,
+                                        clg_datastore **out);
+
+/** NULL is a no-op. */
+CLG_API void clg_datastore_destroy(clg_datastore *ds);
+
+/** Number of samples (0 for NULL). */
+CLG_API size_t clg_datastore_size(const clg_datastore *ds);
+
+/** Shape of one sample, with n = 1. */
+CLG_API clg_shape clg_datastore_sample_shape(const clg_datastore *ds);
+
+/** Number of classes (0 for NULL). */
+CLG_API size_t clg_datastore_class_count(const clg_datastore *ds);
+
+/** Name of class i (borrowed, valid until the names change); NULL when out of range. */
+CLG_API const char *clg_datastore_class_name(const clg_datastore *ds, size_t i);
+
+/** Replaces the class names (copied); count must equal the class count. */
+CLG_API clg_status clg_datastore_set_class_names(clg_datastore *ds, const char *const *names,
+                                                 size_t count);
+
+/** Reads samples indices[0..n) into images (n x C x H x W floats, sample after sample) and
+ *  labels (n values); either output may be NULL to skip it.
+ *  @return CLG_OK; CLG_ERR_INVALID_ARG for an index >= size (naming it) or NULL arguments;
+ *          CLG_ERR_IO / CLG_ERR_CORRUPT for a sample that cannot be read. */
+CLG_API clg_status clg_datastore_read(clg_datastore *ds, const size_t *indices, size_t n,
+                                      float *images, int32_t *labels);
+
+/** Text of the datastore's last failure ("" when none). */
+CLG_API const char *clg_datastore_last_error(const clg_datastore *ds);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

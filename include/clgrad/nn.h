@@ -1,0 +1,126 @@
+/* Sequential networks: layers, shapes inferred from the input, a text form, initialisation,
+ * prediction, and model files. A network lives on one context (device). */
+#ifndef CLGRAD_NN_H
+#define CLGRAD_NN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "clgrad/activation.h"
+#include "clgrad/conv.h"
+#include "clgrad/pool.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct clg_net clg_net;
+
+typedef enum clg_layer_kind {
+    CLG_LAYER_CONV2D = 0,
+    CLG_LAYER_POOL2D = 1,          /* max or average */
+    CLG_LAYER_GLOBAL_AVG_POOL = 2,
+    CLG_LAYER_FC = 3,              /* fully connected, with bias */
+    CLG_LAYER_BATCHNORM = 4,
+    CLG_LAYER_DROPOUT = 5,
+    CLG_LAYER_ACTIVATION = 6,
+    CLG_LAYER_SOFTMAX_XENT = 7     /* output: softmax with cross-entropy loss; always last */
+} clg_layer_kind;
+
+typedef struct clg_layer_info {
+    clg_layer_kind kind;
+    char text[160];      /* the layer's line in the text format */
+    clg_shape output;    /* per sample (n = 1) */
+    size_t params;       /* learnable values */
+} clg_layer_info;
+
+/* What clg_net_get_params / clg_net_set_params move, in layer order. */
+typedef enum clg_param_set {
+    CLG_PARAMS_LEARNABLE = 0,  /* weights then bias; batch norm scale then shift */
+    CLG_PARAMS_STATE = 1       /* batch norm running mean then running variance */
+} clg_param_set;
+
+/** An empty network on ctx (borrowed; must outlive the network) for samples of shape input
+ *  (c x h x w; n is ignored). @return CLG_OK, CLG_ERR_INVALID_ARG (NULL, a zero size). */
+CLG_API clg_status clg_net_create(clg_ctx *ctx, clg_shape input, clg_net **out);
+/** NULL is a no-op. */
+CLG_API void clg_net_destroy(clg_net *net);
+
+/* Adding layers. Each infers its output shape from the previous layer; a shape that cannot
+ * work is CLG_ERR_SHAPE with a message naming the layer (number and text). Nothing can be
+ * added after the softmax output. Parameters start at zero until clg_net_init. */
+
+/** Convolution with `filters` kernels of kernel_h x kernel_w; d NULL is the default geometry
+ *  (stride 1, no padding); bias 1 adds a learnable bias per filter. */
+CLG_API clg_status clg_net_add_conv2d(clg_net *net, size_t kernel_h, size_t kernel_w,
+                                      size_t filters, const clg_conv2d_desc *d, int bias);
+CLG_API clg_status clg_net_add_pool2d(clg_net *net, const clg_pool2d_desc *d);
+CLG_API clg_status clg_net_add_global_avg_pool(clg_net *net);
+/** Fully connected with `outputs` units and a bias; flattens whatever comes in. */
+CLG_API clg_status clg_net_add_fc(clg_net *net, size_t outputs);
+/** Batch normalisation per channel; momentum in (0, 1] (PyTorch's: 0.1), eps > 0. */
+CLG_API clg_status clg_net_add_batchnorm(clg_net *net, float momentum, float eps);
+/** Dropout of probability p in [0, 1), active in training only. */
+CLG_API clg_status clg_net_add_dropout(clg_net *net, float p);
+CLG_API clg_status clg_net_add_activation(clg_net *net, clg_activation f, float alpha);
+/** The output layer: its input size is the class count. */
+CLG_API clg_status clg_net_add_softmax_xent(clg_net *net);
+
+/** Builds a network from its text form (see README "Network text format"): one layer per
+ *  line, '#' starts a comment, the first layer is `input HxWxC`. A syntax or shape error is
+ *  CLG_ERR_INVALID_ARG / CLG_ERR_SHAPE with "line L, column C: ..." in the message. */
+CLG_API clg_status clg_net_parse(clg_ctx *ctx, const char *text, clg_net **out);
+
+/** The text form of net into buf (cap bytes, NUL-terminated); *len (may be NULL) receives the
+ *  length needed without the NUL. buf may be NULL with cap 0 to ask the length.
+ *  @return CLG_OK; CLG_ERR_INVALID_ARG when cap is too small. */
+CLG_API clg_status clg_net_text(const clg_net *net, char *buf, size_t cap, size_t *len);
+
+CLG_API size_t clg_net_layer_count(const clg_net *net);
+CLG_API clg_status clg_net_layer_info(const clg_net *net, size_t i, clg_layer_info *out);
+/** Sample shape (n = 1). */
+CLG_API clg_shape clg_net_input_shape(const clg_net *net);
+/** Output classes: the size of the softmax input (0 until the output layer is added). */
+CLG_API size_t clg_net_class_count(const clg_net *net);
+CLG_API clg_ctx *clg_net_ctx(const clg_net *net);
+
+/** Class names (copied); count must equal the class count. Without them classes are "0".. */
+CLG_API clg_status clg_net_set_class_names(clg_net *net, const char *const *names, size_t count);
+/** Borrowed; NULL when i is out of range. */
+CLG_API const char *clg_net_class_name(const clg_net *net, size_t i);
+
+/** Initialises every parameter from seed, on the host, so that one seed gives the same
+ *  network on every device: He normal (std sqrt(2 / fan_in)) for convolutions and fully
+ *  connected layers followed by a ReLU-family activation (batch norm between allowed),
+ *  Glorot uniform otherwise; biases and batch-norm shifts 0, scales 1, running mean 0 and
+ *  variance 1. */
+CLG_API clg_status clg_net_init(clg_net *net, uint64_t seed);
+
+/** Number of floats in a parameter set. */
+CLG_API size_t clg_net_param_count(const clg_net *net, clg_param_set which);
+/** Copies a parameter set to or from host memory (count must equal clg_net_param_count). */
+CLG_API clg_status clg_net_get_params(clg_net *net, clg_param_set which, float *host,
+                                      size_t count);
+CLG_API clg_status clg_net_set_params(clg_net *net, clg_param_set which, const float *host,
+                                      size_t count);
+
+/** Class probabilities (n x classes) of n samples (n x C x H x W floats) in inference mode
+ *  (dropout off, batch norm on running statistics). Works in chunks, any n. */
+CLG_API clg_status clg_net_predict(clg_net *net, const float *images, size_t n, float *probs);
+/** The k most likely classes of each sample, best first: classes and probs hold n x k. */
+CLG_API clg_status clg_net_classify(clg_net *net, const float *images, size_t n, size_t k,
+                                    int32_t *classes, float *probs);
+
+/** Saves the network (text, class names, parameters and batch-norm state) as a model file,
+ *  atomically: the file at path is the old one or the complete new one, never a mix.
+ *  @return CLG_OK; CLG_ERR_IO naming the path. */
+CLG_API clg_status clg_net_save(clg_net *net, const char *path);
+/** Loads a model or checkpoint file onto ctx. The version and SHA-256 checksum are verified
+ *  before anything is built. @return CLG_OK; CLG_ERR_IO (unreadable); CLG_ERR_CORRUPT
+ *  (truncated, bad checksum, unknown version, inconsistent contents; *out stays NULL). */
+CLG_API clg_status clg_net_load(clg_ctx *ctx, const char *path, clg_net **out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

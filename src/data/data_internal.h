@@ -1,0 +1,45 @@
+/* The datastore struct and the interface each kind of store implements. */
+#ifndef CLGRAD_DATA_INTERNAL_H
+#define CLGRAD_DATA_INTERNAL_H
+
+#include "clgrad/data.h"
+#include "runtime/runtime_internal.h"
+
+typedef struct clg__datastore_ops {
+    /* Reads sample `index` (already checked < size) into image (C*H*W floats) and *label. */
+    clg_status (*read)(clg_datastore *ds, size_t index, float *image, int32_t *label);
+    void (*destroy)(void *impl);
+} clg__datastore_ops;
+
+struct clg_datastore {
+    const clg__datastore_ops *ops;
+    void *impl;
+    clg_datastore *parent;  /* subsets: samples come from parent at offset `first` */
+    size_t first;
+    size_t size;
+    clg_shape sample;       /* n = 1 */
+    size_t classes;
+    char **class_names;     /* classes entries, owned */
+    char last_error[CLG__ERR_TEXT];
+};
+
+/* Makes a datastore around impl (owned from here on, destroyed with it even on failure), with
+ * class names "0", "1", ... */
+clg_status clg__datastore_new(const clg__datastore_ops *ops, void *impl, size_t size,
+                              clg_shape sample, size_t classes, clg_datastore **out);
+
+/* Records a failure in ds (may be NULL) and the thread-local last error. */
+clg_status clg__datastore_fail(clg_datastore *ds, clg_status status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* IDX parsing on memory, for the store and the fuzzer. An image file is magic 0x0803 with 3
+ * dimensions (N, H, W) or 4 (N, C, H, W); a label file is 0x0801 with 1. Fills the sizes and
+ * a pointer to the first data byte inside buf; CLG_ERR_CORRUPT with the reason in msg. */
+typedef struct clg__idx_info {
+    size_t count, c, h, w;      /* labels: c = h = w = 1 */
+    const unsigned char *data;  /* count * c * h * w bytes, inside buf */
+} clg__idx_info;
+clg_status clg__idx_parse(const unsigned char *buf, size_t len, int want_images,
+                          clg__idx_info *info, char *msg, size_t msg_cap);
+
+#endif

@@ -1,0 +1,186 @@
+/* What every datastore shares: accessors, class names, subsets, checked reads. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "data/data_internal.h"
+
+clg_status clg__datastore_fail(clg_datastore *ds, clg_status status, const char *fmt, ...)
+{
+    char text[CLG__ERR_TEXT];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    if (ds)
+        snprintf(ds->last_error, sizeof ds->last_error, "%s", text);
+    return clg__fail(NULL, status, "%s", text);
+}
+
+static void free_names(char **names, size_t n)
+{
+    if (!names)
+        return;
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+}
+
+static char **copy_names(const char *const *names, size_t n)
+{
+    char **out = clg__calloc(n ? n : 1, sizeof *out);
+    if (!out)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        char number[32];
+        if (!names)
+            snprintf(number, sizeof number, "%zu", i);
+        out[i] = clg__strdup(names ? names[i] : number);
+        if (!out[i]) {
+            free_names(out, n);
+            return NULL;
+        }
+    }
+    return out;
+}
+
+clg_status clg__datastore_new(const clg__datastore_ops *ops, void *impl, size_t size,
+                              clg_shape sample, size_t classes, clg_datastore **out)
+{
+    clg_datastore *ds = clg__calloc(1, sizeof *ds);
+    char **names = copy_names(NULL, classes);
+    if (!ds || !names) {
+        free(ds);
+        free_names(names, classes);
+        ops->destroy(impl);
+        return clg__fail(NULL, CLG_ERR_OUT_OF_HOST_MEMORY, "datastore: out of host memory");
+    }
+    ds->ops = ops;
+    ds->impl = impl;
+    ds->size = size;
+    ds->sample = sample;
+    ds->classes = classes;
+    ds->class_names = names;
+    *out = ds;
+    return CLG_OK;
+}
+
+void clg_datastore_destroy(clg_datastore *ds)
+{
+    if (!ds)
+        return;
+    if (ds->ops && ds->impl)
+        ds->ops->destroy(ds->impl);
+    free_names(ds->class_names, ds->classes);
+    free(ds);
+}
+
+clg_status clg_datastore_subset(clg_datastore *parent, size_t first, size_t count,
+                                clg_datastore **out)
+{
+    if (out)
+        *out = NULL;
+    if (!parent || !out)
+        return clg__datastore_fail(parent, CLG_ERR_INVALID_ARG,
+                                   "clg_datastore_subset: parent and out must not be NULL");
+    if (first > parent->size || count > parent->size - first)
+        return clg__datastore_fail(parent, CLG_ERR_INVALID_ARG,
+                                   "clg_datastore_subset: samples [%zu, %zu) are outside the "
+                                   "%zu samples of the parent", first, first + count,
+                                   parent->size);
+    clg_datastore *ds = clg__calloc(1, sizeof *ds);
+    char **names = copy_names((const char *const *)parent->class_names, parent->classes);
+    if (!ds || !names) {
+        free(ds);
+        free_names(names, parent->classes);
+        return clg__datastore_fail(parent, CLG_ERR_OUT_OF_HOST_MEMORY,
+                                   "clg_datastore_subset: out of host memory");
+    }
+    ds->parent = parent;
+    ds->first = first;
+    ds->size = count;
+    ds->sample = parent->sample;
+    ds->classes = parent->classes;
+    ds->class_names = names;
+    *out = ds;
+    return CLG_OK;
+}
+
+size_t clg_datastore_size(const clg_datastore *ds)
+{
+    return ds ? ds->size : 0;
+}
+
+clg_shape clg_datastore_sample_shape(const clg_datastore *ds)
+{
+    clg_shape none = {0, 0, 0, 0};
+    return ds ? ds->sample : none;
+}
+
+size_t clg_datastore_class_count(const clg_datastore *ds)
+{
+    return ds ? ds->classes : 0;
+}
+
+const char *clg_datastore_class_name(const clg_datastore *ds, size_t i)
+{
+    return ds && i < ds->classes ? ds->class_names[i] : NULL;
+}
+
+clg_status clg_datastore_set_class_names(clg_datastore *ds, const char *const *names,
+                                         size_t count)
+{
+    if (!ds || !names)
+        return clg__datastore_fail(ds, CLG_ERR_INVALID_ARG,
+                                   "clg_datastore_set_class_names: ds and names must not be NULL");
+    if (count != ds->classes)
+        return clg__datastore_fail(ds, CLG_ERR_INVALID_ARG,
+                                   "clg_datastore_set_class_names: %zu names given for %zu classes",
+                                   count, ds->classes);
+    for (size_t i = 0; i < count; i++)
+        if (!names[i] || !names[i][0])
+            return clg__datastore_fail(ds, CLG_ERR_INVALID_ARG,
+                                       "clg_datastore_set_class_names: name %zu is empty", i);
+    char **copy = copy_names(names, count);
+    if (!copy)
+        return clg__datastore_fail(ds, CLG_ERR_OUT_OF_HOST_MEMORY,
+                                   "clg_datastore_set_class_names: out of host memory");
+    free_names(ds->class_names, ds->classes);
+    ds->class_names = copy;
+    return CLG_OK;
+}
+
+clg_status clg_datastore_read(clg_datastore *ds, const size_t *indices, size_t n, float *images,
+                              int32_t *labels)
+{
+    if (!ds || (n && !indices))
+        return clg__datastore_fail(ds, CLG_ERR_INVALID_ARG,
+                                   "clg_datastore_read: ds and indices must not be NULL");
+    size_t per = clg_shape_numel(ds->sample);
+    for (size_t i = 0; i < n; i++) {
+        if (indices[i] >= ds->size)
+            return clg__datastore_fail(ds, CLG_ERR_INVALID_ARG,
+                                       "clg_datastore_read: index %zu (position %zu) is outside "
+                                       "the %zu samples", indices[i], i, ds->size);
+        clg_datastore *src = ds;
+        size_t index = indices[i];
+        while (src->parent) {
+            index += src->first;
+            src = src->parent;
+        }
+        float *image = images ? images + i * per : NULL;
+        int32_t scratch_label;
+        clg_status st = src->ops->read(src, index, image, labels ? labels + i : &scratch_label);
+        if (st != CLG_OK) {
+            if (src != ds)
+                snprintf(ds->last_error, sizeof ds->last_error, "%s", src->last_error);
+            return st;
+        }
+    }
+    return CLG_OK;
+}
+
+const char *clg_datastore_last_error(const clg_datastore *ds)
+{
+    return ds ? ds->last_error : "";
+}

@@ -1,0 +1,88 @@
+/* Parameter initialisation on the host from a seed (the same numbers on every device). */
+#include <math.h>
+#include <stdlib.h>
+
+#include "nn/nn_internal.h"
+
+static uint64_t splitmix64(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* Uniform in (0, 1), never 0 (for the logarithm of Box-Muller). */
+static double uniform(uint64_t *s)
+{
+    return ((double)(splitmix64(s) >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+}
+
+/* Whether the layer's output goes through a ReLU-family activation (batch norm, dropout or
+ * pooling in between allowed): He initialisation then keeps the activations' variance. */
+static int feeds_relu(const clg_net *net, size_t i)
+{
+    for (size_t j = i + 1; j < net->count; j++) {
+        const clg__layer *l = &net->layers[j];
+        if (l->kind == CLG_LAYER_ACTIVATION)
+            return l->act == CLG_ACT_RELU || l->act == CLG_ACT_LEAKY_RELU || l->act == CLG_ACT_ELU;
+        if (l->kind != CLG_LAYER_BATCHNORM && l->kind != CLG_LAYER_DROPOUT &&
+            l->kind != CLG_LAYER_POOL2D)
+            return 0;
+    }
+    return 0;
+}
+
+static clg_status init_weights(clg_net *net, size_t i, uint64_t seed)
+{
+    clg__layer *l = &net->layers[i];
+    size_t n = clg_tensor_numel(l->param[0]);
+    clg_shape s = clg_tensor_shape(l->param[0]);
+    double fan_in = (double)(s.c * s.h * s.w), fan_out = (double)(s.n * s.h * s.w);
+    float *w = clg__malloc(n * sizeof *w);
+    if (!w)
+        return clg__fail(net->ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "clg_net_init: out of host memory");
+    uint64_t state = seed ^ (0xD1B54A32D192ED03ull * (i + 1));
+    if (feeds_relu(net, i)) {
+        double sd = sqrt(2.0 / fan_in);
+        for (size_t k = 0; k < n; k += 2) { /* Box-Muller gives two normals per draw */
+            double r = sqrt(-2.0 * log(uniform(&state))), t = 6.283185307179586 * uniform(&state);
+            w[k] = (float)(sd * r * cos(t));
+            if (k + 1 < n)
+                w[k + 1] = (float)(sd * r * sin(t));
+        }
+    } else {
+        double limit = sqrt(6.0 / (fan_in + fan_out));
+        for (size_t k = 0; k < n; k++)
+            w[k] = (float)(limit * (2.0 * uniform(&state) - 1.0));
+    }
+    clg_status st = clg_tensor_upload(l->param[0], w, n);
+    free(w);
+    return st;
+}
+
+clg_status clg_net_init(clg_net *net, uint64_t seed)
+{
+    if (!net)
+        return clg__fail(NULL, CLG_ERR_INVALID_ARG, "clg_net_init: net must not be NULL");
+    uint64_t s = seed;
+    net->dropout_seed = splitmix64(&s);
+    clg_status st = CLG_OK;
+    for (size_t i = 0; st == CLG_OK && i < net->count; i++) {
+        clg__layer *l = &net->layers[i];
+        if (l->kind == CLG_LAYER_CONV2D || l->kind == CLG_LAYER_FC) {
+            st = init_weights(net, i, seed);
+            if (st == CLG_OK && l->nparams > 1)
+                st = clg_tensor_fill(l->param[1], 0.0f);
+        } else if (l->kind == CLG_LAYER_BATCHNORM) {
+            st = clg_tensor_fill(l->param[0], 1.0f);
+            if (st == CLG_OK)
+                st = clg_tensor_fill(l->param[1], 0.0f);
+            if (st == CLG_OK)
+                st = clg_tensor_fill(l->state[0], 0.0f);
+            if (st == CLG_OK)
+                st = clg_tensor_fill(l->state[1], 1.0f);
+        }
+    }
+    return st;
+}

@@ -1,0 +1,438 @@
+/* Building a sequential network: layers added one by one with shapes inferred, parameters
+ * allocated on the net's context, and the accessors. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nn/nn_internal.h"
+
+static void free_names(char **names, size_t n)
+{
+    if (!names)
+        return;
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+}
+
+static void layer_free(clg__layer *l)
+{
+    for (int i = 0; i < 2; i++) {
+        clg_tensor_destroy(l->param[i]);
+        clg_tensor_destroy(l->grad[i]);
+        clg_tensor_destroy(l->state[i]);
+        clg_tensor_destroy(l->saved[i]);
+    }
+    clg_tensor_destroy(l->y);
+    clg_tensor_destroy(l->dx);
+}
+
+clg_status clg_net_create(clg_ctx *ctx, clg_shape input, clg_net **out)
+{
+    if (out)
+        *out = NULL;
+    if (!ctx || !out)
+        return clg__fail(ctx, CLG_ERR_INVALID_ARG, "clg_net_create: ctx and out must not be NULL");
+    input.n = 1;
+    if (!clg_shape_numel(input))
+        return clg__fail(ctx, CLG_ERR_INVALID_ARG,
+                         "clg_net_create: input %zux%zux%zu (CxHxW) has a zero size", input.c,
+                         input.h, input.w);
+    clg_net *net = clg__calloc(1, sizeof *net);
+    if (!net)
+        return clg__fail(ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "clg_net_create: out of host memory");
+    net->ctx = ctx;
+    net->input = input;
+    *out = net;
+    return CLG_OK;
+}
+
+void clg_net_destroy(clg_net *net)
+{
+    if (!net)
+        return;
+    for (size_t i = 0; i < net->count; i++)
+        layer_free(&net->layers[i]);
+    free(net->layers);
+    free_names(net->class_names, net->classes);
+    clg_tensor_destroy(net->x);
+    free(net->host_in);
+    free(net);
+}
+
+static clg_shape last_shape(const clg_net *net)
+{
+    return net->count ? net->layers[net->count - 1].out : net->input;
+}
+
+static clg_status tensor(clg_net *net, size_t n, size_t c, size_t h, size_t w, clg_tensor **out)
+{
+    clg_status st = clg_tensor_create(net->ctx, (clg_shape){n, c, h, w}, out);
+    if (st == CLG_OK)
+        st = clg_tensor_fill(*out, 0.0f);
+    return st;
+}
+
+clg_status clg__layer_alloc_params(clg_net *net, clg__layer *l)
+{
+    clg_status st = CLG_OK;
+    size_t cin = l->in.c;
+    switch (l->kind) {
+    case CLG_LAYER_CONV2D:
+        l->nparams = l->bias ? 2 : 1;
+        l->decay[0] = 1;
+        st = tensor(net, l->filters, cin / (size_t)l->conv.groups, l->kernel_h, l->kernel_w,
+                    &l->param[0]);
+        if (st == CLG_OK && l->bias)
+            st = tensor(net, 1, l->filters, 1, 1, &l->param[1]);
+        break;
+    case CLG_LAYER_FC:
+        l->nparams = 2;
+        l->decay[0] = 1;
+        st = tensor(net, l->outputs, clg_shape_numel(l->in), 1, 1, &l->param[0]);
+        if (st == CLG_OK)
+            st = tensor(net, 1, l->outputs, 1, 1, &l->param[1]);
+        break;
+    case CLG_LAYER_BATCHNORM:
+        l->nparams = 2;
+        for (int i = 0; st == CLG_OK && i < 2; i++) {
+            st = tensor(net, 1, cin, 1, 1, &l->param[i]);
+            if (st == CLG_OK)
+                st = tensor(net, 1, cin, 1, 1, &l->state[i]);
+            if (st == CLG_OK)
+                st = tensor(net, 1, cin, 1, 1, &l->saved[i]);
+        }
+        if (st == CLG_OK)
+            st = clg_tensor_fill(l->param[0], 1.0f);
+        if (st == CLG_OK)
+            st = clg_tensor_fill(l->state[1], 1.0f);
+        break;
+    default:
+        break;
+    }
+    for (size_t i = 0; st == CLG_OK && i < l->nparams; i++) {
+        clg_shape s = clg_tensor_shape(l->param[i]);
+        st = tensor(net, s.n, s.c, s.h, s.w, &l->grad[i]);
+    }
+    return st;
+}
+
+/* Shape inference; CLG_ERR_SHAPE naming the layer when the input cannot feed it. */
+static clg_status infer(clg_net *net, clg__layer *l)
+{
+    clg_shape in = l->in, x = in;
+    clg_status st = CLG_OK;
+    char text[160];
+    clg__layer_text(l, text, sizeof text);
+    switch (l->kind) {
+    case CLG_LAYER_CONV2D: {
+        clg_shape w = {l->filters, 0, l->kernel_h, l->kernel_w};
+        if (l->conv.groups < 1 || in.c % (size_t)l->conv.groups)
+            return clg__fail(net->ctx, CLG_ERR_SHAPE,
+                             "layer %zu (%s): %d groups do not divide %zu input channels",
+                             net->count + 1, text, l->conv.groups, in.c);
+        w.c = in.c / (size_t)l->conv.groups;
+        st = clg_conv2d_output_shape(&l->conv, x, w, &l->out);
+        break;
+    }
+    case CLG_LAYER_POOL2D:
+        st = clg_pool2d_output_shape(&l->pool, x, &l->out);
+        break;
+    case CLG_LAYER_GLOBAL_AVG_POOL:
+        l->out = (clg_shape){1, in.c, 1, 1};
+        break;
+    case CLG_LAYER_FC:
+        l->out = (clg_shape){1, l->outputs, 1, 1};
+        break;
+    case CLG_LAYER_SOFTMAX_XENT:
+        if (clg_shape_numel(in) < 2)
+            return clg__fail(net->ctx, CLG_ERR_SHAPE,
+                             "layer %zu (%s): needs at least 2 classes, its input has %zu values",
+                             net->count + 1, text, clg_shape_numel(in));
+        l->out = in;
+        break;
+    default:
+        l->out = in;
+        break;
+    }
+    if (st != CLG_OK)
+        return clg__fail(net->ctx, st == CLG_ERR_INVALID_ARG ? CLG_ERR_INVALID_ARG : CLG_ERR_SHAPE,
+                         "layer %zu (%s): input %zux%zux%zu (CxHxW): %s", net->count + 1, text,
+                         in.c, in.h, in.w, clg_ctx_last_error(net->ctx));
+    l->out.n = 1;
+    return CLG_OK;
+}
+
+/* Appends a layer whose settings are filled in l. */
+static clg_status add(clg_net *net, clg__layer *l, const char *call)
+{
+    if (!net)
+        return clg__fail(NULL, CLG_ERR_INVALID_ARG, "%s: net must not be NULL", call);
+    if (net->count && net->layers[net->count - 1].kind == CLG_LAYER_SOFTMAX_XENT)
+        return clg__fail(net->ctx, CLG_ERR_INVALID_ARG,
+                         "%s: nothing can follow the softmax output layer", call);
+    l->in = last_shape(net);
+    clg_status st = infer(net, l);
+    if (st != CLG_OK)
+        return st;
+    if (net->count == net->cap) {
+        size_t cap = net->cap ? 2 * net->cap : 8;
+        clg__layer *bigger = clg__realloc(net->layers, cap * sizeof *bigger);
+        if (!bigger)
+            return clg__fail(net->ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", call);
+        net->layers = bigger;
+        net->cap = cap;
+    }
+    st = clg__layer_alloc_params(net, l);
+    if (st != CLG_OK) {
+        layer_free(l);
+        return st;
+    }
+    net->layers[net->count++] = *l;
+    if (l->kind == CLG_LAYER_SOFTMAX_XENT)
+        net->classes = clg_shape_numel(l->in);
+    net->capacity = 0; /* buffers are remade for the new layer list */
+    return CLG_OK;
+}
+
+clg_status clg_net_add_conv2d(clg_net *net, size_t kernel_h, size_t kernel_w, size_t filters,
+                              const clg_conv2d_desc *d, int bias)
+{
+    if (net && (!kernel_h || !kernel_w || !filters))
+        return clg__fail(net->ctx, CLG_ERR_INVALID_ARG,
+                         "clg_net_add_conv2d: kernel %zux%zu with %zu filters has a zero size",
+                         kernel_h, kernel_w, filters);
+    clg__layer l = {.kind = CLG_LAYER_CONV2D, .kernel_h = kernel_h, .kernel_w = kernel_w,
+                    .filters = filters, .bias = bias != 0,
+                    .conv = d ? *d : clg_conv2d_desc_default()};
+    return add(net, &l, "clg_net_add_conv2d");
+}
+
+clg_status clg_net_add_pool2d(clg_net *net, const clg_pool2d_desc *d)
+{
+    if (net && !d)
+        return clg__fail(net->ctx, CLG_ERR_INVALID_ARG, "clg_net_add_pool2d: d must not be NULL");
+    clg__layer l = {.kind = CLG_LAYER_POOL2D};
+    if (d)
+        l.pool = *d;
+    return add(net, &l, "clg_net_add_pool2d");
+}
+
+clg_status clg_net_add_global_avg_pool(clg_net *net)
+{
+    clg__layer l = {.kind = CLG_LAYER_GLOBAL_AVG_POOL};
+    return add(net, &l, "clg_net_add_global_avg_pool");
+}
+
+clg_status clg_net_add_fc(clg_net *net, size_t outputs)
+{
+    if (net && !outputs)
+        return clg__fail(net->ctx, CLG_ERR_INVALID_ARG, "clg_net_add_fc: outputs must be > 0");
+    clg__layer l = {.kind = CLG_LAYER_FC, .outputs = outputs};
+    return add(net, &l, "clg_net_add_fc");
+}
+
+clg_status clg_net_add_batchnorm(clg_net *net, float momentum, float eps)
+{
+    if (net && !(momentum > 0.0f && momentum <= 1.0f && eps > 0.0f))
+        return clg__fail(net->ctx, CLG_ERR_INVALID_ARG,
+                         "clg_net_add_batchnorm: momentum %g must be in (0, 1] and eps %g > 0",
+                         (double)momentum, (double)eps);
+    clg__layer l = {.kind = CLG_LAYER_BATCHNORM, .momentum = momentum, .eps = eps};
+    return add(net, &l, "clg_net_add_batchnorm");
+}
+
+clg_status clg_net_add_dropout(clg_net *net, float p)
+{
+    if (net && !(p >= 0.0f && p < 1.0f))
+        return clg__fail(net->ctx, CLG_ERR_INVALID_ARG,
+                         "clg_net_add_dropout: p %g must be in [0, 1)", (double)p);
+    clg__layer l = {.kind = CLG_LAYER_DROPOUT, .p = p};
+    return add(net, &l, "clg_net_add_dropout");
+}
+
+clg_status clg_net_add_activation(clg_net *net, clg_activation f, float alpha)
+{
+    if (net && (f < CLG_ACT_RELU || f > CLG_ACT_TANH))
+        return clg__fail(net->ctx, CLG_ERR_INVALID_ARG,
+                         "clg_net_add_activation: unknown activation %d", (int)f);
+    clg__layer l = {.kind = CLG_LAYER_ACTIVATION, .act = f, .alpha = alpha};
+    return add(net, &l, "clg_net_add_activation");
+}
+
+clg_status clg_net_add_softmax_xent(clg_net *net)
+{
+    clg__layer l = {.kind = CLG_LAYER_SOFTMAX_XENT};
+    return add(net, &l, "clg_net_add_softmax_xent");
+}
+
+size_t clg_net_layer_count(const clg_net *net)
+{
+    return net ? net->count : 0;
+}
+
+clg_status clg_net_layer_info(const clg_net *net, size_t i, clg_layer_info *out)
+{
+    if (!net || !out || i >= net->count)
+        return clg__fail(net ? net->ctx : NULL, CLG_ERR_INVALID_ARG,
+                         "clg_net_layer_info: no layer %zu (the net has %zu)", i,
+                         net ? net->count : 0);
+    const clg__layer *l = &net->layers[i];
+    memset(out, 0, sizeof *out);
+    out->kind = l->kind;
+    clg__layer_text(l, out->text, sizeof out->text);
+    out->output = l->out;
+    for (size_t p = 0; p < l->nparams; p++)
+        out->params += clg_tensor_numel(l->param[p]);
+    return CLG_OK;
+}
+
+clg_shape clg_net_input_shape(const clg_net *net)
+{
+    clg_shape none = {0, 0, 0, 0};
+    return net ? net->input : none;
+}
+
+size_t clg_net_class_count(const clg_net *net)
+{
+    return net ? net->classes : 0;
+}
+
+clg_ctx *clg_net_ctx(const clg_net *net)
+{
+    return net ? net->ctx : NULL;
+}
+
+clg_status clg_net_set_class_names(clg_net *net, const char *const *names, size_t count)
+{
+    if (!net || !names)
+        return clg__fail(net ? net->ctx : NULL, CLG_ERR_INVALID_ARG,
+                         "clg_net_set_class_names: net and names must not be NULL");
+    if (!net->classes || count != net->classes)
+        return clg__fail(net->ctx, CLG_ERR_INVALID_ARG,
+                         "clg_net_set_class_names: %zu names for a net of %zu classes", count,
+                         net->classes);
+    char **copy = clg__calloc(count, sizeof *copy);
+    for (size_t i = 0; copy && i < count; i++) {
+        if (!names[i] || !names[i][0] || strchr(names[i], '\n')) {
+            free_names(copy, count);
+            return clg__fail(net->ctx, CLG_ERR_INVALID_ARG,
+                             "clg_net_set_class_names: name %zu is empty or has a line break", i);
+        }
+        copy[i] = clg__strdup(names[i]);
+        if (!copy[i]) {
+            free_names(copy, count);
+            copy = NULL;
+        }
+    }
+    if (!copy)
+        return clg__fail(net->ctx, CLG_ERR_OUT_OF_HOST_MEMORY,
+                         "clg_net_set_class_names: out of host memory");
+    free_names(net->class_names, net->classes);
+    net->class_names = copy;
+    return CLG_OK;
+}
+
+const char *clg_net_class_name(const clg_net *net, size_t i)
+{
+    static const char *const digits[] = {"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"};
+    if (!net || i >= net->classes)
+        return NULL;
+    if (net->class_names)
+        return net->class_names[i];
+    return i < 10 ? digits[i] : "?";
+}
+
+size_t clg__net_params(clg_net *net, clg__param_ref *refs, size_t cap)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < net->count; i++)
+        for (size_t p = 0; p < net->layers[i].nparams; p++, n++)
+            if (refs && n < cap)
+                refs[n] = (clg__param_ref){net->layers[i].param[p], net->layers[i].grad[p],
+                                           net->layers[i].decay[p], i};
+    return n;
+}
+
+/* The tensors of a parameter set in order, visited with fn. */
+static clg_status each_param(clg_net *net, clg_param_set which,
+                             clg_status (*fn)(clg_tensor *t, void *host, size_t n), void *host)
+{
+    size_t offset = 0;
+    for (size_t i = 0; i < net->count; i++) {
+        clg__layer *l = &net->layers[i];
+        clg_tensor **set = which == CLG_PARAMS_STATE ? l->state : l->param;
+        size_t count = which == CLG_PARAMS_STATE ? (l->state[0] ? 2 : 0) : l->nparams;
+        for (size_t p = 0; p < count; p++) {
+            size_t n = clg_tensor_numel(set[p]);
+            clg_status st = fn(set[p], (float *)host + offset, n);
+            if (st != CLG_OK)
+                return st;
+            offset += n;
+        }
+    }
+    return CLG_OK;
+}
+
+static clg_status count_one(clg_tensor *t, void *host, size_t n)
+{
+    (void)t;
+    (void)host;
+    (void)n;
+    return CLG_OK;
+}
+
+size_t clg_net_param_count(const clg_net *net, clg_param_set which)
+{
+    if (!net)
+        return 0;
+    size_t total = 0;
+    for (size_t i = 0; i < net->count; i++) {
+        const clg__layer *l = &net->layers[i];
+        if (which == CLG_PARAMS_STATE && l->state[0])
+            total += 2 * clg_tensor_numel(l->state[0]);
+        else if (which == CLG_PARAMS_LEARNABLE)
+            for (size_t p = 0; p < l->nparams; p++)
+                total += clg_tensor_numel(l->param[p]);
+    }
+    (void)count_one;
+    return total;
+}
+
+static clg_status get_one(clg_tensor *t, void *host, size_t n)
+{
+    return clg_tensor_download(t, host, n);
+}
+
+static clg_status set_one(clg_tensor *t, void *host, size_t n)
+{
+    return clg_tensor_upload(t, host, n);
+}
+
+static clg_status check_set(clg_net *net, clg_param_set which, const void *host, size_t count,
+                            const char *call)
+{
+    if (!net || !host)
+        return clg__fail(net ? net->ctx : NULL, CLG_ERR_INVALID_ARG,
+                         "%s: net and host must not be NULL", call);
+    if (which != CLG_PARAMS_LEARNABLE && which != CLG_PARAMS_STATE)
+        return clg__fail(net->ctx, CLG_ERR_INVALID_ARG, "%s: unknown parameter set %d", call,
+                         (int)which);
+    size_t want = clg_net_param_count(net, which);
+    if (count != want)
+        return clg__fail(net->ctx, CLG_ERR_SHAPE, "%s: count %zu, the net has %zu", call, count,
+                         want);
+    return CLG_OK;
+}
+
+clg_status clg_net_get_params(clg_net *net, clg_param_set which, float *host, size_t count)
+{
+    clg_status st = check_set(net, which, host, count, "clg_net_get_params");
+    return st == CLG_OK ? each_param(net, which, get_one, host) : st;
+}
+
+clg_status clg_net_set_params(clg_net *net, clg_param_set which, const float *host, size_t count)
+{
+    clg_status st = check_set(net, which, host, count, "clg_net_set_params");
+    return st == CLG_OK ? each_param(net, which, set_one, (void *)host) : st;
+}

@@ -1,0 +1,257 @@
+/* Running a network: batch buffers, forward (training or inference), loss, backward, and
+ * prediction in chunks. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clgrad/loss.h"
+#include "clgrad/norm.h"
+#include "nn/nn_internal.h"
+
+static clg_tensor view(const clg_tensor *full, size_t n)
+{
+    clg_tensor v = *full;
+    v.shape.n = n;
+    return v;
+}
+
+void clg__net_set_batch(clg_net *net, size_t n)
+{
+    net->n = n;
+    net->x_n = view(net->x, n);
+    for (size_t i = 0; i < net->count; i++) {
+        clg__layer *l = &net->layers[i];
+        if (l->y)
+            l->y_n = view(l->y, n);
+        l->dx_n = view(l->dx, n);
+    }
+}
+
+static clg_status make(clg_net *net, size_t n, clg_shape per, clg_tensor **out)
+{
+    clg_tensor_destroy(*out);
+    *out = NULL;
+    return clg_tensor_create(net->ctx, (clg_shape){n, per.c, per.h, per.w}, out);
+}
+
+clg_status clg__net_reserve(clg_net *net, size_t capacity)
+{
+    if (!net->count || net->layers[net->count - 1].kind != CLG_LAYER_SOFTMAX_XENT)
+        return clg__fail(net->ctx, CLG_ERR_INVALID_ARG,
+                         "the net has no softmax output layer yet (add one last)");
+    if (capacity <= net->capacity && net->x)
+        return CLG_OK;
+    clg_status st = make(net, capacity, net->input, &net->x);
+    for (size_t i = 0; st == CLG_OK && i < net->count; i++) {
+        clg__layer *l = &net->layers[i];
+        if (l->kind != CLG_LAYER_SOFTMAX_XENT) /* the softmax output is its input (the logits) */
+            st = make(net, capacity, l->out, &l->y);
+        if (st == CLG_OK)
+            st = make(net, capacity, l->in, &l->dx);
+    }
+    if (st != CLG_OK) {
+        net->capacity = 0;
+        return st;
+    }
+    net->capacity = capacity;
+    clg__net_set_batch(net, capacity);
+    return CLG_OK;
+}
+
+clg_status clg__net_upload(clg_net *net, const float *images, size_t n)
+{
+    if (n > net->capacity || !n)
+        return clg__fail(net->ctx, CLG_ERR_INTERNAL, "batch of %zu for buffers of %zu", n,
+                         net->capacity);
+    clg__net_set_batch(net, n);
+    return clg_tensor_upload(&net->x_n, images, n * clg_shape_numel(net->input));
+}
+
+static clg_tensor *input_of(clg_net *net, size_t i)
+{
+    return i ? &net->layers[i - 1].y_n : &net->x_n;
+}
+
+clg_tensor *clg__net_logits(clg_net *net)
+{
+    return input_of(net, net->count - 1);
+}
+
+static uint64_t dropout_seed(const clg_net *net, size_t layer)
+{
+    return net->dropout_seed + 0x9E3779B97F4A7C15ull * (layer + 1);
+}
+
+static clg_status layer_forward(clg_net *net, size_t i, int train, uint64_t step)
+{
+    clg__layer *l = &net->layers[i];
+    clg_ctx *ctx = net->ctx;
+    clg_tensor *x = input_of(net, i), *y = &l->y_n;
+    switch (l->kind) {
+    case CLG_LAYER_CONV2D:
+        return clg_conv2d_forward(ctx, &l->conv, x, l->param[0], l->bias ? l->param[1] : NULL, y);
+    case CLG_LAYER_POOL2D:
+        return clg_pool2d_forward(ctx, &l->pool, x, y);
+    case CLG_LAYER_GLOBAL_AVG_POOL:
+        return clg_global_avg_pool_forward(ctx, x, y);
+    case CLG_LAYER_FC:
+        return clg_fc_forward(ctx, x, l->param[0], l->param[1], y);
+    case CLG_LAYER_BATCHNORM:
+        if (train)
+            return clg_batchnorm_forward_train(ctx, x, l->param[0], l->param[1], l->momentum,
+                                               l->eps, l->state[0], l->state[1], l->saved[0],
+                                               l->saved[1], y);
+        return clg_batchnorm_forward_infer(ctx, x, l->param[0], l->param[1], l->state[0],
+                                           l->state[1], l->eps, y);
+    case CLG_LAYER_DROPOUT:
+        if (train && l->p > 0.0f)
+            return clg_dropout_forward(ctx, l->p, dropout_seed(net, i), step, x, y);
+        return clg_tensor_copy(y, x);
+    case CLG_LAYER_ACTIVATION:
+        return clg_activation_forward(ctx, l->act, l->alpha, x, y);
+    case CLG_LAYER_SOFTMAX_XENT:
+        return CLG_OK;
+    }
+    return CLG_ERR_INTERNAL;
+}
+
+clg_status clg__net_forward(clg_net *net, int train, uint64_t step)
+{
+    for (size_t i = 0; i < net->count; i++) {
+        clg_status st = layer_forward(net, i, train, step);
+        if (st != CLG_OK)
+            return st;
+    }
+    return CLG_OK;
+}
+
+clg_status clg__net_loss(clg_net *net, const int32_t *labels, double *mean_loss, size_t *correct)
+{
+    return clg_softmax_xent_forward(net->ctx, clg__net_logits(net), labels, net->n, NULL,
+                                    mean_loss, correct);
+}
+
+/* Gradients of layer i's parameters and (unless it is the first layer) of its input. */
+static clg_status layer_backward(clg_net *net, size_t i, uint64_t step)
+{
+    clg__layer *l = &net->layers[i];
+    clg_ctx *ctx = net->ctx;
+    clg_tensor *x = input_of(net, i), *dy = &net->layers[i + 1].dx_n, *dx = &l->dx_n;
+    int need_dx = i > 0;
+    clg_status st = CLG_OK;
+    switch (l->kind) {
+    case CLG_LAYER_CONV2D:
+        st = clg_conv2d_backward_weights(ctx, &l->conv, x, dy, l->grad[0]);
+        if (st == CLG_OK && l->bias)
+            st = clg_conv2d_backward_bias(ctx, dy, l->grad[1]);
+        if (st == CLG_OK && need_dx)
+            st = clg_conv2d_backward_data(ctx, &l->conv, dy, l->param[0], dx);
+        return st;
+    case CLG_LAYER_POOL2D:
+        return need_dx ? clg_pool2d_backward(ctx, &l->pool, x, dy, dx) : CLG_OK;
+    case CLG_LAYER_GLOBAL_AVG_POOL:
+        return need_dx ? clg_global_avg_pool_backward(ctx, dy, dx) : CLG_OK;
+    case CLG_LAYER_FC:
+        st = clg_fc_backward_weights(ctx, x, dy, l->grad[0]);
+        if (st == CLG_OK)
+            st = clg_bias_backward(ctx, dy, l->grad[1]);
+        if (st == CLG_OK && need_dx)
+            st = clg_fc_backward_data(ctx, dy, l->param[0], dx);
+        return st;
+    case CLG_LAYER_BATCHNORM:
+        return clg_batchnorm_backward(ctx, x, dy, l->param[0], l->saved[0], l->saved[1], dx,
+                                      l->grad[0], l->grad[1]);
+    case CLG_LAYER_DROPOUT:
+        if (!need_dx)
+            return CLG_OK;
+        if (l->p > 0.0f)
+            return clg_dropout_backward(ctx, l->p, dropout_seed(net, i), step, dy, dx);
+        return clg_tensor_copy(dx, dy);
+    case CLG_LAYER_ACTIVATION:
+        return need_dx ? clg_activation_backward(ctx, l->act, l->alpha, x, &l->y_n, dy, dx)
+                       : CLG_OK;
+    case CLG_LAYER_SOFTMAX_XENT:
+        return CLG_ERR_INTERNAL;
+    }
+    return CLG_ERR_INTERNAL;
+}
+
+clg_status clg__net_backward(clg_net *net, const int32_t *labels, float scale, uint64_t step)
+{
+    clg__layer *out = &net->layers[net->count - 1];
+    clg_status st = clg_softmax_xent_backward(net->ctx, clg__net_logits(net), labels, net->n,
+                                              scale, &out->dx_n);
+    for (size_t i = net->count - 1; st == CLG_OK && i-- > 0;)
+        st = layer_backward(net, i, step);
+    return st;
+}
+
+/* Chunk of samples predict runs at once when the buffers are not yet larger. */
+#define PREDICT_CHUNK 256
+
+clg_status clg_net_predict(clg_net *net, const float *images, size_t n, float *probs)
+{
+    if (!net || (n && (!images || !probs)))
+        return clg__fail(net ? net->ctx : NULL, CLG_ERR_INVALID_ARG,
+                         "clg_net_predict: net, images and probs must not be NULL");
+    if (!n)
+        return CLG_OK;
+    size_t chunk = net->capacity ? net->capacity : (n < PREDICT_CHUNK ? n : PREDICT_CHUNK);
+    clg_status st = clg__net_reserve(net, chunk);
+    if (st != CLG_OK)
+        return st;
+    size_t per = clg_shape_numel(net->input), C = net->classes;
+    for (size_t done = 0; done < n && st == CLG_OK;) {
+        size_t m = n - done < net->capacity ? n - done : net->capacity;
+        st = clg__net_upload(net, images + done * per, m);
+        if (st == CLG_OK)
+            st = clg__net_forward(net, 0, 0);
+        float *p = probs + done * C;
+        if (st == CLG_OK)
+            st = clg_tensor_download(clg__net_logits(net), p, m * C);
+        for (size_t s = 0; st == CLG_OK && s < m; s++, p += C) { /* stable softmax, in double */
+            double top = p[0], sum = 0.0;
+            for (size_t c = 1; c < C; c++)
+                top = p[c] > top ? p[c] : top;
+            for (size_t c = 0; c < C; c++)
+                sum += exp((double)p[c] - top);
+            for (size_t c = 0; c < C; c++)
+                p[c] = (float)(exp((double)p[c] - top) / sum);
+        }
+        done += m;
+    }
+    return st;
+}
+
+clg_status clg_net_classify(clg_net *net, const float *images, size_t n, size_t k,
+                            int32_t *classes, float *probs)
+{
+    if (!net || (n && (!images || !classes || !probs)))
+        return clg__fail(net ? net->ctx : NULL, CLG_ERR_INVALID_ARG,
+                         "clg_net_classify: net, images, classes and probs must not be NULL");
+    if (!k || k > net->classes)
+        return clg__fail(net->ctx, CLG_ERR_INVALID_ARG,
+                         "clg_net_classify: k = %zu, the net has %zu classes", k, net->classes);
+    size_t C = net->classes;
+    float *all = clg__malloc((n ? n : 1) * C * sizeof *all);
+    if (!all)
+        return clg__fail(net->ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "clg_net_classify: out of host memory");
+    clg_status st = clg_net_predict(net, images, n, all);
+    for (size_t s = 0; st == CLG_OK && s < n; s++) {
+        const float *p = all + s * C;
+        for (size_t j = 0; j < k; j++) { /* selection: ties go to the lower class index */
+            int32_t best = -1;
+            for (size_t c = 0; c < C; c++) {
+                int taken = 0;
+                for (size_t t = 0; t < j; t++)
+                    taken |= classes[s * k + t] == (int32_t)c;
+                if (!taken && (best < 0 || p[c] > p[best]))
+                    best = (int32_t)c;
+            }
+            classes[s * k + j] = best;
+            probs[s * k + j] = p[best];
+        }
+    }
+    free(all);
+    return st;
+}

@@ -1,0 +1,93 @@
+/* The network and layer structs, and what the training layer calls: forward and backward on
+ * device buffers sized for a batch capacity, and the list of parameters with their gradients. */
+#ifndef CLGRAD_NN_INTERNAL_H
+#define CLGRAD_NN_INTERNAL_H
+
+#include "clgrad/nn.h"
+#include "tensor/tensor_internal.h"
+
+typedef struct clg__layer {
+    clg_layer_kind kind;
+    clg_shape in, out;               /* per sample, n = 1 */
+    /* settings, by kind */
+    size_t kernel_h, kernel_w, filters;
+    int bias;
+    clg_conv2d_desc conv;
+    clg_pool2d_desc pool;
+    clg_activation act;
+    float alpha;
+    size_t outputs;
+    float momentum, eps, p;
+    /* learnables with gradients (w, b or gamma, beta) and batch-norm state */
+    size_t nparams;
+    clg_tensor *param[2], *grad[2];
+    int decay[2];                    /* 1: weights, which L2 regularisation applies to */
+    clg_tensor *state[2];            /* running mean, running variance */
+    clg_tensor *saved[2];            /* batch mean and 1/std of the last training forward */
+    /* output and input-gradient buffers at the net's capacity, and views of the first n */
+    clg_tensor *y, *dx;
+    clg_tensor y_n, dx_n;
+} clg__layer;
+
+struct clg_net {
+    clg_ctx *ctx;
+    clg_shape input;
+    clg__layer *layers;
+    size_t count, cap;
+    char **class_names;    /* classes entries once set, else NULL */
+    size_t classes;
+    size_t capacity;       /* batch the buffers hold */
+    size_t n;              /* batch of the views */
+    clg_tensor *x;         /* input buffer */
+    clg_tensor x_n;
+    float *host_in;        /* predict staging */
+    uint64_t dropout_seed; /* set by clg_net_init */
+};
+
+/* One learnable tensor and its gradient, for optimizers. */
+typedef struct clg__param_ref {
+    clg_tensor *param, *grad;
+    int decay;
+    size_t layer;
+} clg__param_ref;
+
+/* Makes the buffers hold batches of up to capacity samples (reallocating only to grow) and
+ * points the views at the first n. */
+clg_status clg__net_reserve(clg_net *net, size_t capacity);
+void clg__net_set_batch(clg_net *net, size_t n);
+
+/* Uploads n samples into the input buffer (n <= capacity; sets the batch). */
+clg_status clg__net_upload(clg_net *net, const float *images, size_t n);
+
+/* Forward over the current batch; train selects batch statistics and dropout (with step as
+ * its counter). The logits are the input of the last layer: clg__net_logits. */
+clg_status clg__net_forward(clg_net *net, int train, uint64_t step);
+clg_tensor *clg__net_logits(clg_net *net);
+
+/* Loss over the current batch: mean loss and correct count (blocks). */
+clg_status clg__net_loss(clg_net *net, const int32_t *labels, double *mean_loss,
+                         size_t *correct);
+
+/* Backward from the loss (gradient scaled by `scale`: 1/n for the mean, 1 for the sum),
+ * filling every parameter gradient (overwritten). After a training forward with the same step. */
+clg_status clg__net_backward(clg_net *net, const int32_t *labels, float scale, uint64_t step);
+
+/* The learnable tensors in clg_net_get_params order; *count receives their number. refs may be
+ * NULL to count. */
+size_t clg__net_params(clg_net *net, clg__param_ref *refs, size_t cap);
+
+/* The layer's text line into buf. */
+void clg__layer_text(const clg__layer *l, char *buf, size_t cap);
+
+/* Allocates and zeroes the parameter tensors of every layer (done by the add functions). */
+clg_status clg__layer_alloc_params(clg_net *net, clg__layer *l);
+
+/* Model files. A blob of the training layer's state (optimizer moments, position) travels in
+ * the file opaquely. */
+clg_status clg__model_save(clg_net *net, const char *path, const void *train_blob,
+                           size_t train_len);
+/* Loads; *train_blob (malloc'd, may be NULL when the file has none) is the caller's. */
+clg_status clg__model_load(clg_ctx *ctx, const char *path, clg_net **out, void **train_blob,
+                           size_t *train_len);
+
+#endif
