@@ -33,3 +33,16 @@ __kernel void clg_adam(__global float *w, ulong w_off, __global const float *g, 
     v[v_off + i] = vi;
     w[w_off + i] = wi - lr * (mi / c1) / (sqrt(vi / c2) + eps);
 }
+
+__kernel void clg_rmsprop(__global float *w, ulong w_off, __global const float *g, ulong g_off,
+                          __global float *v, ulong v_off, ulong n, float lr, float alpha, float eps,
+                          float wd)
+{
+    size_t i = CLG_GID0;
+    if (i >= n)
+        return;
+    float wi = w[w_off + i], gi = g[g_off + i] + wd * wi;
+    float vi = alpha * v[v_off + i] + (1.0f - alpha) * gi * gi;
+    v[v_off + i] = vi;
+    w[w_off + i] = wi - lr * gi / (sqrt(vi) + eps);
+}

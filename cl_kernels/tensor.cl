@@ -7,3 +7,34 @@ __kernel void clg_tensor_fill(__global float *x, ulong offset, ulong n, float va
     if (i < n)
         x[offset + i] = value;
 }
+
+__kernel void clg_tensor_scale(__global float *x, ulong offset, ulong n, float alpha)
+{
+    size_t i = CLG_GID0;
+    if (i < n)
+        x[offset + i] *= alpha;
+}
+
+/* Partial sums of squares: work-group g sums elements g*64+lid, + groups*64, ... in a local
+ * tree; the host adds the groups' partials in order (a fixed order: reproducible). */
+#define SUMSQ_LOCAL 64
+__kernel __attribute__((reqd_work_group_size(SUMSQ_LOCAL, 1, 1)))
+void clg_tensor_sumsq(__global const float *x, ulong offset, ulong n, __global float *partial)
+{
+    __local float acc[SUMSQ_LOCAL];
+    size_t lid = get_local_id(0), stride = get_global_size(0);
+    float s = 0.0f;
+    for (size_t i = CLG_GID0; i < n; i += stride) {
+        float v = x[offset + i];
+        s += v * v;
+    }
+    acc[lid] = s;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (size_t span = SUMSQ_LOCAL / 2; span > 0; span /= 2) {
+        if (lid < span)
+            acc[lid] += acc[lid + span];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lid == 0)
+        partial[get_group_id(0)] = acc[0];
+}

@@ -9,5 +9,6 @@
 #include "clgrad/ops.h"
 #include "clgrad/nn.h"
 #include "clgrad/data.h"
+#include "clgrad/train.h"
 
 #endif

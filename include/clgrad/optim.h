@@ -25,6 +25,14 @@ typedef struct clg_adam_params {
     unsigned long step;  /* t >= 1, for the bias corrections */
 } clg_adam_params;
 
+typedef struct clg_rmsprop_params {
+    float lr;
+    float alpha;         /* decay of the squared-gradient average (MATLAB 0.9, PyTorch 0.99) */
+    float eps;
+    float weight_decay;  /* L2: g += weight_decay * w */
+} clg_rmsprop_params;
+/* g' = g + wd * w; v = alpha * v + (1 - alpha) * g'^2; w -= lr * g' / (sqrt(v) + eps). */
+
 /** One SGD step on w with gradient g and velocity v (all the same element count). */
 CLG_API clg_status clg_sgd_step(clg_ctx *ctx, const clg_sgd_params *p, clg_tensor *w,
                                 const clg_tensor *g, clg_tensor *v);
@@ -32,6 +40,10 @@ CLG_API clg_status clg_sgd_step(clg_ctx *ctx, const clg_sgd_params *p, clg_tenso
 /** One Adam / AdamW step with first and second moments m and v. */
 CLG_API clg_status clg_adam_step(clg_ctx *ctx, const clg_adam_params *p, clg_tensor *w,
                                  const clg_tensor *g, clg_tensor *m, clg_tensor *v);
+
+/** One RMSProp step with the squared-gradient average v. */
+CLG_API clg_status clg_rmsprop_step(clg_ctx *ctx, const clg_rmsprop_params *p, clg_tensor *w,
+                                    const clg_tensor *g, clg_tensor *v);
 
 /** The same updates on host arrays of n floats. @return CLG_OK or CLG_ERR_INVALID_ARG. */
 CLG_API clg_status clg_sgd_step_host(const clg_sgd_params *p, float *w, const float *g, float *v,

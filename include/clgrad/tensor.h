@@ -56,6 +56,13 @@ CLG_API clg_status clg_tensor_copy(clg_tensor *dst, const clg_tensor *src);
 CLG_API clg_status clg_tensor_view_batch(clg_tensor *t, size_t first, size_t count,
                                          clg_tensor **out);
 
+/** t *= alpha, elementwise. */
+CLG_API clg_status clg_tensor_scale(clg_tensor *t, float alpha);
+
+/** Sum of the squares of t's elements (blocks): partial sums in float on the device, added in
+ *  double in a fixed order on the host, so the same tensor always gives the same value. */
+CLG_API clg_status clg_tensor_sum_squares(const clg_tensor *t, double *out);
+
 /** The tensor's OpenCL buffer (a cl_mem, borrowed) and, in *offset, the element offset of its
  *  first element in that buffer (views share their parent's buffer): for interoperation with
  *  other OpenCL code on the same queue (clg_ctx_cl_queue). */

@@ -27,6 +27,16 @@ static const char *check_adam(const clg_adam_params *p)
     return NULL;
 }
 
+static const char *check_rmsprop(const clg_rmsprop_params *p)
+{
+    if (!p)
+        return "params is NULL";
+    if (!(p->lr >= 0) || !(p->alpha >= 0 && p->alpha < 1) || !(p->eps > 0) ||
+        !(p->weight_decay >= 0))
+        return "lr, weight_decay >= 0, alpha in [0, 1), eps > 0 expected";
+    return NULL;
+}
+
 static clg_status same(clg_ctx *ctx, const char *call, const clg_tensor *const *t, size_t n)
 {
     clg_status st = clg__tensors_check(ctx, call, t, n);
@@ -134,6 +144,48 @@ clg_status clg_adam_step_host(const clg_adam_params *p, float *w, const float *g
         m[i] = mi;
         v[i] = vi;
         w[i] = wi - p->lr * (mi / c1) / (sqrtf(vi / c2) + p->eps);
+    }
+    return CLG_OK;
+}
+
+clg_status clg_rmsprop_step(clg_ctx *ctx, const clg_rmsprop_params *p, clg_tensor *w,
+                            const clg_tensor *g, clg_tensor *v)
+{
+    const clg_tensor *t[3] = {w, g, v};
+    clg_status st = same(ctx, "clg_rmsprop_step", t, 3);
+    const char *bad = st == CLG_OK ? check_rmsprop(p) : NULL;
+    if (bad)
+        st = clg__fail(ctx, CLG_ERR_INVALID_ARG, "clg_rmsprop_step: %s", bad);
+    clg__launch l;
+    if (st == CLG_OK)
+        st = clg__launch_begin(ctx, "optim", NULL, "clg_rmsprop", &l);
+    if (st != CLG_OK)
+        return st;
+    size_t n = clg_tensor_numel(w);
+    for (int i = 0; i < 3; i++)
+        clg__arg_tensor(&l, t[i]);
+    clg__arg_u64(&l, n);
+    clg__arg_f32(&l, p->lr);
+    clg__arg_f32(&l, p->alpha);
+    clg__arg_f32(&l, p->eps);
+    clg__arg_f32(&l, p->weight_decay);
+    size_t global[3] = {n, 1, 1}, local[3] = {64, 1, 1};
+    return clg__launch_run(&l, global, local);
+}
+
+clg_status clg_rmsprop_step_host(const clg_rmsprop_params *p, float *w, const float *g, float *v,
+                                 size_t n)
+{
+    const char *bad = check_rmsprop(p);
+    if (!bad && (!w || !g || !v))
+        bad = "NULL array";
+    if (bad)
+        return clg__fail(NULL, CLG_ERR_INVALID_ARG, "clg_rmsprop_step_host: %s", bad);
+    for (size_t i = 0; i < n; i++) {
+        float wi = w[i], gi = g[i] + p->weight_decay * wi;
+        float vi = p->alpha * v[i] + (1.0f - p->alpha) * gi * gi;
+        v[i] = vi;
+        w[i] = wi - p->lr * gi / (sqrtf(vi) + p->eps);
     }
     return CLG_OK;
 }

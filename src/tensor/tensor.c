@@ -133,6 +133,61 @@ clg_status clg_tensor_fill(clg_tensor *t, float value)
     return clg__launch_run(&l, global, local);
 }
 
+clg_status clg_tensor_scale(clg_tensor *t, float alpha)
+{
+    if (!t)
+        return clg__fail(NULL, CLG_ERR_INVALID_ARG, "clg_tensor_scale: tensor is NULL");
+    clg__launch l;
+    clg_status st = clg__launch_begin(t->ctx, "tensor", NULL, "clg_tensor_scale", &l);
+    if (st != CLG_OK)
+        return st;
+    size_t n = clg_tensor_numel(t);
+    clg__arg_mem(&l, t->mem);
+    clg__arg_u64(&l, t->offset);
+    clg__arg_u64(&l, n);
+    clg__arg_f32(&l, alpha);
+    size_t global[3] = {n, 1, 1}, local[3] = {64, 1, 1};
+    return clg__launch_run(&l, global, local);
+}
+
+/* Work-groups of the sum of squares: enough to fill a GPU, few enough to add on the host. */
+enum { SUMSQ_GROUPS = 256, SUMSQ_LOCAL = 64, SLOT_REDUCE = 7 };
+
+clg_status clg_tensor_sum_squares(const clg_tensor *t, double *out)
+{
+    if (!t || !out)
+        return clg__fail(t ? t->ctx : NULL, CLG_ERR_INVALID_ARG,
+                         "clg_tensor_sum_squares: tensor and out must not be NULL");
+    size_t n = clg_tensor_numel(t);
+    size_t groups = (n + SUMSQ_LOCAL - 1) / SUMSQ_LOCAL;
+    groups = groups < SUMSQ_GROUPS ? groups : SUMSQ_GROUPS;
+    cl_mem partial;
+    clg_status st = clg__scratch_get(t->ctx, SLOT_REDUCE, SUMSQ_GROUPS * sizeof(float), &partial);
+    clg__launch l;
+    if (st == CLG_OK)
+        st = clg__launch_begin(t->ctx, "tensor", NULL, "clg_tensor_sumsq", &l);
+    if (st != CLG_OK)
+        return st;
+    clg__arg_mem(&l, t->mem);
+    clg__arg_u64(&l, t->offset);
+    clg__arg_u64(&l, n);
+    clg__arg_mem(&l, partial);
+    size_t global[3] = {groups * SUMSQ_LOCAL, 1, 1}, local[3] = {SUMSQ_LOCAL, 1, 1};
+    st = clg__launch_run(&l, global, local);
+    float host[SUMSQ_GROUPS];
+    if (st == CLG_OK) {
+        cl_int err = clEnqueueReadBuffer(t->ctx->queue, partial, CL_TRUE, 0, groups * sizeof(float),
+                                         host, 0, NULL, NULL);
+        if (err != CL_SUCCESS)
+            st = clg__fail_cl(t->ctx, err, "clg_tensor_sum_squares: reading partial sums");
+    }
+    double sum = 0.0;
+    for (size_t g = 0; st == CLG_OK && g < groups; g++)
+        sum += host[g];
+    *out = st == CLG_OK ? sum : 0.0;
+    return st;
+}
+
 int clg__shape_equal(clg_shape a, clg_shape b)
 {
     return a.n == b.n && a.c == b.c && a.h == b.h && a.w == b.w;

@@ -1,0 +1,159 @@
+/* Training a network on a datastore, with options that mirror MATLAB's trainingOptions,
+ * validation, early stopping, checkpoints that resume exactly, a progress callback and a CSV
+ * metrics log. The library never prints: the callback shows progress. */
+#ifndef CLGRAD_TRAIN_H
+#define CLGRAD_TRAIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "clgrad/data.h"
+#include "clgrad/nn.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum clg_solver {
+    CLG_SOLVER_SGDM = 0,    /* SGD with momentum (PyTorch's form: v = m v + g; w -= lr v) */
+    CLG_SOLVER_ADAM = 1,
+    CLG_SOLVER_RMSPROP = 2
+} clg_solver;
+
+typedef enum clg_lr_schedule {
+    CLG_LR_NONE = 0,
+    CLG_LR_PIECEWISE = 1    /* times drop_factor every drop_period epochs */
+} clg_lr_schedule;
+
+typedef enum clg_shuffle {
+    CLG_SHUFFLE_ONCE = 0,   /* one permutation, before the first epoch */
+    CLG_SHUFFLE_EVERY_EPOCH = 1,
+    CLG_SHUFFLE_NEVER = 2
+} clg_shuffle;
+
+typedef enum clg_output_network {
+    CLG_OUTPUT_LAST = 0,
+    CLG_OUTPUT_BEST_VALIDATION = 1  /* the parameters of the lowest validation loss */
+} clg_output_network;
+
+typedef enum clg_grad_threshold_method {
+    CLG_GRAD_L2NORM = 0,         /* each learnable tensor's norm clipped on its own (MATLAB) */
+    CLG_GRAD_GLOBAL_L2NORM = 1   /* all gradients scaled by one factor: the norm of them all */
+} clg_grad_threshold_method;
+
+typedef enum clg_progress_kind {
+    CLG_PROGRESS_ITERATION = 0,  /* every verbose_frequency iterations, and the first */
+    CLG_PROGRESS_VALIDATION = 1,
+    CLG_PROGRESS_EPOCH = 2,      /* an epoch ended */
+    CLG_PROGRESS_CHECKPOINT = 3, /* a checkpoint was written (path in text) */
+    CLG_PROGRESS_DONE = 4
+} clg_progress_kind;
+
+typedef struct clg_train_progress {
+    clg_progress_kind kind;
+    int epoch;                   /* 1-based */
+    int max_epochs;
+    size_t iteration;            /* 1-based, over all epochs */
+    size_t iterations_per_epoch;
+    double elapsed_s;
+    double loss, accuracy;       /* the last mini-batch (accuracy as a fraction) */
+    int has_validation;
+    double val_loss, val_accuracy;
+    double learn_rate;
+    double images_per_s;         /* over the iterations since the previous report */
+    const char *text;            /* checkpoint path, or NULL */
+} clg_train_progress;
+
+/* Called from the training thread; a nonzero return stops training after this iteration (the
+ * report says so). */
+typedef int (*clg_train_progress_fn)(const clg_train_progress *p, void *user);
+
+typedef struct clg_train_options {
+    clg_solver solver;                /* sgdm */
+    float initial_learn_rate;         /* 0.01 */
+    clg_lr_schedule learn_rate_schedule;  /* none */
+    float learn_rate_drop_factor;     /* 0.1 */
+    int learn_rate_drop_period;       /* 10 epochs */
+    size_t warmup_iterations;         /* 0; else the rate rises linearly over them */
+    float momentum;                   /* 0.9 (sgdm) */
+    float gradient_decay_factor;      /* 0.9 (adam beta1) */
+    float squared_gradient_decay_factor; /* 0 = the solver's default: adam 0.999, rmsprop 0.9 */
+    float epsilon;                    /* 1e-8 */
+    float l2_regularization;          /* 1e-4, on weights (not biases or batch norm) */
+    float gradient_threshold;         /* 0 or infinity: off */
+    clg_grad_threshold_method gradient_threshold_method;  /* l2norm */
+    int max_epochs;                   /* 30 */
+    size_t mini_batch_size;           /* 128; an epoch drops the last partial batch */
+    clg_shuffle shuffle;              /* once */
+    size_t validation_frequency;      /* 50 iterations (and at the end) */
+    int validation_patience;          /* 0: never stop early */
+    clg_output_network output_network;    /* last */
+    size_t verbose_frequency;         /* 50 iterations */
+    const char *checkpoint_path;      /* NULL: none; else a folder */
+    int checkpoint_frequency;         /* 1 */
+    int checkpoint_frequency_unit;    /* 0: epochs, 1: iterations */
+    const char *metrics_log;          /* NULL, or a CSV file written as training goes */
+    const char *execution_environment;/* "auto"; one device in this version: the net's */
+    const float *worker_load;         /* NULL; for multi-device training */
+    size_t worker_load_count;
+    int dispatch_in_background;       /* 0 */
+    uint64_t seed;                    /* shuffles and dropout */
+    clg_train_progress_fn progress;   /* NULL */
+    void *progress_user;
+} clg_train_options;
+
+/** MATLAB's trainingOptions("sgdm") defaults, as commented above. */
+CLG_API clg_train_options clg_train_options_default(void);
+
+/** Checks every option; CLG_ERR_INVALID_ARG naming the first bad one (a zero mini-batch, a
+ *  negative rate, an unknown solver, ...). */
+CLG_API clg_status clg_train_options_check(const clg_train_options *o);
+
+/** "sgdm", "adam", "rmsprop"; NULL for others. */
+CLG_API const char *clg_solver_name(clg_solver s);
+/** Parses a solver name; CLG_ERR_INVALID_ARG for an unknown one. */
+CLG_API clg_status clg_solver_parse(const char *name, clg_solver *out);
+
+typedef enum clg_stop_reason {
+    CLG_STOP_MAX_EPOCHS = 0,
+    CLG_STOP_VALIDATION_PATIENCE = 1,
+    CLG_STOP_CALLBACK = 2
+} clg_stop_reason;
+
+typedef struct clg_train_report {
+    int epochs;                   /* completed */
+    size_t iterations;
+    double loss, accuracy;        /* the last mini-batch */
+    int has_validation;
+    double val_loss, val_accuracy;    /* the last validation */
+    double best_val_loss, best_val_accuracy;
+    size_t best_iteration;
+    double elapsed_s;
+    double images_per_s;          /* training images over the whole run */
+    clg_stop_reason stop_reason;
+} clg_train_report;
+
+/** Trains net (already initialised) on train; val may be NULL. The class count of the data
+ *  must equal the net's. net ends as options.output_network says. report may be NULL.
+ *  @return CLG_OK; CLG_ERR_INVALID_ARG / CLG_ERR_SHAPE for options or data that do not fit the
+ *          net; datastore, device and file errors as they come (the last checkpoint stays). */
+CLG_API clg_status clg_train(clg_net *net, clg_datastore *train, clg_datastore *val,
+                             const clg_train_options *options, clg_train_report *report);
+
+/** Continues training from a checkpoint file written by clg_train: the network, its
+ *  optimizer state and its position (epoch, iteration) come from the file, the rest from
+ *  options; a run interrupted and resumed ends with the same weights as one uninterrupted
+ *  with the same options and seed on the same device. *net receives the network (the
+ *  caller's), also when training fails after loading. */
+CLG_API clg_status clg_train_resume(clg_ctx *ctx, const char *checkpoint, clg_datastore *train,
+                                    clg_datastore *val, const clg_train_options *options,
+                                    clg_net **net, clg_train_report *report);
+
+/** Mean loss and accuracy of net on every sample of ds (inference mode), in batches. */
+CLG_API clg_status clg_net_evaluate(clg_net *net, clg_datastore *ds, size_t batch,
+                                    double *loss, double *accuracy);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,116 @@
+/* Training options: MATLAB's trainingOptions defaults, validation, solver names. */
+#include <math.h>
+#include <string.h>
+
+#include "clgrad/train.h"
+#include "runtime/runtime_internal.h"
+
+clg_train_options clg_train_options_default(void)
+{
+    clg_train_options o;
+    memset(&o, 0, sizeof o);
+    o.solver = CLG_SOLVER_SGDM;
+    o.initial_learn_rate = 0.01f;
+    o.learn_rate_schedule = CLG_LR_NONE;
+    o.learn_rate_drop_factor = 0.1f;
+    o.learn_rate_drop_period = 10;
+    o.momentum = 0.9f;
+    o.gradient_decay_factor = 0.9f;
+    o.epsilon = 1e-8f;
+    o.l2_regularization = 1e-4f;
+    o.gradient_threshold = INFINITY;
+    o.gradient_threshold_method = CLG_GRAD_L2NORM;
+    o.max_epochs = 30;
+    o.mini_batch_size = 128;
+    o.shuffle = CLG_SHUFFLE_ONCE;
+    o.validation_frequency = 50;
+    o.output_network = CLG_OUTPUT_LAST;
+    o.verbose_frequency = 50;
+    o.checkpoint_frequency = 1;
+    o.execution_environment = "auto";
+    return o;
+}
+
+static const char *const solver_names[] = {"sgdm", "adam", "rmsprop"};
+
+const char *clg_solver_name(clg_solver s)
+{
+    return s >= CLG_SOLVER_SGDM && s <= CLG_SOLVER_RMSPROP ? solver_names[s] : NULL;
+}
+
+clg_status clg_solver_parse(const char *name, clg_solver *out)
+{
+    for (int i = 0; name && out && i < 3; i++)
+        if (!strcmp(name, solver_names[i])) {
+            *out = (clg_solver)i;
+            return CLG_OK;
+        }
+    return clg__fail(NULL, CLG_ERR_INVALID_ARG, "unknown solver \"%s\" (sgdm, adam, rmsprop)",
+                     name ? name : "(null)");
+}
+
+#define BAD(...) return clg__fail(NULL, CLG_ERR_INVALID_ARG, "training options: " __VA_ARGS__)
+
+clg_status clg_train_options_check(const clg_train_options *o)
+{
+    if (!o)
+        BAD("options are NULL");
+    if (!clg_solver_name(o->solver))
+        BAD("unknown solver %d (sgdm, adam, rmsprop)", (int)o->solver);
+    if (!(o->initial_learn_rate > 0.0f) || !isfinite(o->initial_learn_rate))
+        BAD("initial_learn_rate %g must be a finite number > 0", (double)o->initial_learn_rate);
+    if (o->learn_rate_schedule != CLG_LR_NONE && o->learn_rate_schedule != CLG_LR_PIECEWISE)
+        BAD("unknown learn_rate_schedule %d (none, piecewise)", (int)o->learn_rate_schedule);
+    if (!(o->learn_rate_drop_factor >= 0.0f && o->learn_rate_drop_factor <= 1.0f))
+        BAD("learn_rate_drop_factor %g must be in [0, 1]", (double)o->learn_rate_drop_factor);
+    if (o->learn_rate_drop_period < 1)
+        BAD("learn_rate_drop_period %d must be >= 1 epoch", o->learn_rate_drop_period);
+    if (!(o->momentum >= 0.0f && o->momentum < 1.0f))
+        BAD("momentum %g must be in [0, 1)", (double)o->momentum);
+    if (!(o->gradient_decay_factor >= 0.0f && o->gradient_decay_factor < 1.0f))
+        BAD("gradient_decay_factor %g must be in [0, 1)", (double)o->gradient_decay_factor);
+    if (!(o->squared_gradient_decay_factor >= 0.0f && o->squared_gradient_decay_factor < 1.0f))
+        BAD("squared_gradient_decay_factor %g must be in [0, 1) (0: the solver's default)",
+            (double)o->squared_gradient_decay_factor);
+    if (!(o->epsilon > 0.0f))
+        BAD("epsilon %g must be > 0", (double)o->epsilon);
+    if (!(o->l2_regularization >= 0.0f) || !isfinite(o->l2_regularization))
+        BAD("l2_regularization %g must be >= 0", (double)o->l2_regularization);
+    if (!(o->gradient_threshold >= 0.0f))
+        BAD("gradient_threshold %g must be >= 0 (0 or infinity: off)", (double)o->gradient_threshold);
+    if (o->gradient_threshold_method != CLG_GRAD_L2NORM &&
+        o->gradient_threshold_method != CLG_GRAD_GLOBAL_L2NORM)
+        BAD("unknown gradient_threshold_method %d (l2norm, global-l2norm)",
+            (int)o->gradient_threshold_method);
+    if (o->max_epochs < 1)
+        BAD("max_epochs %d must be >= 1", o->max_epochs);
+    if (o->mini_batch_size < 1)
+        BAD("mini_batch_size must be >= 1");
+    if (o->shuffle < CLG_SHUFFLE_ONCE || o->shuffle > CLG_SHUFFLE_NEVER)
+        BAD("unknown shuffle %d (once, every-epoch, never)", (int)o->shuffle);
+    if (o->validation_frequency < 1)
+        BAD("validation_frequency must be >= 1 iteration");
+    if (o->validation_patience < 0)
+        BAD("validation_patience %d must be >= 0 (0: never stop early)", o->validation_patience);
+    if (o->output_network != CLG_OUTPUT_LAST && o->output_network != CLG_OUTPUT_BEST_VALIDATION)
+        BAD("unknown output_network %d (last, best-validation)", (int)o->output_network);
+    if (o->verbose_frequency < 1)
+        BAD("verbose_frequency must be >= 1 iteration");
+    if (o->checkpoint_frequency < 1)
+        BAD("checkpoint_frequency %d must be >= 1", o->checkpoint_frequency);
+    if (o->checkpoint_frequency_unit != 0 && o->checkpoint_frequency_unit != 1)
+        BAD("checkpoint_frequency_unit %d must be 0 (epochs) or 1 (iterations)",
+            o->checkpoint_frequency_unit);
+    if (o->checkpoint_path && !*o->checkpoint_path)
+        BAD("checkpoint_path is empty (NULL: no checkpoints)");
+    if (o->worker_load_count && !o->worker_load)
+        BAD("worker_load is NULL with worker_load_count %zu", o->worker_load_count);
+    for (size_t i = 0; i < o->worker_load_count; i++)
+        if (!(o->worker_load[i] >= 0.0f) || !isfinite(o->worker_load[i]))
+            BAD("worker_load[%zu] = %g must be >= 0", i, (double)o->worker_load[i]);
+    const char *env = o->execution_environment;
+    if (env && strcmp(env, "auto") && strcmp(env, "cpu") && strcmp(env, "gpu") &&
+        strcmp(env, "multi-gpu") && strcmp(env, "parallel"))
+        BAD("unknown execution_environment \"%s\" (auto, cpu, gpu, multi-gpu, parallel)", env);
+    return CLG_OK;
+}

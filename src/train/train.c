@@ -1,0 +1,462 @@
+/* The training loop: epochs of shuffled mini-batches, validation, early stopping, checkpoints
+ * and resume, progress callbacks and the metrics log. */
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "train/train_internal.h"
+
+static uint64_t splitmix64(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* The sample order of an epoch: a function of (seed, epoch) only, so resuming rebuilds it. */
+static void build_order(clg__trainer *t, int epoch)
+{
+    for (size_t i = 0; i < t->samples; i++)
+        t->perm[i] = i;
+    if (t->o.shuffle == CLG_SHUFFLE_NEVER)
+        return;
+    uint64_t s = t->seed ^ 0x5DEECE66Dull;
+    uint64_t e = t->o.shuffle == CLG_SHUFFLE_ONCE ? 0 : (uint64_t)epoch + 1;
+    s ^= splitmix64(&e);
+    for (size_t i = t->samples; i > 1; i--) { /* Fisher-Yates; modulo bias is < 2^-40 here */
+        size_t j = (size_t)(splitmix64(&s) % i);
+        size_t tmp = t->perm[i - 1];
+        t->perm[i - 1] = t->perm[j];
+        t->perm[j] = tmp;
+    }
+}
+
+static float learn_rate(const clg__trainer *t)
+{
+    const clg_train_options *o = &t->o;
+    double lr = o->initial_learn_rate;
+    if (o->learn_rate_schedule == CLG_LR_PIECEWISE)
+        lr *= pow(o->learn_rate_drop_factor, t->epoch / o->learn_rate_drop_period);
+    if (o->warmup_iterations && t->step < o->warmup_iterations)
+        lr *= (double)(t->step + 1) / (double)o->warmup_iterations;
+    return (float)lr;
+}
+
+static double elapsed(const clg__trainer *t)
+{
+    return t->elapsed_before + clg__now() - t->t0;
+}
+
+static void log_row(clg__trainer *t, const char *kind, double loss, double acc, double vloss,
+                    double vacc, float lr)
+{
+    if (!t->log)
+        return;
+    fprintf(t->log, "%s,%d,%llu,%.3f,", kind, t->epoch + 1, (unsigned long long)t->step,
+            elapsed(t));
+    if (isnan(loss))
+        fprintf(t->log, ",,");
+    else
+        fprintf(t->log, "%.6f,%.6f,", loss, acc);
+    if (isnan(vloss))
+        fprintf(t->log, ",,");
+    else
+        fprintf(t->log, "%.6f,%.6f,", vloss, vacc);
+    fprintf(t->log, "%.8g\n", (double)lr);
+}
+
+static int report(clg__trainer *t, clg_progress_kind kind, double loss, double acc, float lr,
+                  double images_per_s, const char *text)
+{
+    if (!t->o.progress)
+        return 0;
+    clg_train_progress p = {kind, t->epoch + 1, t->o.max_epochs, (size_t)t->step,
+                            t->iters_per_epoch, elapsed(t), loss, acc, t->has_val, t->val_loss,
+                            t->val_acc, lr, images_per_s, text};
+    return t->o.progress(&p, t->o.progress_user);
+}
+
+clg_status clg_net_evaluate(clg_net *net, clg_datastore *ds, size_t batch, double *loss,
+                            double *accuracy)
+{
+    if (!net || !ds || !batch)
+        return clg__fail(net ? net->ctx : NULL, CLG_ERR_INVALID_ARG,
+                         "clg_net_evaluate: net and ds must not be NULL and batch must be > 0");
+    clg_shape s = clg_datastore_sample_shape(ds);
+    if (s.c != net->input.c || s.h != net->input.h || s.w != net->input.w)
+        return clg__fail(net->ctx, CLG_ERR_SHAPE, "clg_net_evaluate: samples are %zux%zux%zu "
+                         "(CxHxW), the net takes %zux%zux%zu", s.c, s.h, s.w, net->input.c,
+                         net->input.h, net->input.w);
+    size_t n = clg_datastore_size(ds), per = clg_shape_numel(s);
+    if (batch > n)
+        batch = n ? n : 1;
+    clg_status st = clg__net_reserve(net, batch);
+    float *images = st == CLG_OK ? clg__malloc(batch * per * sizeof *images) : NULL;
+    int32_t *labels = st == CLG_OK ? clg__malloc(batch * sizeof *labels) : NULL;
+    size_t *idx = st == CLG_OK ? clg__malloc(batch * sizeof *idx) : NULL;
+    if (st == CLG_OK && (!images || !labels || !idx))
+        st = clg__fail(net->ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "clg_net_evaluate: out of host memory");
+    double total = 0.0;
+    size_t correct = 0;
+    for (size_t done = 0; st == CLG_OK && done < n;) {
+        size_t m = n - done < batch ? n - done : batch, c = 0;
+        double mean = 0.0;
+        for (size_t i = 0; i < m; i++)
+            idx[i] = done + i;
+        st = clg_datastore_read(ds, idx, m, images, labels);
+        if (st != CLG_OK)
+            st = clg__fail(net->ctx, st, "%s", clg_datastore_last_error(ds));
+        for (size_t i = 0; st == CLG_OK && i < m; i++)
+            if (labels[i] < 0 || (size_t)labels[i] >= net->classes)
+                st = clg__fail(net->ctx, CLG_ERR_SHAPE, "clg_net_evaluate: label %d of sample "
+                               "%zu is outside the net's %zu classes", labels[i], done + i,
+                               net->classes);
+        if (st == CLG_OK)
+            st = clg__net_upload(net, images, m);
+        if (st == CLG_OK)
+            st = clg__net_forward(net, 0, 0);
+        if (st == CLG_OK)
+            st = clg__net_loss(net, labels, &mean, &c);
+        total += mean * (double)m;
+        correct += c;
+        done += m;
+    }
+    free(images);
+    free(labels);
+    free(idx);
+    if (st == CLG_OK) {
+        if (loss)
+            *loss = n ? total / (double)n : 0.0;
+        if (accuracy)
+            *accuracy = n ? (double)correct / (double)n : 0.0;
+    }
+    return st;
+}
+
+/* Learnables then state, downloaded into t->best. */
+static clg_status keep_best(clg__trainer *t)
+{
+    if (!t->best) {
+        t->best = clg__malloc(t->best_count * sizeof *t->best);
+        if (!t->best)
+            return clg__fail(t->ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "clg_train: out of host memory");
+    }
+    size_t nl = clg_net_param_count(t->net, CLG_PARAMS_LEARNABLE);
+    clg_status st = clg_net_get_params(t->net, CLG_PARAMS_LEARNABLE, t->best, nl);
+    if (st == CLG_OK && t->best_count > nl)
+        st = clg_net_get_params(t->net, CLG_PARAMS_STATE, t->best + nl, t->best_count - nl);
+    return st;
+}
+
+static clg_status validate(clg__trainer *t, float lr, int *stop)
+{
+    clg_status st = clg_net_evaluate(t->net, t->val, t->batch, &t->val_loss, &t->val_acc);
+    if (st != CLG_OK)
+        return st;
+    int improved = !t->has_val || t->val_loss < t->best_val_loss;
+    t->has_val = 1;
+    if (improved) {
+        t->best_val_loss = t->val_loss;
+        t->best_val_acc = t->val_acc;
+        t->best_iter = (size_t)t->step;
+        t->bad_validations = 0;
+        if (t->o.output_network == CLG_OUTPUT_BEST_VALIDATION)
+            st = keep_best(t);
+    } else if (++t->bad_validations >= t->o.validation_patience && t->o.validation_patience) {
+        t->rep.stop_reason = CLG_STOP_VALIDATION_PATIENCE;
+        *stop = 1;
+    }
+    log_row(t, "validation", NAN, NAN, t->val_loss, t->val_acc, lr);
+    if (t->log)
+        fflush(t->log);
+    if (report(t, CLG_PROGRESS_VALIDATION, t->rep.loss, t->rep.accuracy, lr, 0.0, NULL)) {
+        t->rep.stop_reason = CLG_STOP_CALLBACK;
+        *stop = 1;
+    }
+    return st;
+}
+
+/* Writes <dir>/checkpoint-eEEEE-iIIIIIIII.clgm and keeps the newest three of this run. */
+static clg_status checkpoint(clg__trainer *t, char recent[3][4096], float lr)
+{
+    unsigned char *blob = NULL;
+    size_t len = 0;
+    clg_status st = clg__train_state_save(t, &blob, &len);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/checkpoint-e%04d-i%08llu.clgm", t->o.checkpoint_path,
+             t->epoch, (unsigned long long)t->step);
+    if (st == CLG_OK)
+        st = clg__model_save(t->net, path, blob, len);
+    free(blob);
+    if (st != CLG_OK)
+        return st;
+    if (recent[2][0] && strcmp(recent[2], path))
+        unlink(recent[2]); /* only after the newer file is safely in place */
+    memmove(recent[1], recent[0], sizeof recent[0] * 2);
+    snprintf(recent[0], sizeof recent[0], "%s", path);
+    report(t, CLG_PROGRESS_CHECKPOINT, t->rep.loss, t->rep.accuracy, lr, 0.0, path);
+    return CLG_OK;
+}
+
+static clg_status read_batch(clg__trainer *t, size_t iter)
+{
+    clg_status st = clg_datastore_read(t->train, t->perm + iter * t->batch, t->batch, t->images,
+                                       t->labels);
+    if (st != CLG_OK)
+        return clg__fail(t->ctx, st, "clg_train: %s", clg_datastore_last_error(t->train));
+    for (size_t i = 0; i < t->batch; i++)
+        if (t->labels[i] < 0 || (size_t)t->labels[i] >= t->net->classes)
+            return clg__fail(t->ctx, CLG_ERR_SHAPE, "clg_train: label %d is outside the net's "
+                             "%zu classes", t->labels[i], t->net->classes);
+    return CLG_OK;
+}
+
+static clg_status run(clg__trainer *t)
+{
+    const clg_train_options *o = &t->o;
+    char recent[3][4096] = {"", "", ""};
+    clg_status st = CLG_OK;
+    int stop = 0;
+    size_t since_report = 0;
+    double report_t = clg__now(), start = clg__now();
+    size_t trained = 0;
+    float lr = learn_rate(t);
+    while (st == CLG_OK && !stop && t->epoch < o->max_epochs) {
+        build_order(t, t->epoch);
+        for (; st == CLG_OK && !stop && t->next_iter < t->iters_per_epoch; t->next_iter++) {
+            lr = learn_rate(t);
+            t->step++;
+            double loss = 0.0;
+            size_t correct = 0;
+            st = read_batch(t, t->next_iter);
+            if (st == CLG_OK)
+                st = clg__net_upload(t->net, t->images, t->batch);
+            if (st == CLG_OK)
+                st = clg__net_forward(t->net, 1, t->step);
+            if (st == CLG_OK)
+                st = clg__net_loss(t->net, t->labels, &loss, &correct);
+            if (st == CLG_OK)
+                st = clg__net_backward(t->net, t->labels, 1.0f / (float)t->batch, t->step);
+            if (st == CLG_OK)
+                st = clg__clip_gradients(t);
+            if (st == CLG_OK)
+                st = clg__optim_step(t, lr);
+            if (st != CLG_OK)
+                break;
+            trained += t->batch;
+            since_report += t->batch;
+            t->rep.loss = loss;
+            t->rep.accuracy = (double)correct / (double)t->batch;
+            log_row(t, "iteration", loss, t->rep.accuracy, NAN, NAN, lr);
+            int last = t->next_iter + 1 == t->iters_per_epoch && t->epoch + 1 == o->max_epochs;
+            if (t->step == 1 || t->step % o->verbose_frequency == 0 || last) {
+                double now = clg__now();
+                if (report(t, CLG_PROGRESS_ITERATION, loss, t->rep.accuracy, lr,
+                           since_report / (now - report_t > 1e-9 ? now - report_t : 1e-9), NULL)) {
+                    t->rep.stop_reason = CLG_STOP_CALLBACK;
+                    stop = 1;
+                }
+                since_report = 0;
+                report_t = now;
+            }
+            if (t->val && (t->step % o->validation_frequency == 0 || last))
+                st = validate(t, lr, &stop);
+            if (st == CLG_OK && o->checkpoint_path && o->checkpoint_frequency_unit == 1 &&
+                t->step % (uint64_t)o->checkpoint_frequency == 0) {
+                t->next_iter++; /* the position saved is the next iteration to run */
+                st = checkpoint(t, recent, lr);
+                t->next_iter--;
+            }
+        }
+        if (st != CLG_OK || t->next_iter < t->iters_per_epoch)
+            break; /* stopped inside the epoch */
+        t->epoch++;
+        t->next_iter = 0;
+        if (t->log)
+            fflush(t->log);
+        if (report(t, CLG_PROGRESS_EPOCH, t->rep.loss, t->rep.accuracy, lr, 0.0, NULL)) {
+            t->rep.stop_reason = CLG_STOP_CALLBACK;
+            stop = 1;
+        }
+        if (o->checkpoint_path && o->checkpoint_frequency_unit == 0 &&
+            t->epoch % o->checkpoint_frequency == 0)
+            st = checkpoint(t, recent, lr);
+    }
+    if (st == CLG_OK && t->val && !t->has_val)
+        st = validate(t, lr, &stop);
+    if (st == CLG_OK && o->output_network == CLG_OUTPUT_BEST_VALIDATION && t->best) {
+        size_t nl = clg_net_param_count(t->net, CLG_PARAMS_LEARNABLE);
+        st = clg_net_set_params(t->net, CLG_PARAMS_LEARNABLE, t->best, nl);
+        if (st == CLG_OK && t->best_count > nl)
+            st = clg_net_set_params(t->net, CLG_PARAMS_STATE, t->best + nl, t->best_count - nl);
+    }
+    double secs = clg__now() - start;
+    t->rep.epochs = t->epoch;
+    t->rep.iterations = (size_t)t->step;
+    t->rep.has_validation = t->has_val;
+    t->rep.val_loss = t->val_loss;
+    t->rep.val_accuracy = t->val_acc;
+    t->rep.best_val_loss = t->best_val_loss;
+    t->rep.best_val_accuracy = t->best_val_acc;
+    t->rep.best_iteration = t->best_iter;
+    t->rep.elapsed_s = elapsed(t);
+    t->rep.images_per_s = secs > 0 ? (double)trained / secs : 0.0;
+    if (t->log)
+        fflush(t->log);
+    if (st == CLG_OK)
+        report(t, CLG_PROGRESS_DONE, t->rep.loss, t->rep.accuracy, lr, t->rep.images_per_s, NULL);
+    return st;
+}
+
+static clg_status trainer_init(clg__trainer *t, clg_net *net, clg_datastore *train,
+                               clg_datastore *val, const clg_train_options *o, int resuming)
+{
+    memset(t, 0, sizeof *t);
+    t->net = net;
+    t->ctx = net->ctx;
+    t->train = train;
+    t->val = val;
+    t->t0 = clg__now();
+    if (clg_train_options_check(o) != CLG_OK)
+        return clg__fail(net->ctx, CLG_ERR_INVALID_ARG, "%s", clg_last_error());
+    t->o = *o;
+    t->seed = o->seed;
+    if (net->classes == 0)
+        return clg__fail(net->ctx, CLG_ERR_INVALID_ARG, "clg_train: the net has no softmax output");
+    clg_datastore *stores[2] = {train, val};
+    for (int i = 0; i < 2; i++) {
+        if (!stores[i])
+            continue;
+        clg_shape s = clg_datastore_sample_shape(stores[i]);
+        if (s.c != net->input.c || s.h != net->input.h || s.w != net->input.w)
+            return clg__fail(net->ctx, CLG_ERR_SHAPE, "clg_train: %s samples are %zux%zux%zu "
+                             "(CxHxW), the net takes %zux%zux%zu", i ? "validation" : "training",
+                             s.c, s.h, s.w, net->input.c, net->input.h, net->input.w);
+        if (clg_datastore_class_count(stores[i]) > net->classes)
+            return clg__fail(net->ctx, CLG_ERR_SHAPE, "clg_train: the %s data has %zu classes, "
+                             "the net's output %zu", i ? "validation" : "training",
+                             clg_datastore_class_count(stores[i]), net->classes);
+    }
+    t->samples = clg_datastore_size(train);
+    if (!t->samples)
+        return clg__fail(net->ctx, CLG_ERR_INVALID_ARG, "clg_train: the training data is empty");
+    t->batch = o->mini_batch_size < t->samples ? o->mini_batch_size : t->samples;
+    t->iters_per_epoch = t->samples / t->batch;
+    t->per_sample = clg_shape_numel(net->input);
+    t->best_count = clg_net_param_count(net, CLG_PARAMS_LEARNABLE) +
+                    clg_net_param_count(net, CLG_PARAMS_STATE);
+    t->perm = clg__malloc(t->samples * sizeof *t->perm);
+    t->images = clg__malloc(t->batch * t->per_sample * sizeof *t->images);
+    t->labels = clg__malloc(t->batch * sizeof *t->labels);
+    if (!t->perm || !t->images || !t->labels)
+        return clg__fail(net->ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "clg_train: out of host memory");
+    clg_status st = clg__net_reserve(net, t->batch);
+    if (st == CLG_OK)
+        st = clg__optim_create(t);
+    if (st == CLG_OK && o->metrics_log) {
+        t->log = fopen(o->metrics_log, resuming ? "a" : "w");
+        if (!t->log)
+            return clg__fail(net->ctx, CLG_ERR_IO, "clg_train: cannot write the metrics log %s",
+                             o->metrics_log);
+        if (!resuming || ftell(t->log) == 0)
+            fprintf(t->log, "kind,epoch,iteration,elapsed_s,loss,accuracy,val_loss,"
+                            "val_accuracy,learn_rate\n");
+    }
+    if (st == CLG_OK && o->checkpoint_path && !clg__make_dirs(o->checkpoint_path))
+        st = clg__fail(net->ctx, CLG_ERR_IO, "clg_train: cannot create the checkpoint folder %s",
+                       o->checkpoint_path);
+    return st;
+}
+
+static void trainer_free(clg__trainer *t)
+{
+    clg__optim_destroy(t);
+    free(t->perm);
+    free(t->images);
+    free(t->labels);
+    free(t->best);
+    if (t->log)
+        fclose(t->log);
+}
+
+clg_status clg_train(clg_net *net, clg_datastore *train, clg_datastore *val,
+                     const clg_train_options *options, clg_train_report *report_out)
+{
+    if (report_out)
+        memset(report_out, 0, sizeof *report_out);
+    if (!net || !train || !options)
+        return clg__fail(net ? net->ctx : NULL, CLG_ERR_INVALID_ARG,
+                         "clg_train: net, train and options must not be NULL");
+    clg__trainer t;
+    clg_status st = trainer_init(&t, net, train, val, options, 0);
+    if (st == CLG_OK)
+        st = run(&t);
+    if (report_out)
+        *report_out = t.rep;
+    trainer_free(&t);
+    return st;
+}
+
+/* A folder: its checkpoint with the largest name (names sort by epoch and iteration). */
+static char *newest_checkpoint(const char *path)
+{
+    DIR *d = opendir(path);
+    if (!d)
+        return clg__strdup(path);
+    char best[1024] = "";
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t n = strlen(e->d_name);
+        if (!strncmp(e->d_name, "checkpoint-", 11) && n > 5 && !strcmp(e->d_name + n - 5, ".clgm") &&
+            strcmp(e->d_name, best) > 0 && n < sizeof best)
+            memcpy(best, e->d_name, n + 1);
+    }
+    closedir(d);
+    if (!best[0])
+        return NULL;
+    size_t len = strlen(path) + strlen(best) + 2;
+    char *full = clg__malloc(len);
+    if (full)
+        snprintf(full, len, "%s/%s", path, best);
+    return full;
+}
+
+clg_status clg_train_resume(clg_ctx *ctx, const char *checkpoint_file, clg_datastore *train,
+                            clg_datastore *val, const clg_train_options *options, clg_net **net,
+                            clg_train_report *report_out)
+{
+    if (report_out)
+        memset(report_out, 0, sizeof *report_out);
+    if (net)
+        *net = NULL;
+    if (!ctx || !checkpoint_file || !train || !options || !net)
+        return clg__fail(ctx, CLG_ERR_INVALID_ARG,
+                         "clg_train_resume: ctx, checkpoint, train, options and net must not be NULL");
+    char *path = newest_checkpoint(checkpoint_file);
+    if (!path)
+        return clg__fail(ctx, CLG_ERR_IO, "clg_train_resume: no checkpoint-*.clgm in %s",
+                         checkpoint_file);
+    void *blob = NULL;
+    size_t len = 0;
+    clg_status st = clg__model_load(ctx, path, net, &blob, &len);
+    if (st == CLG_OK && !blob)
+        st = clg__fail(ctx, CLG_ERR_INVALID_ARG, "clg_train_resume: %s is a model without "
+                       "training state (not a checkpoint)", path);
+    free(path);
+    clg__trainer t;
+    memset(&t, 0, sizeof t);
+    if (st == CLG_OK)
+        st = trainer_init(&t, *net, train, val, options, 1);
+    if (st == CLG_OK)
+        st = clg__train_state_load(&t, blob, len);
+    free(blob);
+    if (st == CLG_OK)
+        st = run(&t);
+    if (report_out)
+        *report_out = t.rep;
+    trainer_free(&t);
+    return st;
+}

@@ -1,0 +1,51 @@
+/* The trainer: everything one training run holds, shared by the loop, the optimizer and the
+ * checkpoint code. */
+#ifndef CLGRAD_TRAIN_INTERNAL_H
+#define CLGRAD_TRAIN_INTERNAL_H
+
+#include <stdio.h>
+#include "clgrad/train.h"
+#include "nn/nn_internal.h"
+
+typedef struct clg__trainer {
+    clg_net *net;
+    clg_ctx *ctx;
+    clg_datastore *train, *val;
+    clg_train_options o;
+    size_t samples, batch, iters_per_epoch, per_sample;
+    size_t *perm;                 /* this epoch's sample order */
+    float *images;                /* one host mini-batch */
+    int32_t *labels;
+    clg__param_ref *params;
+    size_t nparams;
+    clg_tensor **m, **v;          /* optimizer state per parameter (m: adam only) */
+    /* position: `step` iterations done; the next is iteration next_iter of epoch `epoch` */
+    uint64_t step;
+    int epoch;
+    size_t next_iter;
+    uint64_t seed;
+    /* validation history */
+    int has_val;
+    double val_loss, val_acc, best_val_loss, best_val_acc;
+    size_t best_iter;
+    int bad_validations;
+    float *best;                  /* learnables then state at the best validation, or NULL */
+    size_t best_count;
+    double elapsed_before, t0;    /* seconds of earlier runs (resumed), start of this one */
+    FILE *log;
+    clg_train_report rep;
+} clg__trainer;
+
+/* Optimizer state tensors for every parameter (zeroed) and one update with rate lr. */
+clg_status clg__optim_create(clg__trainer *t);
+void clg__optim_destroy(clg__trainer *t);
+clg_status clg__optim_step(clg__trainer *t, float lr);
+/* Gradient clipping by the options' threshold (no-op when off). */
+clg_status clg__clip_gradients(clg__trainer *t);
+
+/* The training state (position, validation history, optimizer moments, best parameters) as a
+ * blob for the model file, and back. */
+clg_status clg__train_state_save(clg__trainer *t, unsigned char **blob, size_t *len);
+clg_status clg__train_state_load(clg__trainer *t, const unsigned char *blob, size_t len);
+
+#endif

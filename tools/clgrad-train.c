@@ -1,0 +1,554 @@
+/* clgrad-train: train (or evaluate) a network on Fashion-MNIST or any IDX data set, with a
+ * MATLAB-like progress table, a CSV metrics log, a progress plot, checkpoints and resume. */
+#define _POSIX_C_SOURCE 200809L
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "clgrad/clgrad.h"
+#include "train_plot.h"
+
+#define DEFAULT_DATA "/usr/share/datasets/fashion-mnist"
+
+/* The network of TensorFlow's CNN tutorial, used for Fashion-MNIST. */
+static const char default_net[] =
+    "input 28x28x1\n"
+    "conv 5x5x32 pad=2\n"
+    "relu\n"
+    "maxpool 2x2\n"
+    "conv 5x5x64 pad=2\n"
+    "relu\n"
+    "maxpool 2x2\n"
+    "fc 1024\n"
+    "relu\n"
+    "dropout 0.4\n"
+    "fc 10\n"
+    "softmax\n";
+
+static const char *const fashion_names[10] = {"T-shirt/top", "Trouser", "Pullover", "Dress",
+                                              "Coat", "Sandal", "Shirt", "Sneaker", "Bag",
+                                              "Ankle boot"};
+
+typedef struct cli {
+    const char *net_file, *data, *save, *resume, *evaluate, *plot, *devices, *env;
+    double val_split;
+    int val_on_test;
+    size_t table_every;
+    int quiet;
+    clg_train_options o;
+} cli;
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+"usage: clgrad-train [options]\n"
+"Trains a network (default: the TensorFlow CNN tutorial network) on an IDX data set\n"
+"(default: " DEFAULT_DATA "), evaluates it on the test set and saves it.\n"
+"  --net FILE                network text file (see README); default: the tutorial network\n"
+"  --data DIR                folder with train-/t10k- IDX files (.gz or plain)\n"
+"  --save FILE               model file to write (default: clgrad-model.clgm)\n"
+"  --resume PATH             continue from a checkpoint file, or the newest in a folder\n"
+"  --evaluate MODEL          only evaluate a saved model on the test set\n"
+"  --solver sgdm|adam|rmsprop          (default adam)\n"
+"  --learn-rate R            initial learning rate (default 0.001)\n"
+"  --lr-schedule none|piecewise, --lr-drop-factor F (0.1), --lr-drop-period EPOCHS (10)\n"
+"  --warmup ITERATIONS       linear learning-rate warm-up\n"
+"  --momentum M (0.9), --l2 L (0.0001), --epsilon E (1e-8)\n"
+"  --gradient-decay B1 (0.9), --squared-gradient-decay B2 (adam 0.999, rmsprop 0.9)\n"
+"  --gradient-threshold T, --gradient-threshold-method l2norm|global-l2norm\n"
+"  --epochs N (default 2), --batch N (default 64)\n"
+"  --shuffle once|every-epoch|never   (default every-epoch)\n"
+"  --validation-split F      hold out the last fraction F of the training set (default 0)\n"
+"  --validate-on-test        use the test set as validation data (as the TensorFlow tutorial)\n"
+"  --validation-frequency N (50), --validation-patience N (0: off)\n"
+"  --output-network last|best-validation\n"
+"  --verbose-frequency N     table row every N iterations (default 50)\n"
+"  --checkpoint-path DIR, --checkpoint-frequency N, --checkpoint-unit epoch|iteration\n"
+"  --log FILE.csv            metrics of every iteration and validation\n"
+"  --plot FILE.png           training-progress plot, redrawn every epoch\n"
+"  --execution-environment auto|cpu|gpu|multi-gpu|parallel   (default auto)\n"
+"  --devices FILTER          device filter (index, type, vendor or name; see clgrad-devices)\n"
+"  --seed N                  (default 1)\n"
+"  --quiet                   no table, only the result\n"
+"  --help, --version\n");
+}
+
+static int parse_size(const char *s, size_t *out)
+{
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (*s == '-' || *end || end == s)
+        return 0;
+    *out = (size_t)v;
+    return 1;
+}
+
+static int parse_int(const char *s, int *out)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (*end || end == s || v < -1000000000 || v > 1000000000)
+        return 0;
+    *out = (int)v;
+    return 1;
+}
+
+static int parse_float(const char *s, float *out)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (*end || end == s)
+        return 0;
+    *out = (float)v;
+    return 1;
+}
+
+enum { O_NET = 256, O_DATA, O_SAVE, O_RESUME, O_EVAL, O_SOLVER, O_LR, O_SCHED, O_DROPF, O_DROPP,
+       O_WARM, O_MOM, O_L2, O_EPS, O_B1, O_B2, O_GT, O_GTM, O_EPOCHS, O_BATCH, O_SHUF, O_VSPLIT,
+       O_VFREQ, O_VPAT, O_OUTNET, O_VERB, O_CKP, O_CKF, O_CKU, O_LOG, O_PLOT, O_ENV, O_DEV,
+       O_SEED, O_QUIET, O_HELP, O_VERSION, O_VTEST };
+
+static const struct option long_options[] = {
+    {"net", 1, 0, O_NET}, {"data", 1, 0, O_DATA}, {"save", 1, 0, O_SAVE},
+    {"resume", 1, 0, O_RESUME}, {"evaluate", 1, 0, O_EVAL}, {"solver", 1, 0, O_SOLVER},
+    {"learn-rate", 1, 0, O_LR}, {"lr-schedule", 1, 0, O_SCHED}, {"lr-drop-factor", 1, 0, O_DROPF},
+    {"lr-drop-period", 1, 0, O_DROPP}, {"warmup", 1, 0, O_WARM}, {"momentum", 1, 0, O_MOM},
+    {"l2", 1, 0, O_L2}, {"epsilon", 1, 0, O_EPS}, {"gradient-decay", 1, 0, O_B1},
+    {"squared-gradient-decay", 1, 0, O_B2}, {"gradient-threshold", 1, 0, O_GT},
+    {"gradient-threshold-method", 1, 0, O_GTM}, {"epochs", 1, 0, O_EPOCHS},
+    {"batch", 1, 0, O_BATCH}, {"shuffle", 1, 0, O_SHUF}, {"validation-split", 1, 0, O_VSPLIT},
+    {"validate-on-test", 0, 0, O_VTEST},
+    {"validation-frequency", 1, 0, O_VFREQ}, {"validation-patience", 1, 0, O_VPAT},
+    {"output-network", 1, 0, O_OUTNET}, {"verbose-frequency", 1, 0, O_VERB},
+    {"checkpoint-path", 1, 0, O_CKP}, {"checkpoint-frequency", 1, 0, O_CKF},
+    {"checkpoint-unit", 1, 0, O_CKU}, {"log", 1, 0, O_LOG}, {"plot", 1, 0, O_PLOT},
+    {"execution-environment", 1, 0, O_ENV}, {"devices", 1, 0, O_DEV}, {"seed", 1, 0, O_SEED},
+    {"quiet", 0, 0, O_QUIET}, {"help", 0, 0, O_HELP}, {"version", 0, 0, O_VERSION}, {0, 0, 0, 0}};
+
+/* Returns 0 to go on, else the exit code (0 for --help/--version is returned as -1). */
+static int parse_args(int argc, char **argv, cli *c)
+{
+    memset(c, 0, sizeof *c);
+    c->data = DEFAULT_DATA;
+    c->save = "clgrad-model.clgm";
+    c->env = "auto";
+    c->table_every = 50;
+    c->o = clg_train_options_default();
+    c->o.solver = CLG_SOLVER_ADAM;
+    c->o.initial_learn_rate = 0.001f;
+    c->o.max_epochs = 2;
+    c->o.mini_batch_size = 64;
+    c->o.shuffle = CLG_SHUFFLE_EVERY_EPOCH;
+    c->o.seed = 1;
+    int opt, ok = 1;
+    opterr = 0;
+    while (ok && (opt = getopt_long(argc, argv, "", long_options, NULL)) != -1) {
+        const char *a = optarg;
+        clg_train_options *o = &c->o;
+        switch (opt) {
+        case O_NET: c->net_file = a; break;
+        case O_DATA: c->data = a; break;
+        case O_SAVE: c->save = a; break;
+        case O_RESUME: c->resume = a; break;
+        case O_EVAL: c->evaluate = a; break;
+        case O_SOLVER: ok = clg_solver_parse(a, &o->solver) == CLG_OK; break;
+        case O_LR: ok = parse_float(a, &o->initial_learn_rate); break;
+        case O_SCHED:
+            ok = !strcmp(a, "none") || !strcmp(a, "piecewise");
+            o->learn_rate_schedule = !strcmp(a, "piecewise") ? CLG_LR_PIECEWISE : CLG_LR_NONE;
+            break;
+        case O_DROPF: ok = parse_float(a, &o->learn_rate_drop_factor); break;
+        case O_DROPP: ok = parse_int(a, &o->learn_rate_drop_period); break;
+        case O_WARM: ok = parse_size(a, &o->warmup_iterations); break;
+        case O_MOM: ok = parse_float(a, &o->momentum); break;
+        case O_L2: ok = parse_float(a, &o->l2_regularization); break;
+        case O_EPS: ok = parse_float(a, &o->epsilon); break;
+        case O_B1: ok = parse_float(a, &o->gradient_decay_factor); break;
+        case O_B2: ok = parse_float(a, &o->squared_gradient_decay_factor); break;
+        case O_GT: ok = parse_float(a, &o->gradient_threshold); break;
+        case O_GTM:
+            ok = !strcmp(a, "l2norm") || !strcmp(a, "global-l2norm");
+            o->gradient_threshold_method = !strcmp(a, "l2norm") ? CLG_GRAD_L2NORM : CLG_GRAD_GLOBAL_L2NORM;
+            break;
+        case O_EPOCHS: ok = parse_int(a, &o->max_epochs); break;
+        case O_BATCH: ok = parse_size(a, &o->mini_batch_size); break;
+        case O_SHUF:
+            ok = !strcmp(a, "once") || !strcmp(a, "every-epoch") || !strcmp(a, "never");
+            o->shuffle = !strcmp(a, "once") ? CLG_SHUFFLE_ONCE
+                         : !strcmp(a, "never") ? CLG_SHUFFLE_NEVER : CLG_SHUFFLE_EVERY_EPOCH;
+            break;
+        case O_VSPLIT: {
+            float f = 0;
+            ok = parse_float(a, &f) && f >= 0 && f < 1;
+            c->val_split = f;
+            break;
+        }
+        case O_VTEST: c->val_on_test = 1; break;
+        case O_VFREQ: ok = parse_size(a, &o->validation_frequency); break;
+        case O_VPAT: ok = parse_int(a, &o->validation_patience); break;
+        case O_OUTNET:
+            ok = !strcmp(a, "last") || !strcmp(a, "best-validation");
+            o->output_network = !strcmp(a, "last") ? CLG_OUTPUT_LAST : CLG_OUTPUT_BEST_VALIDATION;
+            break;
+        case O_VERB: ok = parse_size(a, &c->table_every) && c->table_every > 0; break;
+        case O_CKP: o->checkpoint_path = a; break;
+        case O_CKF: ok = parse_int(a, &o->checkpoint_frequency); break;
+        case O_CKU:
+            ok = !strcmp(a, "epoch") || !strcmp(a, "iteration");
+            o->checkpoint_frequency_unit = !strcmp(a, "iteration");
+            break;
+        case O_LOG: o->metrics_log = a; break;
+        case O_PLOT: c->plot = a; break;
+        case O_ENV: c->env = a; o->execution_environment = a; break;
+        case O_DEV: c->devices = a; break;
+        case O_SEED: {
+            size_t s;
+            ok = parse_size(a, &s);
+            o->seed = s;
+            break;
+        }
+        case O_QUIET: c->quiet = 1; break;
+        case O_HELP: usage(stdout); return -1;
+        case O_VERSION: printf("clgrad-train %s\n", clg_version()); return -1;
+        default:
+            fprintf(stderr, "clgrad-train: unknown option %s\n", argv[optind - 1]);
+            usage(stderr);
+            return 2;
+        }
+        if (!ok) {
+            fprintf(stderr, "clgrad-train: bad value \"%s\" for %s\n", a, argv[optind - 1 - (a == NULL)]);
+            return 2;
+        }
+    }
+    if (c->val_on_test && c->val_split > 0) {
+        fprintf(stderr, "clgrad-train: --validate-on-test and --validation-split exclude each other\n");
+        return 2;
+    }
+    if (optind < argc) {
+        fprintf(stderr, "clgrad-train: unexpected argument %s\n", argv[optind]);
+        return 2;
+    }
+    c->o.verbose_frequency = 1; /* every iteration reaches the callback; the table filters */
+    return 0;
+}
+
+/* --- display --- */
+
+typedef struct display {
+    const cli *c;
+    int tty;
+    plot_data plot;
+    double last_t;
+    size_t last_it, max_it;
+    int bar_shown;
+    char title[160];
+} display;
+
+static void hms(double s, char *buf, size_t cap)
+{
+    long t = (long)s;
+    snprintf(buf, cap, "%02ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
+}
+
+static void clear_bar(display *d)
+{
+    if (d->bar_shown) {
+        printf("\r%*s\r", 100, "");
+        d->bar_shown = 0;
+    }
+}
+
+static const char rule[] =
+    "|===========================================================================================================|\n";
+
+static void table_header(void)
+{
+    printf("%s", rule);
+    printf("|  Epoch  |  Iteration  |  Time Elapsed  |  Mini-batch  |  Validation  |  Mini-batch  |  Validation  |  Base Learning  |\n"
+           "|         |             |   (hh:mm:ss)   |   Accuracy   |   Accuracy   |     Loss     |     Loss     |      Rate       |\n");
+    printf("%s", rule);
+}
+
+static void table_row(const clg_train_progress *p, int with_val)
+{
+    char t[32], va[16] = "", vl[16] = "";
+    hms(p->elapsed_s, t, sizeof t);
+    if (with_val && p->has_validation) {
+        snprintf(va, sizeof va, "%.2f%%", 100 * p->val_accuracy);
+        snprintf(vl, sizeof vl, "%.4f", p->val_loss);
+    }
+    printf("| %7d | %11zu | %14s | %11.2f%% | %12s | %12.4f | %12s | %15.4g |\n", p->epoch,
+           p->iteration, t, 100 * p->accuracy, va, p->loss, vl, p->learn_rate);
+}
+
+static void redraw_plot(display *d)
+{
+    char err[512];
+    if (d->c->plot && !plot_write_png(&d->plot, d->c->plot, d->title, err, sizeof err))
+        fprintf(stderr, "clgrad-train: plot: %s\n", err);
+}
+
+static int on_progress(const clg_train_progress *p, void *user)
+{
+    display *d = user;
+    d->max_it = (size_t)p->max_epochs * p->iterations_per_epoch;
+    d->plot.max_iteration = (double)d->max_it;
+    switch (p->kind) {
+    case CLG_PROGRESS_ITERATION:
+        plot_add(&d->plot.loss, (double)p->iteration, p->loss);
+        plot_add(&d->plot.acc, (double)p->iteration, p->accuracy);
+        if (d->c->quiet)
+            break;
+        if (p->iteration == 1 || p->iteration % d->c->table_every == 0 || p->iteration == d->max_it) {
+            clear_bar(d);
+            table_row(p, 0);
+        }
+        if (d->tty) {
+            double now = p->elapsed_s;
+            if (now - d->last_t >= 0.5 || p->iteration == d->max_it) {
+                double ips = (double)(p->iteration - d->last_it) *
+                             (double)(d->plot.max_iteration > 0 ? 1 : 1) / (now - d->last_t + 1e-9);
+                ips *= (double)d->c->o.mini_batch_size;
+                char eta[32];
+                size_t left = d->max_it > p->iteration ? d->max_it - p->iteration : 0;
+                hms(ips > 0 ? (double)left * (double)d->c->o.mini_batch_size / ips : 0, eta, sizeof eta);
+                int fill = (int)(30.0 * (double)p->iteration / (double)(d->max_it ? d->max_it : 1));
+                printf("\r[%.*s%*s] epoch %d/%d  iteration %zu/%zu  %.0f images/s  ETA %s ", fill,
+                       "##############################", 30 - fill, "", p->epoch, p->max_epochs,
+                       p->iteration, d->max_it, ips, eta);
+                fflush(stdout);
+                d->bar_shown = 1;
+                d->last_t = now;
+                d->last_it = p->iteration;
+            }
+        }
+        break;
+    case CLG_PROGRESS_VALIDATION:
+        plot_add(&d->plot.val_loss, (double)p->iteration, p->val_loss);
+        plot_add(&d->plot.val_acc, (double)p->iteration, p->val_accuracy);
+        if (!d->c->quiet) {
+            clear_bar(d);
+            table_row(p, 1);
+        }
+        break;
+    case CLG_PROGRESS_EPOCH:
+        plot_add_epoch(&d->plot, (double)p->iteration);
+        redraw_plot(d);
+        break;
+    case CLG_PROGRESS_CHECKPOINT:
+        if (!d->c->quiet) {
+            clear_bar(d);
+            printf("| checkpoint: %s\n", p->text);
+        }
+        break;
+    case CLG_PROGRESS_DONE:
+        if (!d->c->quiet) {
+            clear_bar(d);
+            printf("%s", rule);
+        }
+        redraw_plot(d);
+        break;
+    }
+    fflush(stdout);
+    return 0;
+}
+
+/* --- main --- */
+
+static int fail(const char *what, clg_status st, const char *detail)
+{
+    fprintf(stderr, "clgrad-train: %s: %s: %s\n", what, clg_status_name(st), detail);
+    return 1;
+}
+
+static char *read_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        n += fread(buf + n, 1, cap - 1 - n, f);
+        if (n < cap - 1)
+            break;
+        char *b = realloc(buf, cap * 2);
+        if (!b) {
+            free(buf);
+            buf = NULL;
+            break;
+        }
+        buf = b;
+        cap *= 2;
+    }
+    fclose(f);
+    if (buf)
+        buf[n] = '\0';
+    return buf;
+}
+
+static clg_ctx *open_device(const cli *c, clg_status *st)
+{
+    clg_device_info *all = NULL;
+    size_t n = 0, *idx = NULL, count = 0;
+    clg_exec_env env;
+    clg_ctx *ctx = NULL;
+    *st = clg_exec_env_parse(c->env, &env);
+    if (*st == CLG_OK)
+        *st = clg_devices_list(&all, &n);
+    if (*st == CLG_OK)
+        *st = clg_devices_select(all, n, env, c->devices, &idx, &count);
+    if (*st == CLG_OK) {
+        if (count > 1)
+            printf("clgrad-train: %zu devices chosen; this version trains on the first\n", count);
+        clg_ctx_options co = clg_ctx_options_default();
+        *st = clg_ctx_create(&all[idx[0]], &co, &ctx);
+        if (*st == CLG_OK && !c->quiet)
+            printf("Device: %s (%s)\n", all[idx[0]].name, all[idx[0]].platform);
+    }
+    free(idx);
+    clg_devices_free(all, n);
+    return ctx;
+}
+
+/* Fashion-MNIST's class names when the data is the Debian package's folder. */
+static void name_classes(const cli *c, clg_datastore *ds)
+{
+    if (strstr(c->data, "fashion-mnist") && clg_datastore_class_count(ds) == 10 &&
+        !strcmp(clg_datastore_class_name(ds, 0), "0"))
+        clg_datastore_set_class_names(ds, fashion_names, 10);
+}
+
+static int evaluate_and_report(clg_net *net, clg_datastore *test, size_t batch)
+{
+    double loss, acc;
+    clg_status st = clg_net_evaluate(net, test, batch, &loss, &acc);
+    if (st != CLG_OK)
+        return fail("evaluating", st, clg_ctx_last_error(clg_net_ctx(net)));
+    printf("Test accuracy: %.2f%% (%zu images), test loss %.4f\n", 100 * acc,
+           clg_datastore_size(test), loss);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    cli c;
+    int rc = parse_args(argc, argv, &c);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    clg_status st;
+    clg_ctx *ctx = open_device(&c, &st);
+    if (!ctx)
+        return fail("opening a device", st, clg_last_error());
+    clg_datastore *train = NULL, *test = NULL, *fit = NULL, *val = NULL;
+    clg_net *net = NULL;
+    display d = {.c = &c, .tty = isatty(STDOUT_FILENO) && !c.quiet};
+    rc = 1;
+    st = clg_datastore_open_dir(c.data, "test", &test);
+    if (st != CLG_OK) {
+        fail("opening the test set", st, clg_last_error());
+        goto done;
+    }
+    name_classes(&c, test);
+    if (c.evaluate) {
+        st = clg_net_load(ctx, c.evaluate, &net);
+        if (st != CLG_OK) {
+            fail("loading the model", st, clg_ctx_last_error(ctx));
+            goto done;
+        }
+        rc = evaluate_and_report(net, test, 256);
+        goto done;
+    }
+    st = clg_datastore_open_dir(c.data, "train", &train);
+    if (st != CLG_OK) {
+        fail("opening the training set", st, clg_last_error());
+        goto done;
+    }
+    name_classes(&c, train);
+    size_t n = clg_datastore_size(train), nval = (size_t)(c.val_split * (double)n);
+    st = clg_datastore_subset(train, 0, n - nval, &fit);
+    if (st == CLG_OK && nval)
+        st = clg_datastore_subset(train, n - nval, nval, &val);
+    if (st != CLG_OK) {
+        fail("splitting the training set", st, clg_last_error());
+        goto done;
+    }
+    if (c.val_on_test)
+        val = test;
+    c.o.progress = on_progress;
+    c.o.progress_user = &d;
+    clg_train_report rep;
+    if (c.resume) {
+        if (!c.quiet)
+            printf("Resuming from %s\n", c.resume);
+        st = clg_train_resume(ctx, c.resume, fit, val, &c.o, &net, &rep);
+    } else {
+        char *text = c.net_file ? read_file(c.net_file) : NULL;
+        if (c.net_file && !text) {
+            fprintf(stderr, "clgrad-train: cannot read %s\n", c.net_file);
+            goto done;
+        }
+        st = clg_net_parse(ctx, text ? text : default_net, &net);
+        free(text);
+        if (st != CLG_OK) {
+            fail(c.net_file ? c.net_file : "the default network", st, clg_ctx_last_error(ctx));
+            goto done;
+        }
+        const char *names[256];
+        size_t classes = clg_datastore_class_count(train);
+        for (size_t i = 0; i < classes && i < 256; i++)
+            names[i] = clg_datastore_class_name(train, i);
+        if (classes == clg_net_class_count(net))
+            clg_net_set_class_names(net, names, classes);
+        st = clg_net_init(net, c.o.seed);
+        if (st == CLG_OK && !c.quiet) {
+            size_t params = clg_net_param_count(net, CLG_PARAMS_LEARNABLE);
+            printf("Network: %zu layers, %zu parameters; %zu training images, %zu validation, "
+                   "%zu test\n", clg_net_layer_count(net), params, n - nval, nval,
+                   clg_datastore_size(test));
+            printf("Solver %s, learning rate %g, mini-batch %zu, %d epochs\n",
+                   clg_solver_name(c.o.solver), (double)c.o.initial_learn_rate,
+                   c.o.mini_batch_size, c.o.max_epochs);
+        }
+        if (st == CLG_OK) {
+            snprintf(d.title, sizeof d.title, "Training progress: %s, %s, batch %zu",
+                     c.net_file ? c.net_file : "default network", clg_solver_name(c.o.solver),
+                     c.o.mini_batch_size);
+            if (!c.quiet)
+                table_header();
+            st = clg_train(net, fit, val, &c.o, &rep);
+        }
+    }
+    if (st != CLG_OK) {
+        clear_bar(&d);
+        fail("training", st, clg_ctx_last_error(ctx));
+        goto done;
+    }
+    printf("Trained %d epochs (%zu iterations) in %.1f s, %.0f images/s%s\n", rep.epochs,
+           rep.iterations, rep.elapsed_s, rep.images_per_s,
+           rep.stop_reason == CLG_STOP_VALIDATION_PATIENCE ? " (stopped early: validation patience)" : "");
+    if (rep.has_validation)
+        printf("Validation accuracy: %.2f%% (best %.2f%% at iteration %zu)\n",
+               100 * rep.val_accuracy, 100 * rep.best_val_accuracy, rep.best_iteration);
+    rc = evaluate_and_report(net, test, 256);
+    if (rc == 0 && c.save) {
+        st = clg_net_save(net, c.save);
+        if (st != CLG_OK)
+            rc = fail("saving the model", st, clg_ctx_last_error(ctx));
+        else
+            printf("Model saved to %s\n", c.save);
+    }
+done:
+    plot_free(&d.plot);
+    clg_net_destroy(net);
+    if (val != test)
+        clg_datastore_destroy(val);
+    clg_datastore_destroy(fit);
+    clg_datastore_destroy(train);
+    clg_datastore_destroy(test);
+    clg_ctx_destroy(ctx);
+    return rc;
+}

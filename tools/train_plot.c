@@ -1,0 +1,206 @@
+/* Training-progress curves drawn with cairo: accuracy on top, loss below; training values
+ * light and smoothed, validation as points joined by a dashed line, epochs as vertical lines. */
+#include "train_plot.h"
+
+#include <cairo/cairo.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PI 3.14159265358979323846
+
+int plot_add(plot_series *s, double iteration, double value)
+{
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 256;
+        plot_point *p = realloc(s->p, cap * sizeof *p);
+        if (!p)
+            return 0;
+        s->p = p;
+        s->cap = cap;
+    }
+    s->p[s->n++] = (plot_point){iteration, value};
+    return 1;
+}
+
+int plot_add_epoch(plot_data *d, double iteration)
+{
+    if (d->epochs == d->epochs_cap) {
+        size_t cap = d->epochs_cap ? 2 * d->epochs_cap : 16;
+        double *e = realloc(d->epoch_ends, cap * sizeof *e);
+        if (!e)
+            return 0;
+        d->epoch_ends = e;
+        d->epochs_cap = cap;
+    }
+    d->epoch_ends[d->epochs++] = iteration;
+    return 1;
+}
+
+void plot_free(plot_data *d)
+{
+    free(d->loss.p);
+    free(d->acc.p);
+    free(d->val_loss.p);
+    free(d->val_acc.p);
+    free(d->epoch_ends);
+    memset(d, 0, sizeof *d);
+}
+
+typedef struct panel {
+    double x, y, w, h;       /* pixel box of the axes */
+    double xmax, ymin, ymax; /* data range */
+} panel;
+
+static double px(const panel *p, double it)
+{
+    return p->x + p->w * (p->xmax > 0 ? it / p->xmax : 0);
+}
+
+static double py(const panel *p, double v)
+{
+    double t = (v - p->ymin) / (p->ymax - p->ymin);
+    t = t < 0 ? 0 : t > 1 ? 1 : t;
+    return p->y + p->h * (1 - t);
+}
+
+/* A "nice" tick step near range / 5. */
+static double tick_step(double range)
+{
+    double raw = range / 5, mag = pow(10, floor(log10(raw))), f = raw / mag;
+    return (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10) * mag;
+}
+
+static void axes(cairo_t *cr, const panel *p, const plot_data *d, const char *label)
+{
+    char text[32];
+    cairo_set_source_rgb(cr, 1, 1, 1);
+    cairo_rectangle(cr, p->x, p->y, p->w, p->h);
+    cairo_fill(cr);
+    cairo_set_line_width(cr, 1);
+    cairo_set_font_size(cr, 11);
+    double step = tick_step(p->ymax - p->ymin);
+    for (double v = ceil(p->ymin / step) * step; v <= p->ymax + 1e-9; v += step) {
+        cairo_set_source_rgb(cr, 0.9, 0.9, 0.9);
+        cairo_move_to(cr, p->x, py(p, v));
+        cairo_line_to(cr, p->x + p->w, py(p, v));
+        cairo_stroke(cr);
+        cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
+        snprintf(text, sizeof text, "%g", v);
+        cairo_move_to(cr, p->x - 8 - 6.0 * (double)strlen(text), py(p, v) + 4);
+        cairo_show_text(cr, text);
+    }
+    double xs = tick_step(p->xmax > 0 ? p->xmax : 1);
+    for (double it = 0; it <= p->xmax + 1e-9; it += xs) {
+        snprintf(text, sizeof text, "%g", it);
+        cairo_move_to(cr, px(p, it) - 3.0 * (double)strlen(text), p->y + p->h + 15);
+        cairo_show_text(cr, text);
+    }
+    double dash[2] = {4, 4};
+    cairo_set_dash(cr, dash, 2, 0);
+    cairo_set_source_rgb(cr, 0.6, 0.6, 0.6);
+    for (size_t e = 0; e < d->epochs; e++) {
+        cairo_move_to(cr, px(p, d->epoch_ends[e]), p->y);
+        cairo_line_to(cr, px(p, d->epoch_ends[e]), p->y + p->h);
+        cairo_stroke(cr);
+    }
+    cairo_set_dash(cr, NULL, 0, 0);
+    cairo_set_source_rgb(cr, 0, 0, 0);
+    cairo_rectangle(cr, p->x, p->y, p->w, p->h);
+    cairo_stroke(cr);
+    cairo_save(cr);
+    cairo_move_to(cr, p->x - 48, p->y + p->h / 2 + 25);
+    cairo_rotate(cr, -PI / 2);
+    cairo_set_font_size(cr, 13);
+    cairo_show_text(cr, label);
+    cairo_restore(cr);
+}
+
+static void curve(cairo_t *cr, const panel *p, const plot_series *s, double scale, double smooth,
+                  double r, double g, double b, double width)
+{
+    double avg = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        double v = s->p[i].value * scale;
+        avg = i ? smooth * avg + (1 - smooth) * v : v; /* exponential smoothing, as MATLAB's */
+        double x = px(p, s->p[i].iteration), y = py(p, smooth > 0 ? avg : v);
+        if (i)
+            cairo_line_to(cr, x, y);
+        else
+            cairo_move_to(cr, x, y);
+    }
+    cairo_set_source_rgb(cr, r, g, b);
+    cairo_set_line_width(cr, width);
+    cairo_stroke(cr);
+}
+
+static void points(cairo_t *cr, const panel *p, const plot_series *s, double scale)
+{
+    double dash[2] = {5, 3};
+    cairo_set_dash(cr, dash, 2, 0);
+    curve(cr, p, s, scale, 0, 0.1, 0.1, 0.1, 1.2);
+    cairo_set_dash(cr, NULL, 0, 0);
+    for (size_t i = 0; i < s->n; i++) {
+        cairo_arc(cr, px(p, s->p[i].iteration), py(p, s->p[i].value * scale), 3.5, 0, 2 * PI);
+        cairo_fill(cr);
+    }
+}
+
+static double series_max(const plot_series *s, double floor_value)
+{
+    double m = floor_value;
+    for (size_t i = 0; i < s->n; i++)
+        m = isfinite(s->p[i].value) && s->p[i].value > m ? s->p[i].value : m;
+    return m;
+}
+
+int plot_write_png(const plot_data *d, const char *path, const char *title, char *err,
+                   size_t err_cap)
+{
+    const int W = 900, H = 640;
+    cairo_surface_t *surface = cairo_image_surface_create(CAIRO_FORMAT_RGB24, W, H);
+    cairo_t *cr = cairo_create(surface);
+    cairo_set_source_rgb(cr, 0.96, 0.96, 0.96);
+    cairo_paint(cr);
+    cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+    cairo_set_source_rgb(cr, 0, 0, 0);
+    cairo_set_font_size(cr, 15);
+    cairo_move_to(cr, 80, 26);
+    cairo_show_text(cr, title);
+    double xmax = d->max_iteration > 0 ? d->max_iteration : 1;
+    panel acc = {80, 45, W - 110, 250, xmax, 0, 100};
+    double lmax = series_max(&d->loss, 0.1);
+    lmax = fmax(lmax, series_max(&d->val_loss, 0.1));
+    panel loss = {80, 345, W - 110, 250, xmax, 0, lmax * 1.05};
+    axes(cr, &acc, d, "Accuracy (%)");
+    axes(cr, &loss, d, "Loss");
+    curve(cr, &acc, &d->acc, 100, 0, 0.65, 0.8, 0.95, 1);      /* raw, light */
+    curve(cr, &acc, &d->acc, 100, 0.9, 0.0, 0.45, 0.74, 2);    /* smoothed */
+    points(cr, &acc, &d->val_acc, 100);
+    curve(cr, &loss, &d->loss, 1, 0, 0.98, 0.75, 0.6, 1);
+    curve(cr, &loss, &d->loss, 1, 0.9, 0.85, 0.33, 0.1, 2);
+    points(cr, &loss, &d->val_loss, 1);
+    cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
+    cairo_set_font_size(cr, 12);
+    cairo_move_to(cr, 80 + (W - 110) / 2.0 - 30, H - 12);
+    cairo_show_text(cr, "Iteration");
+    cairo_move_to(cr, W - 420, 26);
+    cairo_show_text(cr, "training (smoothed)   validation (points)   epochs (dashed)");
+    cairo_destroy(cr);
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    cairo_status_t cs = cairo_surface_write_to_png(surface, tmp);
+    cairo_surface_destroy(surface);
+    if (cs != CAIRO_STATUS_SUCCESS) {
+        snprintf(err, err_cap, "cannot write %s: %s", tmp, cairo_status_to_string(cs));
+        remove(tmp);
+        return 0;
+    }
+    if (rename(tmp, path) != 0) {
+        snprintf(err, err_cap, "cannot rename %s to %s", tmp, path);
+        remove(tmp);
+        return 0;
+    }
+    return 1;
+}

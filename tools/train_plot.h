@@ -1,0 +1,33 @@
+/* The training-progress plot of clgrad-train (cairo): accuracy and loss against iterations. */
+#ifndef CLGRAD_TRAIN_PLOT_H
+#define CLGRAD_TRAIN_PLOT_H
+
+#include <stddef.h>
+
+typedef struct plot_point {
+    double iteration, value;
+} plot_point;
+
+typedef struct plot_series {
+    plot_point *p;
+    size_t n, cap;
+} plot_series;
+
+typedef struct plot_data {
+    plot_series loss, acc, val_loss, val_acc;
+    double *epoch_ends;  /* iterations where epochs ended */
+    size_t epochs, epochs_cap;
+    double max_iteration;
+} plot_data;
+
+/* Appends a point; returns 0 when out of memory. */
+int plot_add(plot_series *s, double iteration, double value);
+int plot_add_epoch(plot_data *d, double iteration);
+void plot_free(plot_data *d);
+
+/* Draws the plot into a PNG at path (written to a temporary name, then renamed, so a viewer
+ * never sees half a file). Returns 0 and a reason in err on failure. */
+int plot_write_png(const plot_data *d, const char *path, const char *title, char *err,
+                   size_t err_cap);
+
+#endif
