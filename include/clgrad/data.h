@@ -62,6 +62,13 @@ CLG_API clg_status clg_datastore_set_class_names(clg_datastore *ds, const char *
 CLG_API clg_status clg_datastore_read(clg_datastore *ds, const size_t *indices, size_t n,
                                       float *images, int32_t *labels);
 
+/** Reads one image file (PNG, JPEG, BMP or PNM; other formats are refused) as c x h x w floats
+ *  in [0, 1]: c = 1 for gray, 3 for RGB, resized to h x w when its size differs. Sizes are
+ *  checked before decoding: over 16384 pixels per side or 2^26 pixels in all is refused.
+ *  @return CLG_OK; CLG_ERR_IO (unreadable); CLG_ERR_CORRUPT (empty, truncated, unsupported or
+ *          oversized image, with the reason); CLG_ERR_INVALID_ARG. */
+CLG_API clg_status clg_image_read(const char *path, size_t c, size_t h, size_t w, float *out);
+
 /** Text of the datastore's last failure ("" when none). */
 CLG_API const char *clg_datastore_last_error(const clg_datastore *ds);
 

@@ -42,4 +42,14 @@ typedef struct clg__idx_info {
 clg_status clg__idx_parse(const unsigned char *buf, size_t len, int want_images,
                           clg__idx_info *info, char *msg, size_t msg_cap);
 
+/* Image limits: per side (as stb's STBI_MAX_DIMENSIONS), in total pixels, and file bytes. */
+#define CLG_IMAGE_MAX_SIDE 16384
+#define CLG_IMAGE_MAX_PIXELS ((size_t)1 << 26)
+#define CLG_IMAGE_MAX_FILE (256 << 20)
+
+/* Decodes a PNG/JPEG/BMP/PNM in memory into c x h x w floats in [0, 1] (gray or RGB, resized
+ * when its size differs); CLG_ERR_CORRUPT with the reason in msg. */
+clg_status clg__image_decode(const unsigned char *data, size_t len, size_t c, size_t h, size_t w,
+                             float *out, char *msg, size_t msg_cap);
+
 #endif

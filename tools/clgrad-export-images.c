@@ -1,0 +1,116 @@
+/* clgrad-export-images: writes an IDX data set as an image-folder tree of PNGs, one folder
+ * per class (OUT_DIR/<class>/<index>.png), so the image-folder path can be tried on it. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "clgrad/clgrad.h"
+
+#define STB_IMAGE_WRITE_STATIC
+#define STB_IMAGE_WRITE_IMPLEMENTATION
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+#pragma GCC diagnostic ignored "-Wsign-compare"
+#include <stb/stb_image_write.h>
+#pragma GCC diagnostic pop
+
+static const char *const fashion_names[10] = {"T-shirt_top", "Trouser", "Pullover", "Dress",
+                                              "Coat", "Sandal", "Shirt", "Sneaker", "Bag",
+                                              "Ankle_boot"};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: clgrad-export-images [--limit N] [--fashion-names] IDX_IMAGES IDX_LABELS OUT_DIR\n"
+               "Writes every sample (or the first N) as OUT_DIR/<class>/<index>.png; class folders\n"
+               "are the label numbers, or Fashion-MNIST's names with --fashion-names.\n"
+               "  --help, --version\n");
+}
+
+static int make_dir(const char *path)
+{
+    return mkdir(path, 0777) == 0 || errno == EEXIST;
+}
+
+int main(int argc, char **argv)
+{
+    size_t limit = (size_t)-1;
+    int names = 0, i = 1;
+    for (; i < argc && argv[i][0] == '-'; i++) {
+        if (!strcmp(argv[i], "--help")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(argv[i], "--version")) {
+            printf("clgrad-export-images %s\n", clg_version());
+            return 0;
+        } else if (!strcmp(argv[i], "--limit") && i + 1 < argc) {
+            limit = strtoul(argv[++i], NULL, 10);
+        } else if (!strcmp(argv[i], "--fashion-names")) {
+            names = 1;
+        } else {
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (argc - i != 3) {
+        usage(stderr);
+        return 2;
+    }
+    clg_datastore *ds;
+    clg_status st = clg_datastore_open_idx(argv[i], argv[i + 1], &ds);
+    if (st != CLG_OK) {
+        fprintf(stderr, "clgrad-export-images: %s: %s\n", clg_status_name(st), clg_last_error());
+        return 1;
+    }
+    const char *out = argv[i + 2];
+    clg_shape s = clg_datastore_sample_shape(ds);
+    size_t n = clg_datastore_size(ds), per = clg_shape_numel(s), classes = clg_datastore_class_count(ds);
+    if (names && classes != 10) {
+        fprintf(stderr, "clgrad-export-images: --fashion-names needs 10 classes, the labels have %zu\n",
+                classes);
+        clg_datastore_destroy(ds);
+        return 1;
+    }
+    if (s.c != 1 && s.c != 3) {
+        fprintf(stderr, "clgrad-export-images: %zu channels cannot be a PNG\n", s.c);
+        clg_datastore_destroy(ds);
+        return 1;
+    }
+    n = n < limit ? n : limit;
+    float *x = malloc(per * sizeof *x);
+    unsigned char *pix = malloc(per);
+    char path[4096];
+    int rc = x && pix && make_dir(out) ? 0 : 1;
+    for (size_t c = 0; rc == 0 && c < classes; c++) {
+        snprintf(path, sizeof path, "%s/%s", out, names ? fashion_names[c] : clg_datastore_class_name(ds, c));
+        rc = make_dir(path) ? 0 : 1;
+    }
+    for (size_t k = 0; rc == 0 && k < n; k++) {
+        int32_t label;
+        st = clg_datastore_read(ds, &k, 1, x, &label);
+        if (st != CLG_OK) {
+            fprintf(stderr, "clgrad-export-images: %s\n", clg_datastore_last_error(ds));
+            rc = 1;
+            break;
+        }
+        for (size_t p = 0; p < s.h * s.w; p++) /* planar floats to interleaved bytes */
+            for (size_t c = 0; c < s.c; c++)
+                pix[p * s.c + c] = (unsigned char)(x[c * s.h * s.w + p] * 255.0f + 0.5f);
+        snprintf(path, sizeof path, "%s/%s/%06zu.png", out,
+                 names ? fashion_names[label] : clg_datastore_class_name(ds, (size_t)label), k);
+        if (!stbi_write_png(path, (int)s.w, (int)s.h, (int)s.c, pix, (int)(s.w * s.c))) {
+            fprintf(stderr, "clgrad-export-images: cannot write %s\n", path);
+            rc = 1;
+        }
+    }
+    if (rc == 0)
+        printf("wrote %zu images in %zu class folders under %s\n", n, classes, out);
+    else if (!x || !pix)
+        fprintf(stderr, "clgrad-export-images: out of memory or cannot create %s\n", out);
+    free(x);
+    free(pix);
+    clg_datastore_destroy(ds);
+    return rc;
+}
