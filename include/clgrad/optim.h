@@ -50,6 +50,8 @@ CLG_API clg_status clg_sgd_step_host(const clg_sgd_params *p, float *w, const fl
                                      size_t n);
 CLG_API clg_status clg_adam_step_host(const clg_adam_params *p, float *w, const float *g, float *m,
                                       float *v, size_t n);
+CLG_API clg_status clg_rmsprop_step_host(const clg_rmsprop_params *p, float *w, const float *g,
+                                         float *v, size_t n);
 
 #ifdef __cplusplus
 }
