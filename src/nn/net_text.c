@@ -30,9 +30,20 @@ static int pair_text(char *buf, size_t cap, int h, int w)
     return h == w ? snprintf(buf, cap, "%d", h) : snprintf(buf, cap, "%d,%d", h, w);
 }
 
+/* The shortest decimal form that reads back as the same float ("0.4", not "0.400000006"). */
+static const char *short_float(float v, char out[32])
+{
+    for (int digits = 6; digits <= 9; digits++) {
+        snprintf(out, 32, "%.*g", digits, (double)v);
+        if (strtof(out, NULL) == v)
+            break;
+    }
+    return out;
+}
+
 void clg__layer_text(const clg__layer *l, char *buf, size_t cap)
 {
-    char a[64], b[64];
+    char a[64], b[64], f1[32], f2[32];
     size_t n = 0;
 #define PUT(...) (n += (size_t)snprintf(buf + (n < cap ? n : cap), n < cap ? cap - n : 0, __VA_ARGS__))
     switch (l->kind) {
@@ -81,15 +92,15 @@ void clg__layer_text(const clg__layer *l, char *buf, size_t cap)
         PUT("fc %zu", l->outputs);
         break;
     case CLG_LAYER_BATCHNORM:
-        PUT("batchnorm momentum=%.9g eps=%.9g", (double)l->momentum, (double)l->eps);
+        PUT("batchnorm momentum=%s eps=%s", short_float(l->momentum, f1), short_float(l->eps, f2));
         break;
     case CLG_LAYER_DROPOUT:
-        PUT("dropout %.9g", (double)l->p);
+        PUT("dropout %s", short_float(l->p, f1));
         break;
     case CLG_LAYER_ACTIVATION:
         PUT("%s", act_name(l->act));
         if (l->act == CLG_ACT_LEAKY_RELU || l->act == CLG_ACT_ELU)
-            PUT(" alpha=%.9g", (double)l->alpha);
+            PUT(" alpha=%s", short_float(l->alpha, f1));
         break;
     case CLG_LAYER_SOFTMAX_XENT:
         PUT("softmax");
@@ -402,6 +413,11 @@ static clg_status parse_simple(clg_net *net, const parser *p, const token *tok, 
     }
     int is_act = tok_is(name, "relu") || tok_is(name, "leaky") || tok_is(name, "elu") ||
                  tok_is(name, "sigmoid") || tok_is(name, "tanh");
+    if (!is_act && !tok_is(name, "fc") && !tok_is(name, "gap") && !tok_is(name, "batchnorm") &&
+        !tok_is(name, "dropout") && !tok_is(name, "softmax"))
+        return perr(p, name, CLG_ERR_INVALID_ARG,
+                    "unknown layer \"%.*s\" (layers: conv, maxpool, avgpool, gap, fc, batchnorm, "
+                    "dropout, relu, leaky, elu, sigmoid, tanh, softmax)", (int)name->len, name->s);
     for (size_t i = first_opt; st == CLG_OK && i < ntok; i++) {
         option o = {0};
         st = split_option(p, &tok[i], &o);
@@ -431,15 +447,12 @@ static clg_status parse_simple(clg_net *net, const parser *p, const token *tok, 
         st = clg_net_add_dropout(net, prob);
     else if (tok_is(name, "softmax"))
         st = clg_net_add_softmax_xent(net);
-    else if (is_act) {
+    else {
         clg_activation f = tok_is(name, "relu") ? CLG_ACT_RELU : tok_is(name, "leaky") ? CLG_ACT_LEAKY_RELU
                          : tok_is(name, "elu") ? CLG_ACT_ELU : tok_is(name, "sigmoid") ? CLG_ACT_SIGMOID
                          : CLG_ACT_TANH;
         st = clg_net_add_activation(net, f, alpha);
-    } else
-        return perr(p, name, CLG_ERR_INVALID_ARG,
-                    "unknown layer \"%.*s\" (layers: conv, maxpool, avgpool, gap, fc, batchnorm, "
-                    "dropout, relu, leaky, elu, sigmoid, tanh, softmax)", (int)name->len, name->s);
+    }
     return st == CLG_OK ? st : perr(p, name, st, "%s", clg_ctx_last_error(net->ctx));
 }
 

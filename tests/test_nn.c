@@ -1,0 +1,401 @@
+/* Networks: text format (round trip, errors with line and column), shape inference, seeded
+ * initialisation, whole-network gradients against finite differences, prediction, and model
+ * files (exact round trip; every truncation and random bit flips rejected). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "common/testutil.h"
+#include "nn/nn_internal.h"
+
+static clg_ctx *ctx;
+static clg_test_rng rng;
+
+static const char tutorial[] =
+    "input 28x28x1\n"
+    "conv 5x5x32 pad=2\n"
+    "relu\n"
+    "maxpool 2x2\n"
+    "conv 5x5x64 pad=2\n"
+    "relu\n"
+    "maxpool 2x2\n"
+    "fc 1024\n"
+    "relu\n"
+    "dropout 0.4\n"
+    "fc 10\n"
+    "softmax\n";
+
+static clg_net *parse_ok(const char *text)
+{
+    clg_net *net = NULL;
+    CLG_ASSERT_STATUS(clg_net_parse(ctx, text, &net), CLG_OK);
+    return net;
+}
+
+static void tutorial_shapes_and_round_trip(void **state)
+{
+    (void)state;
+    clg_net *net = parse_ok(tutorial);
+    assert_int_equal(clg_net_layer_count(net), 11);
+    static const size_t out[11][3] = {{32, 28, 28}, {32, 28, 28}, {32, 14, 14}, {64, 14, 14},
+                                      {64, 14, 14}, {64, 7, 7}, {1024, 1, 1}, {1024, 1, 1},
+                                      {1024, 1, 1}, {10, 1, 1}, {10, 1, 1}};
+    for (size_t i = 0; i < 11; i++) {
+        clg_layer_info info;
+        CLG_ASSERT_STATUS(clg_net_layer_info(net, i, &info), CLG_OK);
+        assert_int_equal(info.output.c, out[i][0]);
+        assert_int_equal(info.output.h, out[i][1]);
+        assert_int_equal(info.output.w, out[i][2]);
+    }
+    /* 5*5*32+32, 5*5*32*64+64, 3136*1024+1024, 1024*10+10 */
+    assert_int_equal(clg_net_param_count(net, CLG_PARAMS_LEARNABLE), 3274634);
+    assert_int_equal(clg_net_class_count(net), 10);
+    size_t len;
+    CLG_ASSERT_STATUS(clg_net_text(net, NULL, 0, &len), CLG_OK);
+    char *text = malloc(len + 1);
+    CLG_ASSERT_STATUS(clg_net_text(net, text, len + 1, NULL), CLG_OK);
+    assert_string_equal(text, tutorial);
+    free(text);
+    clg_net_destroy(net);
+}
+
+/* Every option survives text(parse(text)). */
+static void every_option_round_trips(void **state)
+{
+    (void)state;
+    static const char full[] =
+        "input 9x11x3\n"
+        "conv 3x3x6 pad=1,2 stride=2,1 dilation=1,2 groups=3 bias=0\n"
+        "batchnorm momentum=0.25 eps=0.001\n"
+        "leaky alpha=0.125\n"
+        "avgpool 3x2 stride=1 pad=1,0,1,1 ceil=1 exclude-pad=1\n"
+        "elu alpha=0.5\n"
+        "maxpool 2x2 stride=1\n"
+        "sigmoid\n"
+        "conv 1x1x4\n"
+        "tanh\n"
+        "gap\n"
+        "dropout 0.25\n"
+        "fc 5\n"
+        "softmax\n";
+    clg_net *net = parse_ok(full);
+    char text[2048];
+    CLG_ASSERT_STATUS(clg_net_text(net, text, sizeof text, NULL), CLG_OK);
+    assert_string_equal(text, full);
+    clg_net_destroy(net);
+    /* comments, blank lines, pad=same and defaults */
+    net = parse_ok("# a comment\n\ninput 8x8x1   # trailing\n conv 3x3x2 pad=same\nrelu\nfc 3\nsoftmax");
+    clg_layer_info info;
+    CLG_ASSERT_STATUS(clg_net_layer_info(net, 0, &info), CLG_OK);
+    assert_string_equal(info.text, "conv 3x3x2 pad=1");
+    assert_int_equal(info.output.h, 8);
+    clg_net_destroy(net);
+}
+
+/* Each bad text fails with the status and a message naming line and column. */
+static void text_errors_name_line_and_column(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        clg_status st;
+        const char *where;
+    } cases[] = {
+        {"input 28x28x1\nconv 5x5x32\nfoo 3\nsoftmax\n", CLG_ERR_INVALID_ARG, "line 3, column 1"},
+        {"input 28x28x1\nconv 5x5x32 pdd=2\nsoftmax\n", CLG_ERR_INVALID_ARG, "line 2, column 13"},
+        {"input 28x28x1\nconv 5x5\nsoftmax\n", CLG_ERR_INVALID_ARG, "line 2, column 6"},
+        {"input 28x28x1\n  fc -3\nsoftmax\n", CLG_ERR_INVALID_ARG, "line 2, column 6"},
+        {"conv 5x5x32\n", CLG_ERR_INVALID_ARG, "line 1, column 1"},
+        {"input 28x28\n", CLG_ERR_INVALID_ARG, "line 1, column 7"},
+        {"input 4x4x1\nmaxpool 5x5\nsoftmax\n", CLG_ERR_SHAPE, "line 2, column 1"},
+        {"input 4x4x1\nconv 3x3x4 groups=3\nsoftmax\n", CLG_ERR_SHAPE, "line 2"},
+        {"input 4x4x1\nfc 3\n", CLG_ERR_INVALID_ARG, "last layer must be softmax"},
+        {"input 4x4x1\nfc 3\nsoftmax\nrelu\n", CLG_ERR_INVALID_ARG, "line 4"},
+        {"input 4x4x1\ndropout 1.5\nfc 2\nsoftmax\n", CLG_ERR_INVALID_ARG, "line 2"},
+        {"input 4x4x1\nconv 3x3x2 stride=0\nsoftmax\n", CLG_ERR_INVALID_ARG, "line 2, column 12"},
+        {"input 4x4x1\nrelu alpha=2\nfc 2\nsoftmax\n", CLG_ERR_INVALID_ARG, "line 2, column 6"},
+        {"input 1x1x1\nsoftmax\n", CLG_ERR_SHAPE, "at least 2 classes"},
+        {"", CLG_ERR_INVALID_ARG, "no layers"},
+        {"input 4x4x1\nfc 2\x01\nsoftmax\n", CLG_ERR_INVALID_ARG, "control character"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        clg_net *net = (clg_net *)1;
+        clg_status st = clg_net_parse(ctx, cases[i].text, &net);
+        if (st != cases[i].st || !strstr(clg_ctx_last_error(ctx), cases[i].where))
+            fail_msg("case %zu: %s, \"%s\" (wanted %s with \"%s\")", i, clg_status_name(st),
+                     clg_ctx_last_error(ctx), clg_status_name(cases[i].st), cases[i].where);
+        assert_null(net);
+    }
+}
+
+static void impossible_shape_names_the_layer(void **state)
+{
+    (void)state;
+    clg_net *net;
+    CLG_ASSERT_STATUS(clg_net_create(ctx, (clg_shape){1, 1, 6, 6}, &net), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_add_conv2d(net, 3, 3, 4, NULL, 1), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_add_conv2d(net, 5, 5, 4, NULL, 1), CLG_ERR_SHAPE);
+    assert_non_null(strstr(clg_ctx_last_error(ctx), "layer 2 (conv 5x5x4)"));
+    assert_int_equal(clg_net_layer_count(net), 1); /* the failed layer was not added */
+    CLG_ASSERT_STATUS(clg_net_add_fc(net, 3), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_add_softmax_xent(net), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_add_activation(net, CLG_ACT_RELU, 0), CLG_ERR_INVALID_ARG);
+    clg_net_destroy(net);
+}
+
+static float *params(clg_net *net, size_t *n)
+{
+    *n = clg_net_param_count(net, CLG_PARAMS_LEARNABLE);
+    float *p = malloc(*n * sizeof *p);
+    CLG_ASSERT_STATUS(clg_net_get_params(net, CLG_PARAMS_LEARNABLE, p, *n), CLG_OK);
+    return p;
+}
+
+static void init_is_seeded_and_scaled(void **state)
+{
+    (void)state;
+    clg_net *a = parse_ok(tutorial), *b = parse_ok(tutorial);
+    CLG_ASSERT_STATUS(clg_net_init(a, 42), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_init(b, 42), CLG_OK);
+    size_t n, m;
+    float *pa = params(a, &n), *pb = params(b, &m);
+    assert_int_equal(n, m);
+    assert_memory_equal(pa, pb, n * sizeof *pa);
+    CLG_ASSERT_STATUS(clg_net_init(b, 43), CLG_OK);
+    free(pb);
+    pb = params(b, &m);
+    assert_true(memcmp(pa, pb, n * sizeof *pa) != 0);
+    /* fc 1024 follows relu: He normal, std sqrt(2 / 3136); fc 10 feeds the softmax: Glorot
+     * uniform, std sqrt(6 / (1024 + 10)) / sqrt(3) */
+    size_t fc1 = 800 + 32 + 51200 + 64, fc1_n = 3136 * 1024, fc2 = fc1 + fc1_n + 1024;
+    double s1 = 0, s2 = 0;
+    for (size_t i = 0; i < fc1_n; i++)
+        s1 += (double)pa[fc1 + i] * pa[fc1 + i];
+    for (size_t i = 0; i < 10240; i++)
+        s2 += (double)pa[fc2 + i] * pa[fc2 + i];
+    assert_true(fabs(sqrt(s1 / fc1_n) / sqrt(2.0 / 3136) - 1) < 0.01);
+    assert_true(fabs(sqrt(s2 / 10240) / (sqrt(6.0 / 1034) / sqrt(3.0)) - 1) < 0.03);
+    for (size_t i = 0; i < 1024; i++) /* biases start at zero */
+        assert_true(pa[fc1 + fc1_n + i] == 0.0f);
+    free(pa);
+    free(pb);
+    clg_net_destroy(a);
+    clg_net_destroy(b);
+}
+
+/* A small net with every layer kind (smooth activations where possible, so that central
+ * differences are accurate; max pooling and ReLU have no kink within eps for random inputs
+ * with probability close to 1, and the few parameters checked are fixed by seed). */
+static const char tiny[] =
+    "input 6x6x2\n"
+    "conv 3x3x3 pad=1\n"
+    "batchnorm\n"
+    "tanh\n"
+    "maxpool 2x2\n"
+    "conv 2x2x4 stride=1\n"
+    "elu\n"
+    "avgpool 2x2 stride=1 pad=1 exclude-pad=1\n"
+    "dropout 0.3\n"
+    "fc 5\n"
+    "sigmoid\n"
+    "fc 3\n"
+    "softmax\n";
+
+static double loss_at(clg_net *net, const int32_t *labels)
+{
+    double loss;
+    CLG_ASSERT_STATUS(clg__net_forward(net, 1, 7), CLG_OK);
+    CLG_ASSERT_STATUS(clg__net_loss(net, labels, &loss, NULL), CLG_OK);
+    return loss;
+}
+
+static void whole_network_gradient_matches_finite_differences(void **state)
+{
+    (void)state;
+    enum { N = 4 };
+    clg_net *net = parse_ok(tiny);
+    CLG_ASSERT_STATUS(clg_net_init(net, clg_test_rng_next(&rng)), CLG_OK);
+    CLG_ASSERT_STATUS(clg__net_reserve(net, N), CLG_OK);
+    float x[N * 72];
+    int32_t labels[N] = {0, 2, 1, 2};
+    clg_test_fill_uniform(&rng, x, N * 72, -1, 1);
+    CLG_ASSERT_STATUS(clg__net_upload(net, x, N), CLG_OK);
+    loss_at(net, labels);
+    CLG_ASSERT_STATUS(clg__net_backward(net, labels, 1.0f / N, 7), CLG_OK);
+    clg__param_ref refs[16];
+    size_t nrefs = clg__net_params(net, refs, 16);
+    assert_int_equal(nrefs, 10); /* conv w b, bn g b, conv w b, fc w b, fc w b */
+    double worst = 0;
+    for (size_t r = 0; r < nrefs; r++) {
+        size_t n = clg_tensor_numel(refs[r].param);
+        float *w = malloc(n * sizeof *w), *g = malloc(n * sizeof *g);
+        CLG_ASSERT_STATUS(clg_tensor_download(refs[r].param, w, n), CLG_OK);
+        CLG_ASSERT_STATUS(clg_tensor_download(refs[r].grad, g, n), CLG_OK);
+        for (int k = 0; k < 3; k++) {
+            size_t i = (size_t)(clg_test_rng_next(&rng) % n);
+            const float eps = 3e-3f; /* small enough that a max pooling window rarely switches */
+            float keep = w[i];
+            w[i] = keep + eps;
+            CLG_ASSERT_STATUS(clg_tensor_upload(refs[r].param, w, n), CLG_OK);
+            double up = loss_at(net, labels);
+            w[i] = keep - eps;
+            CLG_ASSERT_STATUS(clg_tensor_upload(refs[r].param, w, n), CLG_OK);
+            double down = loss_at(net, labels);
+            w[i] = keep;
+            CLG_ASSERT_STATUS(clg_tensor_upload(refs[r].param, w, n), CLG_OK);
+            double fd = (up - down) / (2.0 * eps);
+            /* float forward passes: the difference quotient carries ~1e-7 / eps of noise, and
+             * O(eps^2) curvature; 1e-3 absolute plus 2% relative covers both. */
+            double err = fabs(fd - g[i]) / (1e-3 + 0.02 * fabs(fd));
+            if (err > 1)
+                fail_msg("param %zu element %zu: backward %g, finite difference %g", r, i,
+                         (double)g[i], fd);
+            worst = err > worst ? err : worst;
+        }
+        free(w);
+        free(g);
+    }
+    print_message("worst gradient error %.3f of the bound\n", worst);
+    clg_net_destroy(net);
+}
+
+static void predict_and_classify_agree(void **state)
+{
+    (void)state;
+    enum { N = 5 };
+    clg_net *net = parse_ok(tiny);
+    CLG_ASSERT_STATUS(clg_net_init(net, 3), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_set_class_names(net, (const char *const[]){"a", "b", "c"}, 3), CLG_OK);
+    assert_string_equal(clg_net_class_name(net, 2), "c");
+    float x[N * 72], p[N * 3], top_p[N * 2];
+    int32_t top[N * 2];
+    clg_test_fill_uniform(&rng, x, N * 72, -1, 1);
+    clg_test_poison_nan(p, N * 3);
+    CLG_ASSERT_STATUS(clg_net_predict(net, x, N, p), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_classify(net, x, N, 2, top, top_p), CLG_OK);
+    for (size_t s = 0; s < N; s++) {
+        double sum = p[s * 3] + p[s * 3 + 1] + p[s * 3 + 2];
+        assert_true(fabs(sum - 1) < 1e-5);
+        int best = 0;
+        for (int c = 1; c < 3; c++)
+            best = p[s * 3 + c] > p[s * 3 + best] ? c : best;
+        assert_int_equal(top[s * 2], best);
+        assert_true(top_p[s * 2] >= top_p[s * 2 + 1]);
+        assert_true(top[s * 2] != top[s * 2 + 1]);
+    }
+    clg_net_destroy(net);
+}
+
+static unsigned char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    *len = (size_t)ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *p = malloc(*len);
+    assert_int_equal(fread(p, 1, *len, f), *len);
+    fclose(f);
+    return p;
+}
+
+static void spill(const char *path, const unsigned char *p, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(p, 1, len, f), len);
+    fclose(f);
+}
+
+static void model_file_round_trip_and_corruption(void **state)
+{
+    (void)state;
+    char *dir = clg_test_tempdir("nn-model");
+    char path[4096], bad[4200];
+    snprintf(path, sizeof path, "%s/m.clgm", dir);
+    snprintf(bad, sizeof bad, "%s/bad.clgm", dir);
+    clg_net *net = parse_ok("input 3x3x1\nconv 2x2x2\nbatchnorm\nrelu\nfc 2\nsoftmax\n");
+    CLG_ASSERT_STATUS(clg_net_init(net, 9), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_set_class_names(net, (const char *const[]){"cat", "dog"}, 2), CLG_OK);
+    float state_vals[4] = {0.5f, -1.25f, 2.0f, 3.5f};
+    CLG_ASSERT_STATUS(clg_net_set_params(net, CLG_PARAMS_STATE, state_vals, 4), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_save(net, path), CLG_OK);
+    clg_net *back;
+    CLG_ASSERT_STATUS(clg_net_load(ctx, path, &back), CLG_OK);
+    size_t n, m;
+    float *a = params(net, &n), *b = params(back, &m);
+    assert_int_equal(n, m);
+    assert_memory_equal(a, b, n * sizeof *a);
+    float st[4];
+    CLG_ASSERT_STATUS(clg_net_get_params(back, CLG_PARAMS_STATE, st, 4), CLG_OK);
+    assert_memory_equal(st, state_vals, sizeof st);
+    assert_string_equal(clg_net_class_name(back, 1), "dog");
+    char t1[512], t2[512];
+    CLG_ASSERT_STATUS(clg_net_text(net, t1, sizeof t1, NULL), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_text(back, t2, sizeof t2, NULL), CLG_OK);
+    assert_string_equal(t1, t2);
+    free(a);
+    free(b);
+    clg_net_destroy(back);
+
+    size_t len;
+    unsigned char *file = slurp(path, &len);
+    for (size_t cut = 0; cut < len; cut++) { /* every truncation */
+        spill(bad, file, cut);
+        clg_net *x = (clg_net *)1;
+        clg_status s = clg_net_load(ctx, bad, &x);
+        if (s != CLG_ERR_CORRUPT)
+            fail_msg("truncated to %zu of %zu bytes: %s", cut, len, clg_status_name(s));
+        assert_null(x);
+    }
+    for (int k = 0; k < 200; k++) { /* random bit flips */
+        size_t byte = (size_t)(clg_test_rng_next(&rng) % len);
+        int bit = (int)(clg_test_rng_next(&rng) % 8);
+        file[byte] ^= (unsigned char)(1 << bit);
+        spill(bad, file, len);
+        clg_net *x = (clg_net *)1;
+        clg_status s = clg_net_load(ctx, bad, &x);
+        if (s != CLG_ERR_CORRUPT)
+            fail_msg("bit %d of byte %zu flipped: %s", bit, byte, clg_status_name(s));
+        assert_null(x);
+        file[byte] ^= (unsigned char)(1 << bit);
+    }
+    CLG_ASSERT_STATUS(clg_net_load(ctx, "/nonexistent/m.clgm", &back), CLG_ERR_IO);
+    /* a failed save leaves the old file: the folder path is not writable as a file */
+    CLG_ASSERT_STATUS(clg_net_save(net, dir), CLG_ERR_IO);
+    CLG_ASSERT_STATUS(clg_net_load(ctx, path, &back), CLG_OK);
+    clg_net_destroy(back);
+    free(file);
+    clg_net_destroy(net);
+    clg_test_rmtree(dir);
+    free(dir);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    clg_test_fixture_setup(&ctx, &rng);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    clg_test_fixture_teardown(ctx);
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(tutorial_shapes_and_round_trip),
+        cmocka_unit_test(every_option_round_trips),
+        cmocka_unit_test(text_errors_name_line_and_column),
+        cmocka_unit_test(impossible_shape_names_the_layer),
+        cmocka_unit_test(init_is_seeded_and_scaled),
+        cmocka_unit_test(whole_network_gradient_matches_finite_differences),
+        cmocka_unit_test(predict_and_classify_agree),
+        cmocka_unit_test(model_file_round_trip_and_corruption),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
