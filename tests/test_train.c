@@ -1,0 +1,338 @@
+/* Training: every solver lowers the loss on fixed synthetic data, an interrupted run resumed
+ * from its checkpoint ends with the same weights as an uninterrupted one, options are
+ * validated, early stopping, the metrics log and checkpoint rotation. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include "common/testutil.h"
+#include "clgrad/train.h"
+
+static clg_ctx *ctx;
+static clg_test_rng rng;
+static char *dir;
+static clg_datastore *data;
+
+enum { SAMPLES = 96, SIDE = 8, CLASSES = 4 };
+
+static void put_be32(FILE *f, uint32_t v)
+{
+    unsigned char b[4] = {(unsigned char)(v >> 24), (unsigned char)(v >> 16), (unsigned char)(v >> 8),
+                          (unsigned char)v};
+    fwrite(b, 1, 4, f);
+}
+
+/* Class k: a bright 4x4 square in quadrant k, on noise. */
+static void write_synthetic(const char *images, const char *labels)
+{
+    FILE *fi = fopen(images, "wb"), *fl = fopen(labels, "wb");
+    assert_non_null(fi);
+    assert_non_null(fl);
+    put_be32(fi, 0x803);
+    put_be32(fi, SAMPLES);
+    put_be32(fi, SIDE);
+    put_be32(fi, SIDE);
+    put_be32(fl, 0x801);
+    put_be32(fl, SAMPLES);
+    clg_test_rng r;
+    clg_test_rng_init(&r, 1234); /* fixed data: the tests compare runs, not seeds */
+    for (int s = 0; s < SAMPLES; s++) {
+        int k = s % CLASSES;
+        unsigned char px[SIDE * SIDE];
+        for (int y = 0; y < SIDE; y++)
+            for (int x = 0; x < SIDE; x++) {
+                int in = (y / 4) == k / 2 && (x / 4) == k % 2;
+                px[y * SIDE + x] = (unsigned char)((in ? 150 : 0) + clg_test_rng_next(&r) % 100);
+            }
+        fwrite(px, 1, sizeof px, fi);
+        unsigned char l = (unsigned char)k;
+        fwrite(&l, 1, 1, fl);
+    }
+    fclose(fi);
+    fclose(fl);
+}
+
+static const char net_text[] =
+    "input 8x8x1\n"
+    "conv 3x3x4 pad=1\n"
+    "batchnorm\n"
+    "relu\n"
+    "maxpool 2x2\n"
+    "dropout 0.2\n"
+    "fc 4\n"
+    "softmax\n";
+
+static clg_net *new_net(uint64_t seed)
+{
+    clg_net *net;
+    CLG_ASSERT_STATUS(clg_net_parse(ctx, net_text, &net), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_init(net, seed), CLG_OK);
+    return net;
+}
+
+static clg_train_options small_options(void)
+{
+    clg_train_options o = clg_train_options_default();
+    o.mini_batch_size = 16;
+    o.max_epochs = 2;
+    o.seed = 77;
+    o.shuffle = CLG_SHUFFLE_EVERY_EPOCH;
+    return o;
+}
+
+static float *weights(clg_net *net, size_t *n)
+{
+    *n = clg_net_param_count(net, CLG_PARAMS_LEARNABLE) + clg_net_param_count(net, CLG_PARAMS_STATE);
+    float *p = malloc(*n * sizeof *p);
+    size_t nl = clg_net_param_count(net, CLG_PARAMS_LEARNABLE);
+    CLG_ASSERT_STATUS(clg_net_get_params(net, CLG_PARAMS_LEARNABLE, p, nl), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_get_params(net, CLG_PARAMS_STATE, p + nl, *n - nl), CLG_OK);
+    return p;
+}
+
+static void every_solver_lowers_the_loss(void **state)
+{
+    (void)state;
+    const clg_solver solvers[3] = {CLG_SOLVER_SGDM, CLG_SOLVER_ADAM, CLG_SOLVER_RMSPROP};
+    const float rates[3] = {0.05f, 0.01f, 0.01f};
+    for (int s = 0; s < 3; s++) {
+        clg_net *net = new_net(5);
+        double before, after, acc;
+        CLG_ASSERT_STATUS(clg_net_evaluate(net, data, 32, &before, &acc), CLG_OK);
+        clg_train_options o = small_options();
+        o.solver = solvers[s];
+        o.initial_learn_rate = rates[s];
+        o.max_epochs = 4;
+        clg_train_report r;
+        CLG_ASSERT_STATUS(clg_train(net, data, NULL, &o, &r), CLG_OK);
+        CLG_ASSERT_STATUS(clg_net_evaluate(net, data, 32, &after, &acc), CLG_OK);
+        print_message("%s: loss %.4f -> %.4f, accuracy %.3f\n", clg_solver_name(solvers[s]),
+                      before, after, acc);
+        assert_int_equal(r.iterations, 4 * (SAMPLES / 16));
+        assert_int_equal(r.epochs, 4);
+        assert_true(after < 0.5 * before);
+        assert_true(acc > 0.9);
+        clg_net_destroy(net);
+    }
+}
+
+static int stop_at_5(const clg_train_progress *p, void *user)
+{
+    (void)user;
+    return p->kind == CLG_PROGRESS_ITERATION && p->iteration == 5;
+}
+
+static int count_checkpoints(const char *path)
+{
+    DIR *d = opendir(path);
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));)
+        n += !strncmp(e->d_name, "checkpoint-", 11);
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/* Uninterrupted versus stopped and resumed, at an epoch boundary and inside an epoch (with
+ * batch norm state, dropout and Adam moments all in play). */
+static void resumed_run_equals_uninterrupted(void **state)
+{
+    (void)state;
+    clg_train_options o = small_options();
+    o.solver = CLG_SOLVER_ADAM;
+    o.initial_learn_rate = 0.01f;
+    o.max_epochs = 3;
+    clg_net *whole = new_net(11);
+    CLG_ASSERT_STATUS(clg_train(whole, data, NULL, &o, NULL), CLG_OK);
+    size_t n, m;
+    float *ref = weights(whole, &n);
+
+    for (int mode = 0; mode < 2; mode++) {
+        char ckdir[4096];
+        snprintf(ckdir, sizeof ckdir, "%s/ck%d", dir, mode);
+        clg_train_options first = o;
+        first.checkpoint_path = ckdir;
+        if (mode == 0) {          /* stop after epoch 1, checkpoint per epoch */
+            first.max_epochs = 1;
+        } else {                  /* checkpoint every 3 iterations, stop at iteration 5 */
+            first.checkpoint_frequency = 3;
+            first.checkpoint_frequency_unit = 1;
+            first.progress = stop_at_5;
+            first.verbose_frequency = 1;
+        }
+        clg_net *part = new_net(11);
+        clg_train_report r;
+        CLG_ASSERT_STATUS(clg_train(part, data, NULL, &first, &r), CLG_OK);
+        if (mode == 1) {
+            assert_int_equal(r.stop_reason, CLG_STOP_CALLBACK);
+            assert_int_equal(r.iterations, 5);
+        }
+        clg_net_destroy(part);
+        clg_net *resumed = NULL;
+        CLG_ASSERT_STATUS(clg_train_resume(ctx, ckdir, data, NULL, &o, &resumed, &r), CLG_OK);
+        assert_int_equal(r.iterations, 3 * (SAMPLES / 16));
+        float *got = weights(resumed, &m);
+        assert_int_equal(n, m);
+        if (memcmp(got, ref, n * sizeof *got))
+            fail_msg("mode %d: resumed weights differ (max |diff| %g)", mode,
+                     clg_test_max_abs_diff(got, ref, n));
+        free(got);
+        clg_net_destroy(resumed);
+    }
+    /* a solver that does not match the checkpoint's is refused */
+    clg_train_options other = o;
+    other.solver = CLG_SOLVER_SGDM;
+    clg_net *x = NULL;
+    char ckdir[4096];
+    snprintf(ckdir, sizeof ckdir, "%s/ck0", dir);
+    CLG_ASSERT_STATUS(clg_train_resume(ctx, ckdir, data, NULL, &other, &x, NULL), CLG_ERR_INVALID_ARG);
+    clg_net_destroy(x);
+    free(ref);
+    clg_net_destroy(whole);
+}
+
+static void checkpoints_keep_the_newest_three(void **state)
+{
+    (void)state;
+    char ckdir[4096];
+    snprintf(ckdir, sizeof ckdir, "%s/rot", dir);
+    clg_train_options o = small_options();
+    o.checkpoint_path = ckdir;
+    o.checkpoint_frequency = 2;
+    o.checkpoint_frequency_unit = 1; /* 12 iterations: 6 checkpoints written */
+    clg_net *net = new_net(1);
+    CLG_ASSERT_STATUS(clg_train(net, data, NULL, &o, NULL), CLG_OK);
+    assert_int_equal(count_checkpoints(ckdir), 3);
+    clg_net_destroy(net);
+}
+
+static void bad_options_are_rejected(void **state)
+{
+    (void)state;
+    clg_train_options o;
+    typedef struct bad_case {
+        const char *expect;
+        clg_train_options o;
+    } bad_case;
+    bad_case bad[8];
+    int n = 0;
+    o = small_options(), o.mini_batch_size = 0, bad[n++] = (bad_case){"mini_batch_size", o};
+    o = small_options(), o.initial_learn_rate = -1, bad[n++] = (bad_case){"initial_learn_rate", o};
+    o = small_options(), o.solver = (clg_solver)7, bad[n++] = (bad_case){"solver", o};
+    o = small_options(), o.max_epochs = 0, bad[n++] = (bad_case){"max_epochs", o};
+    o = small_options(), o.momentum = 1.5f, bad[n++] = (bad_case){"momentum", o};
+    o = small_options(), o.shuffle = (clg_shuffle)5, bad[n++] = (bad_case){"shuffle", o};
+    o = small_options(), o.execution_environment = "tpu", bad[n++] = (bad_case){"execution_environment", o};
+    o = small_options(), o.l2_regularization = NAN, bad[n++] = (bad_case){"l2_regularization", o};
+    clg_net *net = new_net(1);
+    for (int i = 0; i < n; i++) {
+        CLG_ASSERT_STATUS(clg_train_options_check(&bad[i].o), CLG_ERR_INVALID_ARG);
+        assert_non_null(strstr(clg_last_error(), bad[i].expect));
+        CLG_ASSERT_STATUS(clg_train(net, data, NULL, &bad[i].o, NULL), CLG_ERR_INVALID_ARG);
+        assert_non_null(strstr(clg_ctx_last_error(ctx), bad[i].expect));
+    }
+    clg_solver s;
+    CLG_ASSERT_STATUS(clg_solver_parse("adamw", &s), CLG_ERR_INVALID_ARG);
+    CLG_ASSERT_STATUS(clg_solver_parse("rmsprop", &s), CLG_OK);
+    assert_int_equal(s, CLG_SOLVER_RMSPROP);
+    clg_train_options def = clg_train_options_default();
+    CLG_ASSERT_STATUS(clg_train_options_check(&def), CLG_OK);
+    clg_net_destroy(net);
+}
+
+/* Data that does not fit the net: other image size, labels beyond the classes. */
+static void data_that_does_not_fit_is_rejected(void **state)
+{
+    (void)state;
+    clg_net *net;
+    CLG_ASSERT_STATUS(clg_net_parse(ctx, "input 4x4x1\nfc 4\nsoftmax\n", &net), CLG_OK);
+    clg_train_options o = small_options();
+    CLG_ASSERT_STATUS(clg_train(net, data, NULL, &o, NULL), CLG_ERR_SHAPE);
+    assert_non_null(strstr(clg_ctx_last_error(ctx), "8x8"));
+    clg_net_destroy(net);
+    CLG_ASSERT_STATUS(clg_net_parse(ctx, "input 8x8x1\nfc 3\nsoftmax\n", &net), CLG_OK);
+    CLG_ASSERT_STATUS(clg_train(net, data, NULL, &o, NULL), CLG_ERR_SHAPE);
+    assert_non_null(strstr(clg_ctx_last_error(ctx), "classes"));
+    clg_net_destroy(net);
+}
+
+/* A learning rate too small to change anything (and no batch norm, whose running statistics
+ * would): the validation loss stays equal, which counts as no improvement, so training stops
+ * after `patience` validations past the first. */
+static void validation_patience_stops_early(void **state)
+{
+    (void)state;
+    clg_net *net;
+    CLG_ASSERT_STATUS(clg_net_parse(ctx, "input 8x8x1\nfc 4\nsoftmax\n", &net), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_init(net, 2), CLG_OK);
+    clg_datastore *val;
+    CLG_ASSERT_STATUS(clg_datastore_subset(data, 64, 32, &val), CLG_OK);
+    char log[4096];
+    snprintf(log, sizeof log, "%s/metrics.csv", dir);
+    clg_train_options o = small_options();
+    o.initial_learn_rate = 1e-30f;
+    o.l2_regularization = 0;
+    o.validation_frequency = 2;
+    o.validation_patience = 3;
+    o.max_epochs = 10;
+    o.metrics_log = log;
+    clg_train_report r;
+    CLG_ASSERT_STATUS(clg_train(net, data, val, &o, &r), CLG_OK);
+    assert_int_equal(r.stop_reason, CLG_STOP_VALIDATION_PATIENCE);
+    assert_int_equal(r.iterations, 8);
+    assert_int_equal(r.best_iteration, 2);
+    assert_true(r.has_validation);
+    /* the log: a header, 8 iterations and 4 validations */
+    FILE *f = fopen(log, "r");
+    assert_non_null(f);
+    char line[512];
+    int iterations = 0, validations = 0, lines = 0;
+    while (fgets(line, sizeof line, f)) {
+        lines++;
+        iterations += !strncmp(line, "iteration,", 10);
+        validations += !strncmp(line, "validation,", 11);
+    }
+    fclose(f);
+    assert_int_equal(lines, 13);
+    assert_int_equal(iterations, 8);
+    assert_int_equal(validations, 4);
+    clg_datastore_destroy(val);
+    clg_net_destroy(net);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    clg_test_fixture_setup(&ctx, &rng);
+    dir = clg_test_tempdir("train");
+    char images[4096], labels[4096];
+    snprintf(images, sizeof images, "%s/images.idx", dir);
+    snprintf(labels, sizeof labels, "%s/labels.idx", dir);
+    write_synthetic(images, labels);
+    CLG_ASSERT_STATUS(clg_datastore_open_idx(images, labels, &data), CLG_OK);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    clg_datastore_destroy(data);
+    clg_test_rmtree(dir);
+    free(dir);
+    clg_test_fixture_teardown(ctx);
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(every_solver_lowers_the_loss),
+        cmocka_unit_test(resumed_run_equals_uninterrupted),
+        cmocka_unit_test(checkpoints_keep_the_newest_three),
+        cmocka_unit_test(bad_options_are_rejected),
+        cmocka_unit_test(data_that_does_not_fit_is_rejected),
+        cmocka_unit_test(validation_patience_stops_early),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
