@@ -102,7 +102,7 @@ static void device_and_host_optimizers_agree_over_100_steps(void **state)
     (void)state;
     const size_t n = 1031;
     const clg_sgd_params sgds[] = {{0.05f, 0.0f, 0.0f, 0}, {0.05f, 0.9f, 1e-4f, 0}, {0.05f, 0.9f, 5e-4f, 1}};
-    for (int which = 0; which < 5; which++) {
+    for (int which = 0; which < 6; which++) { /* 3 SGD, Adam, AdamW, RMSProp */
         float *w = malloc(n * sizeof *w), *g = malloc(n * sizeof *g), *m = calloc(n, sizeof *m);
         float *v = calloc(n, sizeof *v), *dw = malloc(n * sizeof *dw);
         clg_test_fill_uniform(&rng, w, n, -1, 1);
@@ -121,6 +121,10 @@ static void device_and_host_optimizers_agree_over_100_steps(void **state)
             if (which < 3) {
                 CLG_ASSERT_STATUS(clg_sgd_step(ctx, &sgds[which], tw, tg, tv), CLG_OK);
                 CLG_ASSERT_STATUS(clg_sgd_step_host(&sgds[which], w, g, v, n), CLG_OK);
+            } else if (which == 5) {
+                clg_rmsprop_params r = {1e-3f, 0.9f, 1e-8f, 1e-3f};
+                CLG_ASSERT_STATUS(clg_rmsprop_step(ctx, &r, tw, tg, tv), CLG_OK);
+                CLG_ASSERT_STATUS(clg_rmsprop_step_host(&r, w, g, v, n), CLG_OK);
             } else {
                 clg_adam_params a = {1e-3f, 0.9f, 0.999f, 1e-8f, 1e-2f, which == 4, t};
                 CLG_ASSERT_STATUS(clg_adam_step(ctx, &a, tw, tg, tm, tv), CLG_OK);
@@ -175,6 +179,19 @@ static void host_steps_follow_the_formulas(void **state)
         double want = wi - 0.01 * (mi / (1 - pow(0.9, 3))) / (sqrt(vi / (1 - pow(0.999, 3))) + 1e-8);
         assert_true(fabs(w2[i] - want) < 1e-6);
     }
+    clg_rmsprop_params r = {0.01f, 0.9f, 1e-8f, 0.05f}; /* no gradient cancels to ~0 */
+    float w3[3], v3[3];
+    memcpy(w3, w, sizeof w);
+    memcpy(v3, v, sizeof v);
+    v3[2] = 0.02f;
+    CLG_ASSERT_STATUS(clg_rmsprop_step_host(&r, w3, g, v3, 3), CLG_OK);
+    for (int i = 0; i < 3; i++) {
+        double gi = g[i] + 0.05 * w[i], vi = 0.9 * (i == 2 ? 0.02 : v[i]) + 0.1 * gi * gi;
+        assert_true(fabs(v3[i] - vi) < 1e-7);
+        assert_true(fabs(w3[i] - (w[i] - 0.01 * gi / (sqrt(vi) + 1e-8))) < 1e-6);
+    }
+    clg_rmsprop_params bad_r = {0.01f, 1.0f, 1e-8f, 0};
+    CLG_ASSERT_STATUS(clg_rmsprop_step_host(&bad_r, w, g, v, 3), CLG_ERR_INVALID_ARG);
     clg_sgd_params bad = {0.1f, 0.0f, 0.0f, 1};
     CLG_ASSERT_STATUS(clg_sgd_step_host(&bad, w, g, v, 3), CLG_ERR_INVALID_ARG);
     clg_adam_params bad_a = {0.01f, 1.0f, 0.999f, 1e-8f, 0, 0, 1};

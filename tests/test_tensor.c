@@ -78,6 +78,51 @@ static void fill_writes_every_element(void **state)
     }
 }
 
+/* Scale is exact per element (one float multiply); the sum of squares is compared with a
+ * double reference: float partials over up to n/16384 terms each, so 1e-6 relative holds
+ * for these sizes. Views scale and sum only their own elements. */
+static void scale_and_sum_of_squares(void **state)
+{
+    (void)state;
+    for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
+        clg_tensor *t = make(shapes[k]);
+        size_t n = clg_tensor_numel(t);
+        float *in = malloc(n * sizeof *in), *out = malloc(n * sizeof *out);
+        clg_test_fill_uniform(&rng, in, n, -2.0f, 2.0f);
+        CLG_ASSERT_STATUS(clg_tensor_upload(t, in, n), CLG_OK);
+        double got, ref = 0;
+        for (size_t i = 0; i < n; i++)
+            ref += (double)in[i] * in[i];
+        CLG_ASSERT_STATUS(clg_tensor_sum_squares(t, &got), CLG_OK);
+        if (fabs(got - ref) > 1e-6 * ref)
+            fail_msg("shape %zu: sum of squares %.9g, expected %.9g", k, got, ref);
+        float a = clg_test_uniform(&rng, -3.0f, 3.0f);
+        CLG_ASSERT_STATUS(clg_tensor_scale(t, a), CLG_OK);
+        CLG_ASSERT_STATUS(clg_tensor_download(t, out, n), CLG_OK);
+        for (size_t i = 0; i < n; i++)
+            if (out[i] != in[i] * a)
+                fail_msg("shape %zu: element %zu scaled to %g, expected %g", k, i, out[i], in[i] * a);
+        if (shapes[k].n > 2) {
+            clg_tensor *v;
+            CLG_ASSERT_STATUS(clg_tensor_view_batch(t, 1, 1, &v), CLG_OK);
+            size_t per = n / shapes[k].n;
+            CLG_ASSERT_STATUS(clg_tensor_sum_squares(v, &got), CLG_OK);
+            ref = 0;
+            for (size_t i = 0; i < per; i++)
+                ref += (double)out[per + i] * out[per + i];
+            assert_true(fabs(got - ref) <= 1e-6 * ref);
+            CLG_ASSERT_STATUS(clg_tensor_scale(v, 0.0f), CLG_OK);
+            CLG_ASSERT_STATUS(clg_tensor_download(t, in, n), CLG_OK);
+            for (size_t i = 0; i < n; i++)
+                assert_true(in[i] == (i >= per && i < 2 * per ? 0.0f : out[i]));
+            clg_tensor_destroy(v);
+        }
+        free(in);
+        free(out);
+        clg_tensor_destroy(t);
+    }
+}
+
 static void copy_and_views_share_memory_correctly(void **state)
 {
     (void)state;
@@ -196,6 +241,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(round_trip_is_exact),
         cmocka_unit_test(fill_writes_every_element),
+        cmocka_unit_test(scale_and_sum_of_squares),
         cmocka_unit_test(copy_and_views_share_memory_correctly),
         cmocka_unit_test(bad_arguments_are_reported),
         cmocka_unit_test(oversized_allocation_names_the_size),
