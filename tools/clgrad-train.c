@@ -36,6 +36,7 @@ typedef struct cli {
     const char *net_file, *data, *save, *resume, *evaluate, *plot, *devices, *env;
     double val_split;
     int val_on_test;
+    size_t limit_train, limit_test;
     size_t table_every;
     int quiet;
     clg_train_options o;
@@ -62,6 +63,7 @@ static void usage(FILE *f)
 "  --epochs N (default 2), --batch N (default 64)\n"
 "  --shuffle once|every-epoch|never   (default every-epoch)\n"
 "  --validation-split F      hold out the last fraction F of the training set (default 0)\n"
+"  --limit-train N, --limit-test N   use only the first N images (quick tries)\n"
 "  --validate-on-test        use the test set as validation data (as the TensorFlow tutorial)\n"
 "  --validation-frequency N (50), --validation-patience N (0: off)\n"
 "  --output-network last|best-validation\n"
@@ -109,7 +111,7 @@ static int parse_float(const char *s, float *out)
 enum { O_NET = 256, O_DATA, O_SAVE, O_RESUME, O_EVAL, O_SOLVER, O_LR, O_SCHED, O_DROPF, O_DROPP,
        O_WARM, O_MOM, O_L2, O_EPS, O_B1, O_B2, O_GT, O_GTM, O_EPOCHS, O_BATCH, O_SHUF, O_VSPLIT,
        O_VFREQ, O_VPAT, O_OUTNET, O_VERB, O_CKP, O_CKF, O_CKU, O_LOG, O_PLOT, O_ENV, O_DEV,
-       O_SEED, O_QUIET, O_HELP, O_VERSION, O_VTEST };
+       O_SEED, O_QUIET, O_HELP, O_VERSION, O_VTEST, O_LTRAIN, O_LTEST };
 
 static const struct option long_options[] = {
     {"net", 1, 0, O_NET}, {"data", 1, 0, O_DATA}, {"save", 1, 0, O_SAVE},
@@ -120,7 +122,8 @@ static const struct option long_options[] = {
     {"squared-gradient-decay", 1, 0, O_B2}, {"gradient-threshold", 1, 0, O_GT},
     {"gradient-threshold-method", 1, 0, O_GTM}, {"epochs", 1, 0, O_EPOCHS},
     {"batch", 1, 0, O_BATCH}, {"shuffle", 1, 0, O_SHUF}, {"validation-split", 1, 0, O_VSPLIT},
-    {"validate-on-test", 0, 0, O_VTEST},
+    {"validate-on-test", 0, 0, O_VTEST}, {"limit-train", 1, 0, O_LTRAIN},
+    {"limit-test", 1, 0, O_LTEST},
     {"validation-frequency", 1, 0, O_VFREQ}, {"validation-patience", 1, 0, O_VPAT},
     {"output-network", 1, 0, O_OUTNET}, {"verbose-frequency", 1, 0, O_VERB},
     {"checkpoint-path", 1, 0, O_CKP}, {"checkpoint-frequency", 1, 0, O_CKF},
@@ -143,9 +146,9 @@ static int parse_args(int argc, char **argv, cli *c)
     c->o.mini_batch_size = 64;
     c->o.shuffle = CLG_SHUFFLE_EVERY_EPOCH;
     c->o.seed = 1;
-    int opt, ok = 1;
+    int opt, ok = 1, which = 0;
     opterr = 0;
-    while (ok && (opt = getopt_long(argc, argv, "", long_options, NULL)) != -1) {
+    while (ok && (opt = getopt_long(argc, argv, "", long_options, &which)) != -1) {
         const char *a = optarg;
         clg_train_options *o = &c->o;
         switch (opt) {
@@ -187,6 +190,8 @@ static int parse_args(int argc, char **argv, cli *c)
             break;
         }
         case O_VTEST: c->val_on_test = 1; break;
+        case O_LTRAIN: ok = parse_size(a, &c->limit_train) && c->limit_train > 0; break;
+        case O_LTEST: ok = parse_size(a, &c->limit_test) && c->limit_test > 0; break;
         case O_VFREQ: ok = parse_size(a, &o->validation_frequency); break;
         case O_VPAT: ok = parse_int(a, &o->validation_patience); break;
         case O_OUTNET:
@@ -219,7 +224,7 @@ static int parse_args(int argc, char **argv, cli *c)
             return 2;
         }
         if (!ok) {
-            fprintf(stderr, "clgrad-train: bad value \"%s\" for %s\n", a, argv[optind - 1 - (a == NULL)]);
+            fprintf(stderr, "clgrad-train: bad value \"%s\" for --%s\n", a, long_options[which].name);
             return 2;
         }
     }
@@ -232,6 +237,10 @@ static int parse_args(int argc, char **argv, cli *c)
         return 2;
     }
     c->o.verbose_frequency = 1; /* every iteration reaches the callback; the table filters */
+    if (clg_train_options_check(&c->o) != CLG_OK) {
+        fprintf(stderr, "clgrad-train: %s\n", clg_last_error());
+        return 2;
+    }
     return 0;
 }
 
@@ -422,6 +431,25 @@ static void name_classes(const cli *c, clg_datastore *ds)
         clg_datastore_set_class_names(ds, fashion_names, 10);
 }
 
+/* Replaces *ds by a copy of its first n samples (n = 0: all). The subset borrows its parent,
+ * so the parent is kept alive in a list freed at exit. */
+static clg_datastore *parents[2];
+
+static int limit(clg_datastore **ds, size_t n)
+{
+    if (!n || n >= clg_datastore_size(*ds))
+        return 1;
+    clg_datastore *sub;
+    clg_status st = clg_datastore_subset(*ds, 0, n, &sub);
+    if (st != CLG_OK) {
+        fail("limiting the data", st, clg_last_error());
+        return 0;
+    }
+    parents[parents[0] ? 1 : 0] = *ds;
+    *ds = sub;
+    return 1;
+}
+
 static int evaluate_and_report(clg_net *net, clg_datastore *test, size_t batch)
 {
     double loss, acc;
@@ -453,6 +481,8 @@ int main(int argc, char **argv)
         goto done;
     }
     name_classes(&c, test);
+    if (!limit(&test, c.limit_test))
+        goto done;
     if (c.evaluate) {
         st = clg_net_load(ctx, c.evaluate, &net);
         if (st != CLG_OK) {
@@ -468,6 +498,8 @@ int main(int argc, char **argv)
         goto done;
     }
     name_classes(&c, train);
+    if (!limit(&train, c.limit_train))
+        goto done;
     size_t n = clg_datastore_size(train), nval = (size_t)(c.val_split * (double)n);
     st = clg_datastore_subset(train, 0, n - nval, &fit);
     if (st == CLG_OK && nval)
@@ -549,6 +581,8 @@ done:
     clg_datastore_destroy(fit);
     clg_datastore_destroy(train);
     clg_datastore_destroy(test);
+    clg_datastore_destroy(parents[0]);
+    clg_datastore_destroy(parents[1]);
     clg_ctx_destroy(ctx);
     return rc;
 }
