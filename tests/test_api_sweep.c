@@ -194,6 +194,8 @@ static void p_nn(void)
     BAD(clg_net_predict(NULL, f, 1, f));
     BAD(clg_net_classify(NULL, f, 1, 1, &c, f));
     BAD(clg_net_save(NULL, "x"));
+    clg_layer_time lt;
+    BAD(clg_net_profile(NULL, 1, 1, &lt));
     BAD(clg_net_load(NULL, "x", &net));
     BAD(clg_net_load(ctx, NULL, &net));
     /* a real net, with arguments that do not fit it */
@@ -229,6 +231,9 @@ static void p_data(void)
     BAD(clg_datastore_read(NULL, &i, 1, &f, &l));
     assert_non_null(clg_datastore_last_error(NULL));
     BAD(clg_image_read(NULL, 1, 2, 2, &f));
+    BAD(clg_datastore_from_memory(NULL, &l, 1, (clg_shape){1, 1, 1, 1}, 2, &ds));
+    l = 5;
+    BAD(clg_datastore_from_memory(&f, &l, 1, (clg_shape){1, 1, 1, 1}, 2, &ds));
     BAD(clg_image_read("x.png", 2, 2, 2, &f));
     BAD(clg_image_read("x.png", 1, 0, 2, &f));
 }
@@ -284,11 +289,11 @@ static const entry table[] = {
                  "clg_net_layer_count clg_net_layer_info clg_net_input_shape clg_net_class_count "
                  "clg_net_ctx clg_net_set_class_names clg_net_class_name clg_net_init "
                  "clg_net_param_count clg_net_get_params clg_net_set_params clg_net_predict "
-                 "clg_net_classify clg_net_save clg_net_load"},
+                 "clg_net_classify clg_net_save clg_net_load clg_net_profile"},
     {"data", p_data, "clg_datastore_open_idx clg_datastore_open_dir clg_datastore_subset "
                      "clg_datastore_destroy clg_datastore_size clg_datastore_sample_shape "
                      "clg_datastore_class_count clg_datastore_class_name clg_datastore_set_class_names "
-                     "clg_datastore_read clg_datastore_last_error clg_image_read"},
+                     "clg_datastore_read clg_datastore_last_error clg_image_read clg_datastore_from_memory"},
     {"train", p_train, "clg_train_options_default clg_train_options_check clg_solver_name "
                        "clg_solver_parse clg_train clg_train_resume clg_net_evaluate"},
 };

@@ -27,5 +27,7 @@ int bench_gemm(const bench_opts *o, const char *only, const char *impl);
 /* only: one layer name (c1, c2, r3) or NULL. */
 int bench_conv(const bench_opts *o, const char *only);
 int bench_pool(const bench_opts *o);
+/* The default network: training images/s at `batch`, inference at 256, per-layer times. */
+int bench_train(const bench_opts *o, size_t batch);
 
 #endif

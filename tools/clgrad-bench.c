@@ -8,8 +8,8 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: clgrad-bench startup|gemm|conv|pool [--runs N] [--json] [--filter FILTER]\n"
-               "                    [--shape S] [--impl I]\n"
+    fprintf(f, "usage: clgrad-bench startup|gemm|conv|pool|train [--runs N] [--json] [--filter FILTER]\n"
+               "                    [--shape S] [--impl I] [--batch N]\n"
                "  startup   time to build every kernel family from source vs from the binary cache\n"
                "  gemm      SGEMM GFLOP/s: built-in, CLBlast, OpenBLAS (when built with it) on\n"
                "            sq256 sq512 sq1024 sq2048 conv1 conv2 fc1 fc1t (--shape: just one;\n"
@@ -17,6 +17,8 @@ static void usage(FILE *f)
                "  conv      ms and GFLOP/s per layer (c1 c2 r3; --shape: one), pass and algorithm,\n"
                "            beside CLBlast's convgemm forward\n"
                "  pool      max pool 2x2 on N64 C32 28x28: GB/s forward and backward\n"
+               "  train     the default Fashion-MNIST network: training images/s (--batch, default\n"
+               "            64), inference images/s at batch 256, per-layer forward/backward ms\n"
                "  --runs N  timed repetitions; the median is printed (default 5)\n"
                "  --json    one JSON object per result line\n"
                "  --filter  device filter (default $CLGRAD_DEVICES); the first device is used\n");
@@ -26,6 +28,7 @@ int main(int argc, char **argv)
 {
     bench_opts o = {0, 5, NULL};
     const char *cmd = NULL, *shape = NULL, *impl = NULL;
+    size_t batch = 64;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0) {
             o.json = 1;
@@ -33,6 +36,8 @@ int main(int argc, char **argv)
             o.runs = atoi(argv[++i]);
         } else if (strcmp(argv[i], "--impl") == 0 && i + 1 < argc) {
             impl = argv[++i];
+        } else if (strcmp(argv[i], "--batch") == 0 && i + 1 < argc) {
+            batch = strtoul(argv[++i], NULL, 10);
         } else if (strcmp(argv[i], "--shape") == 0 && i + 1 < argc) {
             shape = argv[++i];
         } else if (strcmp(argv[i], "--filter") == 0 && i + 1 < argc) {
@@ -62,6 +67,8 @@ int main(int argc, char **argv)
         return bench_conv(&o, shape);
     if (strcmp(cmd, "pool") == 0)
         return bench_pool(&o);
+    if (strcmp(cmd, "train") == 0 && batch > 0)
+        return bench_train(&o, batch);
     usage(stderr);
     return 2;
 }

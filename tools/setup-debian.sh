@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 packages=(
   build-essential cmake pkg-config git
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
-  libclblast-dev libstb-dev libcmocka-dev zlib1g-dev nettle-dev
+  libclblast-dev libstb-dev libcmocka-dev zlib1g-dev nettle-dev libcairo2-dev
   dataset-fashion-mnist
 )
 as_root=()

@@ -31,6 +31,12 @@ CLG_API clg_status clg_datastore_open_idx(const char *images_path, const char *l
 CLG_API clg_status clg_datastore_open_dir(const char *dir, const char *subset,
                                           clg_datastore **out);
 
+/** A datastore over n samples held in memory (copied): images n x C x H x W floats in the
+ *  shape `sample` (n ignored), labels in [0, classes). */
+CLG_API clg_status clg_datastore_from_memory(const float *images, const int32_t *labels, size_t n,
+                                             clg_shape sample, size_t classes,
+                                             clg_datastore **out);
+
 /** A view of samples [first, first + count) of parent (for a validation split or a shard).
  *  It borrows parent, which must outlive it. */
 CLG_API clg_status clg_datastore_subset(clg_datastore *parent, size_t first, size_t count,

@@ -110,6 +110,16 @@ CLG_API clg_status clg_net_predict(clg_net *net, const float *images, size_t n, 
 CLG_API clg_status clg_net_classify(clg_net *net, const float *images, size_t n, size_t k,
                                     int32_t *classes, float *probs);
 
+typedef struct clg_layer_time {
+    double forward_ms, backward_ms;  /* medians; backward of the output layer is the loss's */
+} clg_layer_time;
+
+/** Times every layer's forward and backward (training mode) on a batch of `batch` samples of
+ *  the current input buffer contents, each layer alone with the queue drained before and
+ *  after: the median of `runs`. out holds clg_net_layer_count entries. For profiling; the
+ *  gradients it leaves are meaningless. */
+CLG_API clg_status clg_net_profile(clg_net *net, size_t batch, int runs, clg_layer_time *out);
+
 /** Saves the network (text, class names, parameters and batch-norm state) as a model file,
  *  atomically: the file at path is the old one or the complete new one, never a mix.
  *  @return CLG_OK; CLG_ERR_IO naming the path. */

@@ -255,3 +255,58 @@ clg_status clg_net_classify(clg_net *net, const float *images, size_t n, size_t 
     free(all);
     return st;
 }
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+clg_status clg_net_profile(clg_net *net, size_t batch, int runs, clg_layer_time *out)
+{
+    if (!net || !out || !batch || runs < 1)
+        return clg__fail(net ? net->ctx : NULL, CLG_ERR_INVALID_ARG,
+                         "clg_net_profile: net and out must not be NULL, batch and runs >= 1");
+    clg_status st = clg__net_reserve(net, batch);
+    int32_t *labels = st == CLG_OK ? clg__calloc(batch, sizeof *labels) : NULL;
+    double *t = st == CLG_OK ? clg__malloc(2 * net->count * (size_t)runs * sizeof *t) : NULL;
+    if (st == CLG_OK && (!labels || !t))
+        st = clg__fail(net->ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "clg_net_profile: out of host memory");
+    if (st == CLG_OK) {
+        clg__net_set_batch(net, batch);
+        st = clg_tensor_fill(&net->x_n, 0.5f);
+    }
+    for (int r = 0; st == CLG_OK && r < runs; r++) {
+        for (size_t i = 0; st == CLG_OK && i < net->count; i++) {
+            st = clg_ctx_finish(net->ctx);
+            double t0 = clg__now();
+            if (st == CLG_OK)
+                st = layer_forward(net, i, 1, 1);
+            if (st == CLG_OK)
+                st = clg_ctx_finish(net->ctx);
+            t[(2 * i) * (size_t)runs + (size_t)r] = (clg__now() - t0) * 1e3;
+        }
+        for (size_t i = net->count; st == CLG_OK && i-- > 0;) {
+            st = clg_ctx_finish(net->ctx);
+            double t0 = clg__now();
+            if (st == CLG_OK)
+                st = i + 1 == net->count
+                         ? clg_softmax_xent_backward(net->ctx, clg__net_logits(net), labels, batch,
+                                                     1.0f / (float)batch, &net->layers[i].dx_n)
+                         : layer_backward(net, i, 1);
+            if (st == CLG_OK)
+                st = clg_ctx_finish(net->ctx);
+            t[(2 * i + 1) * (size_t)runs + (size_t)r] = (clg__now() - t0) * 1e3;
+        }
+    }
+    for (size_t i = 0; st == CLG_OK && i < net->count; i++) {
+        double *f = t + 2 * i * (size_t)runs, *b = f + runs;
+        qsort(f, (size_t)runs, sizeof *f, cmp_double);
+        qsort(b, (size_t)runs, sizeof *b, cmp_double);
+        out[i].forward_ms = runs % 2 ? f[runs / 2] : 0.5 * (f[runs / 2 - 1] + f[runs / 2]);
+        out[i].backward_ms = runs % 2 ? b[runs / 2] : 0.5 * (b[runs / 2 - 1] + b[runs / 2]);
+    }
+    free(labels);
+    free(t);
+    return st;
+}

@@ -24,7 +24,7 @@ static clg_status run(clg_ctx *ctx, const char *call, float p, uint64_t seed, ui
     clg__arg_f32(&l, p);
     clg__arg_u64(&l, seed);
     clg__arg_u64(&l, step);
-    size_t global[3] = {n, 1, 1}, local[3] = {64, 1, 1};
+    size_t global[3] = {(n + 3) / 4, 1, 1}, local[3] = {64, 1, 1}; /* a Philox block each */
     return clg__launch_run(&l, global, local);
 }
 

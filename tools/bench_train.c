@@ -1,0 +1,143 @@
+/* clgrad-bench train: training and inference images/s of the default Fashion-MNIST network on
+ * synthetic data, with a per-layer forward/backward breakdown. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "bench_common.h"
+
+static const char default_net[] =
+    "input 28x28x1\nconv 5x5x32 pad=2\nrelu\nmaxpool 2x2\nconv 5x5x64 pad=2\nrelu\nmaxpool 2x2\n"
+    "fc 1024\nrelu\ndropout 0.4\nfc 10\nsoftmax\n";
+
+typedef struct step_times {
+    double *t;
+    size_t n, cap;
+} step_times;
+
+static int record(const clg_train_progress *p, void *user)
+{
+    step_times *s = user;
+    if (p->kind == CLG_PROGRESS_ITERATION && s->n < s->cap)
+        s->t[s->n++] = p->elapsed_s;
+    return 0;
+}
+
+static void fill_synthetic(float *x, int32_t *y, size_t n, size_t per)
+{
+    uint64_t s = 12345;
+    for (size_t i = 0; i < n * per; i++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        x[i] = (float)(s >> 40) / (float)(1 << 24);
+    }
+    for (size_t i = 0; i < n; i++)
+        y[i] = (int32_t)(i % 10);
+}
+
+int bench_train(const bench_opts *o, size_t batch)
+{
+    clg_ctx *ctx = bench_ctx(o, NULL);
+    if (!ctx)
+        return 1;
+    const clg_device_info *dev = clg_ctx_device(ctx);
+    const size_t iters = 10 + 10 * (size_t)o->runs, per = 28 * 28, infer_batch = 256;
+    size_t n = batch * iters;
+    float *x = malloc(n * per * sizeof *x);
+    int32_t *y = malloc(n * sizeof *y);
+    step_times st = {calloc(iters, sizeof(double)), 0, iters};
+    clg_net *net = NULL;
+    clg_datastore *ds = NULL;
+    int rc = 1;
+    if (!x || !y || !st.t)
+        goto done;
+    fill_synthetic(x, y, n, per);
+    clg_status s = clg_datastore_from_memory(x, y, n, (clg_shape){1, 1, 28, 28}, 10, &ds);
+    if (s == CLG_OK)
+        s = clg_net_parse(ctx, default_net, &net);
+    if (s == CLG_OK)
+        s = clg_net_init(net, 1);
+    clg_train_options opt = clg_train_options_default();
+    opt.solver = CLG_SOLVER_ADAM;
+    opt.initial_learn_rate = 1e-3f;
+    opt.mini_batch_size = batch;
+    opt.max_epochs = 1;
+    opt.shuffle = CLG_SHUFFLE_NEVER;
+    opt.verbose_frequency = 1;
+    opt.progress = record;
+    opt.progress_user = &st;
+    if (s == CLG_OK)
+        s = clg_train(net, ds, NULL, &opt, NULL);
+    if (s != CLG_OK) {
+        fprintf(stderr, "clgrad-bench train: %s: %s\n", clg_status_name(s), clg_ctx_last_error(ctx));
+        goto done;
+    }
+    /* per-step times after 10 warm-up steps (kernel builds, first-touch of buffers) */
+    double *dt = malloc(iters * sizeof *dt);
+    size_t k = 0;
+    for (size_t i = 10; i < st.n; i++)
+        dt[k++] = st.t[i] - st.t[i - 1];
+    double step = bench_median(dt, k), train_ips = (double)batch / step;
+    free(dt);
+    /* inference, batch 256 */
+    size_t ni = infer_batch;
+    float *probs = malloc(ni * 10 * sizeof *probs), *xi = x;
+    double *it = malloc((size_t)o->runs * sizeof *it);
+    s = clg_net_predict(net, xi, ni, probs); /* warm-up: buffers grow to 256 */
+    for (int r = 0; s == CLG_OK && r < o->runs; r++) {
+        double t0 = bench_now();
+        s = clg_net_predict(net, xi, ni, probs);
+        it[r] = bench_now() - t0;
+    }
+    double infer_ips = s == CLG_OK ? (double)ni / bench_median(it, (size_t)o->runs) : 0;
+    free(probs);
+    free(it);
+    size_t layers = clg_net_layer_count(net);
+    clg_layer_time *lt = calloc(layers, sizeof *lt);
+    if (s == CLG_OK)
+        s = clg_net_profile(net, batch, o->runs, lt);
+    if (s != CLG_OK) {
+        fprintf(stderr, "clgrad-bench train: %s: %s\n", clg_status_name(s), clg_ctx_last_error(ctx));
+        free(lt);
+        goto done;
+    }
+    if (o->json) {
+        printf("{\"bench\":\"train\",\"net\":\"default\",\"devices\":\"%s\",\"batch\":%zu,"
+               "\"images_per_s\":%.1f,\"step_ms\":%.3f}\n", dev->name, batch, train_ips, step * 1e3);
+        printf("{\"bench\":\"infer\",\"net\":\"default\",\"devices\":\"%s\",\"batch\":%zu,"
+               "\"images_per_s\":%.1f}\n", dev->name, ni, infer_ips);
+    } else {
+        printf("device: %s\n", dev->name);
+        printf("train  batch %3zu: %8.1f images/s (median step %.2f ms over %zu steps)\n", batch,
+               train_ips, step * 1e3, k);
+        printf("infer  batch %3zu: %8.1f images/s\n", ni, infer_ips);
+        printf("peer: PyTorch 1.13 on the CPU, 2 threads, this machine class: ~1850-2100 images/s "
+               "training (issue 5)\n\n");
+        printf("%-24s %10s %10s %8s\n", "layer", "fwd ms", "bwd ms", "share");
+    }
+    double total = 0;
+    for (size_t i = 0; i < layers; i++)
+        total += lt[i].forward_ms + lt[i].backward_ms;
+    for (size_t i = 0; i < layers; i++) {
+        clg_layer_info info;
+        clg_net_layer_info(net, i, &info);
+        double share = (lt[i].forward_ms + lt[i].backward_ms) / total;
+        if (o->json)
+            printf("{\"bench\":\"train_layer\",\"layer\":%zu,\"text\":\"%s\",\"forward_ms\":%.3f,"
+                   "\"backward_ms\":%.3f}\n", i + 1, info.text, lt[i].forward_ms, lt[i].backward_ms);
+        else
+            printf("%-24s %10.3f %10.3f %7.1f%%\n", info.text, lt[i].forward_ms,
+                   lt[i].backward_ms, 100 * share);
+    }
+    if (!o->json)
+        printf("%-24s %21.3f ms (layers alone, queue drained between them)\n", "sum", total);
+    free(lt);
+    rc = 0;
+done:
+    clg_net_destroy(net);
+    clg_datastore_destroy(ds);
+    free(x);
+    free(y);
+    free(st.t);
+    clg_ctx_destroy(ctx);
+    return rc;
+}
