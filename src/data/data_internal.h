@@ -44,7 +44,9 @@ clg_status clg__idx_parse(const unsigned char *buf, size_t len, int want_images,
 
 /* Image limits: per side (as stb's STBI_MAX_DIMENSIONS), in total pixels, and file bytes. */
 #define CLG_IMAGE_MAX_SIDE 16384
+#ifndef CLG_IMAGE_MAX_PIXELS /* fuzzing builds lower it, so that each input decodes quickly */
 #define CLG_IMAGE_MAX_PIXELS ((size_t)1 << 26)
+#endif
 #define CLG_IMAGE_MAX_FILE (256 << 20)
 
 /* Decodes a PNG/JPEG/BMP/PNM in memory into c x h x w floats in [0, 1] (gray or RGB, resized

@@ -17,7 +17,8 @@
 #define STBI_NO_LINEAR
 #define STBI_NO_HDR
 #define STBI_MAX_DIMENSIONS CLG_IMAGE_MAX_SIDE
-#define STBI_MALLOC(n) clg__malloc(n)
+/* Zeroed: stb's PNM reader ignores a short read, which would leave uninitialised pixels. */
+#define STBI_MALLOC(n) clg__calloc(1, n)
 #define STBI_REALLOC(p, n) clg__realloc(p, n)
 #define STBI_FREE(p) free(p)
 #define STB_IMAGE_RESIZE_STATIC
@@ -35,12 +36,49 @@
 #include <stb/stb_image_resize.h>
 #pragma GCC diagnostic pop
 
+/* stb 2.27 builds JPEG Huffman tables without checking that a table's 16 counts sum to at most
+ * 256 codes, and then writes past its arrays (found by fuzzing; later stb versions check).
+ * stb reads a DHT segment as a loop over tables while its length lasts, reading zeros past the
+ * end of the data. Every FF C4 (DHT marker) in a JPEG is checked the same way here before stb
+ * sees the file; in entropy-coded data an FF is always stuffed, so only real markers and
+ * bytes inside other segments can match, and the latter err on the safe side. */
+static unsigned byte_at(const unsigned char *p, size_t len, size_t i)
+{
+    return i < len ? p[i] : 0;
+}
+
+static int jpeg_tables_ok(const unsigned char *p, size_t len)
+{
+    if (len < 2 || p[0] != 0xFF || p[1] != 0xD8)
+        return 1;
+    for (size_t at = 2; at + 1 < len; at++) {
+        if (p[at] != 0xFF || p[at + 1] != 0xC4)
+            continue;
+        long left = (long)(byte_at(p, len, at + 2) << 8 | byte_at(p, len, at + 3)) - 2;
+        size_t q = at + 4;
+        while (left > 0 && q < len) {
+            size_t n = 0;
+            for (size_t i = 1; i <= 16; i++)
+                n += byte_at(p, len, q + i);
+            if (n > 256)
+                return 0;
+            q += 17 + n;
+            left -= 17 + (long)n;
+        }
+    }
+    return 1;
+}
+
 clg_status clg__image_decode(const unsigned char *data, size_t len, size_t c, size_t h, size_t w,
                              float *out, char *msg, size_t msg_cap)
 {
     int iw, ih, ic;
     if (len == 0) {
         snprintf(msg, msg_cap, "empty file");
+        return CLG_ERR_CORRUPT;
+    }
+    if (!jpeg_tables_ok(data, len)) { /* before stbi_info, which reads the tables too */
+        snprintf(msg, msg_cap, "corrupt JPEG: a Huffman table defines more than 256 codes");
         return CLG_ERR_CORRUPT;
     }
     if (len > (size_t)CLG_IMAGE_MAX_FILE || !stbi_info_from_memory(data, (int)len, &iw, &ih, &ic)) {
@@ -52,6 +90,12 @@ clg_status clg__image_decode(const unsigned char *data, size_t len, size_t c, si
         (size_t)iw * (size_t)ih > CLG_IMAGE_MAX_PIXELS) {
         snprintf(msg, msg_cap, "declared size %dx%d is over the limit (%d per side, %llu pixels)",
                  iw, ih, CLG_IMAGE_MAX_SIDE, (unsigned long long)CLG_IMAGE_MAX_PIXELS);
+        return CLG_ERR_CORRUPT;
+    }
+    /* stb 2.27 converts 16-bit PNM data it never checked was all there (a heap overflow found
+     * by fuzzing): 16-bit images are refused outright. */
+    if (stbi_is_16_bit_from_memory(data, (int)len)) {
+        snprintf(msg, msg_cap, "16-bit images are not supported (convert to 8 bits per channel)");
         return CLG_ERR_CORRUPT;
     }
     int want = c == 1 ? 1 : 3;

@@ -8,12 +8,8 @@
 
 #include "nn/nn_internal.h"
 
-#define MODEL_MAGIC "CLGRADM"   /* 8 bytes with its NUL */
-#define MODEL_VERSION 1u
-#define HEADER_BYTES 24         /* magic, version, flags, payload length */
 #define MODEL_MAX_BYTES ((size_t)16 << 30)
 
-enum { SEC_NET = 1, SEC_CLASSES = 2, SEC_LEARNABLE = 3, SEC_STATE = 4, SEC_TRAIN = 5, SEC_META = 6 };
 
 typedef struct buf {
     unsigned char *p;
@@ -111,31 +107,31 @@ clg_status clg__model_save(clg_net *net, const char *path, const void *train_blo
     float *state = st == CLG_OK ? params_of(net, CLG_PARAMS_STATE, &ns, &st) : NULL;
     buf b = {0};
     if (st == CLG_OK) {
-        put(&b, MODEL_MAGIC, 8);
-        put_u32(&b, MODEL_VERSION);
+        put(&b, CLG__MODEL_MAGIC, 8);
+        put_u32(&b, CLG__MODEL_VERSION);
         put_u32(&b, 0);
         put_u64(&b, 0); /* payload length, patched below */
-        put_section(&b, SEC_NET, text, text_len);
+        put_section(&b, CLG__SEC_NET, text, text_len);
         buf names = {0};
         for (size_t i = 0; i < net->classes; i++) {
             const char *name = clg_net_class_name(net, i);
             put(&names, name, strlen(name));
             put(&names, "\n", 1);
         }
-        put_section(&b, SEC_CLASSES, names.p, names.len);
+        put_section(&b, CLG__SEC_CLASSES, names.p, names.len);
         b.failed |= names.failed;
         free(names.p);
-        put_section(&b, SEC_LEARNABLE, learn, nl * sizeof(float));
-        put_section(&b, SEC_STATE, state, ns * sizeof(float));
+        put_section(&b, CLG__SEC_LEARNABLE, learn, nl * sizeof(float));
+        put_section(&b, CLG__SEC_STATE, state, ns * sizeof(float));
         buf meta = {0};
         put_u64(&meta, net->dropout_seed);
-        put_section(&b, SEC_META, meta.p, meta.len);
+        put_section(&b, CLG__SEC_META, meta.p, meta.len);
         b.failed |= meta.failed;
         free(meta.p);
         if (train_blob)
-            put_section(&b, SEC_TRAIN, train_blob, train_len);
+            put_section(&b, CLG__SEC_TRAIN, train_blob, train_len);
         if (!b.failed) {
-            uint64_t payload = b.len - HEADER_BYTES;
+            uint64_t payload = b.len - CLG__MODEL_HEADER;
             for (int i = 0; i < 8; i++)
                 b.p[16 + i] = (unsigned char)(payload >> (8 * i));
             struct sha256_ctx h;
@@ -202,35 +198,30 @@ static clg_status read_all(clg_ctx *ctx, const char *path, unsigned char **out, 
     return CLG_OK;
 }
 
-typedef struct sections {
-    const unsigned char *data[7];
-    size_t len[7];
-} sections;
-
 static clg_status corrupt(clg_ctx *ctx, const char *path, const char *why)
 {
     return clg__fail(ctx, CLG_ERR_CORRUPT, "model file %s is corrupt: %s", path, why);
 }
 
 /* Checks the envelope (magic, version, length, checksum) and splits the sections. */
-static clg_status verify(clg_ctx *ctx, const char *path, const unsigned char *p, size_t len,
-                         sections *s)
+clg_status clg__model_verify(clg_ctx *ctx, const char *path, const unsigned char *p, size_t len,
+                             clg__model_sections *s)
 {
     char why[160];
-    if (len < 8 || memcmp(p, MODEL_MAGIC, 8))
+    if (len < 8 || memcmp(p, CLG__MODEL_MAGIC, 8))
         return corrupt(ctx, path, "not a clgrad model file (bad magic)");
-    if (len < HEADER_BYTES + SHA256_DIGEST_SIZE)
+    if (len < CLG__MODEL_HEADER + SHA256_DIGEST_SIZE)
         return corrupt(ctx, path, "truncated header");
     uint32_t version = get_u32(p + 8);
-    if (version != MODEL_VERSION) {
+    if (version != CLG__MODEL_VERSION) {
         snprintf(why, sizeof why, "version %u, this library reads version %u", version,
-                 MODEL_VERSION);
+                 CLG__MODEL_VERSION);
         return corrupt(ctx, path, why);
     }
     uint64_t payload = get_u64(p + 16);
-    if (payload != len - HEADER_BYTES - SHA256_DIGEST_SIZE) {
+    if (payload != len - CLG__MODEL_HEADER - SHA256_DIGEST_SIZE) {
         snprintf(why, sizeof why, "%zu bytes where the header promises %llu (truncated or "
-                 "extended)", len, (unsigned long long)(payload + HEADER_BYTES + SHA256_DIGEST_SIZE));
+                 "extended)", len, (unsigned long long)(payload + CLG__MODEL_HEADER + SHA256_DIGEST_SIZE));
         return corrupt(ctx, path, why);
     }
     struct sha256_ctx h;
@@ -241,7 +232,7 @@ static clg_status verify(clg_ctx *ctx, const char *path, const unsigned char *p,
     if (memcmp(digest, p + len - SHA256_DIGEST_SIZE, SHA256_DIGEST_SIZE))
         return corrupt(ctx, path, "checksum mismatch");
     memset(s, 0, sizeof *s);
-    size_t at = HEADER_BYTES, end = len - SHA256_DIGEST_SIZE;
+    size_t at = CLG__MODEL_HEADER, end = len - SHA256_DIGEST_SIZE;
     while (at < end) {
         if (end - at < 12)
             return corrupt(ctx, path, "truncated section header");
@@ -258,24 +249,24 @@ static clg_status verify(clg_ctx *ctx, const char *path, const unsigned char *p,
         }
         at += (size_t)n; /* unknown sections are skipped: later minor additions */
     }
-    if (!s->data[SEC_NET] || !s->data[SEC_LEARNABLE] || !s->data[SEC_STATE])
+    if (!s->data[CLG__SEC_NET] || !s->data[CLG__SEC_LEARNABLE] || !s->data[CLG__SEC_STATE])
         return corrupt(ctx, path, "a required section is missing");
     return CLG_OK;
 }
 
 /* Class names: one per line, exactly the class count. */
-static clg_status load_classes(clg_net *net, const char *path, const sections *s)
+static clg_status load_classes(clg_net *net, const char *path, const clg__model_sections *s)
 {
-    if (!s->data[SEC_CLASSES])
+    if (!s->data[CLG__SEC_CLASSES])
         return CLG_OK;
-    char *text = clg__malloc(s->len[SEC_CLASSES] + 1);
+    char *text = clg__malloc(s->len[CLG__SEC_CLASSES] + 1);
     const char **names = clg__calloc(net->classes + 1, sizeof *names);
     clg_status st = text && names ? CLG_OK
                                   : clg__fail(net->ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
     size_t n = 0;
     if (st == CLG_OK) {
-        memcpy(text, s->data[SEC_CLASSES], s->len[SEC_CLASSES]);
-        text[s->len[SEC_CLASSES]] = '\0';
+        memcpy(text, s->data[CLG__SEC_CLASSES], s->len[CLG__SEC_CLASSES]);
+        text[s->len[CLG__SEC_CLASSES]] = '\0';
         for (char *line = text, *nl; *line && n <= net->classes; line = nl + 1) {
             nl = strchr(line, '\n');
             if (!nl)
@@ -285,7 +276,7 @@ static clg_status load_classes(clg_net *net, const char *path, const sections *s
                 names[n] = line;
             n++;
         }
-        if (n != net->classes || memchr(text, '\0', s->len[SEC_CLASSES]) != text + strlen(text))
+        if (n != net->classes || memchr(text, '\0', s->len[CLG__SEC_CLASSES]) != text + strlen(text))
             st = corrupt(net->ctx, path, "class names do not match the class count");
     }
     if (st == CLG_OK)
@@ -310,18 +301,18 @@ clg_status clg__model_load(clg_ctx *ctx, const char *path, clg_net **out, void *
     clg_status st = read_all(ctx, path, &p, &len);
     if (st != CLG_OK)
         return st;
-    sections s;
+    clg__model_sections s;
     clg_net *net = NULL;
-    st = verify(ctx, path, p, len, &s);
+    st = clg__model_verify(ctx, path, p, len, &s);
     char *text = NULL;
     if (st == CLG_OK) {
-        text = clg__malloc(s.len[SEC_NET] + 1);
+        text = clg__malloc(s.len[CLG__SEC_NET] + 1);
         if (!text)
             st = clg__fail(ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "model load: out of host memory");
     }
     if (st == CLG_OK) {
-        memcpy(text, s.data[SEC_NET], s.len[SEC_NET]);
-        text[s.len[SEC_NET]] = '\0';
+        memcpy(text, s.data[CLG__SEC_NET], s.len[CLG__SEC_NET]);
+        text[s.len[CLG__SEC_NET]] = '\0';
         st = clg_net_parse(ctx, text, &net);
         if (st != CLG_OK && st != CLG_ERR_OUT_OF_HOST_MEMORY && st != CLG_ERR_OUT_OF_DEVICE_MEMORY)
             st = clg__fail(ctx, CLG_ERR_CORRUPT, "model file %s is corrupt: its network: %s", path,
@@ -329,33 +320,33 @@ clg_status clg__model_load(clg_ctx *ctx, const char *path, clg_net **out, void *
     }
     size_t nl = net ? clg_net_param_count(net, CLG_PARAMS_LEARNABLE) : 0;
     size_t ns = net ? clg_net_param_count(net, CLG_PARAMS_STATE) : 0;
-    if (st == CLG_OK && (s.len[SEC_LEARNABLE] != nl * sizeof(float) ||
-                         s.len[SEC_STATE] != ns * sizeof(float)))
+    if (st == CLG_OK && (s.len[CLG__SEC_LEARNABLE] != nl * sizeof(float) ||
+                         s.len[CLG__SEC_STATE] != ns * sizeof(float)))
         st = corrupt(ctx, path, "parameter sizes do not match the network");
-    if (st == CLG_OK && s.data[SEC_META] && s.len[SEC_META] >= 8)
-        net->dropout_seed = get_u64(s.data[SEC_META]);
+    if (st == CLG_OK && s.data[CLG__SEC_META] && s.len[CLG__SEC_META] >= 8)
+        net->dropout_seed = get_u64(s.data[CLG__SEC_META]);
     /* Parameters go through aligned copies: sections sit at any byte offset. */
     float *tmp = st == CLG_OK ? clg__malloc((nl > ns ? nl : ns) * sizeof(float) + 4) : NULL;
     if (st == CLG_OK && !tmp)
         st = clg__fail(ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "model load: out of host memory");
     if (st == CLG_OK && nl) {
-        memcpy(tmp, s.data[SEC_LEARNABLE], nl * sizeof(float));
+        memcpy(tmp, s.data[CLG__SEC_LEARNABLE], nl * sizeof(float));
         st = clg_net_set_params(net, CLG_PARAMS_LEARNABLE, tmp, nl);
     }
     if (st == CLG_OK && ns) {
-        memcpy(tmp, s.data[SEC_STATE], ns * sizeof(float));
+        memcpy(tmp, s.data[CLG__SEC_STATE], ns * sizeof(float));
         st = clg_net_set_params(net, CLG_PARAMS_STATE, tmp, ns);
     }
     free(tmp);
     if (st == CLG_OK)
         st = load_classes(net, path, &s);
-    if (st == CLG_OK && train_blob && s.data[SEC_TRAIN]) {
-        *train_blob = clg__malloc(s.len[SEC_TRAIN] ? s.len[SEC_TRAIN] : 1);
+    if (st == CLG_OK && train_blob && s.data[CLG__SEC_TRAIN]) {
+        *train_blob = clg__malloc(s.len[CLG__SEC_TRAIN] ? s.len[CLG__SEC_TRAIN] : 1);
         if (!*train_blob)
             st = clg__fail(ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "model load: out of host memory");
         else {
-            memcpy(*train_blob, s.data[SEC_TRAIN], s.len[SEC_TRAIN]);
-            *train_len = s.len[SEC_TRAIN];
+            memcpy(*train_blob, s.data[CLG__SEC_TRAIN], s.len[CLG__SEC_TRAIN]);
+            *train_len = s.len[CLG__SEC_TRAIN];
         }
     }
     free(text);

@@ -158,7 +158,7 @@ static clg_status infer(clg_net *net, clg__layer *l)
     if (st != CLG_OK)
         return clg__fail(net->ctx, st == CLG_ERR_INVALID_ARG ? CLG_ERR_INVALID_ARG : CLG_ERR_SHAPE,
                          "layer %zu (%s): input %zux%zux%zu (CxHxW): %s", net->count + 1, text,
-                         in.c, in.h, in.w, clg_ctx_last_error(net->ctx));
+                         in.c, in.h, in.w, clg_last_error());
     l->out.n = 1;
     return CLG_OK;
 }
@@ -183,7 +183,7 @@ static clg_status add(clg_net *net, clg__layer *l, const char *call)
         net->layers = bigger;
         net->cap = cap;
     }
-    st = clg__layer_alloc_params(net, l);
+    st = net->ctx ? clg__layer_alloc_params(net, l) : CLG_OK; /* no ctx: a spec only */
     if (st != CLG_OK) {
         layer_free(l);
         return st;

@@ -209,8 +209,8 @@ static int parse_float(const char *s, size_t len, float *out)
     char *end;
     errno = 0;
     double v = strtod(buf, &end);
-    if (*end || errno || !isfinite(v))
-        return 0;
+    if (*end || errno || !isfinite(v) || !isfinite((float)v))
+        return 0; /* also numbers a float cannot hold */
     *out = (float)v;
     return 1;
 }
@@ -346,7 +346,7 @@ static clg_status parse_conv(clg_net *net, const parser *p, const token *tok, si
     }
     d.pad_top = pad[0], d.pad_bottom = pad[1], d.pad_left = pad[2], d.pad_right = pad[3];
     st = clg_net_add_conv2d(net, (size_t)k[0], (size_t)k[1], (size_t)k[2], &d, bias);
-    return st == CLG_OK ? st : perr(p, &tok[0], st, "%s", clg_ctx_last_error(net->ctx));
+    return st == CLG_OK ? st : perr(p, &tok[0], st, "%s", clg_last_error());
 }
 
 static clg_status parse_pool(clg_net *net, const parser *p, const token *tok, size_t ntok,
@@ -388,7 +388,7 @@ static clg_status parse_pool(clg_net *net, const parser *p, const token *tok, si
         return st;
     d.pad_top = pad[0], d.pad_bottom = pad[1], d.pad_left = pad[2], d.pad_right = pad[3];
     st = clg_net_add_pool2d(net, &d);
-    return st == CLG_OK ? st : perr(p, &tok[0], st, "%s", clg_ctx_last_error(net->ctx));
+    return st == CLG_OK ? st : perr(p, &tok[0], st, "%s", clg_last_error());
 }
 
 /* Layers with only key=value options and simple settings. */
@@ -453,7 +453,7 @@ static clg_status parse_simple(clg_net *net, const parser *p, const token *tok, 
                          : CLG_ACT_TANH;
         st = clg_net_add_activation(net, f, alpha);
     }
-    return st == CLG_OK ? st : perr(p, name, st, "%s", clg_ctx_last_error(net->ctx));
+    return st == CLG_OK ? st : perr(p, name, st, "%s", clg_last_error());
 }
 
 /* Splits one line (comment removed) into tokens; CLG_ERR_INVALID_ARG past MAX_TOKENS. */
@@ -478,6 +478,20 @@ static clg_status tokenize(const parser *p, const char *line, size_t len, token 
     return CLG_OK;
 }
 
+/* A network without a context holds no tensors: shapes and settings only. */
+static clg_status net_create(clg_ctx *ctx, clg_shape input, clg_net **out)
+{
+    if (ctx)
+        return clg_net_create(ctx, input, out);
+    clg_net *net = clg__calloc(1, sizeof *net);
+    if (!net)
+        return clg__fail(NULL, CLG_ERR_OUT_OF_HOST_MEMORY, "net text: out of host memory");
+    input.n = 1;
+    net->input = input;
+    *out = net;
+    return CLG_OK;
+}
+
 clg_status clg_net_parse(clg_ctx *ctx, const char *text, clg_net **out)
 {
     if (out)
@@ -485,6 +499,12 @@ clg_status clg_net_parse(clg_ctx *ctx, const char *text, clg_net **out)
     if (!ctx || !text || !out)
         return clg__fail(ctx, CLG_ERR_INVALID_ARG,
                          "clg_net_parse: ctx, text and out must not be NULL");
+    return clg__net_parse(ctx, text, out);
+}
+
+clg_status clg__net_parse(clg_ctx *ctx, const char *text, clg_net **out)
+{
+    *out = NULL;
     parser p = {ctx, 0};
     clg_net *net = NULL;
     clg_status st = CLG_OK;
@@ -514,8 +534,8 @@ clg_status clg_net_parse(clg_ctx *ctx, const char *text, clg_net **out)
                     st = perr(&p, ntok > 1 ? &tok[1] : &tok[0], CLG_ERR_INVALID_ARG,
                               "expected input HxWxC with sizes >= 1");
                 else
-                    st = clg_net_create(ctx, (clg_shape){1, (size_t)s[2], (size_t)s[0],
-                                                         (size_t)s[1]}, &net);
+                    st = net_create(ctx, (clg_shape){1, (size_t)s[2], (size_t)s[0], (size_t)s[1]},
+                                    &net);
             } else if (tok_is(&tok[0], "conv")) {
                 st = parse_conv(net, &p, tok, ntok);
             } else if (tok_is(&tok[0], "maxpool") || tok_is(&tok[0], "avgpool")) {

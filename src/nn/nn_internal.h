@@ -76,11 +76,32 @@ clg_status clg__net_backward(clg_net *net, const int32_t *labels, float scale, u
  * NULL to count. */
 size_t clg__net_params(clg_net *net, clg__param_ref *refs, size_t cap);
 
+/* clg_net_parse without argument checks; with ctx NULL the network is a spec: shapes and
+ * settings, no tensors (for checking text without a device, e.g. fuzzing). */
+clg_status clg__net_parse(clg_ctx *ctx, const char *text, clg_net **out);
+
 /* The layer's text line into buf. */
 void clg__layer_text(const clg__layer *l, char *buf, size_t cap);
 
 /* Allocates and zeroes the parameter tensors of every layer (done by the add functions). */
 clg_status clg__layer_alloc_params(clg_net *net, clg__layer *l);
+
+/* Model file layout: a 24-byte header (magic, version, flags, payload length), sections of
+ * (u32 tag, u64 length, bytes), then the SHA-256 of everything before it. */
+#define CLG__MODEL_MAGIC "CLGRADM" /* 8 bytes with its NUL */
+#define CLG__MODEL_VERSION 1u
+#define CLG__MODEL_HEADER 24
+enum { CLG__SEC_NET = 1, CLG__SEC_CLASSES = 2, CLG__SEC_LEARNABLE = 3, CLG__SEC_STATE = 4,
+       CLG__SEC_TRAIN = 5, CLG__SEC_META = 6 };
+typedef struct clg__model_sections {
+    const unsigned char *data[7];  /* by tag; NULL when absent */
+    size_t len[7];
+} clg__model_sections;
+
+/* Checks a whole file image (magic, version, length, checksum) and finds its sections;
+ * CLG_ERR_CORRUPT naming path and the reason. */
+clg_status clg__model_verify(clg_ctx *ctx, const char *path, const unsigned char *p, size_t len,
+                             clg__model_sections *s);
 
 /* Model files. A blob of the training layer's state (optimizer moments, position) travels in
  * the file opaquely. */
