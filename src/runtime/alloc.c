@@ -2,6 +2,7 @@
  * allocation or the Nth device buffer fail (fault injection) and check that each failure comes
  * back as a clean error without leaks. The counters are per thread: tests on one thread do not
  * disturb another's work. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "runtime_internal.h"
@@ -23,7 +24,10 @@ void clg__fault_counts(long *host, long *device)
 
 static int host_fails(void)
 {
-    return ++host_count == host_fail_at;
+    if (++host_count != host_fail_at)
+        return 0;
+    errno = ENOMEM; /* as malloc itself would */
+    return 1;
 }
 
 void *clg__malloc(size_t n)

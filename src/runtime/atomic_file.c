@@ -12,8 +12,10 @@
 int clg__make_dirs(const char *dir)
 {
     char *p = clg__strdup(dir);
-    if (!p)
+    if (!p) {
+        errno = ENOMEM; /* callers tell "out of memory" from "cannot create" by errno */
         return 0;
+    }
     for (char *s = p + 1; *s; s++) {
         if (*s != '/')
             continue;
@@ -62,9 +64,11 @@ int clg__write_atomic(const char *path, const void *const parts[], const size_t 
     if (fd >= 0)
         ok = close(fd) == 0 && ok;
     ok = ok && rename(tmp, path) == 0;
+    int err = errno; /* the reason, kept across the clean-up */
     if (!ok && fd >= 0)
         unlink(tmp);
     free(tmp);
+    errno = err;
     return ok;
 }
 
@@ -74,16 +78,23 @@ clg_status clg__file_write_atomic(clg_ctx *ctx, const char *path, const void *da
     if (!dir)
         return clg__fail(ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "writing %s: out of memory", path);
     char *slash = strrchr(dir, '/');
-    int ok = 1;
+    int ok = 1, err = 0;
     if (slash && slash != dir) {
         *slash = '\0';
         ok = clg__make_dirs(dir);
+        err = errno;
     }
     free(dir);
     const void *parts[1] = {data};
     size_t sizes[1] = {size};
-    if (!ok || !clg__write_atomic(path, parts, sizes, 1))
-        return clg__fail(ctx, CLG_ERR_IO, "cannot write %s: %s", path, strerror(errno));
+    if (ok) {
+        errno = 0;
+        ok = clg__write_atomic(path, parts, sizes, 1);
+        err = errno;
+    }
+    if (!ok)
+        return clg__fail(ctx, err == ENOMEM ? CLG_ERR_OUT_OF_HOST_MEMORY : CLG_ERR_IO,
+                         "cannot write %s: %s", path, strerror(err));
     return CLG_OK;
 }
 

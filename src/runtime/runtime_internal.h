@@ -136,7 +136,7 @@ unsigned char *clg__bincache_load(const char *dir, const unsigned char key[32], 
 int clg__bincache_store(const char *dir, const unsigned char key[32], const unsigned char *bin,
                         size_t size);
 
-/* mkdir -p; returns 1 when the folder exists afterwards. */
+/* mkdir -p; returns 1 when the folder exists afterwards (else errno says why, ENOMEM included). */
 int clg__make_dirs(const char *dir);
 
 /* Writes the concatenated parts to path through a synced temporary file and a rename; returns

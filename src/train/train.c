@@ -1,6 +1,7 @@
 /* The training loop: epochs of shuffled mini-batches, validation, early stopping, checkpoints
  * and resume, progress callbacks and the metrics log. */
 #include <dirent.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -367,8 +368,9 @@ static clg_status trainer_init(clg__trainer *t, clg_net *net, clg_datastore *tra
                             "val_accuracy,learn_rate\n");
     }
     if (st == CLG_OK && o->checkpoint_path && !clg__make_dirs(o->checkpoint_path))
-        st = clg__fail(net->ctx, CLG_ERR_IO, "clg_train: cannot create the checkpoint folder %s",
-                       o->checkpoint_path);
+        st = clg__fail(net->ctx, errno == ENOMEM ? CLG_ERR_OUT_OF_HOST_MEMORY : CLG_ERR_IO,
+                       "clg_train: cannot create the checkpoint folder %s: %s", o->checkpoint_path,
+                       strerror(errno));
     return st;
 }
 
@@ -401,12 +403,16 @@ clg_status clg_train(clg_net *net, clg_datastore *train, clg_datastore *val,
     return st;
 }
 
-/* A folder: its checkpoint with the largest name (names sort by epoch and iteration). */
-static char *newest_checkpoint(const char *path)
+/* A folder: its checkpoint with the largest name (names sort by epoch and iteration); a file:
+ * itself. *out is malloc'd. */
+static clg_status newest_checkpoint(clg_ctx *ctx, const char *path, char **out)
 {
+    *out = NULL;
     DIR *d = opendir(path);
-    if (!d)
-        return clg__strdup(path);
+    if (!d) {
+        *out = clg__strdup(path);
+        return *out ? CLG_OK : clg__fail(ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "clg_train_resume: out of host memory");
+    }
     char best[1024] = "";
     for (struct dirent *e; (e = readdir(d));) {
         size_t n = strlen(e->d_name);
@@ -416,12 +422,13 @@ static char *newest_checkpoint(const char *path)
     }
     closedir(d);
     if (!best[0])
-        return NULL;
+        return clg__fail(ctx, CLG_ERR_IO, "clg_train_resume: no checkpoint-*.clgm in %s", path);
     size_t len = strlen(path) + strlen(best) + 2;
-    char *full = clg__malloc(len);
-    if (full)
-        snprintf(full, len, "%s/%s", path, best);
-    return full;
+    *out = clg__malloc(len);
+    if (!*out)
+        return clg__fail(ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "clg_train_resume: out of host memory");
+    snprintf(*out, len, "%s/%s", path, best);
+    return CLG_OK;
 }
 
 clg_status clg_train_resume(clg_ctx *ctx, const char *checkpoint_file, clg_datastore *train,
@@ -435,13 +442,13 @@ clg_status clg_train_resume(clg_ctx *ctx, const char *checkpoint_file, clg_datas
     if (!ctx || !checkpoint_file || !train || !options || !net)
         return clg__fail(ctx, CLG_ERR_INVALID_ARG,
                          "clg_train_resume: ctx, checkpoint, train, options and net must not be NULL");
-    char *path = newest_checkpoint(checkpoint_file);
-    if (!path)
-        return clg__fail(ctx, CLG_ERR_IO, "clg_train_resume: no checkpoint-*.clgm in %s",
-                         checkpoint_file);
+    char *path;
+    clg_status st = newest_checkpoint(ctx, checkpoint_file, &path);
+    if (st != CLG_OK)
+        return st;
     void *blob = NULL;
     size_t len = 0;
-    clg_status st = clg__model_load(ctx, path, net, &blob, &len);
+    st = clg__model_load(ctx, path, net, &blob, &len);
     if (st == CLG_OK && !blob)
         st = clg__fail(ctx, CLG_ERR_INVALID_ARG, "clg_train_resume: %s is a model without "
                        "training state (not a checkpoint)", path);
