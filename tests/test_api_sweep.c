@@ -40,6 +40,9 @@ static void p_ctx(void)
     BAD(clg_ctx_get_stats(NULL, &s));
     BAD(clg_ctx_get_stats(ctx, NULL));
     BAD(clg_ctx_warm_up(NULL));
+    clg_kernel_time kt;
+    BAD(clg_ctx_kernel_times(NULL, &kt, 1, NULL, 0));
+    BAD(clg_ctx_kernel_times(ctx, NULL, 1, NULL, 0));
     clg_ctx_options o = clg_ctx_options_default();
     assert_int_equal(o.profiling, 0);
 }
@@ -263,7 +266,8 @@ static const entry table[] = {
     {"devices", p_devices, "clg_devices_list clg_devices_free clg_devices_select clg_device_split "
                            "clg_exec_env_parse clg_exec_env_name clg_device_type_name"},
     {"ctx", p_ctx, "clg_ctx_create clg_ctx_destroy clg_ctx_last_error clg_ctx_device clg_ctx_cache_dir "
-                   "clg_ctx_cl_queue clg_ctx_finish clg_ctx_get_stats clg_ctx_warm_up clg_ctx_options_default"},
+                   "clg_ctx_cl_queue clg_ctx_finish clg_ctx_get_stats clg_ctx_warm_up clg_ctx_options_default "
+                   "clg_ctx_kernel_times"},
     {"tensor", p_tensor, "clg_tensor_create clg_tensor_destroy clg_tensor_numel clg_tensor_shape clg_shape_numel "
                          "clg_tensor_ctx clg_tensor_cl_buffer clg_tensor_upload clg_tensor_download "
                          "clg_tensor_fill clg_tensor_copy clg_tensor_view_batch"},

@@ -123,6 +123,38 @@ static void scale_and_sum_of_squares(void **state)
     }
 }
 
+/* A profiled context counts each kernel's launches and device time; reset starts over. */
+static void kernel_times_are_counted(void **state)
+{
+    (void)state;
+    clg_ctx_options o = clg_ctx_options_default();
+    o.profiling = 1;
+    o.cache_dir = getenv("CLGRAD_CACHE_DIR");
+    clg_ctx *pc;
+    CLG_ASSERT_STATUS(clg_ctx_create(clg_test_cpu_device(), &o, &pc), CLG_OK);
+    clg_tensor *t;
+    CLG_ASSERT_STATUS(clg_tensor_create(pc, (clg_shape){1, 1, 64, 64}, &t), CLG_OK);
+    CLG_ASSERT_STATUS(clg_tensor_fill(t, 1.0f), CLG_OK);
+    CLG_ASSERT_STATUS(clg_tensor_fill(t, 2.0f), CLG_OK);
+    CLG_ASSERT_STATUS(clg_tensor_scale(t, 2.0f), CLG_OK);
+    clg_kernel_time kt[8];
+    size_t n;
+    CLG_ASSERT_STATUS(clg_ctx_kernel_times(pc, kt, 8, &n, 1), CLG_OK);
+    assert_int_equal(n, 2);
+    assert_string_equal(kt[0].name, "clg_tensor_fill");
+    assert_int_equal(kt[0].calls, 2);
+    assert_true(kt[0].seconds > 0);
+    assert_string_equal(kt[1].name, "clg_tensor_scale");
+    assert_int_equal(kt[1].calls, 1);
+    CLG_ASSERT_STATUS(clg_ctx_kernel_times(pc, NULL, 0, &n, 0), CLG_OK);
+    assert_int_equal(n, 0); /* reset */
+    clg_tensor_destroy(t);
+    clg_ctx_destroy(pc);
+    /* the fixture's context has filled tensors without profiling: nothing counted */
+    CLG_ASSERT_STATUS(clg_ctx_kernel_times(ctx, NULL, 0, &n, 0), CLG_OK);
+    assert_int_equal(n, 0);
+}
+
 static void copy_and_views_share_memory_correctly(void **state)
 {
     (void)state;
@@ -242,6 +274,7 @@ int main(void)
         cmocka_unit_test(round_trip_is_exact),
         cmocka_unit_test(fill_writes_every_element),
         cmocka_unit_test(scale_and_sum_of_squares),
+        cmocka_unit_test(kernel_times_are_counted),
         cmocka_unit_test(copy_and_views_share_memory_correctly),
         cmocka_unit_test(bad_arguments_are_reported),
         cmocka_unit_test(oversized_allocation_names_the_size),

@@ -12,6 +12,7 @@ clg_ctx *bench_ctx(const bench_opts *o, const char *cache_dir)
     clg_ctx *ctx = NULL;
     clg_ctx_options co = clg_ctx_options_default();
     co.cache_dir = cache_dir;
+    co.profiling = o->profile;
     clg_status st = clg_devices_list(&all, &n);
     if (st == CLG_OK) {
         st = clg_devices_select(all, n, CLG_ENV_AUTO, o->filter, &idx, &count);

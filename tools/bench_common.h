@@ -9,6 +9,7 @@ typedef struct bench_opts {
     int json;
     int runs;             /* timed repetitions (median reported) */
     const char *filter;   /* device filter; NULL: CLGRAD_DEVICES */
+    int profile;          /* 1: a context with profiling, per-kernel device times */
 } bench_opts;
 
 /* Creates a context on the first device of the auto environment (after the filter).

@@ -71,6 +71,23 @@ int bench_train(const bench_opts *o, size_t batch)
         fprintf(stderr, "clgrad-bench train: %s: %s\n", clg_status_name(s), clg_ctx_last_error(ctx));
         goto done;
     }
+    if (o->profile) { /* kernels of the training steps after the first 10 (builds, first touch) */
+        clg_kernel_time kt[64];
+        size_t nk = 0;
+        clg_ctx_kernel_times(ctx, kt, 64, &nk, 1);
+        s = clg_train(net, ds, NULL, &opt, NULL);
+        clg_ctx_kernel_times(ctx, kt, 64, &nk, 1);
+        double total = 0;
+        for (size_t i = 0; i < nk && i < 64; i++)
+            total += kt[i].seconds;
+        printf("%-28s %8s %10s %7s\n", "kernel", "calls", "ms/step", "share");
+        for (size_t i = 0; i < nk && i < 64; i++)
+            printf("%-28s %8lu %10.3f %6.1f%%\n", kt[i].name, kt[i].calls / iters,
+                   kt[i].seconds * 1e3 / (double)iters, 100 * kt[i].seconds / total);
+        printf("%-28s %8s %10.3f\n\n", "sum", "", total * 1e3 / (double)iters);
+        st.n = 0;
+        s = clg_train(net, ds, NULL, &opt, NULL); /* timed again below */
+    }
     /* per-step times after 10 warm-up steps (kernel builds, first-touch of buffers) */
     double *dt = malloc(iters * sizeof *dt);
     size_t k = 0;

@@ -18,7 +18,9 @@ static void usage(FILE *f)
                "            beside CLBlast's convgemm forward\n"
                "  pool      max pool 2x2 on N64 C32 28x28: GB/s forward and backward\n"
                "  train     the default Fashion-MNIST network: training images/s (--batch, default\n"
-               "            64), inference images/s at batch 256, per-layer forward/backward ms\n"
+               "            64), inference images/s at batch 256, per-layer forward/backward ms;\n"
+               "            --profile: device time per kernel and training step (launches are\n"
+               "            serialised to measure them)\n"
                "  --runs N  timed repetitions; the median is printed (default 5)\n"
                "  --json    one JSON object per result line\n"
                "  --filter  device filter (default $CLGRAD_DEVICES); the first device is used\n");
@@ -26,7 +28,7 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-    bench_opts o = {0, 5, NULL};
+    bench_opts o = {0, 5, NULL, 0};
     const char *cmd = NULL, *shape = NULL, *impl = NULL;
     size_t batch = 64;
     for (int i = 1; i < argc; i++) {
@@ -36,6 +38,8 @@ int main(int argc, char **argv)
             o.runs = atoi(argv[++i]);
         } else if (strcmp(argv[i], "--impl") == 0 && i + 1 < argc) {
             impl = argv[++i];
+        } else if (strcmp(argv[i], "--profile") == 0) {
+            o.profile = 1;
         } else if (strcmp(argv[i], "--batch") == 0 && i + 1 < argc) {
             batch = strtoul(argv[++i], NULL, 10);
         } else if (strcmp(argv[i], "--shape") == 0 && i + 1 < argc) {

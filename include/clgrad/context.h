@@ -62,6 +62,19 @@ typedef struct clg_ctx_stats {
 /** Copies the context's counters. @return CLG_OK or CLG_ERR_INVALID_ARG. */
 CLG_API clg_status clg_ctx_get_stats(const clg_ctx *ctx, clg_ctx_stats *out);
 
+typedef struct clg_kernel_time {
+    char name[64];        /* the OpenCL kernel, e.g. "clg_gemm_reg" */
+    unsigned long calls;
+    double seconds;       /* device time, summed */
+} clg_kernel_time;
+
+/** Device time per kernel since the context was created (or last reset), when it was created
+ *  with profiling = 1 (each launch then waits for its kernel: a profiled run is serial).
+ *  Copies up to cap entries into out; *count (may be NULL) receives how many kernels there
+ *  are. reset 1 starts the totals over. @return CLG_OK or CLG_ERR_INVALID_ARG. */
+CLG_API clg_status clg_ctx_kernel_times(clg_ctx *ctx, clg_kernel_time *out, size_t cap,
+                                        size_t *count, int reset);
+
 /** Builds (or loads from cache) every embedded kernel family now rather than on first use,
  *  e.g. to measure start-up or to fail early. @return CLG_OK or the first build error. */
 CLG_API clg_status clg_ctx_warm_up(clg_ctx *ctx);

@@ -1,4 +1,5 @@
 /* clg_ctx: context and in-order queue on one device, with its program cache. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "runtime_internal.h"
@@ -41,6 +42,7 @@ clg_status clg_ctx_create(const clg_device_info *dev, const clg_ctx_options *opt
         return st;
     }
     ctx->cache_dir = clg__cache_dir_resolve(o.cache_dir);
+    ctx->profiling = o.profiling != 0;
     *out = ctx;
     return CLG_OK;
 }
@@ -143,5 +145,23 @@ clg_status clg__scratch_get(clg_ctx *ctx, unsigned slot, size_t bytes, cl_mem *o
     }
     s->bytes = want;
     *out = s->mem;
+    return CLG_OK;
+}
+
+clg_status clg_ctx_kernel_times(clg_ctx *ctx, clg_kernel_time *out, size_t cap, size_t *count,
+                                int reset)
+{
+    if (!ctx || (cap && !out))
+        return clg__fail(ctx, CLG_ERR_INVALID_ARG,
+                         "clg_ctx_kernel_times: ctx must not be NULL (out NULL needs cap 0)");
+    if (count)
+        *count = ctx->profile_count;
+    for (size_t i = 0; i < ctx->profile_count && i < cap; i++) {
+        snprintf(out[i].name, sizeof out[i].name, "%s", ctx->profile[i].name);
+        out[i].calls = ctx->profile[i].calls;
+        out[i].seconds = ctx->profile[i].seconds;
+    }
+    if (reset)
+        ctx->profile_count = 0;
     return CLG_OK;
 }

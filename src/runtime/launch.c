@@ -1,4 +1,5 @@
 /* Kernel launches: arguments set in order, errors kept until the launch reports them once. */
+#include <string.h>
 #include "runtime_internal.h"
 
 clg_status clg__launch_begin(clg_ctx *ctx, const char *family, const char *options,
@@ -45,6 +46,27 @@ void clg__arg_local(clg__launch *l, size_t bytes)
     arg(l, bytes, NULL);
 }
 
+/* Profiling: waits for the kernel and adds its device time to its name's total (so profiled
+ * runs serialise the queue: they measure, they do not race). */
+static void record(clg_ctx *ctx, const char *name, cl_event ev)
+{
+    cl_ulong t0 = 0, t1 = 0;
+    if (clWaitForEvents(1, &ev) != CL_SUCCESS ||
+        clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL) != CL_SUCCESS ||
+        clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL) != CL_SUCCESS)
+        return;
+    size_t i = 0;
+    while (i < ctx->profile_count && ctx->profile[i].name != name && strcmp(ctx->profile[i].name, name))
+        i++;
+    if (i == ctx->profile_count) {
+        if (i == CLG__PROFILE_KERNELS)
+            return;
+        ctx->profile[ctx->profile_count++] = (clg__kernel_profile){name, 0, 0.0};
+    }
+    ctx->profile[i].calls++;
+    ctx->profile[i].seconds += (double)(t1 - t0) * 1e-9;
+}
+
 clg_status clg__launch_run(clg__launch *l, const size_t global[3], const size_t local[3])
 {
     size_t g[3];
@@ -52,8 +74,14 @@ clg_status clg__launch_run(clg__launch *l, const size_t global[3], const size_t 
         g[i] = (global[i] + local[i] - 1) / local[i] * local[i];
     if (g[0] == 0 || g[1] == 0 || g[2] == 0)
         return CLG_OK;
+    cl_event done = NULL;
     if (l->err == CL_SUCCESS)
-        l->err = clEnqueueNDRangeKernel(l->ctx->queue, l->kernel, 3, NULL, g, local, 0, NULL, NULL);
+        l->err = clEnqueueNDRangeKernel(l->ctx->queue, l->kernel, 3, NULL, g, local, 0, NULL,
+                                        l->ctx->profiling ? &done : NULL);
+    if (done) {
+        record(l->ctx, l->name, done);
+        clReleaseEvent(done);
+    }
     if (l->err != CL_SUCCESS)
         return clg__fail_cl(l->ctx, l->err, "launching %s (global %zux%zux%zu, local %zux%zux%zu)",
                             l->name, g[0], g[1], g[2], local[0], local[1], local[2]);

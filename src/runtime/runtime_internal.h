@@ -40,6 +40,14 @@ typedef struct clg__scratch {
     size_t bytes;
 } clg__scratch;
 
+/* Per-kernel device time, gathered when the context was created with profiling on. */
+enum { CLG__PROFILE_KERNELS = 64 };
+typedef struct clg__kernel_profile {
+    const char *name;   /* the launch's kernel name (a string literal) */
+    unsigned long calls;
+    double seconds;
+} clg__kernel_profile;
+
 struct clg_ctx {
     clg_device_info device;       /* copy; device.cl_device retained by the context */
     cl_context context;
@@ -52,6 +60,9 @@ struct clg_ctx {
     clg_ctx_stats stats;
     clg__ext ext[CLG__EXT_COUNT];
     clg__scratch scratch[CLG__SCRATCH_SLOTS];
+    int profiling;
+    clg__kernel_profile profile[CLG__PROFILE_KERNELS];
+    size_t profile_count;
     char last_error[CLG__ERR_TEXT];
 };
 
