@@ -15,19 +15,24 @@ uint4 clg_philox4x32_10(uint4 ctr, uint2 key)
     return ctr;
 }
 
-/* One work-item per Philox block: elements 4b .. 4b+3 use its four words in order. */
+/* One work-item per Philox block. The tensor's element i is element base + i of the whole
+ * batch (base > 0 for a device's shard of a mini-batch), so every shard draws the mask the
+ * whole batch would: block b covers whole-batch elements 4b .. 4b+3, in word order. */
 __kernel void clg_dropout(__global const float *x, ulong x_off, __global float *y, ulong y_off,
-                          ulong n, float p, ulong seed, ulong step)
+                          ulong n, float p, ulong seed, ulong step, ulong base)
 {
-    size_t b = CLG_GID0, i = 4 * b;
-    if (i >= n)
+    size_t b = CLG_GID0 + base / 4, first = 4 * b;
+    if (first >= base + n)
         return;
     uint4 r = clg_philox4x32_10((uint4)((uint)b, (uint)(b >> 32), (uint)step, (uint)(step >> 32)),
                                 (uint2)((uint)seed, (uint)(seed >> 32)));
     float scale = 1.0f / (1.0f - p);
     uint w[4] = {r.x, r.y, r.z, r.w};
-    for (int k = 0; k < 4 && i + k < n; k++) {
+    for (int k = 0; k < 4; k++) {
+        size_t g = first + (size_t)k;
+        if (g < base || g >= base + n)
+            continue;
         float u = (float)(w[k] >> 8) * 0x1.0p-24f;
-        y[y_off + i + k] = x[x_off + i + k] * (u >= p ? scale : 0.0f);
+        y[y_off + g - base] = x[x_off + g - base] * (u >= p ? scale : 0.0f);
     }
 }

@@ -253,6 +253,11 @@ static void p_train(void)
     BAD(clg_train(NULL, NULL, NULL, &o, NULL));
     BAD(clg_train_resume(NULL, "x", NULL, NULL, &o, &net, NULL));
     BAD(clg_net_evaluate(NULL, NULL, 1, &d, &d));
+    size_t counts[2];
+    BAD(clg_split_batch(4, NULL, 2, counts));
+    BAD(clg_split_batch(4, (const float[]){0, 0}, 2, counts));
+    BAD(clg_split_batch(4, (const float[]){1, -1}, 2, counts));
+    BAD(clg_split_batch(4, (const float[]){1, 1}, 0, counts));
 }
 
 typedef struct entry {
@@ -299,7 +304,7 @@ static const entry table[] = {
                      "clg_datastore_class_count clg_datastore_class_name clg_datastore_set_class_names "
                      "clg_datastore_read clg_datastore_last_error clg_image_read clg_datastore_from_memory"},
     {"train", p_train, "clg_train_options_default clg_train_options_check clg_solver_name "
-                       "clg_solver_parse clg_train clg_train_resume clg_net_evaluate"},
+                       "clg_solver_parse clg_train clg_train_resume clg_net_evaluate clg_split_batch"},
 };
 #define N_ENTRIES (sizeof table / sizeof table[0])
 

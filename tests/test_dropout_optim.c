@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "common/testutil.h"
+#include "tensor/tensor_internal.h"
 
 static clg_ctx *ctx;
 static clg_test_rng rng;
@@ -95,6 +96,35 @@ static void dropout_mask_is_philox_and_deterministic(void **state)
     free(x);
     free(y);
     free(y2);
+}
+
+/* Shards of a batch (any split, odd offsets included) draw exactly the whole batch's mask. */
+static void shards_draw_the_whole_batch_mask(void **state)
+{
+    (void)state;
+    const size_t n = 1003;
+    float *x = malloc(n * sizeof *x), *whole = malloc(n * sizeof *whole), *parts = malloc(n * sizeof *parts);
+    clg_test_fill_uniform(&rng, x, n, 0.5f, 1.5f);
+    clg_tensor *tx = clg_test_tensor(ctx, (clg_shape){n, 1, 1, 1}, x);
+    clg_tensor *ty = clg_test_tensor(ctx, (clg_shape){n, 1, 1, 1}, NULL);
+    CLG_ASSERT_STATUS(clg_dropout_forward(ctx, 0.3f, 99, 7, tx, ty), CLG_OK);
+    CLG_ASSERT_STATUS(clg_tensor_download(ty, whole, n), CLG_OK);
+    const size_t cuts[] = {0, 1, 6, 7, 500, 1001, 1003};
+    for (size_t c = 0; c + 1 < sizeof cuts / sizeof cuts[0]; c++) {
+        size_t first = cuts[c], count = cuts[c + 1] - first;
+        clg_tensor *sx = clg_test_tensor(ctx, (clg_shape){count, 1, 1, 1}, x + first);
+        clg_tensor *sy = clg_test_tensor(ctx, (clg_shape){count, 1, 1, 1}, NULL);
+        CLG_ASSERT_STATUS(clg__dropout(ctx, 0, 0.3f, 99, 7, first, sx, sy), CLG_OK);
+        CLG_ASSERT_STATUS(clg_tensor_download(sy, parts + first, count), CLG_OK);
+        clg_tensor_destroy(sx);
+        clg_tensor_destroy(sy);
+    }
+    assert_memory_equal(whole, parts, n * sizeof *whole);
+    clg_tensor_destroy(tx);
+    clg_tensor_destroy(ty);
+    free(x);
+    free(whole);
+    free(parts);
 }
 
 static void device_and_host_optimizers_agree_over_100_steps(void **state)
@@ -220,6 +250,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(philox_known_answers),
         cmocka_unit_test(dropout_mask_is_philox_and_deterministic),
+        cmocka_unit_test(shards_draw_the_whole_batch_mask),
         cmocka_unit_test(device_and_host_optimizers_agree_over_100_steps),
         cmocka_unit_test(host_steps_follow_the_formulas),
     };

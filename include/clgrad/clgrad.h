@@ -9,6 +9,7 @@
 #include "clgrad/ops.h"
 #include "clgrad/nn.h"
 #include "clgrad/data.h"
+#include "clgrad/parallel.h"
 #include "clgrad/train.h"
 
 #endif

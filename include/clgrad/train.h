@@ -61,6 +61,8 @@ typedef struct clg_train_progress {
     double learn_rate;
     double images_per_s;         /* over the iterations since the previous report */
     const char *text;            /* checkpoint path, or NULL */
+    size_t devices;              /* devices training (1 without contexts) */
+    const size_t *split;         /* multi-device: samples per device in the last step */
 } clg_train_progress;
 
 /* Called from the training thread; a nonzero return stops training after this iteration (the
@@ -92,8 +94,13 @@ typedef struct clg_train_options {
     int checkpoint_frequency;         /* 1 */
     int checkpoint_frequency_unit;    /* 0: epochs, 1: iterations */
     const char *metrics_log;          /* NULL, or a CSV file written as training goes */
-    const char *execution_environment;/* "auto"; one device in this version: the net's */
-    const float *worker_load;         /* NULL; for multi-device training */
+    const char *execution_environment;/* "auto" (informational: the caller picks the devices) */
+    clg_ctx *const *contexts;         /* NULL: train on the net's context alone; else a
+                                         replica on each of these (data parallel), the net
+                                         holding the result */
+    size_t context_count;
+    const float *worker_load;         /* NULL: auto (by measured speed); else one weight per
+                                         context (MATLAB's WorkerLoad) */
     size_t worker_load_count;
     int dispatch_in_background;       /* 0 */
     uint64_t seed;                    /* shuffles and dropout */
@@ -134,6 +141,12 @@ typedef struct clg_train_report {
 
 /** Trains net (already initialised) on train; val may be NULL. The class count of the data
  *  must equal the net's. net ends as options.output_network says. report may be NULL.
+ *  With options.contexts, every mini-batch is split across a replica on each context (shards
+ *  in proportion to worker_load, or to measured speed), each replica computes the sum of its
+ *  samples' gradients on its own host thread, the host adds them in device order, divides by
+ *  the batch and applies the optimizer to master weights that every replica then receives:
+ *  replicas never drift, and 1, 2 or 3 devices give the same weights up to float summation
+ *  order. Batch-norm batch statistics are per replica; running statistics are averaged.
  *  @return CLG_OK; CLG_ERR_INVALID_ARG / CLG_ERR_SHAPE for options or data that do not fit the
  *          net; datastore, device and file errors as they come (the last checkpoint stays). */
 CLG_API clg_status clg_train(clg_net *net, clg_datastore *train, clg_datastore *val,

@@ -105,7 +105,8 @@ static clg_status layer_forward(clg_net *net, size_t i, int train, uint64_t step
                                            l->state[1], l->eps, y);
     case CLG_LAYER_DROPOUT:
         if (train && l->p > 0.0f)
-            return clg_dropout_forward(ctx, l->p, dropout_seed(net, i), step, x, y);
+            return clg__dropout(ctx, 0, l->p, dropout_seed(net, i), step,
+                                net->shard_first * clg_shape_numel(l->in), x, y);
         return clg_tensor_copy(y, x);
     case CLG_LAYER_ACTIVATION:
         return clg_activation_forward(ctx, l->act, l->alpha, x, y);
@@ -165,7 +166,8 @@ static clg_status layer_backward(clg_net *net, size_t i, uint64_t step)
         if (!need_dx)
             return CLG_OK;
         if (l->p > 0.0f)
-            return clg_dropout_backward(ctx, l->p, dropout_seed(net, i), step, dy, dx);
+            return clg__dropout(ctx, 1, l->p, dropout_seed(net, i), step,
+                                net->shard_first * clg_shape_numel(l->in), dy, dx);
         return clg_tensor_copy(dx, dy);
     case CLG_LAYER_ACTIVATION:
         return need_dx ? clg_activation_backward(ctx, l->act, l->alpha, x, &l->y_n, dy, dx)

@@ -42,6 +42,8 @@ struct clg_net {
     clg_tensor x_n;
     float *host_in;        /* predict staging */
     uint64_t dropout_seed; /* set by clg_net_init */
+    size_t shard_first;    /* this batch's first sample within the whole mini-batch (replicas
+                              of multi-device training), so dropout draws the same masks */
 };
 
 /* One learnable tensor and its gradient, for optimizers. */

@@ -3,7 +3,7 @@
 #include "clgrad/norm.h"
 
 static clg_status run(clg_ctx *ctx, const char *call, float p, uint64_t seed, uint64_t step,
-                      const clg_tensor *in, clg_tensor *out)
+                      size_t base, const clg_tensor *in, clg_tensor *out)
 {
     const clg_tensor *t[2] = {in, out};
     clg_status st = clg__tensors_check(ctx, call, t, 2);
@@ -24,18 +24,26 @@ static clg_status run(clg_ctx *ctx, const char *call, float p, uint64_t seed, ui
     clg__arg_f32(&l, p);
     clg__arg_u64(&l, seed);
     clg__arg_u64(&l, step);
-    size_t global[3] = {(n + 3) / 4, 1, 1}, local[3] = {64, 1, 1}; /* a Philox block each */
+    clg__arg_u64(&l, base);
+    size_t global[3] = {(base % 4 + n + 3) / 4, 1, 1}, local[3] = {64, 1, 1}; /* a block each */
     return clg__launch_run(&l, global, local);
 }
 
 clg_status clg_dropout_forward(clg_ctx *ctx, float p, uint64_t seed, uint64_t step,
                                const clg_tensor *x, clg_tensor *y)
 {
-    return run(ctx, "clg_dropout_forward", p, seed, step, x, y);
+    return run(ctx, "clg_dropout_forward", p, seed, step, 0, x, y);
 }
 
 clg_status clg_dropout_backward(clg_ctx *ctx, float p, uint64_t seed, uint64_t step,
                                 const clg_tensor *dy, clg_tensor *dx)
 {
-    return run(ctx, "clg_dropout_backward", p, seed, step, dy, dx);
+    return run(ctx, "clg_dropout_backward", p, seed, step, 0, dy, dx);
+}
+
+clg_status clg__dropout(clg_ctx *ctx, int backward, float p, uint64_t seed, uint64_t step,
+                        size_t base, const clg_tensor *in, clg_tensor *out)
+{
+    return run(ctx, backward ? "clg_dropout_backward" : "clg_dropout_forward", p, seed, step, base,
+               in, out);
 }

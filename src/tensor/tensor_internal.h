@@ -28,4 +28,9 @@ int clg__shape_equal(clg_shape a, clg_shape b);
 /* A tensor as two kernel arguments: its buffer and its element offset. */
 void clg__arg_tensor(clg__launch *l, const clg_tensor *t);
 
+/* Dropout of a shard: in's element i is element base + i of the whole batch, and draws that
+ * element's mask (public dropout is base 0). */
+clg_status clg__dropout(clg_ctx *ctx, int backward, float p, uint64_t seed, uint64_t step,
+                        size_t base, const clg_tensor *in, clg_tensor *out);
+
 #endif

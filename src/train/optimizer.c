@@ -95,3 +95,87 @@ clg_status clg__clip_gradients(clg__trainer *t)
         st = clg_tensor_scale(t->params[i].grad, (float)(thr / norm));
     return st;
 }
+
+/* Offsets of each parameter tensor in the flat host arrays. */
+static size_t param_len(const clg__trainer *t, size_t i)
+{
+    return clg_tensor_numel(t->params[i].param);
+}
+
+clg_status clg__optim_step_host(clg__trainer *t, float lr)
+{
+    const clg_train_options *o = &t->o;
+    size_t count, at = 0;
+    float *w = clg__group_params(t->group, &count), *g = t->hgrad;
+    clg_status st = CLG_OK;
+    for (size_t i = 0; st == CLG_OK && i < t->nparams; i++) {
+        size_t n = param_len(t, i);
+        float wd = t->params[i].decay ? o->l2_regularization : 0.0f;
+        if (o->solver == CLG_SOLVER_SGDM) {
+            clg_sgd_params sp = {lr, o->momentum, wd, 0};
+            st = clg_sgd_step_host(&sp, w + at, g + at, t->hv + at, n);
+        } else if (o->solver == CLG_SOLVER_ADAM) {
+            float b2 = o->squared_gradient_decay_factor > 0 ? o->squared_gradient_decay_factor : 0.999f;
+            clg_adam_params ap = {lr, o->gradient_decay_factor, b2, o->epsilon, wd, 0,
+                                  (unsigned long)t->step};
+            st = clg_adam_step_host(&ap, w + at, g + at, t->hm + at, t->hv + at, n);
+        } else {
+            float a = o->squared_gradient_decay_factor > 0 ? o->squared_gradient_decay_factor : 0.9f;
+            clg_rmsprop_params rp = {lr, a, o->epsilon, wd};
+            st = clg_rmsprop_step_host(&rp, w + at, g + at, t->hv + at, n);
+        }
+        at += n;
+    }
+    return st;
+}
+
+void clg__clip_gradients_host(clg__trainer *t)
+{
+    float thr = t->o.gradient_threshold;
+    if (!(thr > 0.0f) || isinf(thr))
+        return;
+    size_t at = 0;
+    double total = 0.0;
+    for (size_t i = 0; i < t->nparams; i++) {
+        size_t n = param_len(t, i);
+        double ss = 0.0;
+        for (size_t k = 0; k < n; k++)
+            ss += (double)t->hgrad[at + k] * t->hgrad[at + k];
+        if (t->o.gradient_threshold_method == CLG_GRAD_L2NORM && sqrt(ss) > thr)
+            for (size_t k = 0; k < n; k++)
+                t->hgrad[at + k] *= (float)(thr / sqrt(ss));
+        total += ss;
+        at += n;
+    }
+    if (t->o.gradient_threshold_method == CLG_GRAD_GLOBAL_L2NORM && sqrt(total) > thr)
+        for (size_t k = 0; k < at; k++)
+            t->hgrad[k] *= (float)(thr / sqrt(total));
+}
+
+static clg_status moments(clg__trainer *t, int to_device)
+{
+    clg_status st = CLG_OK;
+    size_t at = 0;
+    for (size_t i = 0; st == CLG_OK && i < t->nparams; i++) {
+        size_t n = param_len(t, i);
+        for (int which = 0; which < 2 && st == CLG_OK; which++) {
+            clg_tensor *d = which ? t->v[i] : t->m[i];
+            float *h = which ? t->hv : t->hm;
+            if (!d)
+                continue;
+            st = to_device ? clg_tensor_upload(d, h + at, n) : clg_tensor_download(d, h + at, n);
+        }
+        at += n;
+    }
+    return st;
+}
+
+clg_status clg__optim_host_from_device(clg__trainer *t)
+{
+    return moments(t, 0);
+}
+
+clg_status clg__optim_host_to_device(clg__trainer *t)
+{
+    return moments(t, 1);
+}

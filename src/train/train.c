@@ -47,6 +47,8 @@ static float learn_rate(const clg__trainer *t)
     return (float)lr;
 }
 
+static clg_status sync_master(clg__trainer *t);
+
 static double elapsed(const clg__trainer *t)
 {
     return t->elapsed_before + clg__now() - t->t0;
@@ -77,7 +79,9 @@ static int report(clg__trainer *t, clg_progress_kind kind, double loss, double a
         return 0;
     clg_train_progress p = {kind, t->epoch + 1, t->o.max_epochs, (size_t)t->step,
                             t->iters_per_epoch, elapsed(t), loss, acc, t->has_val, t->val_loss,
-                            t->val_acc, lr, images_per_s, text};
+                            t->val_acc, lr, images_per_s, text, 1, NULL};
+    if (t->group)
+        p.split = clg__group_split(t->group, &p.devices);
     return t->o.progress(&p, t->o.progress_user);
 }
 
@@ -155,7 +159,9 @@ static clg_status keep_best(clg__trainer *t)
 
 static clg_status validate(clg__trainer *t, float lr, int *stop)
 {
-    clg_status st = clg_net_evaluate(t->net, t->val, t->batch, &t->val_loss, &t->val_acc);
+    clg_status st = sync_master(t);
+    if (st == CLG_OK)
+        st = clg_net_evaluate(t->net, t->val, t->batch, &t->val_loss, &t->val_acc);
     if (st != CLG_OK)
         return st;
     int improved = !t->has_val || t->val_loss < t->best_val_loss;
@@ -186,7 +192,9 @@ static clg_status checkpoint(clg__trainer *t, char recent[3][4096], float lr)
 {
     unsigned char *blob = NULL;
     size_t len = 0;
-    clg_status st = clg__train_state_save(t, &blob, &len);
+    clg_status st = sync_master(t);
+    if (st == CLG_OK)
+        st = clg__train_state_save(t, &blob, &len);
     char path[4096];
     snprintf(path, sizeof path, "%s/checkpoint-e%04d-i%08llu.clgm", t->o.checkpoint_path,
              t->epoch, (unsigned long long)t->step);
@@ -216,6 +224,48 @@ static clg_status read_batch(clg__trainer *t, size_t iter)
     return CLG_OK;
 }
 
+/* One iteration on the host mini-batch: on the net's device with the optimizer there, or
+ * across the group with the optimizer on the host master weights. */
+static clg_status train_step(clg__trainer *t, float lr, double *loss, size_t *correct)
+{
+    if (t->group) {
+        clg_status st = clg__group_step(t->group, t->images, t->labels, t->batch, t->step,
+                                        t->hgrad, loss, correct);
+        if (st != CLG_OK)
+            return clg__fail(t->ctx, st, "clg_train: %s", clg_last_error());
+        clg__clip_gradients_host(t);
+        return clg__optim_step_host(t, lr);
+    }
+    clg_status st = clg__net_upload(t->net, t->images, t->batch);
+    if (st == CLG_OK)
+        st = clg__net_forward(t->net, 1, t->step);
+    if (st == CLG_OK)
+        st = clg__net_loss(t->net, t->labels, loss, correct);
+    if (st == CLG_OK)
+        st = clg__net_backward(t->net, t->labels, 1.0f / (float)t->batch, t->step);
+    if (st == CLG_OK)
+        st = clg__clip_gradients(t);
+    if (st == CLG_OK)
+        st = clg__optim_step(t, lr);
+    return st;
+}
+
+/* Multi-device: the net (which validation, checkpoints and the caller see) and the optimizer
+ * staging tensors take the host master state. */
+static clg_status sync_master(clg__trainer *t)
+{
+    if (!t->group)
+        return CLG_OK;
+    size_t np, ns;
+    const float *p = clg__group_params(t->group, &np), *s = clg__group_state(t->group, &ns);
+    clg_status st = np ? clg_net_set_params(t->net, CLG_PARAMS_LEARNABLE, p, np) : CLG_OK;
+    if (st == CLG_OK && ns)
+        st = clg_net_set_params(t->net, CLG_PARAMS_STATE, s, ns);
+    if (st == CLG_OK)
+        st = clg__optim_host_to_device(t);
+    return st;
+}
+
 static clg_status run(clg__trainer *t)
 {
     const clg_train_options *o = &t->o;
@@ -235,17 +285,7 @@ static clg_status run(clg__trainer *t)
             size_t correct = 0;
             st = read_batch(t, t->next_iter);
             if (st == CLG_OK)
-                st = clg__net_upload(t->net, t->images, t->batch);
-            if (st == CLG_OK)
-                st = clg__net_forward(t->net, 1, t->step);
-            if (st == CLG_OK)
-                st = clg__net_loss(t->net, t->labels, &loss, &correct);
-            if (st == CLG_OK)
-                st = clg__net_backward(t->net, t->labels, 1.0f / (float)t->batch, t->step);
-            if (st == CLG_OK)
-                st = clg__clip_gradients(t);
-            if (st == CLG_OK)
-                st = clg__optim_step(t, lr);
+                st = train_step(t, lr, &loss, &correct);
             if (st != CLG_OK)
                 break;
             trained += t->batch;
@@ -289,6 +329,8 @@ static clg_status run(clg__trainer *t)
     }
     if (st == CLG_OK && t->val && !t->has_val)
         st = validate(t, lr, &stop);
+    if (st == CLG_OK)
+        st = sync_master(t);
     if (st == CLG_OK && o->output_network == CLG_OUTPUT_BEST_VALIDATION && t->best) {
         size_t nl = clg_net_param_count(t->net, CLG_PARAMS_LEARNABLE);
         st = clg_net_set_params(t->net, CLG_PARAMS_LEARNABLE, t->best, nl);
@@ -374,8 +416,37 @@ static clg_status trainer_init(clg__trainer *t, clg_net *net, clg_datastore *tra
     return st;
 }
 
+/* Multi-device: replicas of the net as it is now (initialised, or loaded from a checkpoint)
+ * and host copies of the optimizer state. */
+static clg_status group_setup(clg__trainer *t)
+{
+    const clg_train_options *o = &t->o;
+    if (!o->context_count)
+        return CLG_OK;
+    if (o->worker_load && o->worker_load_count != o->context_count)
+        return clg__fail(t->ctx, CLG_ERR_INVALID_ARG, "clg_train: %zu worker_load weights for %zu "
+                         "contexts", o->worker_load_count, o->context_count);
+    clg_status st = clg__group_create(t->net, o->contexts, o->context_count,
+                                      o->worker_load_count ? o->worker_load : NULL, &t->group);
+    size_t n = clg_net_param_count(t->net, CLG_PARAMS_LEARNABLE) + 1;
+    if (st == CLG_OK) {
+        t->hgrad = clg__malloc(n * sizeof(float));
+        t->hm = clg__calloc(n, sizeof(float));
+        t->hv = clg__calloc(n, sizeof(float));
+        if (!t->hgrad || !t->hm || !t->hv)
+            st = clg__fail(t->ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "clg_train: out of host memory");
+    }
+    if (st == CLG_OK)
+        st = clg__optim_host_from_device(t);
+    return st;
+}
+
 static void trainer_free(clg__trainer *t)
 {
+    clg__group_destroy(t->group);
+    free(t->hgrad);
+    free(t->hm);
+    free(t->hv);
     clg__optim_destroy(t);
     free(t->perm);
     free(t->images);
@@ -395,6 +466,8 @@ clg_status clg_train(clg_net *net, clg_datastore *train, clg_datastore *val,
                          "clg_train: net, train and options must not be NULL");
     clg__trainer t;
     clg_status st = trainer_init(&t, net, train, val, options, 0);
+    if (st == CLG_OK)
+        st = group_setup(&t);
     if (st == CLG_OK)
         st = run(&t);
     if (report_out)
@@ -460,6 +533,8 @@ clg_status clg_train_resume(clg_ctx *ctx, const char *checkpoint_file, clg_datas
     if (st == CLG_OK)
         st = clg__train_state_load(&t, blob, len);
     free(blob);
+    if (st == CLG_OK)
+        st = group_setup(&t);
     if (st == CLG_OK)
         st = run(&t);
     if (report_out)

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include "clgrad/train.h"
 #include "nn/nn_internal.h"
+#include "parallel/parallel_internal.h"
 
 typedef struct clg__trainer {
     clg_net *net;
@@ -18,7 +19,10 @@ typedef struct clg__trainer {
     int32_t *labels;
     clg__param_ref *params;
     size_t nparams;
-    clg_tensor **m, **v;          /* optimizer state per parameter (m: adam only) */
+    clg_tensor **m, **v;          /* optimizer state per parameter (m: adam only); with a
+                                     group, staging for checkpoints only */
+    clg__group *group;            /* multi-device: replicas, host master weights */
+    float *hgrad, *hm, *hv;       /* multi-device: host gradient and optimizer state */
     /* position: `step` iterations done; the next is iteration next_iter of epoch `epoch` */
     uint64_t step;
     int epoch;
@@ -42,6 +46,12 @@ void clg__optim_destroy(clg__trainer *t);
 clg_status clg__optim_step(clg__trainer *t, float lr);
 /* Gradient clipping by the options' threshold (no-op when off). */
 clg_status clg__clip_gradients(clg__trainer *t);
+/* Multi-device: the same on the host arrays (group master weights, t->hgrad, t->hm, t->hv). */
+clg_status clg__optim_step_host(clg__trainer *t, float lr);
+void clg__clip_gradients_host(clg__trainer *t);
+/* Multi-device: host optimizer state from / to the device staging tensors (for checkpoints). */
+clg_status clg__optim_host_from_device(clg__trainer *t);
+clg_status clg__optim_host_to_device(clg__trainer *t);
 
 /* The training state (position, validation history, optimizer moments, best parameters) as a
  * blob for the model file, and back. */

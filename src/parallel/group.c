@@ -1,0 +1,298 @@
+/* Multi-device steps: every device runs its shard on its own host thread at the same time;
+ * the host adds the shard gradients in device order and averages batch-norm statistics. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "parallel/parallel_internal.h"
+
+/* Auto balancing re-splits every REBALANCE steps from the devices' smoothed time per sample. */
+enum { REBALANCE = 4 };
+
+typedef struct replica {
+    clg__group *g;
+    clg_net *net;
+    float *grad, *state;     /* this shard's gradient sums and running statistics (host) */
+    size_t first, count;     /* shard of the current step */
+    double loss;             /* shard mean loss */
+    size_t correct;
+    double seconds, per_sample; /* last step, and smoothed time per sample */
+    clg_status st;
+    char error[CLG__ERR_TEXT];
+} replica;
+
+struct clg__group {
+    size_t n;
+    replica *r;
+    float *params, *state;
+    size_t nparams, nstate;
+    int dirty;               /* params/state changed since the replicas last received them */
+    float *weights;          /* current shares */
+    int auto_split;
+    size_t *counts;
+    unsigned long steps;
+    /* inputs of the current step, read by the workers */
+    const float *images;
+    const int32_t *labels;
+    size_t per_sample;
+    uint64_t step;
+};
+
+static clg_status make_replica(clg_net *master, clg_ctx *ctx, const char *text, clg_net **out)
+{
+    clg_status st = clg_net_parse(ctx, text, out);
+    if (st != CLG_OK)
+        return st;
+    (*out)->dropout_seed = master->dropout_seed;
+    return CLG_OK;
+}
+
+clg_status clg__group_create(clg_net *master, clg_ctx *const *ctxs, size_t n,
+                             const float *weights, clg__group **out)
+{
+    *out = NULL;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < i; j++)
+            if (ctxs[i] == ctxs[j] || !ctxs[i])
+                return clg__fail(master->ctx, CLG_ERR_INVALID_ARG, "device group: context %zu is %s",
+                                 i, ctxs[i] ? "given twice" : "NULL");
+    if (!n || !ctxs[0])
+        return clg__fail(master->ctx, CLG_ERR_INVALID_ARG, "device group: no devices");
+    clg__group *g = clg__calloc(1, sizeof *g);
+    if (!g)
+        return clg__fail(master->ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "device group: out of host memory");
+    g->n = n;
+    g->nparams = clg_net_param_count(master, CLG_PARAMS_LEARNABLE);
+    g->nstate = clg_net_param_count(master, CLG_PARAMS_STATE);
+    g->per_sample = clg_shape_numel(master->input);
+    g->auto_split = weights == NULL;
+    g->r = clg__calloc(n, sizeof *g->r);
+    g->weights = clg__malloc(n * sizeof *g->weights);
+    g->counts = clg__calloc(n, sizeof *g->counts);
+    g->params = clg__malloc((g->nparams + 1) * sizeof(float));
+    g->state = clg__malloc((g->nstate + 1) * sizeof(float));
+    size_t text_len = 0;
+    char *text = NULL;
+    clg_status st = g->r && g->weights && g->counts && g->params && g->state
+                        ? clg_net_text(master, NULL, 0, &text_len)
+                        : clg__fail(master->ctx, CLG_ERR_OUT_OF_HOST_MEMORY,
+                                    "device group: out of host memory");
+    if (st == CLG_OK && !(text = clg__malloc(text_len + 1)))
+        st = clg__fail(master->ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "device group: out of host memory");
+    if (st == CLG_OK)
+        st = clg_net_text(master, text, text_len + 1, NULL);
+    if (st == CLG_OK && g->nparams)
+        st = clg_net_get_params(master, CLG_PARAMS_LEARNABLE, g->params, g->nparams);
+    if (st == CLG_OK && g->nstate)
+        st = clg_net_get_params(master, CLG_PARAMS_STATE, g->state, g->nstate);
+    for (size_t i = 0; st == CLG_OK && i < n; i++) {
+        g->weights[i] = weights ? weights[i] : 1.0f;
+        g->r[i].g = g;
+        g->r[i].grad = clg__malloc((g->nparams + 1) * sizeof(float));
+        g->r[i].state = clg__malloc((g->nstate + 1) * sizeof(float));
+        if (!g->r[i].grad || !g->r[i].state)
+            st = clg__fail(master->ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "device group: out of host memory");
+        else
+            st = make_replica(master, ctxs[i], text, &g->r[i].net);
+        if (st != CLG_OK && st != CLG_ERR_OUT_OF_HOST_MEMORY)
+            st = clg__fail(master->ctx, st, "device group: replica on %s: %s",
+                           clg_ctx_device(ctxs[i])->name, clg_last_error());
+    }
+    if (st == CLG_OK) { /* checks the weights once: all zero or negative is refused here */
+        st = clg_split_batch(n, g->weights, n, g->counts);
+        if (st != CLG_OK)
+            st = clg__fail(master->ctx, st, "device group: %s", clg_last_error());
+    }
+    free(text);
+    if (st != CLG_OK) {
+        clg__group_destroy(g);
+        return st;
+    }
+    g->dirty = 1;
+    *out = g;
+    return CLG_OK;
+}
+
+void clg__group_destroy(clg__group *g)
+{
+    if (!g)
+        return;
+    for (size_t i = 0; g->r && i < g->n; i++) {
+        clg_net_destroy(g->r[i].net);
+        free(g->r[i].grad);
+        free(g->r[i].state);
+    }
+    free(g->r);
+    free(g->weights);
+    free(g->counts);
+    free(g->params);
+    free(g->state);
+    free(g);
+}
+
+float *clg__group_params(clg__group *g, size_t *count)
+{
+    *count = g->nparams;
+    g->dirty = 1;
+    return g->params;
+}
+
+float *clg__group_state(clg__group *g, size_t *count)
+{
+    *count = g->nstate;
+    g->dirty = 1;
+    return g->state;
+}
+
+const size_t *clg__group_split(const clg__group *g, size_t *n)
+{
+    *n = g->n;
+    return g->counts;
+}
+
+/* The gradients of every learnable, downloaded in clg_net_get_params order. */
+static clg_status read_grads(clg_net *net, float *out)
+{
+    clg__param_ref refs[256];
+    size_t np = clg__net_params(net, refs, 256), at = 0;
+    if (np > 256)
+        return clg__fail(net->ctx, CLG_ERR_UNSUPPORTED, "device group: more than 256 parameter tensors");
+    clg_status st = CLG_OK;
+    for (size_t i = 0; i < np && st == CLG_OK; i++) {
+        size_t k = clg_tensor_numel(refs[i].grad);
+        st = clg_tensor_download(refs[i].grad, out + at, k);
+        at += k;
+    }
+    return st;
+}
+
+static void *work(void *arg)
+{
+    replica *r = arg;
+    clg__group *g = r->g;
+    clg_net *net = r->net;
+    double t0 = clg__now();
+    clg_status st = CLG_OK;
+    if (g->dirty && g->nparams)
+        st = clg_net_set_params(net, CLG_PARAMS_LEARNABLE, g->params, g->nparams);
+    if (st == CLG_OK && g->dirty && g->nstate)
+        st = clg_net_set_params(net, CLG_PARAMS_STATE, g->state, g->nstate);
+    if (st == CLG_OK)
+        st = clg__net_reserve(net, r->count);
+    if (st == CLG_OK) {
+        net->shard_first = r->first;
+        st = clg__net_upload(net, g->images + r->first * g->per_sample, r->count);
+    }
+    if (st == CLG_OK)
+        st = clg__net_forward(net, 1, g->step);
+    if (st == CLG_OK)
+        st = clg__net_loss(net, g->labels + r->first, &r->loss, &r->correct);
+    if (st == CLG_OK) /* the sum over the shard: the host divides by the whole batch */
+        st = clg__net_backward(net, g->labels + r->first, 1.0f, g->step);
+    if (st == CLG_OK)
+        st = read_grads(net, r->grad);
+    if (st == CLG_OK && g->nstate)
+        st = clg_net_get_params(net, CLG_PARAMS_STATE, r->state, g->nstate);
+    r->st = st;
+    if (st != CLG_OK)
+        snprintf(r->error, sizeof r->error, "%s", clg_ctx_last_error(net->ctx));
+    r->seconds = clg__now() - t0;
+    return NULL;
+}
+
+static void rebalance(clg__group *g)
+{
+    for (size_t i = 0; i < g->n; i++) {
+        replica *r = &g->r[i];
+        if (!r->count)
+            continue;
+        double sample = r->seconds / (double)r->count;
+        r->per_sample = r->per_sample > 0 ? 0.7 * r->per_sample + 0.3 * sample : sample;
+    }
+    if (!g->auto_split || ++g->steps % REBALANCE)
+        return;
+    for (size_t i = 0; i < g->n; i++) /* a device that got nothing keeps its share */
+        if (g->r[i].per_sample > 0)
+            g->weights[i] = (float)(1.0 / g->r[i].per_sample);
+}
+
+clg_status clg__group_step(clg__group *g, const float *images, const int32_t *labels,
+                           size_t batch, uint64_t step, float *grad, double *loss,
+                           size_t *correct)
+{
+    clg_status st = clg_split_batch(batch, g->weights, g->n, g->counts);
+    if (st != CLG_OK)
+        return st;
+    g->images = images;
+    g->labels = labels;
+    g->step = step;
+    pthread_t *threads = clg__calloc(g->n, sizeof *threads);
+    int *started = clg__calloc(g->n, sizeof *started);
+    if (!threads || !started) {
+        free(threads);
+        free(started);
+        return clg__fail(NULL, CLG_ERR_OUT_OF_HOST_MEMORY, "device group: out of host memory");
+    }
+    size_t first = 0;
+    for (size_t i = 0; i < g->n; i++) {
+        replica *r = &g->r[i];
+        r->first = first;
+        r->count = g->counts[i];
+        r->st = CLG_OK;
+        r->loss = 0.0;
+        r->correct = 0;
+        first += r->count;
+        if (!r->count)
+            continue;
+        started[i] = pthread_create(&threads[i], NULL, work, r) == 0;
+        if (!started[i])
+            work(r); /* no thread to be had: run it here */
+    }
+    for (size_t i = 0; i < g->n; i++)
+        if (started[i])
+            pthread_join(threads[i], NULL);
+    free(threads);
+    free(started);
+    for (size_t i = 0; i < g->n; i++) {
+        replica *r = &g->r[i];
+        if (r->count && r->st != CLG_OK)
+            return clg__fail(NULL, r->st, "device %zu (%s) failed at step %llu: %s", i,
+                             clg_ctx_device(r->net->ctx)->name, (unsigned long long)step,
+                             r->error);
+    }
+    g->dirty = 0;
+    /* grad = sum over devices in order / batch; the state: shard-weighted mean */
+    int have = 0;
+    double total_loss = 0.0;
+    size_t total_correct = 0;
+    for (size_t i = 0; i < g->n; i++) {
+        replica *r = &g->r[i];
+        if (!r->count)
+            continue;
+        if (!have)
+            memcpy(grad, r->grad, g->nparams * sizeof *grad);
+        else
+            for (size_t k = 0; k < g->nparams; k++)
+                grad[k] += r->grad[k];
+        have = 1;
+        total_loss += r->loss * (double)r->count;
+        total_correct += r->correct;
+    }
+    float inv = 1.0f / (float)batch;
+    for (size_t k = 0; k < g->nparams; k++)
+        grad[k] *= inv;
+    for (size_t k = 0; k < g->nstate; k++) {
+        double s = 0.0;
+        for (size_t i = 0; i < g->n; i++)
+            if (g->r[i].count)
+                s += (double)g->r[i].state[k] * (double)g->r[i].count;
+        g->state[k] = (float)(s / (double)batch);
+    }
+    if (g->nstate)
+        g->dirty = 1;
+    *loss = total_loss / (double)batch;
+    *correct = total_correct;
+    rebalance(g);
+    return CLG_OK;
+}

@@ -1,0 +1,34 @@
+/* The device group of multi-device training: a replica of the network on each context, one
+ * host thread per device per step, shard gradients summed on the host in device order. */
+#ifndef CLGRAD_PARALLEL_INTERNAL_H
+#define CLGRAD_PARALLEL_INTERNAL_H
+
+#include "clgrad/parallel.h"
+#include "nn/nn_internal.h"
+
+typedef struct clg__group clg__group;
+
+/* Replicas of master (its text, parameters, state and dropout seed) on each of the n contexts
+ * (borrowed). weights: n fixed shares (WorkerLoad), or NULL for auto: equal at first, then in
+ * proportion to each device's measured speed, re-split every few steps. */
+clg_status clg__group_create(clg_net *master, clg_ctx *const *ctxs, size_t n,
+                             const float *weights, clg__group **out);
+void clg__group_destroy(clg__group *g);
+
+/* Host copies of the learnables and batch-norm state that replicas are set to at the next step
+ * (the optimizer updates the learnables in place between steps). */
+float *clg__group_params(clg__group *g, size_t *count);
+float *clg__group_state(clg__group *g, size_t *count);
+
+/* One step on a host mini-batch: each device takes its shard (forward in training mode with
+ * dropout drawn for the whole-batch positions, backward of the summed loss), then
+ * grad[i] = (sum over devices, in order, of the shard gradient sums) / batch; the state becomes
+ * the shard-weighted mean of the replicas' running statistics. *loss is the batch mean loss. */
+clg_status clg__group_step(clg__group *g, const float *images, const int32_t *labels,
+                           size_t batch, uint64_t step, float *grad, double *loss,
+                           size_t *correct);
+
+/* The split of the last step (n counts) and the number of devices. */
+const size_t *clg__group_split(const clg__group *g, size_t *n);
+
+#endif

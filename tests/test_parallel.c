@@ -1,0 +1,270 @@
+/* Multi-device training on CPU devices (POCL sub-devices and several contexts): batch splits,
+ * the same weights and losses on 1, 2 and 3 devices (uneven and empty shards included),
+ * multi-device checkpoints that resume exactly, and bad groups rejected. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "common/testutil.h"
+#include "clgrad/train.h"
+
+enum { SAMPLES = 96, SIDE = 8, CLASSES = 4, MAXSTEPS = 64 };
+
+static clg_ctx *ctx;                 /* the whole CPU */
+static clg_ctx *sub[2];              /* two sub-devices, or two more contexts on the CPU */
+static clg_device_info *subs, *all;
+static size_t nall;
+static clg_datastore *data;
+static clg_test_rng rng;
+static char *dir;
+
+static void splits_are_proportional_and_exact(void **state)
+{
+    (void)state;
+    static const struct {
+        size_t batch, n;
+        float w[3];
+        size_t want[3];
+    } cases[] = {
+        {10, 2, {1, 1}, {5, 5}},      {7, 3, {1, 1, 1}, {3, 2, 2}}, {5, 2, {0, 1}, {0, 5}},
+        {2, 3, {1, 1, 1}, {1, 1, 0}}, {64, 2, {3, 1}, {48, 16}},    {10, 3, {1, 2, 2}, {2, 4, 4}},
+        {0, 2, {1, 1}, {0, 0}},       {1, 2, {1, 3}, {0, 1}},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        size_t got[3] = {9, 9, 9};
+        CLG_ASSERT_STATUS(clg_split_batch(cases[c].batch, cases[c].w, cases[c].n, got), CLG_OK);
+        for (size_t i = 0; i < cases[c].n; i++)
+            if (got[i] != cases[c].want[i])
+                fail_msg("case %zu: device %zu gets %zu, expected %zu", c, i, got[i], cases[c].want[i]);
+    }
+}
+
+typedef struct losses {
+    double v[MAXSTEPS];
+    size_t n;
+} losses;
+
+static int record(const clg_train_progress *p, void *user)
+{
+    losses *l = user;
+    if (p->kind == CLG_PROGRESS_ITERATION && l->n < MAXSTEPS)
+        l->v[l->n++] = p->loss;
+    return 0;
+}
+
+/* A net without batch norm (whose batch statistics are per replica by design), with dropout
+ * (each shard must draw the whole batch's masks). */
+static const char net_text[] = "input 8x8x1\nconv 3x3x4 pad=1\nrelu\nmaxpool 2x2\ndropout 0.25\n"
+                               "fc 6\ntanh\nfc 4\nsoftmax\n";
+
+static float *train_on(clg_ctx *const *ctxs, size_t n, const float *load, losses *l, size_t *count)
+{
+    clg_net *net;
+    CLG_ASSERT_STATUS(clg_net_parse(ctx, net_text, &net), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_init(net, 21), CLG_OK);
+    clg_train_options o = clg_train_options_default();
+    o.mini_batch_size = 16;
+    o.max_epochs = 4; /* 24 steps */
+    o.initial_learn_rate = 0.05f;
+    o.seed = 5;
+    o.shuffle = CLG_SHUFFLE_EVERY_EPOCH;
+    o.verbose_frequency = 1;
+    o.contexts = ctxs;
+    o.context_count = n;
+    o.worker_load = load;
+    o.worker_load_count = load ? n : 0;
+    o.progress = record;
+    o.progress_user = l;
+    l->n = 0;
+    CLG_ASSERT_STATUS(clg_train(net, data, NULL, &o, NULL), CLG_OK);
+    *count = clg_net_param_count(net, CLG_PARAMS_LEARNABLE);
+    float *w = malloc(*count * sizeof *w);
+    CLG_ASSERT_STATUS(clg_net_get_params(net, CLG_PARAMS_LEARNABLE, w, *count), CLG_OK);
+    clg_net_destroy(net);
+    return w;
+}
+
+static double rel_l2(const float *a, const float *b, size_t n)
+{
+    double num = 0, den = 0;
+    for (size_t i = 0; i < n; i++) {
+        num += ((double)a[i] - b[i]) * ((double)a[i] - b[i]);
+        den += (double)b[i] * b[i];
+    }
+    return sqrt(num / den);
+}
+
+static void one_two_and_three_devices_agree(void **state)
+{
+    (void)state;
+    losses ref_l, l;
+    size_t n, m;
+    float *ref = train_on(NULL, 0, NULL, &ref_l, &n); /* one device, optimizer on the device */
+    assert_int_equal(ref_l.n, 24);
+    clg_ctx *one[1] = {ctx}, *two[2] = {sub[0], sub[1]}, *three[3] = {ctx, sub[0], sub[1]};
+    static const float uneven[3] = {1, 2, 0}, thirds[3] = {1, 1, 1}, skew[2] = {3, 1};
+    const struct {
+        const char *name;
+        clg_ctx *const *ctxs;
+        size_t n;
+        const float *load;
+    } runs[] = {
+        {"1 device, host optimizer", one, 1, NULL},
+        {"2 devices, auto split", two, 2, NULL},
+        {"2 devices, 3:1", two, 2, skew},
+        {"3 devices, 16 = 6+5+5", three, 3, thirds},
+        {"3 devices, one empty shard", three, 3, uneven},
+    };
+    for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
+        float *w = train_on(runs[r].ctxs, runs[r].n, runs[r].load, &l, &m);
+        assert_int_equal(m, n);
+        assert_int_equal(l.n, ref_l.n);
+        double e = rel_l2(w, ref, n), worst_loss = 0;
+        for (size_t i = 0; i < l.n; i++)
+            worst_loss = fmax(worst_loss, fabs(l.v[i] - ref_l.v[i]) / fabs(ref_l.v[i]));
+        print_message("%-28s weights rel. L2 %.2e, losses max rel. %.2e\n", runs[r].name, e, worst_loss);
+        /* the same arithmetic up to float summation order (shards summed, then divided) */
+        if (e > 1e-5 || worst_loss > 1e-5)
+            fail_msg("%s: weights differ by %g, losses by %g", runs[r].name, e, worst_loss);
+        free(w);
+    }
+    free(ref);
+}
+
+static void multi_device_checkpoints_resume_exactly(void **state)
+{
+    (void)state;
+    clg_ctx *two[2] = {sub[0], sub[1]};
+    static const float load[2] = {1, 1};
+    losses l;
+    size_t n;
+    float *whole = train_on(two, 2, load, &l, &n);
+    char ck[4096];
+    snprintf(ck, sizeof ck, "%s/ck", dir);
+    clg_net *net;
+    CLG_ASSERT_STATUS(clg_net_parse(ctx, net_text, &net), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_init(net, 21), CLG_OK);
+    clg_train_options o = clg_train_options_default();
+    o.mini_batch_size = 16;
+    o.max_epochs = 2;
+    o.initial_learn_rate = 0.05f;
+    o.seed = 5;
+    o.shuffle = CLG_SHUFFLE_EVERY_EPOCH;
+    o.contexts = two;
+    o.context_count = 2;
+    o.worker_load = load;
+    o.worker_load_count = 2;
+    o.checkpoint_path = ck;
+    CLG_ASSERT_STATUS(clg_train(net, data, NULL, &o, NULL), CLG_OK);
+    clg_net_destroy(net);
+    o.max_epochs = 4;
+    o.checkpoint_path = NULL;
+    clg_net *resumed = NULL;
+    CLG_ASSERT_STATUS(clg_train_resume(ctx, ck, data, NULL, &o, &resumed, NULL), CLG_OK);
+    float *w = malloc(n * sizeof *w);
+    CLG_ASSERT_STATUS(clg_net_get_params(resumed, CLG_PARAMS_LEARNABLE, w, n), CLG_OK);
+    assert_memory_equal(w, whole, n * sizeof *w);
+    clg_net_destroy(resumed);
+    free(w);
+    free(whole);
+}
+
+static void bad_groups_are_rejected(void **state)
+{
+    (void)state;
+    clg_net *net;
+    CLG_ASSERT_STATUS(clg_net_parse(ctx, net_text, &net), CLG_OK);
+    clg_train_options o = clg_train_options_default();
+    o.mini_batch_size = 16;
+    o.max_epochs = 1;
+    clg_ctx *dup[2] = {sub[0], sub[0]}, *two[2] = {sub[0], sub[1]};
+    o.contexts = dup;
+    o.context_count = 2;
+    CLG_ASSERT_STATUS(clg_train(net, data, NULL, &o, NULL), CLG_ERR_INVALID_ARG);
+    assert_non_null(strstr(clg_ctx_last_error(ctx), "given twice"));
+    o.contexts = two;
+    static const float zeros[2] = {0, 0}, one[1] = {1};
+    o.worker_load = zeros;
+    o.worker_load_count = 2;
+    CLG_ASSERT_STATUS(clg_train(net, data, NULL, &o, NULL), CLG_ERR_INVALID_ARG);
+    assert_non_null(strstr(clg_ctx_last_error(ctx), "every weight is 0"));
+    o.worker_load = one;
+    o.worker_load_count = 1;
+    CLG_ASSERT_STATUS(clg_train(net, data, NULL, &o, NULL), CLG_ERR_INVALID_ARG);
+    o.worker_load = NULL;
+    o.worker_load_count = 0;
+    o.context_count = 1;
+    o.contexts = (clg_ctx *const[]){NULL};
+    CLG_ASSERT_STATUS(clg_train(net, data, NULL, &o, NULL), CLG_ERR_INVALID_ARG);
+    clg_net_destroy(net);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    clg_test_fixture_setup(&ctx, &rng);
+    dir = clg_test_tempdir("parallel");
+    float *x = malloc(SAMPLES * SIDE * SIDE * sizeof *x);
+    int32_t y[SAMPLES];
+    clg_test_rng r;
+    clg_test_rng_init(&r, 99); /* fixed data */
+    for (int s = 0; s < SAMPLES; s++) {
+        y[s] = s % CLASSES;
+        for (int p = 0; p < SIDE * SIDE; p++) {
+            int in = (p / SIDE / 4) == y[s] / 2 && (p % SIDE / 4) == y[s] % 2;
+            x[s * SIDE * SIDE + p] = (in ? 0.6f : 0.0f) + clg_test_uniform(&r, 0, 0.4f);
+        }
+    }
+    CLG_ASSERT_STATUS(clg_datastore_from_memory(x, y, SAMPLES, (clg_shape){1, 1, SIDE, SIDE},
+                                                CLASSES, &data), CLG_OK);
+    free(x);
+    clg_ctx_options co = clg_ctx_options_default();
+    co.cache_dir = getenv("CLGRAD_CACHE_DIR");
+    /* Two POCL devices when there are (POCL_DEVICES="pthread pthread"), else two sub-devices
+     * of the CPU where it can be split, else two more contexts on it. */
+    const clg_device_info *cpu = clg_test_cpu_device();
+    CLG_ASSERT_STATUS(clg_devices_list(&all, &nall), CLG_OK);
+    size_t *idx = NULL, ncpu = 0;
+    CLG_ASSERT_STATUS(clg_devices_select(all, nall, CLG_ENV_CPU, "", &idx, &ncpu), CLG_OK);
+    if (ncpu >= 2) {
+        for (int i = 0; i < 2; i++)
+            CLG_ASSERT_STATUS(clg_ctx_create(&all[idx[i]], &co, &sub[i]), CLG_OK);
+        print_message("devices: %zu POCL devices\n", ncpu);
+    } else if (cpu->compute_units >= 2 && clg_device_split(cpu, 2, 0, &subs) == CLG_OK) {
+        for (int i = 0; i < 2; i++)
+            CLG_ASSERT_STATUS(clg_ctx_create(&subs[i], &co, &sub[i]), CLG_OK);
+        print_message("devices: the CPU and 2 sub-devices of it\n");
+    } else {
+        for (int i = 0; i < 2; i++)
+            CLG_ASSERT_STATUS(clg_ctx_create(cpu, &co, &sub[i]), CLG_OK);
+        print_message("devices: 3 contexts on the CPU (it cannot be split)\n");
+    }
+    free(idx);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    clg_datastore_destroy(data);
+    for (int i = 0; i < 2; i++)
+        clg_ctx_destroy(sub[i]);
+    if (subs)
+        clg_devices_free(subs, 2);
+    clg_devices_free(all, nall);
+    clg_test_rmtree(dir);
+    free(dir);
+    clg_test_fixture_teardown(ctx);
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(splits_are_proportional_and_exact),
+        cmocka_unit_test(one_two_and_three_devices_agree),
+        cmocka_unit_test(multi_device_checkpoints_resume_exactly),
+        cmocka_unit_test(bad_groups_are_rejected),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
