@@ -37,6 +37,9 @@ typedef struct cli {
     double val_split;
     int val_on_test;
     size_t limit_train, limit_test;
+    unsigned split_cpu;
+    float worker_load[16];
+    size_t worker_load_count;
     size_t table_every;
     int quiet;
     clg_train_options o;
@@ -73,6 +76,8 @@ static void usage(FILE *f)
 "  --plot FILE.png           training-progress plot, redrawn every epoch\n"
 "  --execution-environment auto|cpu|gpu|multi-gpu|parallel   (default auto)\n"
 "  --devices FILTER          device filter (index, type, vendor or name; see clgrad-devices)\n"
+"  --split-cpu N             train on the first CPU split into N sub-devices\n"
+"  --worker-load W1,W2,...   share of each device's mini-batch (default: by measured speed)\n"
 "  --seed N                  (default 1)\n"
 "  --quiet                   no table, only the result\n"
 "  --help, --version\n");
@@ -111,7 +116,7 @@ static int parse_float(const char *s, float *out)
 enum { O_NET = 256, O_DATA, O_SAVE, O_RESUME, O_EVAL, O_SOLVER, O_LR, O_SCHED, O_DROPF, O_DROPP,
        O_WARM, O_MOM, O_L2, O_EPS, O_B1, O_B2, O_GT, O_GTM, O_EPOCHS, O_BATCH, O_SHUF, O_VSPLIT,
        O_VFREQ, O_VPAT, O_OUTNET, O_VERB, O_CKP, O_CKF, O_CKU, O_LOG, O_PLOT, O_ENV, O_DEV,
-       O_SEED, O_QUIET, O_HELP, O_VERSION, O_VTEST, O_LTRAIN, O_LTEST };
+       O_SEED, O_QUIET, O_HELP, O_VERSION, O_VTEST, O_LTRAIN, O_LTEST, O_SPLIT, O_WLOAD };
 
 static const struct option long_options[] = {
     {"net", 1, 0, O_NET}, {"data", 1, 0, O_DATA}, {"save", 1, 0, O_SAVE},
@@ -123,7 +128,7 @@ static const struct option long_options[] = {
     {"gradient-threshold-method", 1, 0, O_GTM}, {"epochs", 1, 0, O_EPOCHS},
     {"batch", 1, 0, O_BATCH}, {"shuffle", 1, 0, O_SHUF}, {"validation-split", 1, 0, O_VSPLIT},
     {"validate-on-test", 0, 0, O_VTEST}, {"limit-train", 1, 0, O_LTRAIN},
-    {"limit-test", 1, 0, O_LTEST},
+    {"limit-test", 1, 0, O_LTEST}, {"split-cpu", 1, 0, O_SPLIT}, {"worker-load", 1, 0, O_WLOAD},
     {"validation-frequency", 1, 0, O_VFREQ}, {"validation-patience", 1, 0, O_VPAT},
     {"output-network", 1, 0, O_OUTNET}, {"verbose-frequency", 1, 0, O_VERB},
     {"checkpoint-path", 1, 0, O_CKP}, {"checkpoint-frequency", 1, 0, O_CKF},
@@ -192,6 +197,22 @@ static int parse_args(int argc, char **argv, cli *c)
         case O_VTEST: c->val_on_test = 1; break;
         case O_LTRAIN: ok = parse_size(a, &c->limit_train) && c->limit_train > 0; break;
         case O_LTEST: ok = parse_size(a, &c->limit_test) && c->limit_test > 0; break;
+        case O_SPLIT: {
+            size_t n = 0;
+            ok = parse_size(a, &n) && n >= 1 && n <= 16;
+            c->split_cpu = (unsigned)n;
+            break;
+        }
+        case O_WLOAD: { /* comma-separated weights */
+            char *copy = strdup(a), *save = NULL;
+            c->worker_load_count = 0;
+            for (char *tok = copy ? strtok_r(copy, ",", &save) : NULL; ok && tok;
+                 tok = strtok_r(NULL, ",", &save))
+                ok = c->worker_load_count < 16 && parse_float(tok, &c->worker_load[c->worker_load_count++]);
+            ok = ok && copy && c->worker_load_count > 0;
+            free(copy);
+            break;
+        }
         case O_VFREQ: ok = parse_size(a, &o->validation_frequency); break;
         case O_VPAT: ok = parse_int(a, &o->validation_patience); break;
         case O_OUTNET:
@@ -344,6 +365,13 @@ static int on_progress(const clg_train_progress *p, void *user)
         }
         break;
     case CLG_PROGRESS_EPOCH:
+        if (!d->c->quiet && p->devices > 1 && p->split) {
+            clear_bar(d);
+            printf("| mini-batch split over %zu devices:", p->devices);
+            for (size_t i = 0; i < p->devices; i++)
+                printf(" %zu", p->split[i]);
+            printf("\n");
+        }
         plot_add_epoch(&d->plot, (double)p->iteration);
         redraw_plot(d);
         break;
@@ -399,28 +427,56 @@ static char *read_file(const char *path)
     return buf;
 }
 
-static clg_ctx *open_device(const cli *c, clg_status *st)
+/* Every device the environment (and filter) picks, or the first CPU split into sub-devices;
+ * contexts in devs->ctx[0..n). */
+typedef struct devices {
+    clg_device_info *all, *subs;
+    size_t nall, nsubs, n;
+    clg_ctx *ctx[16];
+} devices;
+
+static clg_status open_devices(const cli *c, devices *d)
 {
-    clg_device_info *all = NULL;
-    size_t n = 0, *idx = NULL, count = 0;
+    size_t *idx = NULL, count = 0;
     clg_exec_env env;
-    clg_ctx *ctx = NULL;
-    *st = clg_exec_env_parse(c->env, &env);
-    if (*st == CLG_OK)
-        *st = clg_devices_list(&all, &n);
-    if (*st == CLG_OK)
-        *st = clg_devices_select(all, n, env, c->devices, &idx, &count);
-    if (*st == CLG_OK) {
-        if (count > 1)
-            printf("clgrad-train: %zu devices chosen; this version trains on the first\n", count);
-        clg_ctx_options co = clg_ctx_options_default();
-        *st = clg_ctx_create(&all[idx[0]], &co, &ctx);
-        if (*st == CLG_OK && !c->quiet)
-            printf("Device: %s (%s)\n", all[idx[0]].name, all[idx[0]].platform);
+    clg_status st = clg_exec_env_parse(c->env, &env);
+    if (st == CLG_OK)
+        st = clg_devices_list(&d->all, &d->nall);
+    if (st == CLG_OK)
+        st = clg_devices_select(d->all, d->nall, c->split_cpu ? CLG_ENV_CPU : env, c->devices,
+                                &idx, &count);
+    const clg_device_info *use[16];
+    if (st == CLG_OK && c->split_cpu) {
+        st = clg_device_split(&d->all[idx[0]], c->split_cpu, 0, &d->subs);
+        d->nsubs = st == CLG_OK ? c->split_cpu : 0;
+        for (size_t i = 0; i < d->nsubs && i < 16; i++)
+            use[i] = &d->subs[i];
+        count = d->nsubs;
+    } else {
+        for (size_t i = 0; st == CLG_OK && i < count && i < 16; i++)
+            use[i] = &d->all[idx[i]];
+    }
+    count = count < 16 ? count : 16;
+    clg_ctx_options co = clg_ctx_options_default();
+    for (size_t i = 0; st == CLG_OK && i < count; i++) {
+        st = clg_ctx_create(use[i], &co, &d->ctx[i]);
+        if (st == CLG_OK) {
+            d->n++;
+            if (!c->quiet)
+                printf("Device %zu: %s (%s, %u compute units)\n", i, use[i]->name,
+                       use[i]->platform, use[i]->compute_units);
+        }
     }
     free(idx);
-    clg_devices_free(all, n);
-    return ctx;
+    return st;
+}
+
+static void close_devices(devices *d)
+{
+    for (size_t i = 0; i < d->n; i++)
+        clg_ctx_destroy(d->ctx[i]);
+    clg_devices_free(d->subs, d->nsubs);
+    clg_devices_free(d->all, d->nall);
 }
 
 /* Fashion-MNIST's class names when the data is the Debian package's folder. */
@@ -467,10 +523,25 @@ int main(int argc, char **argv)
     int rc = parse_args(argc, argv, &c);
     if (rc)
         return rc < 0 ? 0 : rc;
-    clg_status st;
-    clg_ctx *ctx = open_device(&c, &st);
-    if (!ctx)
-        return fail("opening a device", st, clg_last_error());
+    devices devs = {0};
+    clg_status st = open_devices(&c, &devs);
+    if (st != CLG_OK) {
+        close_devices(&devs);
+        return fail("opening the devices", st, clg_last_error());
+    }
+    clg_ctx *ctx = devs.ctx[0];
+    if (devs.n > 1) {
+        c.o.contexts = devs.ctx;
+        c.o.context_count = devs.n;
+        if (c.worker_load_count && c.worker_load_count != devs.n) {
+            fprintf(stderr, "clgrad-train: --worker-load has %zu weights for %zu devices\n",
+                    c.worker_load_count, devs.n);
+            close_devices(&devs);
+            return 2;
+        }
+        c.o.worker_load = c.worker_load_count ? c.worker_load : NULL;
+        c.o.worker_load_count = c.worker_load_count;
+    }
     clg_datastore *train = NULL, *test = NULL, *fit = NULL, *val = NULL;
     clg_net *net = NULL;
     display d = {.c = &c, .tty = isatty(STDOUT_FILENO) && !c.quiet};
@@ -583,6 +654,6 @@ done:
     clg_datastore_destroy(test);
     clg_datastore_destroy(parents[0]);
     clg_datastore_destroy(parents[1]);
-    clg_ctx_destroy(ctx);
+    close_devices(&devs);
     return rc;
 }
