@@ -30,5 +30,8 @@ int bench_conv(const bench_opts *o, const char *only);
 int bench_pool(const bench_opts *o);
 /* The default network: training images/s at `batch`, inference at 256, per-layer times. */
 int bench_train(const bench_opts *o, size_t batch);
+/* Training images/s on 1 one-core sub-device, 2 of them, the whole CPU, and two POCL devices
+ * (a child process with POCL_DEVICES; self is this program's path). */
+int bench_scaling(const bench_opts *o, size_t batch, const char *self);
 
 #endif

@@ -158,3 +158,115 @@ done:
     clg_ctx_destroy(ctx);
     return rc;
 }
+
+/* Training images/s of the default network on the given contexts (median step after 10). */
+static double train_rate(clg_ctx *const *ctxs, size_t n, size_t batch, int runs, const char *config,
+                         int json)
+{
+    const size_t iters = 10 + 5 * (size_t)runs, per = 28 * 28;
+    size_t total = batch * iters;
+    float *x = malloc(total * per * sizeof *x);
+    int32_t *y = malloc(total * sizeof *y);
+    step_times st = {calloc(iters, sizeof(double)), 0, iters};
+    clg_net *net = NULL;
+    clg_datastore *ds = NULL;
+    double rate = 0;
+    if (!x || !y || !st.t)
+        goto done;
+    fill_synthetic(x, y, total, per);
+    clg_status s = clg_datastore_from_memory(x, y, total, (clg_shape){1, 1, 28, 28}, 10, &ds);
+    if (s == CLG_OK)
+        s = clg_net_parse(ctxs[0], default_net, &net);
+    if (s == CLG_OK)
+        s = clg_net_init(net, 1);
+    clg_train_options opt = clg_train_options_default();
+    opt.solver = CLG_SOLVER_ADAM;
+    opt.initial_learn_rate = 1e-3f;
+    opt.mini_batch_size = batch;
+    opt.max_epochs = 1;
+    opt.shuffle = CLG_SHUFFLE_NEVER;
+    opt.verbose_frequency = 1;
+    opt.progress = record;
+    opt.progress_user = &st;
+    if (n > 1) {
+        opt.contexts = ctxs;
+        opt.context_count = n;
+    }
+    if (s == CLG_OK)
+        s = clg_train(net, ds, NULL, &opt, NULL);
+    if (s != CLG_OK) {
+        fprintf(stderr, "clgrad-bench train: %s: %s: %s\n", config, clg_status_name(s),
+                clg_ctx_last_error(ctxs[0]));
+        goto done;
+    }
+    double dt[256];
+    size_t k = 0;
+    for (size_t i = 10; i < st.n && k < 256; i++)
+        dt[k++] = st.t[i] - st.t[i - 1];
+    rate = (double)batch / bench_median(dt, k);
+    if (json)
+        printf("{\"bench\":\"train\",\"net\":\"default\",\"devices\":\"%s\",\"config\":\"%s\","
+               "\"split\":\"%s\",\"overlap\":false,\"batch\":%zu,\"images_per_s\":%.1f}\n",
+               clg_ctx_device(ctxs[0])->name, config, n > 1 ? "auto" : "none", batch, rate);
+    else
+        printf("%-8s %zu device%s %10.1f images/s\n", config, n, n > 1 ? "s" : " ", rate);
+done:
+    clg_net_destroy(net);
+    clg_datastore_destroy(ds);
+    free(x);
+    free(y);
+    free(st.t);
+    return rate;
+}
+
+int bench_scaling(const bench_opts *o, size_t batch, const char *self)
+{
+    clg_device_info *all = NULL, *subs = NULL;
+    size_t n = 0, *idx = NULL, count = 0;
+    clg_ctx *whole = NULL, *sub[2] = {NULL, NULL};
+    clg_ctx_options co = clg_ctx_options_default();
+    clg_status st = clg_devices_list(&all, &n);
+    if (st == CLG_OK)
+        st = clg_devices_select(all, n, CLG_ENV_CPU, o->filter, &idx, &count);
+    if (st == CLG_OK && getenv("CLGRAD_BENCH_POCL2")) { /* the child run: two POCL devices */
+        clg_ctx *two[2] = {NULL, NULL};
+        for (int i = 0; st == CLG_OK && i < 2 && (size_t)i < count; i++)
+            st = clg_ctx_create(&all[idx[i]], &co, &two[i]);
+        if (st == CLG_OK && count >= 2)
+            train_rate(two, 2, batch, o->runs, "pocl2", o->json);
+        clg_ctx_destroy(two[0]);
+        clg_ctx_destroy(two[1]);
+        free(idx);
+        clg_devices_free(all, n);
+        return st == CLG_OK ? 0 : 1;
+    }
+    if (st == CLG_OK)
+        st = clg_ctx_create(&all[idx[0]], &co, &whole);
+    if (st == CLG_OK)
+        st = clg_device_split(&all[idx[0]], 2, 1, &subs);
+    for (int i = 0; st == CLG_OK && i < 2; i++)
+        st = clg_ctx_create(&subs[i], &co, &sub[i]);
+    if (st != CLG_OK) {
+        fprintf(stderr, "clgrad-bench train --scaling: %s: %s\n", clg_status_name(st), clg_last_error());
+    } else {
+        double r1 = train_rate(sub, 1, batch, o->runs, "sub1", o->json);
+        double r2 = train_rate(sub, 2, batch, o->runs, "sub2", o->json);
+        train_rate(&whole, 1, batch, o->runs, "whole", o->json);
+        if (!o->json)
+            printf("2 one-core sub-devices / 1: %.2fx\n", r1 > 0 ? r2 / r1 : 0.0);
+        fflush(stdout);
+        char cmd[4200]; /* POCL reads POCL_DEVICES once per process: a child for "pocl2" */
+        snprintf(cmd, sizeof cmd, "POCL_DEVICES='pthread pthread' CLGRAD_BENCH_POCL2=1 '%s' train "
+                 "--scaling --runs %d --batch %zu%s", self, o->runs, batch, o->json ? " --json" : "");
+        if (system(cmd) != 0)
+            fprintf(stderr, "clgrad-bench train --scaling: the pocl2 run failed\n");
+    }
+    for (int i = 0; i < 2; i++)
+        clg_ctx_destroy(sub[i]);
+    clg_ctx_destroy(whole);
+    if (subs)
+        clg_devices_free(subs, 2);
+    free(idx);
+    clg_devices_free(all, n);
+    return st == CLG_OK ? 0 : 1;
+}

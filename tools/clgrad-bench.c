@@ -20,7 +20,8 @@ static void usage(FILE *f)
                "  train     the default Fashion-MNIST network: training images/s (--batch, default\n"
                "            64), inference images/s at batch 256, per-layer forward/backward ms;\n"
                "            --profile: device time per kernel and training step (launches are\n"
-               "            serialised to measure them)\n"
+               "            serialised to measure them); --scaling: multi-device images/s on\n"
+               "            1 and 2 one-core sub-devices, the whole CPU, and 2 POCL devices\n"
                "  --runs N  timed repetitions; the median is printed (default 5)\n"
                "  --json    one JSON object per result line\n"
                "  --filter  device filter (default $CLGRAD_DEVICES); the first device is used\n");
@@ -31,6 +32,7 @@ int main(int argc, char **argv)
     bench_opts o = {0, 5, NULL, 0};
     const char *cmd = NULL, *shape = NULL, *impl = NULL;
     size_t batch = 64;
+    int scaling = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0) {
             o.json = 1;
@@ -38,6 +40,8 @@ int main(int argc, char **argv)
             o.runs = atoi(argv[++i]);
         } else if (strcmp(argv[i], "--impl") == 0 && i + 1 < argc) {
             impl = argv[++i];
+        } else if (strcmp(argv[i], "--scaling") == 0) {
+            scaling = 1;
         } else if (strcmp(argv[i], "--profile") == 0) {
             o.profile = 1;
         } else if (strcmp(argv[i], "--batch") == 0 && i + 1 < argc) {
@@ -72,7 +76,7 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "pool") == 0)
         return bench_pool(&o);
     if (strcmp(cmd, "train") == 0 && batch > 0)
-        return bench_train(&o, batch);
+        return scaling ? bench_scaling(&o, batch, argv[0]) : bench_train(&o, batch);
     usage(stderr);
     return 2;
 }

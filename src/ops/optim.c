@@ -114,11 +114,14 @@ clg_status clg_sgd_step_host(const clg_sgd_params *p, float *w, const float *g, 
         bad = "NULL array";
     if (bad)
         return clg__fail(NULL, CLG_ERR_INVALID_ARG, "clg_sgd_step_host: %s", bad);
+    /* Settings in locals: the stores below could alias *p, which would stop vectorisation. */
+    const float lr = p->lr, mom = p->momentum, wd = p->weight_decay;
+    const int nesterov = p->nesterov;
     for (size_t i = 0; i < n; i++) {
-        float wi = w[i], d = g[i] + p->weight_decay * wi;
-        float vi = p->momentum * v[i] + d;
+        float wi = w[i], d = g[i] + wd * wi;
+        float vi = mom * v[i] + d;
         v[i] = vi;
-        w[i] = wi - p->lr * (p->nesterov ? d + p->momentum * vi : vi);
+        w[i] = wi - lr * (nesterov ? d + mom * vi : vi);
     }
     return CLG_OK;
 }
@@ -133,17 +136,17 @@ clg_status clg_adam_step_host(const clg_adam_params *p, float *w, const float *g
         return clg__fail(NULL, CLG_ERR_INVALID_ARG, "clg_adam_step_host: %s", bad);
     float c1, c2;
     corrections(p, &c1, &c2);
+    const float lr = p->lr, b1 = p->beta1, b2 = p->beta2, eps = p->eps;
+    const float wd_w = p->decoupled ? p->weight_decay : 0.0f, wd_g = p->decoupled ? 0.0f : p->weight_decay;
     for (size_t i = 0; i < n; i++) {
         float wi = w[i], gi = g[i];
-        if (p->decoupled)
-            wi -= p->lr * p->weight_decay * wi;
-        else
-            gi += p->weight_decay * wi;
-        float mi = p->beta1 * m[i] + (1.0f - p->beta1) * gi;
-        float vi = p->beta2 * v[i] + (1.0f - p->beta2) * gi * gi;
+        wi -= lr * wd_w * wi; /* AdamW's decay (0 for Adam) */
+        gi += wd_g * wi;      /* Adam's L2 term (0 for AdamW) */
+        float mi = b1 * m[i] + (1.0f - b1) * gi;
+        float vi = b2 * v[i] + (1.0f - b2) * gi * gi;
         m[i] = mi;
         v[i] = vi;
-        w[i] = wi - p->lr * (mi / c1) / (sqrtf(vi / c2) + p->eps);
+        w[i] = wi - lr * (mi / c1) / (sqrtf(vi / c2) + eps);
     }
     return CLG_OK;
 }
@@ -181,11 +184,12 @@ clg_status clg_rmsprop_step_host(const clg_rmsprop_params *p, float *w, const fl
         bad = "NULL array";
     if (bad)
         return clg__fail(NULL, CLG_ERR_INVALID_ARG, "clg_rmsprop_step_host: %s", bad);
+    const float lr = p->lr, alpha = p->alpha, eps = p->eps, wd = p->weight_decay;
     for (size_t i = 0; i < n; i++) {
-        float wi = w[i], gi = g[i] + p->weight_decay * wi;
-        float vi = p->alpha * v[i] + (1.0f - p->alpha) * gi * gi;
+        float wi = w[i], gi = g[i] + wd * wi;
+        float vi = alpha * v[i] + (1.0f - alpha) * gi * gi;
         v[i] = vi;
-        w[i] = wi - p->lr * gi / (sqrtf(vi) + p->eps);
+        w[i] = wi - lr * gi / (sqrtf(vi) + eps);
     }
     return CLG_OK;
 }

@@ -1,5 +1,6 @@
 /* The solvers on device tensors, and gradient clipping. */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "clgrad/optim.h"
@@ -102,29 +103,79 @@ static size_t param_len(const clg__trainer *t, size_t i)
     return clg_tensor_numel(t->params[i].param);
 }
 
-clg_status clg__optim_step_host(clg__trainer *t, float lr)
+/* The host update of elements [begin, end) of the flat arrays, tensor by tensor (each has its
+ * own weight decay). */
+static clg_status step_range(clg__trainer *t, float lr, size_t begin, size_t end)
 {
     const clg_train_options *o = &t->o;
     size_t count, at = 0;
     float *w = clg__group_params(t->group, &count), *g = t->hgrad;
     clg_status st = CLG_OK;
-    for (size_t i = 0; st == CLG_OK && i < t->nparams; i++) {
-        size_t n = param_len(t, i);
+    for (size_t i = 0; st == CLG_OK && i < t->nparams && at < end; i++) {
+        size_t n = param_len(t, i), lo = begin > at ? begin : at, hi = end < at + n ? end : at + n;
+        at += n;
+        if (lo >= hi)
+            continue;
+        size_t len = hi - lo;
         float wd = t->params[i].decay ? o->l2_regularization : 0.0f;
         if (o->solver == CLG_SOLVER_SGDM) {
             clg_sgd_params sp = {lr, o->momentum, wd, 0};
-            st = clg_sgd_step_host(&sp, w + at, g + at, t->hv + at, n);
+            st = clg_sgd_step_host(&sp, w + lo, g + lo, t->hv + lo, len);
         } else if (o->solver == CLG_SOLVER_ADAM) {
             float b2 = o->squared_gradient_decay_factor > 0 ? o->squared_gradient_decay_factor : 0.999f;
             clg_adam_params ap = {lr, o->gradient_decay_factor, b2, o->epsilon, wd, 0,
                                   (unsigned long)t->step};
-            st = clg_adam_step_host(&ap, w + at, g + at, t->hm + at, t->hv + at, n);
+            st = clg_adam_step_host(&ap, w + lo, g + lo, t->hm + lo, t->hv + lo, len);
         } else {
             float a = o->squared_gradient_decay_factor > 0 ? o->squared_gradient_decay_factor : 0.9f;
             clg_rmsprop_params rp = {lr, a, o->epsilon, wd};
-            st = clg_rmsprop_step_host(&rp, w + at, g + at, t->hv + at, n);
+            st = clg_rmsprop_step_host(&rp, w + lo, g + lo, t->hv + lo, len);
         }
-        at += n;
+    }
+    return st;
+}
+
+typedef struct range_job {
+    clg__trainer *t;
+    float lr;
+    size_t begin, end;
+    clg_status st;
+} range_job;
+
+static void *range_work(void *arg)
+{
+    range_job *j = arg;
+    j->st = step_range(j->t, j->lr, j->begin, j->end);
+    return NULL;
+}
+
+/* Slices of the elements on one thread per device (idle while the host updates): the update
+ * is elementwise, so the slicing changes no result. */
+clg_status clg__optim_step_host(clg__trainer *t, float lr)
+{
+    size_t total = 0, threads = t->o.context_count < 16 ? t->o.context_count : 16;
+    clg__group_params(t->group, &total);
+    threads = threads ? threads : 1;
+    range_job jobs[16];
+    pthread_t tid[16];
+    int started[16] = {0};
+    size_t per = (total + threads - 1) / threads;
+    per = (per + 15) / 16 * 16; /* whole cache lines per thread */
+    for (size_t i = 0; i < threads; i++) {
+        size_t b = i * per < total ? i * per : total, e = b + per < total ? b + per : total;
+        jobs[i] = (range_job){t, lr, b, e, CLG_OK};
+        if (i > 0)
+            started[i] = pthread_create(&tid[i], NULL, range_work, &jobs[i]) == 0;
+        if (i > 0 && !started[i])
+            range_work(&jobs[i]);
+    }
+    range_work(&jobs[0]);
+    clg_status st = jobs[0].st;
+    for (size_t i = 1; i < threads; i++) {
+        if (started[i])
+            pthread_join(tid[i], NULL);
+        if (st == CLG_OK)
+            st = jobs[i].st;
     }
     return st;
 }
