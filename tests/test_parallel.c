@@ -169,6 +169,148 @@ static void multi_device_checkpoints_resume_exactly(void **state)
     free(whole);
 }
 
+static clg_train_options fault_options(clg_ctx *const *two, const float *load)
+{
+    clg_train_options o = clg_train_options_default();
+    o.mini_batch_size = 16;
+    o.max_epochs = 2; /* 12 steps */
+    o.initial_learn_rate = 0.05f;
+    o.seed = 5;
+    o.contexts = two;
+    o.context_count = 2;
+    o.worker_load = load;
+    o.worker_load_count = load ? 2 : 0;
+    return o;
+}
+
+static float *weights_of(clg_net *net, size_t *n)
+{
+    *n = clg_net_param_count(net, CLG_PARAMS_LEARNABLE);
+    float *w = malloc(*n * sizeof *w);
+    CLG_ASSERT_STATUS(clg_net_get_params(net, CLG_PARAMS_LEARNABLE, w, *n), CLG_OK);
+    return w;
+}
+
+static clg_net *fresh_net(void)
+{
+    clg_net *net;
+    CLG_ASSERT_STATUS(clg_net_parse(ctx, net_text, &net), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_init(net, 21), CLG_OK);
+    return net;
+}
+
+/* A device that fails mid-step: with `continue` the step is redone on the other device and the
+ * result is what fault-free training gives (the same gradients, other summation order); a
+ * second failure drops it. With `stop` training ends with CLG_ERR_DEVICE_LOST naming it, and
+ * the last checkpoint loads and resumes to the fault-free result. */
+static void device_faults_continue_or_stop(void **state)
+{
+    (void)state;
+    clg_ctx *two[2] = {sub[0], sub[1]};
+    static const float load[2] = {1, 1};
+    size_t n, m;
+    clg_net *net = fresh_net();
+    clg_train_options o = fault_options(two, load);
+    CLG_ASSERT_STATUS(clg_train(net, data, NULL, &o, NULL), CLG_OK);
+    float *clean = weights_of(net, &n);
+    clg_net_destroy(net);
+
+    static const char *const specs[2] = {"1:fail@5", "1:fail@5,1:fail@9"};
+    for (int k = 0; k < 2; k++) {
+        net = fresh_net();
+        o = fault_options(two, load);
+        o.device_fault_policy = CLG_FAULT_CONTINUE;
+        o.fault_injection = specs[k];
+        clg_train_report r;
+        CLG_ASSERT_STATUS(clg_train(net, data, NULL, &o, &r), CLG_OK);
+        assert_int_equal(r.iterations, 12);
+        assert_int_equal(r.device_faults, (size_t)k + 1);
+        assert_int_equal(r.devices_dropped, (size_t)k);
+        float *w = weights_of(net, &m);
+        double e = rel_l2(w, clean, n);
+        print_message("continue after %s: weights rel. L2 %.2e from fault-free\n", specs[k], e);
+        assert_true(e < 1e-5);
+        free(w);
+        clg_net_destroy(net);
+    }
+
+    char ck[4096];
+    snprintf(ck, sizeof ck, "%s/fault-ck", dir);
+    net = fresh_net();
+    o = fault_options(two, load);
+    o.fault_injection = "1:fail@8";
+    o.checkpoint_path = ck;
+    o.checkpoint_frequency = 3;
+    o.checkpoint_frequency_unit = 1; /* iterations 3 and 6 */
+    CLG_ASSERT_STATUS(clg_train(net, data, NULL, &o, NULL), CLG_ERR_DEVICE_LOST);
+    assert_non_null(strstr(clg_ctx_last_error(ctx), "device 1"));
+    assert_non_null(strstr(clg_ctx_last_error(ctx), "step 8"));
+    clg_net_destroy(net);
+    o = fault_options(two, load);
+    o.fault_injection = "";
+    clg_net *resumed = NULL;
+    clg_train_report r;
+    CLG_ASSERT_STATUS(clg_train_resume(ctx, ck, data, NULL, &o, &resumed, &r), CLG_OK);
+    assert_int_equal(r.iterations, 12);
+    float *w = weights_of(resumed, &m);
+    assert_true(rel_l2(w, clean, n) < 1e-5);
+    free(w);
+    clg_net_destroy(resumed);
+    free(clean);
+}
+
+/* Auto balancing gives a device slowed 3x (it computes everything three times) clearly less of
+ * the batch than the equal split it starts from: its share must fall from 1/2 to within
+ * [0.15, 0.35] (ideally 1/4; fixed per-step costs move it, and the test machine is noisy). The
+ * work per sample is made large enough (two 5x5 convolutions on 28x28 images) for compute to
+ * dominate the step. */
+static int last_split(const clg_train_progress *p, void *user)
+{
+    size_t *out = user;
+    if (p->kind == CLG_PROGRESS_ITERATION && p->split && p->devices == 2) {
+        out[0] = p->split[0];
+        out[1] = p->split[1];
+    }
+    return 0;
+}
+
+static void auto_split_follows_a_slow_device(void **state)
+{
+    (void)state;
+    clg_ctx *two[2] = {sub[0], sub[1]};
+    enum { N = 96 };
+    float *x = malloc(N * 784 * sizeof *x);
+    int32_t y[N];
+    clg_test_fill_uniform(&rng, x, N * 784, 0, 1);
+    for (int i = 0; i < N; i++)
+        y[i] = i % 10;
+    clg_datastore *big;
+    CLG_ASSERT_STATUS(clg_datastore_from_memory(x, y, N, (clg_shape){1, 1, 28, 28}, 10, &big), CLG_OK);
+    free(x);
+    clg_net *net;
+    CLG_ASSERT_STATUS(clg_net_parse(ctx, "input 28x28x1\nconv 5x5x32 pad=2\nrelu\nmaxpool 2x2\n"
+                      "conv 5x5x64 pad=2\nrelu\nmaxpool 2x2\nfc 10\nsoftmax\n", &net), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_init(net, 1), CLG_OK);
+    clg_train_options o = fault_options(two, NULL);
+    o.mini_batch_size = 48;
+    o.max_epochs = 12; /* 24 steps: 6 re-splits */
+    o.fault_injection = "1:slow=3";
+    o.verbose_frequency = 1;
+    size_t split[2] = {0, 0};
+    o.progress = last_split;
+    o.progress_user = split;
+    CLG_ASSERT_STATUS(clg_train(net, big, NULL, &o, NULL), CLG_OK);
+    double share = (double)split[1] / (double)(split[0] + split[1]);
+    print_message("split with device 1 slowed 3x: %zu + %zu (share %.2f)\n", split[0], split[1], share);
+    assert_true(share >= 0.15 && share <= 0.35);
+    clg_net_destroy(net);
+    clg_datastore_destroy(big);
+    o.fault_injection = "3:fail@2"; /* no device 3 */
+    net = fresh_net();
+    CLG_ASSERT_STATUS(clg_train(net, data, NULL, &o, NULL), CLG_ERR_INVALID_ARG);
+    clg_net_destroy(net);
+}
+
 static void bad_groups_are_rejected(void **state)
 {
     (void)state;
@@ -264,6 +406,8 @@ int main(void)
         cmocka_unit_test(splits_are_proportional_and_exact),
         cmocka_unit_test(one_two_and_three_devices_agree),
         cmocka_unit_test(multi_device_checkpoints_resume_exactly),
+        cmocka_unit_test(device_faults_continue_or_stop),
+        cmocka_unit_test(auto_split_follows_a_slow_device),
         cmocka_unit_test(bad_groups_are_rejected),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

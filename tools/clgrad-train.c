@@ -78,6 +78,7 @@ static void usage(FILE *f)
 "  --devices FILTER          device filter (index, type, vendor or name; see clgrad-devices)\n"
 "  --split-cpu N             train on the first CPU split into N sub-devices\n"
 "  --worker-load W1,W2,...   share of each device's mini-batch (default: by measured speed)\n"
+"  --on-device-fault stop|continue   (default stop; continue redoes the step on the others)\n"
 "  --seed N                  (default 1)\n"
 "  --quiet                   no table, only the result\n"
 "  --help, --version\n");
@@ -116,7 +117,7 @@ static int parse_float(const char *s, float *out)
 enum { O_NET = 256, O_DATA, O_SAVE, O_RESUME, O_EVAL, O_SOLVER, O_LR, O_SCHED, O_DROPF, O_DROPP,
        O_WARM, O_MOM, O_L2, O_EPS, O_B1, O_B2, O_GT, O_GTM, O_EPOCHS, O_BATCH, O_SHUF, O_VSPLIT,
        O_VFREQ, O_VPAT, O_OUTNET, O_VERB, O_CKP, O_CKF, O_CKU, O_LOG, O_PLOT, O_ENV, O_DEV,
-       O_SEED, O_QUIET, O_HELP, O_VERSION, O_VTEST, O_LTRAIN, O_LTEST, O_SPLIT, O_WLOAD };
+       O_SEED, O_QUIET, O_HELP, O_VERSION, O_VTEST, O_LTRAIN, O_LTEST, O_SPLIT, O_WLOAD, O_FAULT };
 
 static const struct option long_options[] = {
     {"net", 1, 0, O_NET}, {"data", 1, 0, O_DATA}, {"save", 1, 0, O_SAVE},
@@ -129,6 +130,7 @@ static const struct option long_options[] = {
     {"batch", 1, 0, O_BATCH}, {"shuffle", 1, 0, O_SHUF}, {"validation-split", 1, 0, O_VSPLIT},
     {"validate-on-test", 0, 0, O_VTEST}, {"limit-train", 1, 0, O_LTRAIN},
     {"limit-test", 1, 0, O_LTEST}, {"split-cpu", 1, 0, O_SPLIT}, {"worker-load", 1, 0, O_WLOAD},
+    {"on-device-fault", 1, 0, O_FAULT},
     {"validation-frequency", 1, 0, O_VFREQ}, {"validation-patience", 1, 0, O_VPAT},
     {"output-network", 1, 0, O_OUTNET}, {"verbose-frequency", 1, 0, O_VERB},
     {"checkpoint-path", 1, 0, O_CKP}, {"checkpoint-frequency", 1, 0, O_CKF},
@@ -197,6 +199,10 @@ static int parse_args(int argc, char **argv, cli *c)
         case O_VTEST: c->val_on_test = 1; break;
         case O_LTRAIN: ok = parse_size(a, &c->limit_train) && c->limit_train > 0; break;
         case O_LTEST: ok = parse_size(a, &c->limit_test) && c->limit_test > 0; break;
+        case O_FAULT:
+            ok = !strcmp(a, "stop") || !strcmp(a, "continue");
+            o->device_fault_policy = !strcmp(a, "continue") ? CLG_FAULT_CONTINUE : CLG_FAULT_STOP;
+            break;
         case O_SPLIT: {
             size_t n = 0;
             ok = parse_size(a, &n) && n >= 1 && n <= 16;
@@ -374,6 +380,10 @@ static int on_progress(const clg_train_progress *p, void *user)
         }
         plot_add_epoch(&d->plot, (double)p->iteration);
         redraw_plot(d);
+        break;
+    case CLG_PROGRESS_DEVICE_FAULT:
+        clear_bar(d);
+        printf("| device fault at iteration %zu: %s\n", p->iteration, p->text);
         break;
     case CLG_PROGRESS_CHECKPOINT:
         if (!d->c->quiet) {

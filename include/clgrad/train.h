@@ -45,8 +45,15 @@ typedef enum clg_progress_kind {
     CLG_PROGRESS_VALIDATION = 1,
     CLG_PROGRESS_EPOCH = 2,      /* an epoch ended */
     CLG_PROGRESS_CHECKPOINT = 3, /* a checkpoint was written (path in text) */
-    CLG_PROGRESS_DONE = 4
+    CLG_PROGRESS_DONE = 4,
+    CLG_PROGRESS_DEVICE_FAULT = 5 /* a device failed a step (text: which and why) */
 } clg_progress_kind;
+
+typedef enum clg_fault_policy {
+    CLG_FAULT_STOP = 0,      /* training ends with the device's error; checkpoints stay */
+    CLG_FAULT_CONTINUE = 1   /* the step is redone on the other devices; a device that fails
+                                twice is dropped */
+} clg_fault_policy;
 
 typedef struct clg_train_progress {
     clg_progress_kind kind;
@@ -103,6 +110,10 @@ typedef struct clg_train_options {
                                          context (MATLAB's WorkerLoad) */
     size_t worker_load_count;
     int dispatch_in_background;       /* 0 */
+    clg_fault_policy device_fault_policy; /* multi-device: stop */
+    const char *fault_injection;      /* testing: NULL means $CLGRAD_FAULT; "1:fail@5" makes
+                                         device 1 fail at step 5, "1:slow=3" makes it compute
+                                         everything 3 times (comma-separated) */
     uint64_t seed;                    /* shuffles and dropout */
     clg_train_progress_fn progress;   /* NULL */
     void *progress_user;
@@ -137,6 +148,8 @@ typedef struct clg_train_report {
     double elapsed_s;
     double images_per_s;          /* training images over the whole run */
     clg_stop_reason stop_reason;
+    size_t device_faults;         /* device failures survived (policy continue) */
+    size_t devices_dropped;
 } clg_train_report;
 
 /** Trains net (already initialised) on train; val may be NULL. The class count of the data

@@ -1,5 +1,6 @@
 /* Multi-device steps: every device runs its shard on its own host thread at the same time;
  * the host adds the shard gradients in device order and averages batch-norm statistics. */
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,9 +18,15 @@ typedef struct replica {
     size_t first, count;     /* shard of the current step */
     double loss;             /* shard mean loss */
     size_t correct;
-    double seconds, per_sample; /* last step, and smoothed time per sample */
+    double seconds;          /* last step's time */
+    double window;           /* step times summed since the last re-split (same split) */
+    unsigned window_steps;
     clg_status st;
     char error[CLG__ERR_TEXT];
+    unsigned long version;   /* of the parameters it holds (0: none or unknown) */
+    int dropped;             /* out of the group for good */
+    uint64_t fail_at[8];     /* injected: fail at these steps (0: unused) */
+    unsigned slow;           /* injected: compute this many times (1: normal) */
 } replica;
 
 struct clg__group {
@@ -27,7 +34,7 @@ struct clg__group {
     replica *r;
     float *params, *state;
     size_t nparams, nstate;
-    int dirty;               /* params/state changed since the replicas last received them */
+    unsigned long version;   /* of params/state; a replica with another one is sent them */
     float *weights;          /* current shares */
     int auto_split;
     size_t *counts;
@@ -109,7 +116,7 @@ clg_status clg__group_create(clg_net *master, clg_ctx *const *ctxs, size_t n,
         clg__group_destroy(g);
         return st;
     }
-    g->dirty = 1;
+    g->version = 1;
     *out = g;
     return CLG_OK;
 }
@@ -134,15 +141,53 @@ void clg__group_destroy(clg__group *g)
 float *clg__group_params(clg__group *g, size_t *count)
 {
     *count = g->nparams;
-    g->dirty = 1;
+    g->version++;
     return g->params;
 }
 
 float *clg__group_state(clg__group *g, size_t *count)
 {
     *count = g->nstate;
-    g->dirty = 1;
+    g->version++;
     return g->state;
+}
+
+clg_status clg__group_inject(clg__group *g, const char *spec)
+{
+    for (const char *p = spec; p && *p;) {
+        unsigned long dev = 0, value = 0;
+        int used = 0;
+        char what[8] = "";
+        if (sscanf(p, "%lu:%4[a-z]%*[@=]%lu%n", &dev, what, &value, &used) != 3 || dev >= g->n ||
+            (strcmp(what, "fail") && strcmp(what, "slow")) || !value)
+            return clg__fail(NULL, CLG_ERR_INVALID_ARG, "fault injection \"%s\": expected "
+                             "DEVICE:fail@STEP or DEVICE:slow=FACTOR, comma-separated, with a "
+                             "device below %zu", spec, g->n);
+        replica *r = &g->r[dev];
+        if (!strcmp(what, "slow"))
+            r->slow = (unsigned)value;
+        for (int k = 0; !strcmp(what, "fail") && k < 8; k++)
+            if (!r->fail_at[k]) {
+                r->fail_at[k] = value;
+                break;
+            }
+        p += used;
+        p += *p == ',';
+        if (*p && !used)
+            break;
+    }
+    return CLG_OK;
+}
+
+void clg__group_drop(clg__group *g, size_t device)
+{
+    if (device < g->n)
+        g->r[device].dropped = 1;
+}
+
+const char *clg__group_device_name(const clg__group *g, size_t device)
+{
+    return device < g->n ? clg_ctx_device(g->r[device].net->ctx)->name : "?";
 }
 
 const size_t *clg__group_split(const clg__group *g, size_t *n)
@@ -174,15 +219,30 @@ static void *work(void *arg)
     clg_net *net = r->net;
     double t0 = clg__now();
     clg_status st = CLG_OK;
-    if (g->dirty && g->nparams)
+    for (int k = 0; k < 8; k++)
+        if (r->fail_at[k] && r->fail_at[k] == g->step) {
+            r->fail_at[k] = 0; /* once */
+            st = clg__fail(net->ctx, CLG_ERR_DEVICE_LOST, "injected fault at step %llu",
+                           (unsigned long long)g->step);
+        }
+    int fresh = r->version == g->version;
+    r->version = 0; /* unknown until this step completes */
+    if (st == CLG_OK && !fresh && g->nparams)
         st = clg_net_set_params(net, CLG_PARAMS_LEARNABLE, g->params, g->nparams);
-    if (st == CLG_OK && g->dirty && g->nstate)
+    if (st == CLG_OK && !fresh && g->nstate)
         st = clg_net_set_params(net, CLG_PARAMS_STATE, g->state, g->nstate);
     if (st == CLG_OK)
         st = clg__net_reserve(net, r->count);
     if (st == CLG_OK) {
         net->shard_first = r->first;
         st = clg__net_upload(net, g->images + r->first * g->per_sample, r->count);
+    }
+    for (unsigned rep = 1; st == CLG_OK && rep < r->slow; rep++) { /* injected slowness: */
+        st = clg__net_forward(net, 1, g->step);                       /* the same work again, */
+        if (st == CLG_OK)
+            st = clg__net_backward(net, g->labels + r->first, 1.0f, g->step);
+        if (st == CLG_OK && g->nstate) /* without its effect on the running statistics */
+            st = clg_net_set_params(net, CLG_PARAMS_STATE, g->state, g->nstate);
     }
     if (st == CLG_OK)
         st = clg__net_forward(net, 1, g->step);
@@ -197,31 +257,69 @@ static void *work(void *arg)
     r->st = st;
     if (st != CLG_OK)
         snprintf(r->error, sizeof r->error, "%s", clg_ctx_last_error(net->ctx));
+    else
+        r->version = g->version; /* its state now differs, but the step's end resends it */
     r->seconds = clg__now() - t0;
     return NULL;
 }
 
+/* Auto split: every REBALANCE steps each working device's share is scaled by
+ * sqrt(mean step time / its step time) (times averaged over the steps since the last re-split,
+ * which all had one split; the square root damps the moves),
+ * which drives the devices towards finishing together even where fixed per-step costs make
+ * time per sample a poor guide. No share falls below MIN_SHARE of the whole, so a device
+ * keeps being measured. */
+#define MIN_SHARE 0.05
 static void rebalance(clg__group *g)
 {
     for (size_t i = 0; i < g->n; i++) {
         replica *r = &g->r[i];
-        if (!r->count)
-            continue;
-        double sample = r->seconds / (double)r->count;
-        r->per_sample = r->per_sample > 0 ? 0.7 * r->per_sample + 0.3 * sample : sample;
+        if (r->count) {
+            r->window += r->seconds;
+            r->window_steps++;
+        }
     }
     if (!g->auto_split || ++g->steps % REBALANCE)
         return;
-    for (size_t i = 0; i < g->n; i++) /* a device that got nothing keeps its share */
-        if (g->r[i].per_sample > 0)
-            g->weights[i] = (float)(1.0 / g->r[i].per_sample);
+    double mean = 0.0, sum = 0.0, t[64];
+    size_t working = 0;
+    for (size_t i = 0; i < g->n && i < 64; i++) {
+        replica *r = &g->r[i];
+        t[i] = r->window_steps ? r->window / r->window_steps : 0.0;
+        r->window = 0.0;
+        r->window_steps = 0;
+        if (!r->dropped && r->count && t[i] > 0) {
+            mean += t[i];
+            working++;
+        }
+    }
+    if (working < 2)
+        return;
+    mean /= (double)working;
+    for (size_t i = 0; i < g->n && i < 64; i++) {
+        replica *r = &g->r[i];
+        if (!r->dropped && r->count && t[i] > 0)
+            g->weights[i] = (float)(g->weights[i] * sqrt(mean / t[i]));
+        sum += g->weights[i];
+    }
+    for (size_t i = 0; i < g->n; i++)
+        if (g->weights[i] < MIN_SHARE * sum)
+            g->weights[i] = (float)(MIN_SHARE * sum);
 }
 
 clg_status clg__group_step(clg__group *g, const float *images, const int32_t *labels,
-                           size_t batch, uint64_t step, float *grad, double *loss,
-                           size_t *correct)
+                           size_t batch, uint64_t step, size_t skip, float *grad, double *loss,
+                           size_t *correct, size_t *failed)
 {
-    clg_status st = clg_split_batch(batch, g->weights, g->n, g->counts);
+    float w[64];
+    size_t active = 0;
+    for (size_t i = 0; i < g->n && i < 64; i++) {
+        w[i] = g->r[i].dropped || i == skip ? 0.0f : g->weights[i];
+        active += w[i] > 0.0f;
+    }
+    if (!active)
+        return clg__fail(NULL, CLG_ERR_DEVICE_LOST, "device group: no device left to train on");
+    clg_status st = clg_split_batch(batch, w, g->n, g->counts);
     if (st != CLG_OK)
         return st;
     g->images = images;
@@ -256,12 +354,13 @@ clg_status clg__group_step(clg__group *g, const float *images, const int32_t *la
     free(started);
     for (size_t i = 0; i < g->n; i++) {
         replica *r = &g->r[i];
-        if (r->count && r->st != CLG_OK)
+        if (r->count && r->st != CLG_OK) {
+            *failed = i;
             return clg__fail(NULL, r->st, "device %zu (%s) failed at step %llu: %s", i,
                              clg_ctx_device(r->net->ctx)->name, (unsigned long long)step,
                              r->error);
+        }
     }
-    g->dirty = 0;
     /* grad = sum over devices in order / batch; the state: shard-weighted mean */
     int have = 0;
     double total_loss = 0.0;
@@ -290,7 +389,7 @@ clg_status clg__group_step(clg__group *g, const float *images, const int32_t *la
         g->state[k] = (float)(s / (double)batch);
     }
     if (g->nstate)
-        g->dirty = 1;
+        g->version++; /* the averaged statistics go to every replica next step */
     *loss = total_loss / (double)batch;
     *correct = total_correct;
     rebalance(g);

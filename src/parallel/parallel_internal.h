@@ -25,8 +25,18 @@ float *clg__group_state(clg__group *g, size_t *count);
  * grad[i] = (sum over devices, in order, of the shard gradient sums) / batch; the state becomes
  * the shard-weighted mean of the replicas' running statistics. *loss is the batch mean loss. */
 clg_status clg__group_step(clg__group *g, const float *images, const int32_t *labels,
-                           size_t batch, uint64_t step, float *grad, double *loss,
-                           size_t *correct);
+                           size_t batch, uint64_t step, size_t skip, float *grad, double *loss,
+                           size_t *correct, size_t *failed);
+/* (skip: a device that sits this step out, or (size_t)-1; on a device's failure *failed is
+ * its index and the status its error, the message naming it.) */
+
+/* Fault injection for tests and benchmarks: "DEVICE:fail@STEP" (that device's work fails with
+ * CLG_ERR_DEVICE_LOST at that step, once) and "DEVICE:slow=K" (it computes everything K times),
+ * comma-separated. */
+clg_status clg__group_inject(clg__group *g, const char *spec);
+/* Takes a device out of the group for good. */
+void clg__group_drop(clg__group *g, size_t device);
+const char *clg__group_device_name(const clg__group *g, size_t device);
 
 /* The split of the last step (n counts) and the number of devices. */
 const size_t *clg__group_split(const clg__group *g, size_t *n);

@@ -108,6 +108,8 @@ clg_status clg_train_options_check(const clg_train_options *o)
     for (size_t i = 0; i < o->worker_load_count; i++)
         if (!(o->worker_load[i] >= 0.0f) || !isfinite(o->worker_load[i]))
             BAD("worker_load[%zu] = %g must be >= 0", i, (double)o->worker_load[i]);
+    if (o->device_fault_policy != CLG_FAULT_STOP && o->device_fault_policy != CLG_FAULT_CONTINUE)
+        BAD("unknown device_fault_policy %d (stop, continue)", (int)o->device_fault_policy);
     const char *env = o->execution_environment;
     if (env && strcmp(env, "auto") && strcmp(env, "cpu") && strcmp(env, "gpu") &&
         strcmp(env, "multi-gpu") && strcmp(env, "parallel"))

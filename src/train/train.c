@@ -229,10 +229,28 @@ static clg_status read_batch(clg__trainer *t, size_t iter)
 static clg_status train_step(clg__trainer *t, float lr, double *loss, size_t *correct)
 {
     if (t->group) {
-        clg_status st = clg__group_step(t->group, t->images, t->labels, t->batch, t->step,
-                                        t->hgrad, loss, correct);
-        if (st != CLG_OK)
-            return clg__fail(t->ctx, st, "clg_train: %s", clg_last_error());
+        size_t skip = (size_t)-1;
+        for (;;) {
+            size_t failed = (size_t)-1;
+            clg_status st = clg__group_step(t->group, t->images, t->labels, t->batch, t->step,
+                                            skip, t->hgrad, loss, correct, &failed);
+            if (st == CLG_OK)
+                break;
+            if (failed == (size_t)-1 || t->o.device_fault_policy == CLG_FAULT_STOP)
+                return clg__fail(t->ctx, st, "clg_train: %s", clg_last_error());
+            /* continue: redo the step without it; a second failure drops it */
+            char text[CLG__ERR_TEXT];
+            snprintf(text, sizeof text, "%s%s", clg_last_error(),
+                     failed < 64 && ++t->faults[failed] >= 2 ? "; dropped from the group" : "; "
+                     "the step is redone on the other devices");
+            t->rep.device_faults++;
+            if (failed >= 64 || t->faults[failed] >= 2) {
+                clg__group_drop(t->group, failed);
+                t->rep.devices_dropped++;
+            }
+            skip = failed;
+            report(t, CLG_PROGRESS_DEVICE_FAULT, t->rep.loss, t->rep.accuracy, lr, 0.0, text);
+        }
         clg__clip_gradients_host(t);
         return clg__optim_step_host(t, lr);
     }
@@ -438,6 +456,12 @@ static clg_status group_setup(clg__trainer *t)
     }
     if (st == CLG_OK)
         st = clg__optim_host_from_device(t);
+    const char *faults = o->fault_injection ? o->fault_injection : getenv("CLGRAD_FAULT");
+    if (st == CLG_OK && faults && *faults) {
+        st = clg__group_inject(t->group, faults);
+        if (st != CLG_OK)
+            st = clg__fail(t->ctx, st, "clg_train: %s", clg_last_error());
+    }
     return st;
 }
 
