@@ -261,7 +261,8 @@ static void device_faults_continue_or_stop(void **state)
 
 /* Auto balancing gives a device slowed 3x (it computes everything three times) clearly less of
  * the batch than the equal split it starts from: its share must fall from 1/2 to within
- * [0.15, 0.35] (ideally 1/4; fixed per-step costs move it, and the test machine is noisy). The
+ * [0.12, 0.38] (ideally 1/4; fixed per-step costs move it, and the test machine is noisy;
+ * CLG_TEST_NO_TIMING=1 skips it where timing means nothing, e.g. under ThreadSanitizer). The
  * work per sample is made large enough (two 5x5 convolutions on 28x28 images) for compute to
  * dominate the step. */
 static int last_split(const clg_train_progress *p, void *user)
@@ -277,6 +278,10 @@ static int last_split(const clg_train_progress *p, void *user)
 static void auto_split_follows_a_slow_device(void **state)
 {
     (void)state;
+    if (getenv("CLG_TEST_NO_TIMING")) {
+        print_message("skipped: CLG_TEST_NO_TIMING is set\n");
+        skip();
+    }
     clg_ctx *two[2] = {sub[0], sub[1]};
     enum { N = 96 };
     float *x = malloc(N * 784 * sizeof *x);
@@ -302,7 +307,7 @@ static void auto_split_follows_a_slow_device(void **state)
     CLG_ASSERT_STATUS(clg_train(net, big, NULL, &o, NULL), CLG_OK);
     double share = (double)split[1] / (double)(split[0] + split[1]);
     print_message("split with device 1 slowed 3x: %zu + %zu (share %.2f)\n", split[0], split[1], share);
-    assert_true(share >= 0.15 && share <= 0.35);
+    assert_true(share >= 0.12 && share <= 0.38);
     clg_net_destroy(net);
     clg_datastore_destroy(big);
     o.fault_injection = "3:fail@2"; /* no device 3 */

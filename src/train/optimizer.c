@@ -105,11 +105,11 @@ static size_t param_len(const clg__trainer *t, size_t i)
 
 /* The host update of elements [begin, end) of the flat arrays, tensor by tensor (each has its
  * own weight decay). */
-static clg_status step_range(clg__trainer *t, float lr, size_t begin, size_t end)
+static clg_status step_range(clg__trainer *t, float lr, float *w, size_t begin, size_t end)
 {
     const clg_train_options *o = &t->o;
-    size_t count, at = 0;
-    float *w = clg__group_params(t->group, &count), *g = t->hgrad;
+    size_t at = 0;
+    float *g = t->hgrad;
     clg_status st = CLG_OK;
     for (size_t i = 0; st == CLG_OK && i < t->nparams && at < end; i++) {
         size_t n = param_len(t, i), lo = begin > at ? begin : at, hi = end < at + n ? end : at + n;
@@ -138,6 +138,7 @@ static clg_status step_range(clg__trainer *t, float lr, size_t begin, size_t end
 typedef struct range_job {
     clg__trainer *t;
     float lr;
+    float *w;
     size_t begin, end;
     clg_status st;
 } range_job;
@@ -145,7 +146,7 @@ typedef struct range_job {
 static void *range_work(void *arg)
 {
     range_job *j = arg;
-    j->st = step_range(j->t, j->lr, j->begin, j->end);
+    j->st = step_range(j->t, j->lr, j->w, j->begin, j->end);
     return NULL;
 }
 
@@ -154,7 +155,7 @@ static void *range_work(void *arg)
 clg_status clg__optim_step_host(clg__trainer *t, float lr)
 {
     size_t total = 0, threads = t->o.context_count < 16 ? t->o.context_count : 16;
-    clg__group_params(t->group, &total);
+    float *w = clg__group_params(t->group, &total); /* once: it marks the weights changed */
     threads = threads ? threads : 1;
     range_job jobs[16];
     pthread_t tid[16];
@@ -163,7 +164,7 @@ clg_status clg__optim_step_host(clg__trainer *t, float lr)
     per = (per + 15) / 16 * 16; /* whole cache lines per thread */
     for (size_t i = 0; i < threads; i++) {
         size_t b = i * per < total ? i * per : total, e = b + per < total ? b + per : total;
-        jobs[i] = (range_job){t, lr, b, e, CLG_OK};
+        jobs[i] = (range_job){t, lr, w, b, e, CLG_OK};
         if (i > 0)
             started[i] = pthread_create(&tid[i], NULL, range_work, &jobs[i]) == 0;
         if (i > 0 && !started[i])
