@@ -135,12 +135,13 @@ static void backward_matches_finite_differences(void **state)
     }
 }
 
-static void bias_and_fully_connected_match_the_reference(void **state)
+static void fully_connected_case(size_t N, size_t M)
 {
-    (void)state;
-    const size_t N = 7, K = 33, M = 17; /* x: N x (3 x 11 x 1), w: M x K */
+    const size_t K = 33; /* x: N x (3 x 11 x 1), w: M x K */
     float *x = malloc(N * K * sizeof *x), *w = malloc(M * K * sizeof *w), *b = malloc(M * sizeof *b);
-    float *dy = malloc(N * M * sizeof *dy), *out = malloc(M * K * sizeof *out); /* the largest */
+    size_t most = N * K > M * K ? N * K : M * K;
+    most = most > N * M ? most : N * M;
+    float *dy = malloc(N * M * sizeof *dy), *out = malloc(most * sizeof *out);
     clg_test_fill_uniform(&rng, x, N * K, -1, 1);
     clg_test_fill_uniform(&rng, w, M * K, -1, 1);
     clg_test_fill_uniform(&rng, b, M, -1, 1);
@@ -156,6 +157,11 @@ static void bias_and_fully_connected_match_the_reference(void **state)
     CLG_ASSERT_STATUS(clg_tensor_create(ctx, (clg_shape){M, K, 1, 1}, &tdw), CLG_OK);
     CLG_ASSERT_STATUS(clg_tensor_create(ctx, (clg_shape){N, M, 1, 1}, &tdy), CLG_OK);
     CLG_ASSERT_STATUS(clg_tensor_upload(tdy, dy, N * M), CLG_OK);
+    clg_test_poison_nan(out, most); /* an element left unwritten fails below */
+    CLG_ASSERT_STATUS(clg_tensor_upload(ty, out, N * M), CLG_OK);
+    CLG_ASSERT_STATUS(clg_tensor_upload(tdx, out, N * K), CLG_OK);
+    CLG_ASSERT_STATUS(clg_tensor_upload(tdw, out, M * K), CLG_OK);
+    CLG_ASSERT_STATUS(clg_tensor_upload(tdb, out, M), CLG_OK);
     CLG_ASSERT_STATUS(clg_fc_forward(ctx, tx, tw, tb, ty), CLG_OK);
     CLG_ASSERT_STATUS(clg_fc_backward_data(ctx, tdy, tw, tdx), CLG_OK);
     CLG_ASSERT_STATUS(clg_fc_backward_weights(ctx, tx, tdy, tdw), CLG_OK);
@@ -206,6 +212,15 @@ static void bias_and_fully_connected_match_the_reference(void **state)
     free(b);
     free(dy);
     free(out);
+}
+
+/* Both ways of the forward product: a batch smaller than the layer (y^T = w . x^T, then
+ * transposed) and a larger one (y = x . w^T). */
+static void bias_and_fully_connected_match_the_reference(void **state)
+{
+    (void)state;
+    fully_connected_case(7, 17);
+    fully_connected_case(19, 5);
 }
 
 static int setup(void **state)

@@ -28,6 +28,24 @@ static clg_status gemm(clg_ctx *ctx, int ta, int tb, size_t m, size_t n, size_t 
     return clg__gemm_dispatch(ctx, &g);
 }
 
+enum { SLOT_FC = 8 };
+
+/* dst (cols x rows) = src^T for src (rows x cols) at offset 0. */
+static clg_status transpose(clg_ctx *ctx, cl_mem src, size_t rows, size_t cols, clg_tensor *dst)
+{
+    clg__launch l;
+    clg_status st = clg__launch_begin(ctx, "conv", NULL, "clg_conv_transpose", &l);
+    if (st != CLG_OK)
+        return st;
+    clg__arg_mem(&l, src);
+    clg__arg_u32(&l, rows);
+    clg__arg_u32(&l, cols);
+    clg__arg_mem(&l, dst->mem);
+    clg__arg_u64(&l, dst->offset);
+    size_t global[3] = {cols, rows, 1}, local[3] = {cols >= 16 ? 16 : 1, 1, 1};
+    return clg__launch_run(&l, global, local);
+}
+
 clg_status clg_fc_forward(clg_ctx *ctx, const clg_tensor *x, const clg_tensor *w,
                           const clg_tensor *bias, clg_tensor *y)
 {
@@ -38,8 +56,20 @@ clg_status clg_fc_forward(clg_ctx *ctx, const clg_tensor *x, const clg_tensor *w
     if (st == CLG_OK && bias && clg_tensor_numel(bias) != M)
         st = clg__fail(ctx, CLG_ERR_SHAPE, "clg_fc_forward: bias holds %zu values, expected %zu",
                        clg_tensor_numel(bias), M);
-    if (st == CLG_OK) /* y (N x M) = x (N x K) . w^T */
+    if (st == CLG_OK && N < M) {
+        /* A batch smaller than the layer: y^T (M x N) = w (M x K) . x^T, then transposed. The
+         * product then packs x^T (N x K) rather than all of w^T (M x K) on every call. */
+        cl_mem yt;
+        st = clg__scratch_get(ctx, SLOT_FC, M * N * sizeof(float), &yt);
+        if (st == CLG_OK) {
+            clg_tensor t = {ctx, yt, 0, {M, N, 1, 1}};
+            st = gemm(ctx, 0, 1, M, N, K, w, K, x, K, &t, N);
+        }
+        if (st == CLG_OK)
+            st = transpose(ctx, yt, M, N, y);
+    } else if (st == CLG_OK) { /* y (N x M) = x (N x K) . w^T */
         st = gemm(ctx, 0, 1, N, M, K, x, K, w, K, y, M);
+    }
     if (st == CLG_OK && bias) {
         clg_tensor flat = *y; /* the bias runs along y's M values per sample */
         flat.shape = (clg_shape){N, M, 1, 1};
