@@ -38,3 +38,23 @@ void clg_tensor_sumsq(__global const float *x, ulong offset, ulong n, __global f
     if (lid == 0)
         partial[get_group_id(0)] = acc[0];
 }
+
+/* Partial counts of elements that are NaN or infinite, as the sum of squares above. */
+__kernel __attribute__((reqd_work_group_size(SUMSQ_LOCAL, 1, 1)))
+void clg_tensor_nonfinite(__global const float *x, ulong offset, ulong n, __global uint *partial)
+{
+    __local uint acc[SUMSQ_LOCAL];
+    size_t lid = get_local_id(0), stride = get_global_size(0);
+    uint c = 0;
+    for (size_t i = CLG_GID0; i < n; i += stride)
+        c += !isfinite(x[offset + i]);
+    acc[lid] = c;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (size_t span = SUMSQ_LOCAL / 2; span > 0; span /= 2) {
+        if (lid < span)
+            acc[lid] += acc[lid + span];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lid == 0)
+        partial[get_group_id(0)] = acc[0];
+}

@@ -155,6 +155,8 @@ static void p_tensor_math(void)
     double d;
     BAD(clg_tensor_scale(NULL, 2));
     BAD(clg_tensor_sum_squares(NULL, &d));
+    size_t cnt;
+    BAD(clg_tensor_count_nonfinite(NULL, &cnt));
     clg_rmsprop_params r = {0.1f, 0.9f, 1e-8f, 0};
     float w = 1, g = 1, v = 0;
     BAD(clg_rmsprop_step(NULL, &r, NULL, NULL, NULL));
@@ -290,7 +292,7 @@ static const entry table[] = {
                                    "clg_batchnorm_forward_train clg_batchnorm_forward_infer "
                                    "clg_batchnorm_backward clg_dropout_forward clg_dropout_backward"},
     {"optim", p_optim, "clg_sgd_step clg_adam_step clg_sgd_step_host clg_adam_step_host"},
-    {"tensor math", p_tensor_math, "clg_tensor_scale clg_tensor_sum_squares clg_rmsprop_step "
+    {"tensor math", p_tensor_math, "clg_tensor_scale clg_tensor_sum_squares clg_tensor_count_nonfinite clg_rmsprop_step "
                                    "clg_rmsprop_step_host"},
     {"nn", p_nn, "clg_net_create clg_net_destroy clg_net_add_conv2d clg_net_add_pool2d "
                  "clg_net_add_global_avg_pool clg_net_add_fc clg_net_add_batchnorm clg_net_add_dropout "

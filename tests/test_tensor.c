@@ -123,6 +123,33 @@ static void scale_and_sum_of_squares(void **state)
     }
 }
 
+/* NaN and both infinities are counted wherever they sit; huge finite values are not. */
+static void nonfinite_values_are_counted(void **state)
+{
+    (void)state;
+    for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
+        clg_tensor *t = make(shapes[k]);
+        size_t n = clg_tensor_numel(t), got = 99;
+        float *x = malloc(n * sizeof *x);
+        clg_test_fill_uniform(&rng, x, n, -1e38f, 1e38f);
+        CLG_ASSERT_STATUS(clg_tensor_upload(t, x, n), CLG_OK);
+        CLG_ASSERT_STATUS(clg_tensor_count_nonfinite(t, &got), CLG_OK);
+        assert_int_equal(got, 0);
+        size_t planted = 0;
+        const float bad[3] = {NAN, INFINITY, -INFINITY};
+        for (size_t i = n - 1, j = 0; j < 3; j++, i /= 2) {
+            if (isfinite(x[i]))
+                planted++;
+            x[i] = bad[j];
+        }
+        CLG_ASSERT_STATUS(clg_tensor_upload(t, x, n), CLG_OK);
+        CLG_ASSERT_STATUS(clg_tensor_count_nonfinite(t, &got), CLG_OK);
+        assert_int_equal(got, planted);
+        free(x);
+        clg_tensor_destroy(t);
+    }
+}
+
 /* A profiled context counts each kernel's launches and device time; reset starts over. */
 static void kernel_times_are_counted(void **state)
 {
@@ -275,6 +302,7 @@ int main(void)
         cmocka_unit_test(fill_writes_every_element),
         cmocka_unit_test(scale_and_sum_of_squares),
         cmocka_unit_test(kernel_times_are_counted),
+        cmocka_unit_test(nonfinite_values_are_counted),
         cmocka_unit_test(copy_and_views_share_memory_correctly),
         cmocka_unit_test(bad_arguments_are_reported),
         cmocka_unit_test(oversized_allocation_names_the_size),

@@ -301,6 +301,35 @@ static void validation_patience_stops_early(void **state)
     clg_net_destroy(net);
 }
 
+/* A learning rate far too large drives the weights to infinity: with the numerics check the
+ * run stops at the first non-finite value, naming the layer and step; without it training goes
+ * on to the end with a NaN loss. */
+static void numerics_check_names_the_first_bad_layer(void **state)
+{
+    (void)state;
+    for (int check = 0; check < 2; check++) {
+        clg_net *net = new_net(4);
+        clg_train_options o = small_options();
+        o.initial_learn_rate = 1e30f;
+        o.momentum = 0.0f;
+        o.check_numerics = check;
+        clg_train_report r;
+        clg_status st = clg_train(net, data, NULL, &o, &r);
+        if (check) {
+            CLG_ASSERT_STATUS(st, CLG_ERR_NUMERICS);
+            const char *msg = clg_ctx_last_error(ctx);
+            print_message("%s\n", msg);
+            assert_non_null(strstr(msg, "NaN or infinite values in the"));
+            assert_non_null(strstr(msg, "of layer "));
+            assert_non_null(strstr(msg, "at step "));
+        } else {
+            CLG_ASSERT_STATUS(st, CLG_OK);
+            assert_true(!isfinite(r.loss));
+        }
+        clg_net_destroy(net);
+    }
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -333,6 +362,7 @@ int main(void)
         cmocka_unit_test(bad_options_are_rejected),
         cmocka_unit_test(data_that_does_not_fit_is_rejected),
         cmocka_unit_test(validation_patience_stops_early),
+        cmocka_unit_test(numerics_check_names_the_first_bad_layer),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -22,11 +22,12 @@ typedef enum clg_status {
     CLG_ERR_CORRUPT = -9,              /* a file's contents are invalid */
     CLG_ERR_UNSUPPORTED = -10,         /* the device or build lacks a needed feature */
     CLG_ERR_DEVICE_LOST = -11,         /* a device stopped answering */
-    CLG_ERR_INTERNAL = -12             /* a bug in clgrad: please report it */
+    CLG_ERR_INTERNAL = -12,            /* a bug in clgrad: please report it */
+    CLG_ERR_NUMERICS = -13             /* NaN or infinity found (CLGRAD_CHECK_NUMERICS) */
 } clg_status;
 
 /* Lowest (most negative) status value defined; iterate CLG_OK down to it to see every code. */
-#define CLG_STATUS_MIN CLG_ERR_INTERNAL
+#define CLG_STATUS_MIN CLG_ERR_NUMERICS
 
 /** Name of a status, e.g. "CLG_ERR_SHAPE"; "CLG_ERR_UNKNOWN" for values not defined.
  *  @return a static string; thread-safe. */

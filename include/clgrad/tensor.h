@@ -63,6 +63,9 @@ CLG_API clg_status clg_tensor_scale(clg_tensor *t, float alpha);
  *  double in a fixed order on the host, so the same tensor always gives the same value. */
 CLG_API clg_status clg_tensor_sum_squares(const clg_tensor *t, double *out);
 
+/** Number of elements of t that are NaN or infinite (blocks). */
+CLG_API clg_status clg_tensor_count_nonfinite(const clg_tensor *t, size_t *count);
+
 /** The tensor's OpenCL buffer (a cl_mem, borrowed) and, in *offset, the element offset of its
  *  first element in that buffer (views share their parent's buffer): for interoperation with
  *  other OpenCL code on the same queue (clg_ctx_cl_queue). */

@@ -111,6 +111,10 @@ typedef struct clg_train_options {
     size_t worker_load_count;
     int dispatch_in_background;       /* 0 */
     clg_fault_policy device_fault_policy; /* multi-device: stop */
+    int check_numerics;               /* 1 (or CLGRAD_CHECK_NUMERICS=1): every layer's outputs
+                                         and gradients are checked for NaN and infinity each
+                                         step; the first is CLG_ERR_NUMERICS naming the layer
+                                         and step (costs a few percent) */
     const char *fault_injection;      /* testing: NULL means $CLGRAD_FAULT; "1:fail@5" makes
                                          device 1 fail at step 5, "1:slow=3" makes it compute
                                          everything 3 times (comma-separated) */

@@ -312,3 +312,38 @@ clg_status clg_net_profile(clg_net *net, size_t batch, int runs, clg_layer_time 
     free(t);
     return st;
 }
+
+static clg_status nonfinite(clg_net *net, size_t layer, const char *what, const clg_tensor *t,
+                            uint64_t step, int *found)
+{
+    size_t bad = 0;
+    clg_status st = clg_tensor_count_nonfinite(t, &bad);
+    if (st != CLG_OK || !bad)
+        return st;
+    char text[160];
+    clg__layer_text(&net->layers[layer], text, sizeof text);
+    *found = 1;
+    return clg__fail(net->ctx, CLG_ERR_NUMERICS, "numerics check: %zu NaN or infinite values in "
+                     "the %s of layer %zu (%s) at step %llu", bad, what, layer + 1, text,
+                     (unsigned long long)step);
+}
+
+clg_status clg__net_check_numerics(clg_net *net, int backward, uint64_t step)
+{
+    int found = 0;
+    clg_status st = CLG_OK;
+    if (!backward) { /* forward order: the first layer whose output went bad */
+        for (size_t i = 0; i + 1 < net->count && st == CLG_OK && !found; i++)
+            st = nonfinite(net, i, "output", &net->layers[i].y_n, step, &found);
+        return st;
+    }
+    for (size_t i = net->count; i-- > 0 && st == CLG_OK && !found;) { /* backward order */
+        clg__layer *l = &net->layers[i];
+        static const char *const names[2] = {"weight gradient", "bias or shift gradient"};
+        for (size_t p = 0; p < l->nparams && st == CLG_OK && !found; p++)
+            st = nonfinite(net, i, names[p], l->grad[p], step, &found);
+        if (st == CLG_OK && !found && (i > 0 || l->kind == CLG_LAYER_BATCHNORM))
+            st = nonfinite(net, i, "input gradient", &l->dx_n, step, &found);
+    }
+    return st;
+}

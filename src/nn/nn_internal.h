@@ -74,6 +74,11 @@ clg_status clg__net_loss(clg_net *net, const int32_t *labels, double *mean_loss,
  * filling every parameter gradient (overwritten). After a training forward with the same step. */
 clg_status clg__net_backward(clg_net *net, const int32_t *labels, float scale, uint64_t step);
 
+/* CLGRAD_CHECK_NUMERICS: after the forward pass (backward 0), the first layer whose output
+ * holds a NaN or infinity; after the backward pass, the first (in backward order) whose
+ * gradients do. CLG_ERR_NUMERICS naming the layer, what, and the step. */
+clg_status clg__net_check_numerics(clg_net *net, int backward, uint64_t step);
+
 /* The learnable tensors in clg_net_get_params order; *count receives their number. refs may be
  * NULL to count. */
 size_t clg__net_params(clg_net *net, clg__param_ref *refs, size_t cap);

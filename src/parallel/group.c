@@ -35,6 +35,7 @@ struct clg__group {
     float *params, *state;
     size_t nparams, nstate;
     unsigned long version;   /* of params/state; a replica with another one is sent them */
+    int check_numerics;
     float *weights;          /* current shares */
     int auto_split;
     size_t *counts;
@@ -179,6 +180,11 @@ clg_status clg__group_inject(clg__group *g, const char *spec)
     return CLG_OK;
 }
 
+void clg__group_check_numerics(clg__group *g, int on)
+{
+    g->check_numerics = on;
+}
+
 void clg__group_drop(clg__group *g, size_t device)
 {
     if (device < g->n)
@@ -246,10 +252,14 @@ static void *work(void *arg)
     }
     if (st == CLG_OK)
         st = clg__net_forward(net, 1, g->step);
+    if (st == CLG_OK && g->check_numerics)
+        st = clg__net_check_numerics(net, 0, g->step);
     if (st == CLG_OK)
         st = clg__net_loss(net, g->labels + r->first, &r->loss, &r->correct);
     if (st == CLG_OK) /* the sum over the shard: the host divides by the whole batch */
         st = clg__net_backward(net, g->labels + r->first, 1.0f, g->step);
+    if (st == CLG_OK && g->check_numerics)
+        st = clg__net_check_numerics(net, 1, g->step);
     if (st == CLG_OK)
         st = read_grads(net, r->grad);
     if (st == CLG_OK && g->nstate)

@@ -34,6 +34,10 @@ clg_status clg__group_step(clg__group *g, const float *images, const int32_t *la
  * CLG_ERR_DEVICE_LOST at that step, once) and "DEVICE:slow=K" (it computes everything K times),
  * comma-separated. */
 clg_status clg__group_inject(clg__group *g, const char *spec);
+/* Every replica checks its outputs and gradients for NaN and infinity (see
+ * clg__net_check_numerics); a finding fails the step like a device error, but is not one. */
+void clg__group_check_numerics(clg__group *g, int on);
+
 /* Takes a device out of the group for good. */
 void clg__group_drop(clg__group *g, size_t device);
 const char *clg__group_device_name(const clg__group *g, size_t device);

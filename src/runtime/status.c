@@ -22,6 +22,7 @@ const char *clg_status_name(clg_status status)
     case CLG_ERR_UNSUPPORTED: return "CLG_ERR_UNSUPPORTED";
     case CLG_ERR_DEVICE_LOST: return "CLG_ERR_DEVICE_LOST";
     case CLG_ERR_INTERNAL: return "CLG_ERR_INTERNAL";
+    case CLG_ERR_NUMERICS: return "CLG_ERR_NUMERICS";
     }
     return "CLG_ERR_UNKNOWN";
 }

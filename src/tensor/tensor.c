@@ -188,6 +188,41 @@ clg_status clg_tensor_sum_squares(const clg_tensor *t, double *out)
     return st;
 }
 
+clg_status clg_tensor_count_nonfinite(const clg_tensor *t, size_t *count)
+{
+    if (!t || !count)
+        return clg__fail(t ? t->ctx : NULL, CLG_ERR_INVALID_ARG,
+                         "clg_tensor_count_nonfinite: tensor and count must not be NULL");
+    size_t n = clg_tensor_numel(t);
+    size_t groups = (n + SUMSQ_LOCAL - 1) / SUMSQ_LOCAL;
+    groups = groups < SUMSQ_GROUPS ? groups : SUMSQ_GROUPS;
+    cl_mem partial;
+    clg_status st = clg__scratch_get(t->ctx, SLOT_REDUCE, SUMSQ_GROUPS * sizeof(cl_uint), &partial);
+    clg__launch l;
+    if (st == CLG_OK)
+        st = clg__launch_begin(t->ctx, "tensor", NULL, "clg_tensor_nonfinite", &l);
+    if (st != CLG_OK)
+        return st;
+    clg__arg_mem(&l, t->mem);
+    clg__arg_u64(&l, t->offset);
+    clg__arg_u64(&l, n);
+    clg__arg_mem(&l, partial);
+    size_t global[3] = {groups * SUMSQ_LOCAL, 1, 1}, local[3] = {SUMSQ_LOCAL, 1, 1};
+    st = clg__launch_run(&l, global, local);
+    cl_uint host[SUMSQ_GROUPS];
+    if (st == CLG_OK) {
+        cl_int err = clEnqueueReadBuffer(t->ctx->queue, partial, CL_TRUE, 0, groups * sizeof(cl_uint),
+                                         host, 0, NULL, NULL);
+        if (err != CL_SUCCESS)
+            st = clg__fail_cl(t->ctx, err, "clg_tensor_count_nonfinite: reading partial counts");
+    }
+    size_t total = 0;
+    for (size_t g = 0; st == CLG_OK && g < groups; g++)
+        total += host[g];
+    *count = st == CLG_OK ? total : 0;
+    return st;
+}
+
 int clg__shape_equal(clg_shape a, clg_shape b)
 {
     return a.n == b.n && a.c == b.c && a.h == b.h && a.w == b.w;

@@ -236,7 +236,8 @@ static clg_status train_step(clg__trainer *t, float lr, double *loss, size_t *co
                                             skip, t->hgrad, loss, correct, &failed);
             if (st == CLG_OK)
                 break;
-            if (failed == (size_t)-1 || t->o.device_fault_policy == CLG_FAULT_STOP)
+            if (failed == (size_t)-1 || t->o.device_fault_policy == CLG_FAULT_STOP ||
+                st == CLG_ERR_NUMERICS) /* bad numbers are the model's, not the device's */
                 return clg__fail(t->ctx, st, "clg_train: %s", clg_last_error());
             /* continue: redo the step without it; a second failure drops it */
             char text[CLG__ERR_TEXT];
@@ -257,10 +258,14 @@ static clg_status train_step(clg__trainer *t, float lr, double *loss, size_t *co
     clg_status st = clg__net_upload(t->net, t->images, t->batch);
     if (st == CLG_OK)
         st = clg__net_forward(t->net, 1, t->step);
+    if (st == CLG_OK && t->check_numerics)
+        st = clg__net_check_numerics(t->net, 0, t->step);
     if (st == CLG_OK)
         st = clg__net_loss(t->net, t->labels, loss, correct);
     if (st == CLG_OK)
         st = clg__net_backward(t->net, t->labels, 1.0f / (float)t->batch, t->step);
+    if (st == CLG_OK && t->check_numerics)
+        st = clg__net_check_numerics(t->net, 1, t->step);
     if (st == CLG_OK)
         st = clg__clip_gradients(t);
     if (st == CLG_OK)
@@ -386,6 +391,8 @@ static clg_status trainer_init(clg__trainer *t, clg_net *net, clg_datastore *tra
         return clg__fail(net->ctx, CLG_ERR_INVALID_ARG, "%s", clg_last_error());
     t->o = *o;
     t->seed = o->seed;
+    const char *check = getenv("CLGRAD_CHECK_NUMERICS");
+    t->check_numerics = o->check_numerics || (check && *check && strcmp(check, "0") != 0);
     if (net->classes == 0)
         return clg__fail(net->ctx, CLG_ERR_INVALID_ARG, "clg_train: the net has no softmax output");
     clg_datastore *stores[2] = {train, val};
@@ -446,6 +453,8 @@ static clg_status group_setup(clg__trainer *t)
                          "contexts", o->worker_load_count, o->context_count);
     clg_status st = clg__group_create(t->net, o->contexts, o->context_count,
                                       o->worker_load_count ? o->worker_load : NULL, &t->group);
+    if (st == CLG_OK)
+        clg__group_check_numerics(t->group, t->check_numerics);
     size_t n = clg_net_param_count(t->net, CLG_PARAMS_LEARNABLE) + 1;
     if (st == CLG_OK) {
         t->hgrad = clg__malloc(n * sizeof(float));

@@ -24,6 +24,7 @@ typedef struct clg__trainer {
     clg__group *group;            /* multi-device: replicas, host master weights */
     float *hgrad, *hm, *hv;       /* multi-device: host gradient and optimizer state */
     unsigned char faults[64];     /* multi-device: failures per device */
+    int check_numerics;
     /* position: `step` iterations done; the next is iteration next_iter of epoch `epoch` */
     uint64_t step;
     int epoch;
