@@ -120,11 +120,109 @@ static void failed_writes_keep_the_old_file(void **state)
     free(dir);
 }
 
-int main(void)
+/* Model files through the same writer, from another process (a fresh exec of this test, so
+ * that it gets its own OpenCL): every value of version v's parameters is v. */
+static const char model_net[] = "input 4x4x1\nfc 3\nsoftmax\n";
+
+static int model_writer(const char *path, const char *crash)
 {
+    clg_ctx *ctx = clg_test_ctx(getenv("CLGRAD_CACHE_DIR"));
+    clg_net *net;
+    if (clg_net_parse(ctx, model_net, &net) != CLG_OK)
+        return 1;
+    size_t n = clg_net_param_count(net, CLG_PARAMS_LEARNABLE);
+    float *w = malloc(n * sizeof *w);
+    for (unsigned v = 1;; v++) {
+        for (size_t i = 0; i < n; i++)
+            w[i] = (float)v;
+        clg_net_set_params(net, CLG_PARAMS_LEARNABLE, w, n);
+        if (crash) /* one save that dies at the given point */
+            clg__crash_at(!strcmp(crash, "before-rename") ? 1 : 2);
+        clg_net_save(net, path);
+        if (crash)
+            return 1; /* the hook should have ended the process */
+    }
+}
+
+static unsigned loaded_version(clg_ctx *ctx, const char *path)
+{
+    clg_net *net = NULL;
+    CLG_ASSERT_STATUS(clg_net_load(ctx, path, &net), CLG_OK);
+    size_t n = clg_net_param_count(net, CLG_PARAMS_LEARNABLE);
+    float *w = malloc(n * sizeof *w);
+    CLG_ASSERT_STATUS(clg_net_get_params(net, CLG_PARAMS_LEARNABLE, w, n), CLG_OK);
+    for (size_t i = 1; i < n; i++)
+        assert_true(w[i] == w[0]);
+    unsigned v = (unsigned)w[0];
+    free(w);
+    clg_net_destroy(net);
+    return v;
+}
+
+static const char *self;
+
+static pid_t spawn_writer(const char *path, const char *crash)
+{
+    fflush(stdout);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        execl(self, self, "--model-writer", path, crash, (char *)NULL);
+        _exit(127);
+    }
+    return pid;
+}
+
+static void killed_model_saves_leave_a_loadable_model(void **state)
+{
+    (void)state;
+    char *dir = clg_test_tempdir("model-kill");
+    char path[600];
+    snprintf(path, sizeof path, "%s/m.clgm", dir);
+    clg_ctx *ctx = clg_test_ctx(getenv("CLGRAD_CACHE_DIR"));
+    clg_net *net;
+    CLG_ASSERT_STATUS(clg_net_parse(ctx, model_net, &net), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_save(net, path), CLG_OK); /* version 0 */
+    clg_net_destroy(net);
+    /* Exactly before and after the rename: the old file, then the new one. */
+    int status;
+    pid_t pid = spawn_writer(path, "before-rename");
+    waitpid(pid, &status, 0);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 99);
+    assert_int_equal(loaded_version(ctx, path), 0);
+    pid = spawn_writer(path, "after-rename");
+    waitpid(pid, &status, 0);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 99);
+    assert_int_equal(loaded_version(ctx, path), 1);
+    /* Killed at random moments while saving over and over. */
+    clg_test_rng rng;
+    clg_test_rng_init(&rng, clg_test_seed());
+    unsigned last = 1, newer = 0;
+    for (int round = 0; round < 12; round++) {
+        pid = spawn_writer(path, NULL);
+        struct timespec ts = {0, (long)(150000000 + clg_test_rng_next(&rng) % 150000000)};
+        nanosleep(&ts, NULL); /* past the writer's start-up, into its saves */
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        unsigned v = loaded_version(ctx, path);
+        newer += v != last;
+        last = v;
+    }
+    print_message("%u of 12 killed writers had replaced the model; every file loaded whole\n", newer);
+    clg_test_fixture_teardown(ctx);
+    clg_test_rmtree(dir);
+    free(dir);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 3 && !strcmp(argv[1], "--model-writer"))
+        return model_writer(argv[2], argc > 3 ? argv[3] : NULL);
+    self = argv[0];
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(killed_writers_leave_a_whole_file),
         cmocka_unit_test(failed_writes_keep_the_old_file),
+        cmocka_unit_test(killed_model_saves_leave_a_loadable_model),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

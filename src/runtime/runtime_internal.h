@@ -155,6 +155,10 @@ int clg__make_dirs(const char *dir);
 int clg__write_atomic(const char *path, const void *const parts[], const size_t sizes[],
                       size_t nparts);
 
+/* Test hook (per thread): 1 makes the next atomic write end the process (_exit(99)) just
+ * before its rename, 2 just after it; 0 turns it off. */
+void clg__crash_at(int point);
+
 /* clg__write_atomic of one buffer, creating the parent folder; CLG_ERR_IO with a message. */
 clg_status clg__file_write_atomic(clg_ctx *ctx, const char *path, const void *data, size_t size);
 
