@@ -330,6 +330,38 @@ static void numerics_check_names_the_first_bad_layer(void **state)
     }
 }
 
+/* DispatchInBackground reads each next batch on another thread: the same batches in the same
+ * order, so the same weights bit for bit (and a stop mid-epoch leaves no thread behind). */
+static void background_dispatch_changes_nothing(void **state)
+{
+    (void)state;
+    size_t n, m;
+    float *w[2];
+    for (int bg = 0; bg < 2; bg++) {
+        clg_net *net = new_net(6);
+        clg_train_options o = small_options();
+        o.solver = CLG_SOLVER_ADAM;
+        o.initial_learn_rate = 0.01f;
+        o.dispatch_in_background = bg;
+        CLG_ASSERT_STATUS(clg_train(net, data, NULL, &o, NULL), CLG_OK);
+        w[bg] = weights(net, bg ? &m : &n);
+        clg_net_destroy(net);
+    }
+    assert_int_equal(n, m);
+    assert_memory_equal(w[0], w[1], n * sizeof *w[0]);
+    free(w[0]);
+    free(w[1]);
+    clg_net *net = new_net(6);
+    clg_train_options o = small_options();
+    o.dispatch_in_background = 1;
+    o.progress = stop_at_5;
+    o.verbose_frequency = 1;
+    clg_train_report r;
+    CLG_ASSERT_STATUS(clg_train(net, data, NULL, &o, &r), CLG_OK);
+    assert_int_equal(r.iterations, 5);
+    clg_net_destroy(net);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -363,6 +395,7 @@ int main(void)
         cmocka_unit_test(data_that_does_not_fit_is_rejected),
         cmocka_unit_test(validation_patience_stops_early),
         cmocka_unit_test(numerics_check_names_the_first_bad_layer),
+        cmocka_unit_test(background_dispatch_changes_nothing),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

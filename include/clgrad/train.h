@@ -109,7 +109,11 @@ typedef struct clg_train_options {
     const float *worker_load;         /* NULL: auto (by measured speed); else one weight per
                                          context (MATLAB's WorkerLoad) */
     size_t worker_load_count;
-    int dispatch_in_background;       /* 0 */
+    int dispatch_in_background;       /* 0; 1: the next mini-batch is read on another thread
+                                         while a step computes (the same batches in the same
+                                         order; the training store is then read from that
+                                         thread, so a store shared with validation must allow
+                                         concurrent reads, as the IDX and memory stores do) */
     clg_fault_policy device_fault_policy; /* multi-device: stop */
     int check_numerics;               /* 1 (or CLGRAD_CHECK_NUMERICS=1): every layer's outputs
                                          and gradients are checked for NaN and infinity each

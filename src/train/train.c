@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -211,16 +212,67 @@ static clg_status checkpoint(clg__trainer *t, char recent[3][4096], float lr)
     return CLG_OK;
 }
 
+/* Reads mini-batch `iter` of the epoch into images/labels; the reason of a failure goes to msg
+ * (not to the context: this may run on the prefetch thread). */
+static clg_status read_into(clg__trainer *t, size_t iter, float *images, int32_t *labels,
+                            char *msg, size_t cap)
+{
+    clg_status st = clg_datastore_read(t->train, t->perm + iter * t->batch, t->batch, images,
+                                       labels);
+    if (st != CLG_OK) {
+        snprintf(msg, cap, "clg_train: %s", clg_datastore_last_error(t->train));
+        return st;
+    }
+    for (size_t i = 0; i < t->batch; i++)
+        if (labels[i] < 0 || (size_t)labels[i] >= t->net->classes) {
+            snprintf(msg, cap, "clg_train: label %d is outside the net's %zu classes", labels[i],
+                     t->net->classes);
+            return CLG_ERR_SHAPE;
+        }
+    return CLG_OK;
+}
+
+static void *prefetch_work(void *arg)
+{
+    clg__prefetch *p = arg;
+    p->st = read_into(p->t, p->iter, p->images, p->labels, p->msg, sizeof p->msg);
+    return NULL;
+}
+
+static void prefetch_wait(clg__prefetch *p)
+{
+    if (p->running)
+        pthread_join(p->tid, NULL);
+    p->running = 0;
+}
+
+/* The batch of iteration `iter` into t->images / t->labels. DispatchInBackground: it was read
+ * by the prefetch thread while the previous step computed (the buffers swap), and the next
+ * batch of the epoch starts reading now; the order of batches is the same either way. */
 static clg_status read_batch(clg__trainer *t, size_t iter)
 {
-    clg_status st = clg_datastore_read(t->train, t->perm + iter * t->batch, t->batch, t->images,
-                                       t->labels);
+    clg__prefetch *p = &t->prefetch;
+    clg_status st;
+    char msg[CLG__ERR_TEXT];
+    int had = p->running && p->iter == iter;
+    prefetch_wait(p);
+    if (had) {
+        st = p->st;
+        snprintf(msg, sizeof msg, "%s", p->msg);
+        float *im = t->images;
+        int32_t *lb = t->labels;
+        t->images = p->images, t->labels = p->labels;
+        p->images = im, p->labels = lb;
+    } else {
+        st = read_into(t, iter, t->images, t->labels, msg, sizeof msg);
+    }
     if (st != CLG_OK)
-        return clg__fail(t->ctx, st, "clg_train: %s", clg_datastore_last_error(t->train));
-    for (size_t i = 0; i < t->batch; i++)
-        if (t->labels[i] < 0 || (size_t)t->labels[i] >= t->net->classes)
-            return clg__fail(t->ctx, CLG_ERR_SHAPE, "clg_train: label %d is outside the net's "
-                             "%zu classes", t->labels[i], t->net->classes);
+        return clg__fail(t->ctx, st, "%s", msg);
+    if (t->o.dispatch_in_background && p->images && iter + 1 < t->iters_per_epoch) {
+        p->t = t;
+        p->iter = iter + 1;
+        p->running = pthread_create(&p->tid, NULL, prefetch_work, p) == 0;
+    }
     return CLG_OK;
 }
 
@@ -350,6 +402,7 @@ static clg_status run(clg__trainer *t)
             t->epoch % o->checkpoint_frequency == 0)
             st = checkpoint(t, recent, lr);
     }
+    prefetch_wait(&t->prefetch); /* a batch read ahead that will not be used */
     if (st == CLG_OK && t->val && !t->has_val)
         st = validate(t, lr, &stop);
     if (st == CLG_OK)
@@ -420,6 +473,12 @@ static clg_status trainer_init(clg__trainer *t, clg_net *net, clg_datastore *tra
     t->perm = clg__malloc(t->samples * sizeof *t->perm);
     t->images = clg__malloc(t->batch * t->per_sample * sizeof *t->images);
     t->labels = clg__malloc(t->batch * sizeof *t->labels);
+    if (o->dispatch_in_background) { /* the second buffer, filled while a step computes */
+        t->prefetch.images = clg__malloc(t->batch * t->per_sample * sizeof(float));
+        t->prefetch.labels = clg__malloc(t->batch * sizeof(int32_t));
+        if (!t->prefetch.images || !t->prefetch.labels)
+            return clg__fail(net->ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "clg_train: out of host memory");
+    }
     if (!t->perm || !t->images || !t->labels)
         return clg__fail(net->ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "clg_train: out of host memory");
     clg_status st = clg__net_reserve(net, t->batch);
@@ -476,6 +535,9 @@ static clg_status group_setup(clg__trainer *t)
 
 static void trainer_free(clg__trainer *t)
 {
+    prefetch_wait(&t->prefetch);
+    free(t->prefetch.images);
+    free(t->prefetch.labels);
     clg__group_destroy(t->group);
     free(t->hgrad);
     free(t->hm);

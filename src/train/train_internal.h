@@ -3,10 +3,23 @@
 #ifndef CLGRAD_TRAIN_INTERNAL_H
 #define CLGRAD_TRAIN_INTERNAL_H
 
+#include <pthread.h>
 #include <stdio.h>
 #include "clgrad/train.h"
 #include "nn/nn_internal.h"
 #include "parallel/parallel_internal.h"
+
+/* DispatchInBackground: the next mini-batch read on another thread into a second buffer. */
+typedef struct clg__prefetch {
+    struct clg__trainer *t;
+    size_t iter;                  /* iteration of the epoch being read */
+    float *images;                /* the second buffer */
+    int32_t *labels;
+    clg_status st;
+    char msg[CLG__ERR_TEXT];
+    pthread_t tid;
+    int running;
+} clg__prefetch;
 
 typedef struct clg__trainer {
     clg_net *net;
@@ -25,6 +38,7 @@ typedef struct clg__trainer {
     float *hgrad, *hm, *hv;       /* multi-device: host gradient and optimizer state */
     unsigned char faults[64];     /* multi-device: failures per device */
     int check_numerics;
+    clg__prefetch prefetch;
     /* position: `step` iterations done; the next is iteration next_iter of epoch `epoch` */
     uint64_t step;
     int epoch;
