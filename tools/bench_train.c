@@ -161,7 +161,7 @@ done:
 
 /* Training images/s of the default network on the given contexts (median step after 10). */
 static double train_rate(clg_ctx *const *ctxs, size_t n, size_t batch, int runs, const char *config,
-                         int json)
+                         int json, int overlap, double *readback_ms)
 {
     const size_t iters = 10 + 5 * (size_t)runs, per = 28 * 28;
     size_t total = batch * iters;
@@ -192,8 +192,12 @@ static double train_rate(clg_ctx *const *ctxs, size_t n, size_t batch, int runs,
         opt.contexts = ctxs;
         opt.context_count = n;
     }
+    opt.overlap = overlap;
+    clg_train_report rep;
     if (s == CLG_OK)
-        s = clg_train(net, ds, NULL, &opt, NULL);
+        s = clg_train(net, ds, NULL, &opt, &rep);
+    if (s == CLG_OK && readback_ms)
+        *readback_ms = rep.readback_ms;
     if (s != CLG_OK) {
         fprintf(stderr, "clgrad-bench train: %s: %s: %s\n", config, clg_status_name(s),
                 clg_ctx_last_error(ctxs[0]));
@@ -206,10 +210,12 @@ static double train_rate(clg_ctx *const *ctxs, size_t n, size_t batch, int runs,
     rate = (double)batch / bench_median(dt, k);
     if (json)
         printf("{\"bench\":\"train\",\"net\":\"default\",\"devices\":\"%s\",\"config\":\"%s\","
-               "\"split\":\"%s\",\"overlap\":false,\"batch\":%zu,\"images_per_s\":%.1f}\n",
-               clg_ctx_device(ctxs[0])->name, config, n > 1 ? "auto" : "none", batch, rate);
+               "\"split\":\"%s\",\"overlap\":%s,\"batch\":%zu,\"images_per_s\":%.1f}\n",
+               clg_ctx_device(ctxs[0])->name, config, n > 1 ? "auto" : "none",
+               n > 1 && overlap ? "true" : "false", batch, rate);
     else
-        printf("%-8s %zu device%s %10.1f images/s\n", config, n, n > 1 ? "s" : " ", rate);
+        printf("%-8s %zu device%s %10.1f images/s%s\n", config, n, n > 1 ? "s" : " ", rate,
+               n > 1 ? (overlap ? " (overlapped read-back)" : " (read-back after backward)") : "");
 done:
     clg_net_destroy(net);
     clg_datastore_destroy(ds);
@@ -233,7 +239,7 @@ int bench_scaling(const bench_opts *o, size_t batch, const char *self)
         for (int i = 0; st == CLG_OK && i < 2 && (size_t)i < count; i++)
             st = clg_ctx_create(&all[idx[i]], &co, &two[i]);
         if (st == CLG_OK && count >= 2)
-            train_rate(two, 2, batch, o->runs, "pocl2", o->json);
+            train_rate(two, 2, batch, o->runs, "pocl2", o->json, 1, NULL);
         clg_ctx_destroy(two[0]);
         clg_ctx_destroy(two[1]);
         free(idx);
@@ -249,11 +255,20 @@ int bench_scaling(const bench_opts *o, size_t batch, const char *self)
     if (st != CLG_OK) {
         fprintf(stderr, "clgrad-bench train --scaling: %s: %s\n", clg_status_name(st), clg_last_error());
     } else {
-        double r1 = train_rate(sub, 1, batch, o->runs, "sub1", o->json);
-        double r2 = train_rate(sub, 2, batch, o->runs, "sub2", o->json);
-        train_rate(&whole, 1, batch, o->runs, "whole", o->json);
-        if (!o->json)
-            printf("2 one-core sub-devices / 1: %.2fx\n", r1 > 0 ? r2 / r1 : 0.0);
+        double r1 = train_rate(sub, 1, batch, o->runs, "sub1", o->json, 1, NULL);
+        double exposed_on = 0, exposed_off = 0;
+        double r2 = train_rate(sub, 2, batch, o->runs, "sub2", o->json, 1, &exposed_on);
+        double r2off = train_rate(sub, 2, batch, o->runs, "sub2", o->json, 0, &exposed_off);
+        train_rate(&whole, 1, batch, o->runs, "whole", o->json, 1, NULL);
+        double hidden = exposed_off > 0 ? 1.0 - exposed_on / exposed_off : 0.0;
+        if (o->json)
+            printf("{\"bench\":\"overlap\",\"readback_ms\":%.3f,\"exposed_ms\":%.3f,"
+                   "\"hidden_fraction\":%.3f,\"images_per_s_on\":%.1f,\"images_per_s_off\":%.1f}\n",
+                   exposed_off, exposed_on, hidden, r2, r2off);
+        else
+            printf("2 one-core sub-devices / 1: %.2fx; gradient read-back %.2f ms per step, "
+                   "%.2f ms of it exposed with overlap (%.0f%% hidden)\n", r1 > 0 ? r2 / r1 : 0.0,
+                   exposed_off, exposed_on, 100 * hidden);
         fflush(stdout);
         char cmd[4200]; /* POCL reads POCL_DEVICES once per process: a child for "pocl2" */
         snprintf(cmd, sizeof cmd, "POCL_DEVICES='pthread pthread' CLGRAD_BENCH_POCL2=1 '%s' train "

@@ -115,6 +115,8 @@ typedef struct clg_train_options {
                                          thread, so a store shared with validation must allow
                                          concurrent reads, as the IDX and memory stores do) */
     clg_fault_policy device_fault_policy; /* multi-device: stop */
+    int overlap;                      /* multi-device: 1 (default) reads each layer's
+                                         gradients while earlier layers compute backward */
     int check_numerics;               /* 1 (or CLGRAD_CHECK_NUMERICS=1): every layer's outputs
                                          and gradients are checked for NaN and infinity each
                                          step; the first is CLG_ERR_NUMERICS naming the layer
@@ -156,6 +158,8 @@ typedef struct clg_train_report {
     double elapsed_s;
     double images_per_s;          /* training images over the whole run */
     clg_stop_reason stop_reason;
+    double readback_ms;           /* multi-device: mean per step of the slowest device's
+                                     gradient read-back time not hidden behind backward */
     size_t device_faults;         /* device failures survived (policy continue) */
     size_t devices_dropped;
 } clg_train_report;

@@ -178,14 +178,24 @@ static clg_status layer_backward(clg_net *net, size_t i, uint64_t step)
     return CLG_ERR_INTERNAL;
 }
 
-clg_status clg__net_backward(clg_net *net, const int32_t *labels, float scale, uint64_t step)
+clg_status clg__net_backward_each(clg_net *net, const int32_t *labels, float scale,
+                                  uint64_t step, clg_status (*done)(void *user, size_t layer),
+                                  void *user)
 {
     clg__layer *out = &net->layers[net->count - 1];
     clg_status st = clg_softmax_xent_backward(net->ctx, clg__net_logits(net), labels, net->n,
                                               scale, &out->dx_n);
-    for (size_t i = net->count - 1; st == CLG_OK && i-- > 0;)
+    for (size_t i = net->count - 1; st == CLG_OK && i-- > 0;) {
         st = layer_backward(net, i, step);
+        if (st == CLG_OK && done)
+            st = done(user, i);
+    }
     return st;
+}
+
+clg_status clg__net_backward(clg_net *net, const int32_t *labels, float scale, uint64_t step)
+{
+    return clg__net_backward_each(net, labels, scale, step, NULL, NULL);
 }
 
 /* Chunk of samples predict runs at once when the buffers are not yet larger. */

@@ -79,6 +79,13 @@ clg_status clg__net_backward(clg_net *net, const int32_t *labels, float scale, u
  * gradients do. CLG_ERR_NUMERICS naming the layer, what, and the step. */
 clg_status clg__net_check_numerics(clg_net *net, int backward, uint64_t step);
 
+/* The same, calling done(user, i) as soon as layer i's backward is queued (its gradients are
+ * final once the queue reaches that point): for reading them back while earlier layers still
+ * compute. */
+clg_status clg__net_backward_each(clg_net *net, const int32_t *labels, float scale,
+                                  uint64_t step, clg_status (*done)(void *user, size_t layer),
+                                  void *user);
+
 /* The learnable tensors in clg_net_get_params order; *count receives their number. refs may be
  * NULL to count. */
 size_t clg__net_params(clg_net *net, clg__param_ref *refs, size_t cap);

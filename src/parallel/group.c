@@ -27,6 +27,7 @@ typedef struct replica {
     int dropped;             /* out of the group for good */
     uint64_t fail_at[8];     /* injected: fail at these steps (0: unused) */
     unsigned slow;           /* injected: compute this many times (1: normal) */
+    double readback;         /* last step: seconds spent waiting for gradients after backward */
 } replica;
 
 struct clg__group {
@@ -36,6 +37,9 @@ struct clg__group {
     size_t nparams, nstate;
     unsigned long version;   /* of params/state; a replica with another one is sent them */
     int check_numerics;
+    int overlap;             /* read each layer's gradients as soon as its backward is done */
+    double readback_sum;     /* per step, the slowest device's exposed read-back time */
+    unsigned long readback_steps;
     float *weights;          /* current shares */
     int auto_split;
     size_t *counts;
@@ -185,6 +189,16 @@ void clg__group_check_numerics(clg__group *g, int on)
     g->check_numerics = on;
 }
 
+void clg__group_overlap(clg__group *g, int on)
+{
+    g->overlap = on;
+}
+
+double clg__group_readback_ms(const clg__group *g)
+{
+    return g->readback_steps ? 1e3 * g->readback_sum / (double)g->readback_steps : 0.0;
+}
+
 void clg__group_drop(clg__group *g, size_t device)
 {
     if (device < g->n)
@@ -200,6 +214,44 @@ const size_t *clg__group_split(const clg__group *g, size_t *n)
 {
     *n = g->n;
     return g->counts;
+}
+
+/* Overlapped read-back: a layer's gradients are read on the transfer queue as soon as the
+ * main queue has passed its backward (a marker event), while earlier layers still compute. */
+typedef struct overlap {
+    replica *r;
+    cl_command_queue tq;
+    clg__param_ref refs[256];
+    size_t offs[256], nrefs;
+} overlap;
+
+static clg_status read_layer(void *user, size_t layer)
+{
+    overlap *o = user;
+    clg_ctx *ctx = o->r->net->ctx;
+    cl_command_queue q = (cl_command_queue)clg_ctx_cl_queue(ctx);
+    cl_event done = NULL;
+    cl_int err = CL_SUCCESS;
+    for (size_t k = 0; k < o->nrefs && err == CL_SUCCESS; k++) {
+        if (o->refs[k].layer != layer)
+            continue;
+        if (!done)
+            err = clEnqueueMarkerWithWaitList(q, 0, NULL, &done);
+        size_t off = 0, n = clg_tensor_numel(o->refs[k].grad);
+        cl_mem mem = (cl_mem)clg_tensor_cl_buffer(o->refs[k].grad, &off);
+        if (err == CL_SUCCESS)
+            err = clEnqueueReadBuffer(o->tq, mem, CL_FALSE, off * sizeof(float), n * sizeof(float),
+                                      o->r->grad + o->offs[k], 1, &done, NULL);
+    }
+    if (done) {
+        clReleaseEvent(done);
+        if (err == CL_SUCCESS)
+            err = clFlush(q); /* the marker must reach the device for the reads to start */
+        if (err == CL_SUCCESS)
+            err = clFlush(o->tq);
+    }
+    return err == CL_SUCCESS ? CLG_OK
+                             : clg__fail_cl(ctx, err, "reading layer %zu's gradients", layer + 1);
 }
 
 /* The gradients of every learnable, downloaded in clg_net_get_params order. */
@@ -256,12 +308,29 @@ static void *work(void *arg)
         st = clg__net_check_numerics(net, 0, g->step);
     if (st == CLG_OK)
         st = clg__net_loss(net, g->labels + r->first, &r->loss, &r->correct);
+    overlap ov = {r, NULL, {{0}}, {0}, 0};
+    if (st == CLG_OK && g->overlap) {
+        ov.nrefs = clg__net_params(net, ov.refs, 256);
+        for (size_t k = 1; k < ov.nrefs && k < 256; k++)
+            ov.offs[k] = ov.offs[k - 1] + clg_tensor_numel(ov.refs[k - 1].grad);
+        st = ov.nrefs <= 256 ? clg__ctx_transfer_queue(net->ctx, &ov.tq) : CLG_ERR_UNSUPPORTED;
+    }
     if (st == CLG_OK) /* the sum over the shard: the host divides by the whole batch */
-        st = clg__net_backward(net, g->labels + r->first, 1.0f, g->step);
+        st = clg__net_backward_each(net, g->labels + r->first, 1.0f, g->step,
+                                    g->overlap ? read_layer : NULL, &ov);
+    if (st == CLG_OK)
+        st = clg_ctx_finish(net->ctx);
+    double t_back = clg__now();
+    if (st == CLG_OK && g->overlap) {
+        cl_int err = clFinish(ov.tq);
+        if (err != CL_SUCCESS)
+            st = clg__fail_cl(net->ctx, err, "waiting for gradient read-back");
+    } else if (st == CLG_OK) {
+        st = read_grads(net, r->grad);
+    }
+    r->readback = clg__now() - t_back;
     if (st == CLG_OK && g->check_numerics)
         st = clg__net_check_numerics(net, 1, g->step);
-    if (st == CLG_OK)
-        st = read_grads(net, r->grad);
     if (st == CLG_OK && g->nstate)
         st = clg_net_get_params(net, CLG_PARAMS_STATE, r->state, g->nstate);
     r->st = st;
@@ -400,6 +469,12 @@ clg_status clg__group_step(clg__group *g, const float *images, const int32_t *la
     }
     if (g->nstate)
         g->version++; /* the averaged statistics go to every replica next step */
+    double slowest = 0.0;
+    for (size_t i = 0; i < g->n; i++)
+        if (g->r[i].count && g->r[i].readback > slowest)
+            slowest = g->r[i].readback;
+    g->readback_sum += slowest;
+    g->readback_steps++;
     *loss = total_loss / (double)batch;
     *correct = total_correct;
     rebalance(g);

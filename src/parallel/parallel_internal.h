@@ -38,6 +38,11 @@ clg_status clg__group_inject(clg__group *g, const char *spec);
  * clg__net_check_numerics); a finding fails the step like a device error, but is not one. */
 void clg__group_check_numerics(clg__group *g, int on);
 
+/* Overlapped gradient read-back on (the default from the options) or off, and the mean per
+ * step of the slowest device's read-back time left exposed after its backward. */
+void clg__group_overlap(clg__group *g, int on);
+double clg__group_readback_ms(const clg__group *g);
+
 /* Takes a device out of the group for good. */
 void clg__group_drop(clg__group *g, size_t device);
 const char *clg__group_device_name(const clg__group *g, size_t device);

@@ -55,6 +55,10 @@ void clg_ctx_destroy(clg_ctx *ctx)
         clFinish(ctx->queue);
         clReleaseCommandQueue(ctx->queue);
     }
+    if (ctx->transfer_queue) {
+        clFinish(ctx->transfer_queue);
+        clReleaseCommandQueue(ctx->transfer_queue);
+    }
     for (int i = 0; i < CLG__EXT_COUNT; i++)
         if (ctx->ext[i].destroy)
             ctx->ext[i].destroy(ctx->ext[i].data);
@@ -163,5 +167,20 @@ clg_status clg_ctx_kernel_times(clg_ctx *ctx, clg_kernel_time *out, size_t cap, 
     }
     if (reset)
         ctx->profile_count = 0;
+    return CLG_OK;
+}
+
+clg_status clg__ctx_transfer_queue(clg_ctx *ctx, cl_command_queue *out)
+{
+    if (!ctx->transfer_queue) {
+        cl_int err;
+        ctx->transfer_queue = clCreateCommandQueue(ctx->context, (cl_device_id)ctx->device.cl_device,
+                                                   0, &err);
+        if (err != CL_SUCCESS) {
+            ctx->transfer_queue = NULL;
+            return clg__fail_cl(ctx, err, "creating a transfer queue on %s", ctx->device.name);
+        }
+    }
+    *out = ctx->transfer_queue;
     return CLG_OK;
 }

@@ -52,6 +52,7 @@ struct clg_ctx {
     clg_device_info device;       /* copy; device.cl_device retained by the context */
     cl_context context;
     cl_command_queue queue;
+    cl_command_queue transfer_queue; /* second in-order queue for overlapped copies, or NULL */
     char *cache_dir;              /* NULL: binary cache off */
     clg__program_entry *programs; /* built programs, one per (family, options) */
     size_t program_count, program_cap;
@@ -125,6 +126,10 @@ void clg__arg_f32(clg__launch *l, float v);
 void clg__arg_local(clg__launch *l, size_t bytes);
 /* Enqueues with the global size rounded up to whole work-groups (a zero size does nothing). */
 clg_status clg__launch_run(clg__launch *l, const size_t global[3], const size_t local[3]);
+
+/* A second queue on the context's device (made on first use) for copies that should overlap
+ * the main queue's kernels; order them against it with events. */
+clg_status clg__ctx_transfer_queue(clg_ctx *ctx, cl_command_queue *out);
 
 /* A device buffer of at least `bytes` in scratch slot `slot`, kept by ctx and reused by later
  * calls (contents undefined). Valid until the next call for the same slot. */

@@ -28,6 +28,7 @@ clg_train_options clg_train_options_default(void)
     o.verbose_frequency = 50;
     o.checkpoint_frequency = 1;
     o.execution_environment = "auto";
+    o.overlap = 1;
     return o;
 }
 

@@ -423,6 +423,7 @@ static clg_status run(clg__trainer *t)
     t->rep.best_val_accuracy = t->best_val_acc;
     t->rep.best_iteration = t->best_iter;
     t->rep.elapsed_s = elapsed(t);
+    t->rep.readback_ms = t->group ? clg__group_readback_ms(t->group) : 0.0;
     t->rep.images_per_s = secs > 0 ? (double)trained / secs : 0.0;
     if (t->log)
         fflush(t->log);
@@ -512,8 +513,10 @@ static clg_status group_setup(clg__trainer *t)
                          "contexts", o->worker_load_count, o->context_count);
     clg_status st = clg__group_create(t->net, o->contexts, o->context_count,
                                       o->worker_load_count ? o->worker_load : NULL, &t->group);
-    if (st == CLG_OK)
+    if (st == CLG_OK) {
         clg__group_check_numerics(t->group, t->check_numerics);
+        clg__group_overlap(t->group, o->overlap);
+    }
     size_t n = clg_net_param_count(t->net, CLG_PARAMS_LEARNABLE) + 1;
     if (st == CLG_OK) {
         t->hgrad = clg__malloc(n * sizeof(float));
