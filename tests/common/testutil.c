@@ -136,15 +136,47 @@ void clg_test_rmtree(const char *path)
         print_message("could not remove %s\n", path);
 }
 
+/* Guard regions: every test tensor is a view of the middle of a parent one sample larger on
+ * each side, the two guard samples NaN. The parents are kept until the fixture's teardown,
+ * which checks that no op wrote outside its tensors (and releases them). */
+enum { MAX_GUARDED = 4096 };
+static clg_tensor *guarded[MAX_GUARDED];
+static size_t nguarded;
+
 clg_tensor *clg_test_tensor(clg_ctx *ctx, clg_shape s, const float *host)
 {
-    clg_tensor *t = NULL;
-    CLG_ASSERT_STATUS(clg_tensor_create(ctx, s, &t), CLG_OK);
+    clg_tensor *parent = NULL, *t = NULL;
+    clg_shape ps = s;
+    ps.n += 2;
+    CLG_ASSERT_STATUS(clg_tensor_create(ctx, ps, &parent), CLG_OK);
+    CLG_ASSERT_STATUS(clg_tensor_fill(parent, NAN), CLG_OK);
+    CLG_ASSERT_STATUS(clg_tensor_view_batch(parent, 1, s.n, &t), CLG_OK);
     if (host)
         CLG_ASSERT_STATUS(clg_tensor_upload(t, host, clg_shape_numel(s)), CLG_OK);
+    if (nguarded < MAX_GUARDED)
+        guarded[nguarded++] = parent;
     else
-        CLG_ASSERT_STATUS(clg_tensor_fill(t, NAN), CLG_OK);
+        clg_tensor_destroy(parent); /* the view keeps the buffer; its guards go unchecked */
     return t;
+}
+
+void clg_test_guards_check(void)
+{
+    for (size_t i = 0; i < nguarded; i++) {
+        clg_shape ps = clg_tensor_shape(guarded[i]);
+        size_t n = clg_shape_numel(ps), per = n / ps.n;
+        float *all = malloc(n * sizeof *all);
+        assert_non_null(all);
+        CLG_ASSERT_STATUS(clg_tensor_download(guarded[i], all, n), CLG_OK);
+        for (size_t k = 0; k < per; k++)
+            if (!isnan(all[k]) || !isnan(all[n - per + k]))
+                fail_msg("tensor %zu (%zux%zux%zux%zu): an op wrote into the guard %s it "
+                         "(element %zu)", i, ps.n - 2, ps.c, ps.h, ps.w,
+                         !isnan(all[k]) ? "before" : "after", k);
+        free(all);
+        clg_tensor_destroy(guarded[i]);
+    }
+    nguarded = 0;
 }
 
 void clg_test_fixture_setup(clg_ctx **ctx, clg_test_rng *rng)
@@ -155,6 +187,7 @@ void clg_test_fixture_setup(clg_ctx **ctx, clg_test_rng *rng)
 
 void clg_test_fixture_teardown(clg_ctx *ctx)
 {
+    clg_test_guards_check();
     clg_ctx_destroy(ctx);
     clg_test_devices_release();
 }

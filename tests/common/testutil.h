@@ -37,8 +37,11 @@ void clg_test_devices_release(void);
 clg_ctx *clg_test_ctx(const char *cache_dir);
 
 /* A tensor of shape s on ctx, filled from host, or with NaN when host is NULL (so that an
- * element an op fails to write shows up). Asserts success. */
+ * element an op fails to write shows up). Asserts success. It is a view into a buffer with a
+ * NaN guard sample before and after it; clg_test_guards_check (run by the fixture teardown)
+ * fails if any op wrote into a guard, and frees the buffers. */
 clg_tensor *clg_test_tensor(clg_ctx *ctx, clg_shape s, const float *host);
+void clg_test_guards_check(void);
 
 /* Group fixture of most op tests: a context on the CPU device (binary cache from
  * CLGRAD_CACHE_DIR) and an RNG seeded by clg_test_seed(). */
