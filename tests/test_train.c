@@ -362,6 +362,40 @@ static void background_dispatch_changes_nothing(void **state)
     clg_net_destroy(net);
 }
 
+/* The rate each iteration reports: warm-up rises linearly, the linear scaling rule multiplies
+ * by batch / reference, piecewise drops by the factor every period. */
+static int record_rates(const clg_train_progress *p, void *user)
+{
+    double *r = user;
+    if (p->kind == CLG_PROGRESS_ITERATION && p->iteration <= 12)
+        r[p->iteration - 1] = p->learn_rate;
+    return 0;
+}
+
+static void learning_rate_schedules(void **state)
+{
+    (void)state;
+    clg_net *net = new_net(1);
+    clg_train_options o = small_options(); /* 6 iterations per epoch */
+    o.initial_learn_rate = 0.01f;
+    o.learn_rate_reference_batch = 8;      /* batch 16: twice the rate */
+    o.warmup_iterations = 4;
+    o.learn_rate_schedule = CLG_LR_PIECEWISE;
+    o.learn_rate_drop_period = 1;
+    o.learn_rate_drop_factor = 0.5f;
+    double r[12];
+    o.progress = record_rates;
+    o.progress_user = r;
+    o.verbose_frequency = 1;
+    CLG_ASSERT_STATUS(clg_train(net, data, NULL, &o, NULL), CLG_OK);
+    const double want[12] = {0.005, 0.01, 0.015, 0.02, 0.02, 0.02,
+                             0.01, 0.01, 0.01, 0.01, 0.01, 0.01};
+    for (int i = 0; i < 12; i++)
+        if (fabs(r[i] - want[i]) > 1e-9)
+            fail_msg("iteration %d: rate %g, expected %g", i + 1, r[i], want[i]);
+    clg_net_destroy(net);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -396,6 +430,7 @@ int main(void)
         cmocka_unit_test(validation_patience_stops_early),
         cmocka_unit_test(numerics_check_names_the_first_bad_layer),
         cmocka_unit_test(background_dispatch_changes_nothing),
+        cmocka_unit_test(learning_rate_schedules),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

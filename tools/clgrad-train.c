@@ -60,6 +60,7 @@ static void usage(FILE *f)
 "  --learn-rate R            initial learning rate (default 0.001)\n"
 "  --lr-schedule none|piecewise, --lr-drop-factor F (0.1), --lr-drop-period EPOCHS (10)\n"
 "  --warmup ITERATIONS       linear learning-rate warm-up\n"
+"  --lr-reference-batch N    linear scaling rule: rate x batch / N\n"
 "  --momentum M (0.9), --l2 L (0.0001), --epsilon E (1e-8)\n"
 "  --gradient-decay B1 (0.9), --squared-gradient-decay B2 (adam 0.999, rmsprop 0.9)\n"
 "  --gradient-threshold T, --gradient-threshold-method l2norm|global-l2norm\n"
@@ -118,7 +119,7 @@ static int parse_float(const char *s, float *out)
 enum { O_NET = 256, O_DATA, O_SAVE, O_RESUME, O_EVAL, O_SOLVER, O_LR, O_SCHED, O_DROPF, O_DROPP,
        O_WARM, O_MOM, O_L2, O_EPS, O_B1, O_B2, O_GT, O_GTM, O_EPOCHS, O_BATCH, O_SHUF, O_VSPLIT,
        O_VFREQ, O_VPAT, O_OUTNET, O_VERB, O_CKP, O_CKF, O_CKU, O_LOG, O_PLOT, O_ENV, O_DEV,
-       O_SEED, O_QUIET, O_HELP, O_VERSION, O_VTEST, O_LTRAIN, O_LTEST, O_SPLIT, O_WLOAD, O_FAULT, O_BG };
+       O_SEED, O_QUIET, O_HELP, O_VERSION, O_VTEST, O_LTRAIN, O_LTEST, O_SPLIT, O_WLOAD, O_FAULT, O_BG, O_LRREF };
 
 static const struct option long_options[] = {
     {"net", 1, 0, O_NET}, {"data", 1, 0, O_DATA}, {"save", 1, 0, O_SAVE},
@@ -132,6 +133,7 @@ static const struct option long_options[] = {
     {"validate-on-test", 0, 0, O_VTEST}, {"limit-train", 1, 0, O_LTRAIN},
     {"limit-test", 1, 0, O_LTEST}, {"split-cpu", 1, 0, O_SPLIT}, {"worker-load", 1, 0, O_WLOAD},
     {"on-device-fault", 1, 0, O_FAULT}, {"dispatch-in-background", 0, 0, O_BG},
+    {"lr-reference-batch", 1, 0, O_LRREF},
     {"validation-frequency", 1, 0, O_VFREQ}, {"validation-patience", 1, 0, O_VPAT},
     {"output-network", 1, 0, O_OUTNET}, {"verbose-frequency", 1, 0, O_VERB},
     {"checkpoint-path", 1, 0, O_CKP}, {"checkpoint-frequency", 1, 0, O_CKF},
@@ -201,6 +203,7 @@ static int parse_args(int argc, char **argv, cli *c)
         case O_LTRAIN: ok = parse_size(a, &c->limit_train) && c->limit_train > 0; break;
         case O_LTEST: ok = parse_size(a, &c->limit_test) && c->limit_test > 0; break;
         case O_BG: o->dispatch_in_background = 1; break;
+        case O_LRREF: ok = parse_size(a, &o->learn_rate_reference_batch); break;
         case O_FAULT:
             ok = !strcmp(a, "stop") || !strcmp(a, "continue");
             o->device_fault_policy = !strcmp(a, "continue") ? CLG_FAULT_CONTINUE : CLG_FAULT_STOP;

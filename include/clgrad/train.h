@@ -83,6 +83,10 @@ typedef struct clg_train_options {
     float learn_rate_drop_factor;     /* 0.1 */
     int learn_rate_drop_period;       /* 10 epochs */
     size_t warmup_iterations;         /* 0; else the rate rises linearly over them */
+    size_t learn_rate_reference_batch;/* 0: off; else the linear scaling rule: the rate is
+                                         initial_learn_rate * mini_batch_size / this (for a
+                                         global batch grown with the devices; pair it with
+                                         warm-up) */
     float momentum;                   /* 0.9 (sgdm) */
     float gradient_decay_factor;      /* 0.9 (adam beta1) */
     float squared_gradient_decay_factor; /* 0 = the solver's default: adam 0.999, rmsprop 0.9 */

@@ -41,6 +41,8 @@ static float learn_rate(const clg__trainer *t)
 {
     const clg_train_options *o = &t->o;
     double lr = o->initial_learn_rate;
+    if (o->learn_rate_reference_batch) /* linear scaling with the (global) batch */
+        lr *= (double)t->batch / (double)o->learn_rate_reference_batch;
     if (o->learn_rate_schedule == CLG_LR_PIECEWISE)
         lr *= pow(o->learn_rate_drop_factor, t->epoch / o->learn_rate_drop_period);
     if (o->warmup_iterations && t->step < o->warmup_iterations)
