@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "clgrad/clgrad.h"
-#include "train_plot.h"
+#include "train_display.h"
 
 #define DEFAULT_DATA "/usr/share/datasets/fashion-mnist"
 
@@ -276,138 +276,6 @@ static int parse_args(int argc, char **argv, cli *c)
     return 0;
 }
 
-/* --- display --- */
-
-typedef struct display {
-    const cli *c;
-    int tty;
-    plot_data plot;
-    double last_t;
-    size_t last_it, max_it;
-    int bar_shown;
-    char title[160];
-} display;
-
-static void hms(double s, char *buf, size_t cap)
-{
-    long t = (long)s;
-    snprintf(buf, cap, "%02ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
-}
-
-static void clear_bar(display *d)
-{
-    if (d->bar_shown) {
-        printf("\r%*s\r", 100, "");
-        d->bar_shown = 0;
-    }
-}
-
-static const char rule[] =
-    "|===========================================================================================================|\n";
-
-static void table_header(void)
-{
-    printf("%s", rule);
-    printf("|  Epoch  |  Iteration  |  Time Elapsed  |  Mini-batch  |  Validation  |  Mini-batch  |  Validation  |  Base Learning  |\n"
-           "|         |             |   (hh:mm:ss)   |   Accuracy   |   Accuracy   |     Loss     |     Loss     |      Rate       |\n");
-    printf("%s", rule);
-}
-
-static void table_row(const clg_train_progress *p, int with_val)
-{
-    char t[32], va[16] = "", vl[16] = "";
-    hms(p->elapsed_s, t, sizeof t);
-    if (with_val && p->has_validation) {
-        snprintf(va, sizeof va, "%.2f%%", 100 * p->val_accuracy);
-        snprintf(vl, sizeof vl, "%.4f", p->val_loss);
-    }
-    printf("| %7d | %11zu | %14s | %11.2f%% | %12s | %12.4f | %12s | %15.4g |\n", p->epoch,
-           p->iteration, t, 100 * p->accuracy, va, p->loss, vl, p->learn_rate);
-}
-
-static void redraw_plot(display *d)
-{
-    char err[512];
-    if (d->c->plot && !plot_write_png(&d->plot, d->c->plot, d->title, err, sizeof err))
-        fprintf(stderr, "clgrad-train: plot: %s\n", err);
-}
-
-static int on_progress(const clg_train_progress *p, void *user)
-{
-    display *d = user;
-    d->max_it = (size_t)p->max_epochs * p->iterations_per_epoch;
-    d->plot.max_iteration = (double)d->max_it;
-    switch (p->kind) {
-    case CLG_PROGRESS_ITERATION:
-        plot_add(&d->plot.loss, (double)p->iteration, p->loss);
-        plot_add(&d->plot.acc, (double)p->iteration, p->accuracy);
-        if (d->c->quiet)
-            break;
-        if (p->iteration == 1 || p->iteration % d->c->table_every == 0 || p->iteration == d->max_it) {
-            clear_bar(d);
-            table_row(p, 0);
-        }
-        if (d->tty) {
-            double now = p->elapsed_s;
-            if (now - d->last_t >= 0.5 || p->iteration == d->max_it) {
-                double ips = (double)(p->iteration - d->last_it) *
-                             (double)(d->plot.max_iteration > 0 ? 1 : 1) / (now - d->last_t + 1e-9);
-                ips *= (double)d->c->o.mini_batch_size;
-                char eta[32];
-                size_t left = d->max_it > p->iteration ? d->max_it - p->iteration : 0;
-                hms(ips > 0 ? (double)left * (double)d->c->o.mini_batch_size / ips : 0, eta, sizeof eta);
-                int fill = (int)(30.0 * (double)p->iteration / (double)(d->max_it ? d->max_it : 1));
-                printf("\r[%.*s%*s] epoch %d/%d  iteration %zu/%zu  %.0f images/s  ETA %s ", fill,
-                       "##############################", 30 - fill, "", p->epoch, p->max_epochs,
-                       p->iteration, d->max_it, ips, eta);
-                fflush(stdout);
-                d->bar_shown = 1;
-                d->last_t = now;
-                d->last_it = p->iteration;
-            }
-        }
-        break;
-    case CLG_PROGRESS_VALIDATION:
-        plot_add(&d->plot.val_loss, (double)p->iteration, p->val_loss);
-        plot_add(&d->plot.val_acc, (double)p->iteration, p->val_accuracy);
-        if (!d->c->quiet) {
-            clear_bar(d);
-            table_row(p, 1);
-        }
-        break;
-    case CLG_PROGRESS_EPOCH:
-        if (!d->c->quiet && p->devices > 1 && p->split) {
-            clear_bar(d);
-            printf("| mini-batch split over %zu devices:", p->devices);
-            for (size_t i = 0; i < p->devices; i++)
-                printf(" %zu", p->split[i]);
-            printf("\n");
-        }
-        plot_add_epoch(&d->plot, (double)p->iteration);
-        redraw_plot(d);
-        break;
-    case CLG_PROGRESS_DEVICE_FAULT:
-        clear_bar(d);
-        printf("| device fault at iteration %zu: %s\n", p->iteration, p->text);
-        break;
-    case CLG_PROGRESS_CHECKPOINT:
-        if (!d->c->quiet) {
-            clear_bar(d);
-            printf("| checkpoint: %s\n", p->text);
-        }
-        break;
-    case CLG_PROGRESS_DONE:
-        if (!d->c->quiet) {
-            clear_bar(d);
-            printf("%s", rule);
-        }
-        redraw_plot(d);
-        break;
-    }
-    fflush(stdout);
-    return 0;
-}
-
 /* --- main --- */
 
 static int fail(const char *what, clg_status st, const char *detail)
@@ -559,7 +427,8 @@ int main(int argc, char **argv)
     }
     clg_datastore *train = NULL, *test = NULL, *fit = NULL, *val = NULL;
     clg_net *net = NULL;
-    display d = {.c = &c, .tty = isatty(STDOUT_FILENO) && !c.quiet};
+    display d = {.quiet = c.quiet, .tty = isatty(STDOUT_FILENO) && !c.quiet,
+                 .table_every = c.table_every, .batch = c.o.mini_batch_size, .plot_path = c.plot};
     rc = 1;
     st = clg_datastore_open_dir(c.data, "test", &test);
     if (st != CLG_OK) {
@@ -596,7 +465,7 @@ int main(int argc, char **argv)
     }
     if (c.val_on_test)
         val = test;
-    c.o.progress = on_progress;
+    c.o.progress = display_progress;
     c.o.progress_user = &d;
     clg_train_report rep;
     if (c.resume) {
@@ -636,12 +505,12 @@ int main(int argc, char **argv)
                      c.net_file ? c.net_file : "default network", clg_solver_name(c.o.solver),
                      c.o.mini_batch_size);
             if (!c.quiet)
-                table_header();
+                display_table_header();
             st = clg_train(net, fit, val, &c.o, &rep);
         }
     }
     if (st != CLG_OK) {
-        clear_bar(&d);
+        display_clear_bar(&d);
         fail("training", st, clg_ctx_last_error(ctx));
         goto done;
     }

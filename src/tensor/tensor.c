@@ -150,37 +150,47 @@ clg_status clg_tensor_scale(clg_tensor *t, float alpha)
     return clg__launch_run(&l, global, local);
 }
 
-/* Work-groups of the sum of squares: enough to fill a GPU, few enough to add on the host. */
-enum { SUMSQ_GROUPS = 256, SUMSQ_LOCAL = 64, SLOT_REDUCE = 7 };
+/* Whole-tensor reductions: work-groups enough to fill a GPU, few enough to add on the host. */
+enum { REDUCE_GROUPS = 256, REDUCE_LOCAL = 64, SLOT_REDUCE = 7 };
 
-clg_status clg_tensor_sum_squares(const clg_tensor *t, double *out)
+/* Runs a reduction kernel (x, offset, n, partial) and reads its per-group partials (4-byte
+ * floats or uints) into host; *groups receives how many there are. */
+static clg_status reduce_partials(const clg_tensor *t, const char *kernel, void *host,
+                                  size_t *groups)
 {
-    if (!t || !out)
-        return clg__fail(t ? t->ctx : NULL, CLG_ERR_INVALID_ARG,
-                         "clg_tensor_sum_squares: tensor and out must not be NULL");
     size_t n = clg_tensor_numel(t);
-    size_t groups = (n + SUMSQ_LOCAL - 1) / SUMSQ_LOCAL;
-    groups = groups < SUMSQ_GROUPS ? groups : SUMSQ_GROUPS;
+    *groups = (n + REDUCE_LOCAL - 1) / REDUCE_LOCAL;
+    *groups = *groups < REDUCE_GROUPS ? *groups : REDUCE_GROUPS;
     cl_mem partial;
-    clg_status st = clg__scratch_get(t->ctx, SLOT_REDUCE, SUMSQ_GROUPS * sizeof(float), &partial);
+    clg_status st = clg__scratch_get(t->ctx, SLOT_REDUCE, REDUCE_GROUPS * 4, &partial);
     clg__launch l;
     if (st == CLG_OK)
-        st = clg__launch_begin(t->ctx, "tensor", NULL, "clg_tensor_sumsq", &l);
+        st = clg__launch_begin(t->ctx, "tensor", NULL, kernel, &l);
     if (st != CLG_OK)
         return st;
     clg__arg_mem(&l, t->mem);
     clg__arg_u64(&l, t->offset);
     clg__arg_u64(&l, n);
     clg__arg_mem(&l, partial);
-    size_t global[3] = {groups * SUMSQ_LOCAL, 1, 1}, local[3] = {SUMSQ_LOCAL, 1, 1};
+    size_t global[3] = {*groups * REDUCE_LOCAL, 1, 1}, local[3] = {REDUCE_LOCAL, 1, 1};
     st = clg__launch_run(&l, global, local);
-    float host[SUMSQ_GROUPS];
-    if (st == CLG_OK) {
-        cl_int err = clEnqueueReadBuffer(t->ctx->queue, partial, CL_TRUE, 0, groups * sizeof(float),
-                                         host, 0, NULL, NULL);
+    if (st == CLG_OK && *groups) {
+        cl_int err = clEnqueueReadBuffer(t->ctx->queue, partial, CL_TRUE, 0, *groups * 4, host,
+                                         0, NULL, NULL);
         if (err != CL_SUCCESS)
-            st = clg__fail_cl(t->ctx, err, "clg_tensor_sum_squares: reading partial sums");
+            st = clg__fail_cl(t->ctx, err, "%s: reading the partial results", kernel);
     }
+    return st;
+}
+
+clg_status clg_tensor_sum_squares(const clg_tensor *t, double *out)
+{
+    if (!t || !out)
+        return clg__fail(t ? t->ctx : NULL, CLG_ERR_INVALID_ARG,
+                         "clg_tensor_sum_squares: tensor and out must not be NULL");
+    float host[REDUCE_GROUPS];
+    size_t groups = 0;
+    clg_status st = reduce_partials(t, "clg_tensor_sumsq", host, &groups);
     double sum = 0.0;
     for (size_t g = 0; st == CLG_OK && g < groups; g++)
         sum += host[g];
@@ -193,30 +203,9 @@ clg_status clg_tensor_count_nonfinite(const clg_tensor *t, size_t *count)
     if (!t || !count)
         return clg__fail(t ? t->ctx : NULL, CLG_ERR_INVALID_ARG,
                          "clg_tensor_count_nonfinite: tensor and count must not be NULL");
-    size_t n = clg_tensor_numel(t);
-    size_t groups = (n + SUMSQ_LOCAL - 1) / SUMSQ_LOCAL;
-    groups = groups < SUMSQ_GROUPS ? groups : SUMSQ_GROUPS;
-    cl_mem partial;
-    clg_status st = clg__scratch_get(t->ctx, SLOT_REDUCE, SUMSQ_GROUPS * sizeof(cl_uint), &partial);
-    clg__launch l;
-    if (st == CLG_OK)
-        st = clg__launch_begin(t->ctx, "tensor", NULL, "clg_tensor_nonfinite", &l);
-    if (st != CLG_OK)
-        return st;
-    clg__arg_mem(&l, t->mem);
-    clg__arg_u64(&l, t->offset);
-    clg__arg_u64(&l, n);
-    clg__arg_mem(&l, partial);
-    size_t global[3] = {groups * SUMSQ_LOCAL, 1, 1}, local[3] = {SUMSQ_LOCAL, 1, 1};
-    st = clg__launch_run(&l, global, local);
-    cl_uint host[SUMSQ_GROUPS];
-    if (st == CLG_OK) {
-        cl_int err = clEnqueueReadBuffer(t->ctx->queue, partial, CL_TRUE, 0, groups * sizeof(cl_uint),
-                                         host, 0, NULL, NULL);
-        if (err != CL_SUCCESS)
-            st = clg__fail_cl(t->ctx, err, "clg_tensor_count_nonfinite: reading partial counts");
-    }
-    size_t total = 0;
+    cl_uint host[REDUCE_GROUPS];
+    size_t groups = 0, total = 0;
+    clg_status st = reduce_partials(t, "clg_tensor_nonfinite", host, &groups);
     for (size_t g = 0; st == CLG_OK && g < groups; g++)
         total += host[g];
     *count = st == CLG_OK ? total : 0;

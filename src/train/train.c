@@ -88,63 +88,6 @@ static int report(clg__trainer *t, clg_progress_kind kind, double loss, double a
     return t->o.progress(&p, t->o.progress_user);
 }
 
-clg_status clg_net_evaluate(clg_net *net, clg_datastore *ds, size_t batch, double *loss,
-                            double *accuracy)
-{
-    if (!net || !ds || !batch)
-        return clg__fail(net ? net->ctx : NULL, CLG_ERR_INVALID_ARG,
-                         "clg_net_evaluate: net and ds must not be NULL and batch must be > 0");
-    clg_shape s = clg_datastore_sample_shape(ds);
-    if (s.c != net->input.c || s.h != net->input.h || s.w != net->input.w)
-        return clg__fail(net->ctx, CLG_ERR_SHAPE, "clg_net_evaluate: samples are %zux%zux%zu "
-                         "(CxHxW), the net takes %zux%zux%zu", s.c, s.h, s.w, net->input.c,
-                         net->input.h, net->input.w);
-    size_t n = clg_datastore_size(ds), per = clg_shape_numel(s);
-    if (batch > n)
-        batch = n ? n : 1;
-    clg_status st = clg__net_reserve(net, batch);
-    float *images = st == CLG_OK ? clg__malloc(batch * per * sizeof *images) : NULL;
-    int32_t *labels = st == CLG_OK ? clg__malloc(batch * sizeof *labels) : NULL;
-    size_t *idx = st == CLG_OK ? clg__malloc(batch * sizeof *idx) : NULL;
-    if (st == CLG_OK && (!images || !labels || !idx))
-        st = clg__fail(net->ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "clg_net_evaluate: out of host memory");
-    double total = 0.0;
-    size_t correct = 0;
-    for (size_t done = 0; st == CLG_OK && done < n;) {
-        size_t m = n - done < batch ? n - done : batch, c = 0;
-        double mean = 0.0;
-        for (size_t i = 0; i < m; i++)
-            idx[i] = done + i;
-        st = clg_datastore_read(ds, idx, m, images, labels);
-        if (st != CLG_OK)
-            st = clg__fail(net->ctx, st, "%s", clg_datastore_last_error(ds));
-        for (size_t i = 0; st == CLG_OK && i < m; i++)
-            if (labels[i] < 0 || (size_t)labels[i] >= net->classes)
-                st = clg__fail(net->ctx, CLG_ERR_SHAPE, "clg_net_evaluate: label %d of sample "
-                               "%zu is outside the net's %zu classes", labels[i], done + i,
-                               net->classes);
-        if (st == CLG_OK)
-            st = clg__net_upload(net, images, m);
-        if (st == CLG_OK)
-            st = clg__net_forward(net, 0, 0);
-        if (st == CLG_OK)
-            st = clg__net_loss(net, labels, &mean, &c);
-        total += mean * (double)m;
-        correct += c;
-        done += m;
-    }
-    free(images);
-    free(labels);
-    free(idx);
-    if (st == CLG_OK) {
-        if (loss)
-            *loss = n ? total / (double)n : 0.0;
-        if (accuracy)
-            *accuracy = n ? (double)correct / (double)n : 0.0;
-    }
-    return st;
-}
-
 /* Learnables then state, downloaded into t->best. */
 static clg_status keep_best(clg__trainer *t)
 {
@@ -211,70 +154,6 @@ static clg_status checkpoint(clg__trainer *t, char recent[3][4096], float lr)
     memmove(recent[1], recent[0], sizeof recent[0] * 2);
     snprintf(recent[0], sizeof recent[0], "%s", path);
     report(t, CLG_PROGRESS_CHECKPOINT, t->rep.loss, t->rep.accuracy, lr, 0.0, path);
-    return CLG_OK;
-}
-
-/* Reads mini-batch `iter` of the epoch into images/labels; the reason of a failure goes to msg
- * (not to the context: this may run on the prefetch thread). */
-static clg_status read_into(clg__trainer *t, size_t iter, float *images, int32_t *labels,
-                            char *msg, size_t cap)
-{
-    clg_status st = clg_datastore_read(t->train, t->perm + iter * t->batch, t->batch, images,
-                                       labels);
-    if (st != CLG_OK) {
-        snprintf(msg, cap, "clg_train: %s", clg_datastore_last_error(t->train));
-        return st;
-    }
-    for (size_t i = 0; i < t->batch; i++)
-        if (labels[i] < 0 || (size_t)labels[i] >= t->net->classes) {
-            snprintf(msg, cap, "clg_train: label %d is outside the net's %zu classes", labels[i],
-                     t->net->classes);
-            return CLG_ERR_SHAPE;
-        }
-    return CLG_OK;
-}
-
-static void *prefetch_work(void *arg)
-{
-    clg__prefetch *p = arg;
-    p->st = read_into(p->t, p->iter, p->images, p->labels, p->msg, sizeof p->msg);
-    return NULL;
-}
-
-static void prefetch_wait(clg__prefetch *p)
-{
-    if (p->running)
-        pthread_join(p->tid, NULL);
-    p->running = 0;
-}
-
-/* The batch of iteration `iter` into t->images / t->labels. DispatchInBackground: it was read
- * by the prefetch thread while the previous step computed (the buffers swap), and the next
- * batch of the epoch starts reading now; the order of batches is the same either way. */
-static clg_status read_batch(clg__trainer *t, size_t iter)
-{
-    clg__prefetch *p = &t->prefetch;
-    clg_status st;
-    char msg[CLG__ERR_TEXT];
-    int had = p->running && p->iter == iter;
-    prefetch_wait(p);
-    if (had) {
-        st = p->st;
-        snprintf(msg, sizeof msg, "%s", p->msg);
-        float *im = t->images;
-        int32_t *lb = t->labels;
-        t->images = p->images, t->labels = p->labels;
-        p->images = im, p->labels = lb;
-    } else {
-        st = read_into(t, iter, t->images, t->labels, msg, sizeof msg);
-    }
-    if (st != CLG_OK)
-        return clg__fail(t->ctx, st, "%s", msg);
-    if (t->o.dispatch_in_background && p->images && iter + 1 < t->iters_per_epoch) {
-        p->t = t;
-        p->iter = iter + 1;
-        p->running = pthread_create(&p->tid, NULL, prefetch_work, p) == 0;
-    }
     return CLG_OK;
 }
 
@@ -360,7 +239,7 @@ static clg_status run(clg__trainer *t)
             t->step++;
             double loss = 0.0;
             size_t correct = 0;
-            st = read_batch(t, t->next_iter);
+            st = clg__read_batch(t, t->next_iter);
             if (st == CLG_OK)
                 st = train_step(t, lr, &loss, &correct);
             if (st != CLG_OK)
@@ -404,7 +283,7 @@ static clg_status run(clg__trainer *t)
             t->epoch % o->checkpoint_frequency == 0)
             st = checkpoint(t, recent, lr);
     }
-    prefetch_wait(&t->prefetch); /* a batch read ahead that will not be used */
+    clg__prefetch_wait(&t->prefetch); /* a batch read ahead that will not be used */
     if (st == CLG_OK && t->val && !t->has_val)
         st = validate(t, lr, &stop);
     if (st == CLG_OK)
@@ -540,7 +419,7 @@ static clg_status group_setup(clg__trainer *t)
 
 static void trainer_free(clg__trainer *t)
 {
-    prefetch_wait(&t->prefetch);
+    clg__prefetch_wait(&t->prefetch);
     free(t->prefetch.images);
     free(t->prefetch.labels);
     clg__group_destroy(t->group);

@@ -69,6 +69,11 @@ void clg__clip_gradients_host(clg__trainer *t);
 clg_status clg__optim_host_from_device(clg__trainer *t);
 clg_status clg__optim_host_to_device(clg__trainer *t);
 
+/* The batch of iteration `iter` of the epoch into t->images / t->labels (prefetched one ahead
+ * when dispatch_in_background), and waiting for a read ahead still running. */
+clg_status clg__read_batch(clg__trainer *t, size_t iter);
+void clg__prefetch_wait(clg__prefetch *p);
+
 /* The training state (position, validation history, optimizer moments, best parameters) as a
  * blob for the model file, and back. */
 clg_status clg__train_state_save(clg__trainer *t, unsigned char **blob, size_t *len);

@@ -1,0 +1,61 @@
+/* Evaluation of a network on a whole datastore, in inference mode. */
+#include <stdlib.h>
+
+#include "train/train_internal.h"
+
+clg_status clg_net_evaluate(clg_net *net, clg_datastore *ds, size_t batch, double *loss,
+                            double *accuracy)
+{
+    if (!net || !ds || !batch)
+        return clg__fail(net ? net->ctx : NULL, CLG_ERR_INVALID_ARG,
+                         "clg_net_evaluate: net and ds must not be NULL and batch must be > 0");
+    clg_shape s = clg_datastore_sample_shape(ds);
+    if (s.c != net->input.c || s.h != net->input.h || s.w != net->input.w)
+        return clg__fail(net->ctx, CLG_ERR_SHAPE, "clg_net_evaluate: samples are %zux%zux%zu "
+                         "(CxHxW), the net takes %zux%zux%zu", s.c, s.h, s.w, net->input.c,
+                         net->input.h, net->input.w);
+    size_t n = clg_datastore_size(ds), per = clg_shape_numel(s);
+    if (batch > n)
+        batch = n ? n : 1;
+    clg_status st = clg__net_reserve(net, batch);
+    float *images = st == CLG_OK ? clg__malloc(batch * per * sizeof *images) : NULL;
+    int32_t *labels = st == CLG_OK ? clg__malloc(batch * sizeof *labels) : NULL;
+    size_t *idx = st == CLG_OK ? clg__malloc(batch * sizeof *idx) : NULL;
+    if (st == CLG_OK && (!images || !labels || !idx))
+        st = clg__fail(net->ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "clg_net_evaluate: out of host memory");
+    double total = 0.0;
+    size_t correct = 0;
+    for (size_t done = 0; st == CLG_OK && done < n;) {
+        size_t m = n - done < batch ? n - done : batch, c = 0;
+        double mean = 0.0;
+        for (size_t i = 0; i < m; i++)
+            idx[i] = done + i;
+        st = clg_datastore_read(ds, idx, m, images, labels);
+        if (st != CLG_OK)
+            st = clg__fail(net->ctx, st, "%s", clg_datastore_last_error(ds));
+        for (size_t i = 0; st == CLG_OK && i < m; i++)
+            if (labels[i] < 0 || (size_t)labels[i] >= net->classes)
+                st = clg__fail(net->ctx, CLG_ERR_SHAPE, "clg_net_evaluate: label %d of sample "
+                               "%zu is outside the net's %zu classes", labels[i], done + i,
+                               net->classes);
+        if (st == CLG_OK)
+            st = clg__net_upload(net, images, m);
+        if (st == CLG_OK)
+            st = clg__net_forward(net, 0, 0);
+        if (st == CLG_OK)
+            st = clg__net_loss(net, labels, &mean, &c);
+        total += mean * (double)m;
+        correct += c;
+        done += m;
+    }
+    free(images);
+    free(labels);
+    free(idx);
+    if (st == CLG_OK) {
+        if (loss)
+            *loss = n ? total / (double)n : 0.0;
+        if (accuracy)
+            *accuracy = n ? (double)correct / (double)n : 0.0;
+    }
+    return st;
+}
