@@ -1,6 +1,7 @@
 /* Datastores and image decoding: IDX files plain and gzip, every malformed header refused,
  * subsets and class names, Fashion-MNIST when installed, and images (PNG/BMP/PNM/JPEG in,
  * GIF and oversized or truncated files refused). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #pragma GCC diagnostic pop
 
 static char *dir;
+static const char *jpeg_path; /* argv[1]: tests/fuzz/corpus/image/rgb.jpg */
 
 static char *path_of(const char *name)
 {
@@ -189,10 +191,9 @@ static void images_decode_resize_and_refuse(void **state)
     unsigned char rgb[4 * 3 * 3];
     for (int i = 0; i < 36; i++)
         rgb[i] = (unsigned char)(7 * i);
-    const char *png = path_of("a.png"), *bmp = path_of("a.bmp"), *jpg = path_of("a.jpg");
+    const char *png = path_of("a.png"), *bmp = path_of("a.bmp");
     assert_true(stbi_write_png(png, 4, 3, 3, rgb, 12));
     assert_true(stbi_write_bmp(bmp, 4, 3, 3, rgb));
-    assert_true(stbi_write_jpg(jpg, 4, 3, 3, rgb, 95));
     float x[36], y[36];
     CLG_ASSERT_STATUS(clg_image_read(png, 3, 3, 4, x), CLG_OK);
     for (int c = 0; c < 3; c++) /* planar CHW from interleaved bytes, exactly */
@@ -200,8 +201,15 @@ static void images_decode_resize_and_refuse(void **state)
             assert_true(x[c * 12 + p] == (float)rgb[p * 3 + c] * (1.0f / 255.0f));
     CLG_ASSERT_STATUS(clg_image_read(bmp, 3, 3, 4, y), CLG_OK);
     assert_memory_equal(x, y, sizeof x);
-    CLG_ASSERT_STATUS(clg_image_read(jpg, 3, 3, 4, y), CLG_OK); /* lossy: close, not equal */
-    assert_true(clg_test_max_abs_diff(x, y, 36) < 0.2);
+    /* JPEG: a committed file (stb's JPEG writer has undefined behaviour UBSan stops at) of a
+     * 5x3 RGB image whose byte i is 5 i; lossy, so close rather than equal. */
+    if (jpeg_path) {
+        float z[45];
+        CLG_ASSERT_STATUS(clg_image_read(jpeg_path, 3, 3, 5, z), CLG_OK);
+        for (int c = 0; c < 3; c++)
+            for (int p = 0; p < 15; p++)
+                assert_true(fabsf(z[c * 15 + p] - (float)((p * 3 + c) * 5) / 255.0f) < 0.1f);
+    }
     CLG_ASSERT_STATUS(clg_image_read(png, 1, 6, 8, y), CLG_OK); /* gray, resized */
     /* PNM by hand: a 2x1 gray P5 */
     const char *pgm = path_of("a.pgm");
@@ -243,8 +251,9 @@ static int teardown(void **state)
     return 0;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    jpeg_path = argc > 1 ? argv[1] : NULL;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(idx_plain_and_gzip),
         cmocka_unit_test(idx_bad_headers),
