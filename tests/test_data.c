@@ -109,8 +109,9 @@ static void idx_plain_and_gzip(void **state)
         CLG_ASSERT_STATUS(clg_datastore_read(sub, &zero, 1, x, l), CLG_OK);
         assert_true(x[0] == 30.0f * (1.0f / 255.0f));
         assert_int_equal(l[0], 0);
-        CLG_ASSERT_STATUS(clg_datastore_subset(ds, 3, 3, &sub), CLG_ERR_INVALID_ARG);
         clg_datastore_destroy(sub);
+        CLG_ASSERT_STATUS(clg_datastore_subset(ds, 3, 3, &sub), CLG_ERR_INVALID_ARG);
+        assert_null(sub);
         const char *names[3] = {"a", "b", "c"};
         CLG_ASSERT_STATUS(clg_datastore_set_class_names(ds, names, 2), CLG_ERR_INVALID_ARG);
         CLG_ASSERT_STATUS(clg_datastore_set_class_names(ds, names, 3), CLG_OK);
