@@ -104,10 +104,13 @@ static clg_status layer_forward(clg_net *net, size_t i, int train, uint64_t step
         return clg_batchnorm_forward_infer(ctx, x, l->param[0], l->param[1], l->state[0],
                                            l->state[1], l->eps, y);
     case CLG_LAYER_DROPOUT:
-        if (train && l->p > 0.0f)
+        if (train && l->p > 0.0f) {
+            *y = view(l->y, net->n);
             return clg__dropout(ctx, 0, l->p, dropout_seed(net, i), step,
                                 net->shard_first * clg_shape_numel(l->in), x, y);
-        return clg_tensor_copy(y, x);
+        }
+        *y = *x; /* the identity: the next layer reads the input itself, no copy */
+        return CLG_OK;
     case CLG_LAYER_ACTIVATION:
         return clg_activation_forward(ctx, l->act, l->alpha, x, y);
     case CLG_LAYER_SOFTMAX_XENT:
@@ -208,7 +211,8 @@ clg_status clg_net_predict(clg_net *net, const float *images, size_t n, float *p
                          "clg_net_predict: net, images and probs must not be NULL");
     if (!n)
         return CLG_OK;
-    size_t chunk = net->capacity ? net->capacity : (n < PREDICT_CHUNK ? n : PREDICT_CHUNK);
+    size_t chunk = n < PREDICT_CHUNK ? n : PREDICT_CHUNK; /* buffers grow to it, never shrink */
+    chunk = chunk > net->capacity ? chunk : net->capacity;
     clg_status st = clg__net_reserve(net, chunk);
     if (st != CLG_OK)
         return st;
