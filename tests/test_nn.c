@@ -226,6 +226,7 @@ static void whole_network_gradient_matches_finite_differences(void **state)
     size_t nrefs = clg__net_params(net, refs, 16);
     assert_int_equal(nrefs, 10); /* conv w b, bn g b, conv w b, fc w b, fc w b */
     double worst = 0;
+    int skipped = 0;
     for (size_t r = 0; r < nrefs; r++) {
         size_t n = clg_tensor_numel(refs[r].param);
         float *w = malloc(n * sizeof *w), *g = malloc(n * sizeof *g);
@@ -233,29 +234,44 @@ static void whole_network_gradient_matches_finite_differences(void **state)
         CLG_ASSERT_STATUS(clg_tensor_download(refs[r].grad, g, n), CLG_OK);
         for (int k = 0; k < 3; k++) {
             size_t i = (size_t)(clg_test_rng_next(&rng) % n);
-            const float eps = 3e-3f; /* small enough that a max pooling window rarely switches */
-            float keep = w[i];
-            w[i] = keep + eps;
-            CLG_ASSERT_STATUS(clg_tensor_upload(refs[r].param, w, n), CLG_OK);
-            double up = loss_at(net, labels);
-            w[i] = keep - eps;
-            CLG_ASSERT_STATUS(clg_tensor_upload(refs[r].param, w, n), CLG_OK);
-            double down = loss_at(net, labels);
-            w[i] = keep;
-            CLG_ASSERT_STATUS(clg_tensor_upload(refs[r].param, w, n), CLG_OK);
-            double fd = (up - down) / (2.0 * eps);
+            /* Central differences at two step sizes, and one-sided ones: where the one-sided
+             * slopes or the two central ones disagree, the loss has a kink within the step (a max
+             * pooling window switched), and the element is skipped; at most two in the test's
+             * 30 may be. */
+            double fd[2], base = loss_at(net, labels), one_sided = 0;
+            for (int h = 0; h < 2; h++) {
+                const float eps = h ? 1.5e-3f : 3e-3f;
+                float keep = w[i];
+                w[i] = keep + eps;
+                CLG_ASSERT_STATUS(clg_tensor_upload(refs[r].param, w, n), CLG_OK);
+                double up = loss_at(net, labels);
+                w[i] = keep - eps;
+                CLG_ASSERT_STATUS(clg_tensor_upload(refs[r].param, w, n), CLG_OK);
+                double down = loss_at(net, labels);
+                w[i] = keep;
+                CLG_ASSERT_STATUS(clg_tensor_upload(refs[r].param, w, n), CLG_OK);
+                fd[h] = (up - down) / (2.0 * eps);
+                one_sided = fabs((up - base) - (base - down)) / eps; /* forward - backward */
+            }
             /* float forward passes: the difference quotient carries ~1e-7 / eps of noise, and
              * O(eps^2) curvature; 1e-3 absolute plus 2% relative covers both. */
-            double err = fabs(fd - g[i]) / (1e-3 + 0.02 * fabs(fd));
+            if (fabs(fd[0] - fd[1]) > 1e-3 + 0.02 * fabs(fd[1]) ||
+                one_sided > 2e-3 + 0.05 * fabs(fd[1])) {
+                skipped++;
+                continue;
+            }
+            double err = fabs(fd[1] - g[i]) / (1e-3 + 0.02 * fabs(fd[1]));
             if (err > 1)
                 fail_msg("param %zu element %zu: backward %g, finite difference %g", r, i,
-                         (double)g[i], fd);
+                         (double)g[i], fd[1]);
             worst = err > worst ? err : worst;
         }
         free(w);
         free(g);
     }
-    print_message("worst gradient error %.3f of the bound\n", worst);
+    print_message("worst gradient error %.3f of the bound (%d of 30 elements at a kink)\n", worst,
+                  skipped);
+    assert_true(skipped <= 2);
     clg_net_destroy(net);
 }
 

@@ -49,7 +49,7 @@ static unsigned byte_at(const unsigned char *p, size_t len, size_t i)
 
 static int jpeg_tables_ok(const unsigned char *p, size_t len)
 {
-    if (len < 2 || p[0] != 0xFF || p[1] != 0xD8)
+    if (len < 2 || p[0] != 0xFF) /* stb takes FF FF ... D8 for the start of a JPEG too */
         return 1;
     for (size_t at = 2; at + 1 < len; at++) {
         if (p[at] != 0xFF || p[at + 1] != 0xC4)
@@ -69,12 +69,46 @@ static int jpeg_tables_ok(const unsigned char *p, size_t len)
     return 1;
 }
 
+/* stb 2.27 reads PNM header numbers into an int without an overflow check (undefined
+ * behaviour, found by fuzzing). Its reading of the width, height and maximum is mirrored here
+ * (whitespace, '#' comments, digits, reading 0 past the end) and a number of 10 or more digits
+ * is refused before stb sees the file. */
+static int pnm_header_ok(const unsigned char *p, size_t len)
+{
+    if (len < 2 || p[0] != 'P' || (p[1] != '5' && p[1] != '6'))
+        return 1;
+    size_t at = 2;
+#define PNM_EOF (at >= len)
+#define PNM_GET (at < len ? (char)p[at++] : (char)0)
+    char c = PNM_GET;
+    for (int k = 0; k < 3; k++) {
+        for (;;) {
+            while (!PNM_EOF && (c == ' ' || (c >= '\t' && c <= '\r')))
+                c = PNM_GET;
+            if (PNM_EOF || c != '#')
+                break;
+            while (!PNM_EOF && c != '\n' && c != '\r')
+                c = PNM_GET;
+        }
+        for (int digits = 0; !PNM_EOF && c >= '0' && c <= '9'; c = PNM_GET)
+            if (++digits > 9)
+                return 0;
+    }
+#undef PNM_EOF
+#undef PNM_GET
+    return 1;
+}
+
 clg_status clg__image_decode(const unsigned char *data, size_t len, size_t c, size_t h, size_t w,
                              float *out, char *msg, size_t msg_cap)
 {
     int iw, ih, ic;
     if (len == 0) {
         snprintf(msg, msg_cap, "empty file");
+        return CLG_ERR_CORRUPT;
+    }
+    if (!pnm_header_ok(data, len)) {
+        snprintf(msg, msg_cap, "corrupt PNM: a header number has 10 or more digits");
         return CLG_ERR_CORRUPT;
     }
     if (!jpeg_tables_ok(data, len)) { /* before stbi_info, which reads the tables too */
