@@ -119,8 +119,10 @@ typedef struct clg_train_options {
                                          thread, so a store shared with validation must allow
                                          concurrent reads, as the IDX and memory stores do) */
     clg_fault_policy device_fault_policy; /* multi-device: stop */
-    int overlap;                      /* multi-device: 1 (default) reads each layer's
-                                         gradients while earlier layers compute backward */
+    int overlap;                      /* multi-device: read each layer's gradients while
+                                         earlier layers compute backward: -1 (default) on
+                                         devices other than CPUs (where the copy would take
+                                         the cores that compute), 1 always, 0 never */
     int check_numerics;               /* 1 (or CLGRAD_CHECK_NUMERICS=1): every layer's outputs
                                          and gradients are checked for NaN and infinity each
                                          step; the first is CLG_ERR_NUMERICS naming the layer

@@ -37,7 +37,8 @@ struct clg__group {
     size_t nparams, nstate;
     unsigned long version;   /* of params/state; a replica with another one is sent them */
     int check_numerics;
-    int overlap;             /* read each layer's gradients as soon as its backward is done */
+    int overlap;             /* read each layer's gradients as soon as its backward is done:
+                                1 always, 0 never, -1 on devices other than CPUs */
     double readback_sum;     /* per step, the slowest device's exposed read-back time */
     unsigned long readback_steps;
     float *weights;          /* current shares */
@@ -309,7 +310,10 @@ static void *work(void *arg)
     if (st == CLG_OK)
         st = clg__net_loss(net, g->labels + r->first, &r->loss, &r->correct);
     overlap ov = {r, NULL, {{0}}, {0}, 0};
-    if (st == CLG_OK && g->overlap) {
+    /* On a CPU the copies run on the cores that compute: nothing to gain by default. */
+    int overlapped = g->overlap > 0 ||
+                     (g->overlap < 0 && clg_ctx_device(net->ctx)->type != CLG_DEVICE_CPU);
+    if (st == CLG_OK && overlapped) {
         ov.nrefs = clg__net_params(net, ov.refs, 256);
         for (size_t k = 1; k < ov.nrefs && k < 256; k++)
             ov.offs[k] = ov.offs[k - 1] + clg_tensor_numel(ov.refs[k - 1].grad);
@@ -317,11 +321,11 @@ static void *work(void *arg)
     }
     if (st == CLG_OK) /* the sum over the shard: the host divides by the whole batch */
         st = clg__net_backward_each(net, g->labels + r->first, 1.0f, g->step,
-                                    g->overlap ? read_layer : NULL, &ov);
+                                    overlapped ? read_layer : NULL, &ov);
     if (st == CLG_OK)
         st = clg_ctx_finish(net->ctx);
     double t_back = clg__now();
-    if (st == CLG_OK && g->overlap) {
+    if (st == CLG_OK && overlapped) {
         cl_int err = clFinish(ov.tq);
         if (err != CL_SUCCESS)
             st = clg__fail_cl(net->ctx, err, "waiting for gradient read-back");
