@@ -158,7 +158,7 @@ static double series_max(const plot_series *s, double floor_value)
 int plot_write_png(const plot_data *d, const char *path, const char *title, char *err,
                    size_t err_cap)
 {
-    const int W = 900, H = 640;
+    const int W = 900, H = 660;
     cairo_surface_t *surface = cairo_image_surface_create(CAIRO_FORMAT_RGB24, W, H);
     cairo_t *cr = cairo_create(surface);
     cairo_set_source_rgb(cr, 0.96, 0.96, 0.96);
@@ -183,10 +183,10 @@ int plot_write_png(const plot_data *d, const char *path, const char *title, char
     points(cr, &loss, &d->val_loss, 1);
     cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
     cairo_set_font_size(cr, 12);
-    cairo_move_to(cr, 80 + (W - 110) / 2.0 - 30, H - 12);
+    cairo_move_to(cr, 80 + (W - 110) / 2.0 - 30, H - 30);
     cairo_show_text(cr, "Iteration");
-    cairo_move_to(cr, W - 420, 26);
-    cairo_show_text(cr, "training (smoothed)   validation (points)   epochs (dashed)");
+    cairo_move_to(cr, 80, H - 10); /* the legend on a line of its own, under everything */
+    cairo_show_text(cr, "training: light raw, dark smoothed   validation: points   epochs: dashed");
     cairo_destroy(cr);
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
