@@ -236,6 +236,15 @@ static void p_data(void)
     BAD(clg_datastore_read(NULL, &i, 1, &f, &l));
     assert_non_null(clg_datastore_last_error(NULL));
     BAD(clg_image_read(NULL, 1, 2, 2, &f));
+    clg_datastore *a, *b;
+    BAD(clg_datastore_select(NULL, &i, 1, &ds));
+    BAD(clg_datastore_split(NULL, 0.5, 1, &a, &b));
+    clg_image_folder_options fo = clg_image_folder_options_default();
+    assert_int_equal(fo.channels, 1);
+    BAD(clg_datastore_open_folder(NULL, &fo, &ds));
+    fo.channels = 2;
+    BAD(clg_datastore_open_folder(".", &fo, &ds));
+    assert_int_equal(clg_datastore_skipped(NULL, 0), 0);
     BAD(clg_datastore_from_memory(NULL, &l, 1, (clg_shape){1, 1, 1, 1}, 2, &ds));
     l = 5;
     BAD(clg_datastore_from_memory(&f, &l, 1, (clg_shape){1, 1, 1, 1}, 2, &ds));
@@ -304,7 +313,9 @@ static const entry table[] = {
     {"data", p_data, "clg_datastore_open_idx clg_datastore_open_dir clg_datastore_subset "
                      "clg_datastore_destroy clg_datastore_size clg_datastore_sample_shape "
                      "clg_datastore_class_count clg_datastore_class_name clg_datastore_set_class_names "
-                     "clg_datastore_read clg_datastore_last_error clg_image_read clg_datastore_from_memory"},
+                     "clg_datastore_read clg_datastore_last_error clg_image_read clg_datastore_from_memory "
+                     "clg_datastore_select clg_datastore_split clg_image_folder_options_default "
+                     "clg_datastore_open_folder clg_datastore_skipped"},
     {"train", p_train, "clg_train_options_default clg_train_options_check clg_solver_name "
                        "clg_solver_parse clg_train clg_train_resume clg_net_evaluate clg_split_batch"},
 };

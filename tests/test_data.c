@@ -240,6 +240,154 @@ static void images_decode_resize_and_refuse(void **state)
     CLG_ASSERT_STATUS(clg_image_read(path_of("none.png"), 1, 2, 2, y), CLG_ERR_IO);
 }
 
+static void make_dir(const char *path)
+{
+    char cmd[4400];
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s'", path);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* A gray 3x2 PNG whose pixels are base, base+1, ... */
+static void gray_png(const char *path, int base)
+{
+    unsigned char px[6];
+    for (int i = 0; i < 6; i++)
+        px[i] = (unsigned char)(base + i);
+    assert_true(stbi_write_png(path, 2, 3, 1, px, 2));
+}
+
+/* Class folders sorted by name, images at any depth, other files ignored, the size from the
+ * first image, bad files failing or skipped, and seeded splits. */
+static void image_folders_scan_read_and_split(void **state)
+{
+    (void)state;
+    char root[4096], p[4200];
+    snprintf(root, sizeof root, "%s/folder", dir);
+    const char *sub[] = {"b_bag/deep", "a_ankle", "c_coat"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(p, sizeof p, "%s/%s", root, sub[i]);
+        make_dir(p);
+    }
+    snprintf(p, sizeof p, "%s/a_ankle/2.png", root), gray_png(p, 20);
+    snprintf(p, sizeof p, "%s/a_ankle/1.PNG", root), gray_png(p, 10);
+    snprintf(p, sizeof p, "%s/b_bag/deep/3.png", root), gray_png(p, 30);
+    snprintf(p, sizeof p, "%s/b_bag/notes.txt", root), write_bytes(p, "not an image", 12, 0);
+    snprintf(p, sizeof p, "%s/c_coat/4.pgm", root), write_bytes(p, "P5\n2 3\n255\n()*+,-", 17, 0);
+    snprintf(p, sizeof p, "%s/README", root), write_bytes(p, "x", 1, 0); /* not a class */
+    clg_datastore *ds;
+    CLG_ASSERT_STATUS(clg_datastore_open_folder(root, NULL, &ds), CLG_OK);
+    assert_int_equal(clg_datastore_size(ds), 4);
+    assert_int_equal(clg_datastore_class_count(ds), 3);
+    assert_string_equal(clg_datastore_class_name(ds, 0), "a_ankle");
+    assert_string_equal(clg_datastore_class_name(ds, 2), "c_coat");
+    clg_shape s = clg_datastore_sample_shape(ds);
+    assert_true(s.c == 1 && s.h == 3 && s.w == 2);
+    const int base[4] = {10, 20, 30, 40}, label[4] = {0, 0, 1, 2}; /* "1.PNG" < "2.png" */
+    for (size_t i = 0; i < 4; i++) {
+        float x[6];
+        int32_t l;
+        clg_test_poison_nan(x, 6);
+        CLG_ASSERT_STATUS(clg_datastore_read(ds, &i, 1, x, &l), CLG_OK);
+        assert_int_equal(l, label[i]);
+        for (int k = 0; k < 6; k++)
+            assert_true(x[k] == (float)(base[i] + k) * (1.0f / 255.0f));
+    }
+    /* splits: disjoint, together everything, the same for the same seed */
+    clg_datastore *a, *b, *a2, *b2;
+    CLG_ASSERT_STATUS(clg_datastore_split(ds, 0.5, 7, &a, &b), CLG_OK);
+    CLG_ASSERT_STATUS(clg_datastore_split(ds, 0.5, 7, &a2, &b2), CLG_OK);
+    assert_int_equal(clg_datastore_size(a), 2);
+    assert_int_equal(clg_datastore_size(b), 2);
+    int seen = 0;
+    for (size_t i = 0; i < 4; i++) {
+        clg_datastore *part = i < 2 ? a : b, *again = i < 2 ? a2 : b2;
+        size_t k = i % 2;
+        float v[6], w[6];
+        int32_t la, lb;
+        CLG_ASSERT_STATUS(clg_datastore_read(part, &k, 1, v, &la), CLG_OK);
+        CLG_ASSERT_STATUS(clg_datastore_read(again, &k, 1, w, &lb), CLG_OK);
+        assert_memory_equal(v, w, sizeof v);
+        seen |= 1 << ((int)(v[0] * 255.0f + 0.5f) / 10 - 1); /* first pixels 10, 20, 30, 40 */
+    }
+    assert_int_equal(seen, 15);
+    clg_datastore *parts[4] = {a, b, a2, b2};
+    for (int i = 0; i < 4; i++)
+        clg_datastore_destroy(parts[i]);
+    /* a bad file: fail names it; skip lets the next one stand in and counts it */
+    snprintf(p, sizeof p, "%s/b_bag/deep/4_bad.png", root);
+    write_bytes(p, "\x89PNG\r\n\x1a\n broken", 16, 0);
+    clg_datastore_destroy(ds);
+    CLG_ASSERT_STATUS(clg_datastore_open_folder(root, NULL, &ds), CLG_OK);
+    size_t bad = 3; /* after b_bag/deep/3.png */
+    float x[6];
+    int32_t l;
+    CLG_ASSERT_STATUS(clg_datastore_read(ds, &bad, 1, x, &l), CLG_ERR_CORRUPT);
+    assert_non_null(strstr(clg_datastore_last_error(ds), "4_bad.png"));
+    clg_datastore_destroy(ds);
+    clg_image_folder_options o = clg_image_folder_options_default();
+    o.bad_files = CLG_BAD_FILES_SKIP;
+    o.channels = 3;
+    o.height = 4;
+    o.width = 4;
+    CLG_ASSERT_STATUS(clg_datastore_open_folder(root, &o, &ds), CLG_OK);
+    float big[48];
+    CLG_ASSERT_STATUS(clg_datastore_read(ds, &bad, 1, big, &l), CLG_OK);
+    assert_int_equal(l, 2); /* c_coat/4.pgm stood in */
+    assert_int_equal(clg_datastore_skipped(ds, 1), 1);
+    assert_int_equal(clg_datastore_skipped(ds, 0), 0);
+    clg_datastore_destroy(ds);
+    /* refused: one class only, no images, a missing folder */
+    snprintf(p, sizeof p, "%s/one/only", dir);
+    make_dir(p);
+    snprintf(p, sizeof p, "%s/one", dir);
+    CLG_ASSERT_STATUS(clg_datastore_open_folder(p, NULL, &ds), CLG_ERR_INVALID_ARG);
+    snprintf(p, sizeof p, "%s/none", dir);
+    CLG_ASSERT_STATUS(clg_datastore_open_folder(p, NULL, &ds), CLG_ERR_IO);
+}
+
+/* Fashion-MNIST written as PNG folders gives exactly the IDX pixels. */
+static void folder_and_idx_agree_on_fashion_mnist(void **state)
+{
+    (void)state;
+    clg_datastore *idx, *folder;
+    if (clg_datastore_open_dir("/usr/share/datasets/fashion-mnist", "test", &idx) != CLG_OK) {
+        print_message("skipped: dataset-fashion-mnist is not installed\n");
+        skip();
+    }
+    char root[4096], p[4200];
+    snprintf(root, sizeof root, "%s/fashion", dir);
+    float x[20][784];
+    int32_t y[20];
+    size_t ids[20];
+    for (size_t i = 0; i < 20; i++)
+        ids[i] = i;
+    CLG_ASSERT_STATUS(clg_datastore_read(idx, ids, 20, &x[0][0], y), CLG_OK);
+    for (int c = 0; c < 10; c++) {
+        snprintf(p, sizeof p, "%s/class%d", root, c);
+        make_dir(p);
+    }
+    for (int i = 0; i < 20; i++) {
+        unsigned char px[784];
+        for (int k = 0; k < 784; k++)
+            px[k] = (unsigned char)(x[i][k] * 255.0f + 0.5f);
+        snprintf(p, sizeof p, "%s/class%d/%02d.png", root, y[i], i);
+        assert_true(stbi_write_png(p, 28, 28, 1, px, 28));
+    }
+    CLG_ASSERT_STATUS(clg_datastore_open_folder(root, NULL, &folder), CLG_OK);
+    assert_int_equal(clg_datastore_size(folder), 20);
+    for (size_t i = 0; i < 20; i++) { /* folder order: by class, then by name */
+        float v[784];
+        int32_t l;
+        CLG_ASSERT_STATUS(clg_datastore_read(folder, &i, 1, v, &l), CLG_OK);
+        int found = 0;
+        for (int j = 0; j < 20 && !found; j++)
+            found = y[j] == l && !memcmp(v, x[j], sizeof v);
+        assert_true(found);
+    }
+    clg_datastore_destroy(folder);
+    clg_datastore_destroy(idx);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -263,6 +411,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(idx_bad_headers),
         cmocka_unit_test(fashion_mnist_when_installed),
         cmocka_unit_test(images_decode_resize_and_refuse),
+        cmocka_unit_test(image_folders_scan_read_and_split),
+        cmocka_unit_test(folder_and_idx_agree_on_fashion_mnist),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -29,9 +29,19 @@ static void usage(FILE *f)
                "  --help, --version\n");
 }
 
+/* mkdir -p */
 static int make_dir(const char *path)
 {
-    return mkdir(path, 0777) == 0 || errno == EEXIST;
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *p = buf + 1; *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+                return 0;
+            *p = '/';
+        }
+    return mkdir(buf, 0777) == 0 || errno == EEXIST;
 }
 
 int main(int argc, char **argv)
@@ -82,7 +92,11 @@ int main(int argc, char **argv)
     float *x = malloc(per * sizeof *x);
     unsigned char *pix = malloc(per);
     char path[4096];
-    int rc = x && pix && make_dir(out) ? 0 : 1;
+    int rc = x && pix ? 0 : 1;
+    if (rc == 0 && !make_dir(out)) {
+        fprintf(stderr, "clgrad-export-images: cannot create %s: %s\n", out, strerror(errno));
+        rc = 1;
+    }
     for (size_t c = 0; rc == 0 && c < classes; c++) {
         snprintf(path, sizeof path, "%s/%s", out, names ? fashion_names[c] : clg_datastore_class_name(ds, c));
         rc = make_dir(path) ? 0 : 1;
@@ -108,7 +122,7 @@ int main(int argc, char **argv)
     if (rc == 0)
         printf("wrote %zu images in %zu class folders under %s\n", n, classes, out);
     else if (!x || !pix)
-        fprintf(stderr, "clgrad-export-images: out of memory or cannot create %s\n", out);
+        fprintf(stderr, "clgrad-export-images: out of memory\n");
     free(x);
     free(pix);
     clg_datastore_destroy(ds);

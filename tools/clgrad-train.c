@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "clgrad/clgrad.h"
@@ -38,6 +39,7 @@ typedef struct cli {
     int val_on_test;
     size_t limit_train, limit_test;
     unsigned split_cpu;
+    clg_image_folder_options images;
     float worker_load[16];
     size_t worker_load_count;
     size_t table_every;
@@ -52,7 +54,11 @@ static void usage(FILE *f)
 "Trains a network (default: the TensorFlow CNN tutorial network) on an IDX data set\n"
 "(default: " DEFAULT_DATA "), evaluates it on the test set and saves it.\n"
 "  --net FILE                network text file (see README); default: the tutorial network\n"
-"  --data DIR                folder with train-/t10k- IDX files (.gz or plain)\n"
+"  --data DIR                folder with train-/t10k- IDX files (.gz or plain), or with\n"
+"                            train/ and test/ image folders (one sub-folder per class)\n"
+"  --image-size HxW, --channels 1|3   image folders: size and colour (default: the first\n"
+"                            image's size, gray)\n"
+"  --bad-files fail|skip     image folders: stop at an undecodable file, or skip it\n"
 "  --save FILE               model file to write (default: clgrad-model.clgm)\n"
 "  --resume PATH             continue from a checkpoint file, or the newest in a folder\n"
 "  --evaluate MODEL          only evaluate a saved model on the test set\n"
@@ -119,7 +125,7 @@ static int parse_float(const char *s, float *out)
 enum { O_NET = 256, O_DATA, O_SAVE, O_RESUME, O_EVAL, O_SOLVER, O_LR, O_SCHED, O_DROPF, O_DROPP,
        O_WARM, O_MOM, O_L2, O_EPS, O_B1, O_B2, O_GT, O_GTM, O_EPOCHS, O_BATCH, O_SHUF, O_VSPLIT,
        O_VFREQ, O_VPAT, O_OUTNET, O_VERB, O_CKP, O_CKF, O_CKU, O_LOG, O_PLOT, O_ENV, O_DEV,
-       O_SEED, O_QUIET, O_HELP, O_VERSION, O_VTEST, O_LTRAIN, O_LTEST, O_SPLIT, O_WLOAD, O_FAULT, O_BG, O_LRREF };
+       O_SEED, O_QUIET, O_HELP, O_VERSION, O_VTEST, O_LTRAIN, O_LTEST, O_SPLIT, O_WLOAD, O_FAULT, O_BG, O_LRREF, O_IMSIZE, O_CHAN, O_BAD };
 
 static const struct option long_options[] = {
     {"net", 1, 0, O_NET}, {"data", 1, 0, O_DATA}, {"save", 1, 0, O_SAVE},
@@ -133,7 +139,8 @@ static const struct option long_options[] = {
     {"validate-on-test", 0, 0, O_VTEST}, {"limit-train", 1, 0, O_LTRAIN},
     {"limit-test", 1, 0, O_LTEST}, {"split-cpu", 1, 0, O_SPLIT}, {"worker-load", 1, 0, O_WLOAD},
     {"on-device-fault", 1, 0, O_FAULT}, {"dispatch-in-background", 0, 0, O_BG},
-    {"lr-reference-batch", 1, 0, O_LRREF},
+    {"lr-reference-batch", 1, 0, O_LRREF}, {"image-size", 1, 0, O_IMSIZE},
+    {"channels", 1, 0, O_CHAN}, {"bad-files", 1, 0, O_BAD},
     {"validation-frequency", 1, 0, O_VFREQ}, {"validation-patience", 1, 0, O_VPAT},
     {"output-network", 1, 0, O_OUTNET}, {"verbose-frequency", 1, 0, O_VERB},
     {"checkpoint-path", 1, 0, O_CKP}, {"checkpoint-frequency", 1, 0, O_CKF},
@@ -150,6 +157,7 @@ static int parse_args(int argc, char **argv, cli *c)
     c->env = "auto";
     c->table_every = 50;
     c->o = clg_train_options_default();
+    c->images = clg_image_folder_options_default();
     c->o.solver = CLG_SOLVER_ADAM;
     c->o.initial_learn_rate = 0.001f;
     c->o.max_epochs = 2;
@@ -204,6 +212,22 @@ static int parse_args(int argc, char **argv, cli *c)
         case O_LTEST: ok = parse_size(a, &c->limit_test) && c->limit_test > 0; break;
         case O_BG: o->dispatch_in_background = 1; break;
         case O_LRREF: ok = parse_size(a, &o->learn_rate_reference_batch); break;
+        case O_IMSIZE: {
+            unsigned long h = 0, w = 0;
+            char x = 0, extra = 0;
+            ok = sscanf(a, "%lu%c%lu%c", &h, &x, &w, &extra) == 3 && x == 'x' && h && w;
+            c->images.height = h;
+            c->images.width = w;
+            break;
+        }
+        case O_CHAN:
+            ok = !strcmp(a, "1") || !strcmp(a, "3");
+            c->images.channels = (size_t)atoi(a);
+            break;
+        case O_BAD:
+            ok = !strcmp(a, "fail") || !strcmp(a, "skip");
+            c->images.bad_files = !strcmp(a, "skip") ? CLG_BAD_FILES_SKIP : CLG_BAD_FILES_FAIL;
+            break;
         case O_FAULT:
             ok = !strcmp(a, "stop") || !strcmp(a, "continue");
             o->device_fault_policy = !strcmp(a, "continue") ? CLG_FAULT_CONTINUE : CLG_FAULT_STOP;
@@ -362,6 +386,17 @@ static void close_devices(devices *d)
     clg_devices_free(d->all, d->nall);
 }
 
+/* An IDX folder (train-/t10k- files), or image folders DIR/train and DIR/test. */
+static clg_status open_data(const cli *c, const char *subset, clg_datastore **out)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", c->data, subset);
+    struct stat sb;
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+        return clg_datastore_open_folder(path, &c->images, out);
+    return clg_datastore_open_dir(c->data, subset, out);
+}
+
 /* Fashion-MNIST's class names when the data is the Debian package's folder. */
 static void name_classes(const cli *c, clg_datastore *ds)
 {
@@ -430,7 +465,7 @@ int main(int argc, char **argv)
     display d = {.quiet = c.quiet, .tty = isatty(STDOUT_FILENO) && !c.quiet,
                  .table_every = c.table_every, .batch = c.o.mini_batch_size, .plot_path = c.plot};
     rc = 1;
-    st = clg_datastore_open_dir(c.data, "test", &test);
+    st = open_data(&c, "test", &test);
     if (st != CLG_OK) {
         fail("opening the test set", st, clg_last_error());
         goto done;
@@ -447,7 +482,7 @@ int main(int argc, char **argv)
         rc = evaluate_and_report(net, test, 256);
         goto done;
     }
-    st = clg_datastore_open_dir(c.data, "train", &train);
+    st = open_data(&c, "train", &train);
     if (st != CLG_OK) {
         fail("opening the training set", st, clg_last_error());
         goto done;
@@ -465,6 +500,8 @@ int main(int argc, char **argv)
     }
     if (c.val_on_test)
         val = test;
+    if (c.images.bad_files == CLG_BAD_FILES_SKIP)
+        d.skips = train;
     c.o.progress = display_progress;
     c.o.progress_user = &d;
     clg_train_report rep;

@@ -93,6 +93,10 @@ int display_progress(const clg_train_progress *p, void *user)
         }
         break;
     case CLG_PROGRESS_EPOCH:
+        if (d->skips) {
+            display_clear_bar(d);
+            printf("| epoch %d: skipped %zu files\n", p->epoch - 1, clg_datastore_skipped(d->skips, 1));
+        }
         if (!d->quiet && p->devices > 1 && p->split) {
             display_clear_bar(d);
             printf("| mini-batch split over %zu devices:", p->devices);

@@ -42,6 +42,43 @@ CLG_API clg_status clg_datastore_from_memory(const float *images, const int32_t 
 CLG_API clg_status clg_datastore_subset(clg_datastore *parent, size_t first, size_t count,
                                         clg_datastore **out);
 
+/** A view of the parent's samples indices[0..count) in that order (copied). Borrows parent. */
+CLG_API clg_status clg_datastore_select(clg_datastore *parent, const size_t *indices,
+                                        size_t count, clg_datastore **out);
+
+/** Splits the parent's samples at random by seed: *first gets round(fraction * size) of them,
+ *  *second the rest (training and validation sets). Both borrow parent. */
+CLG_API clg_status clg_datastore_split(clg_datastore *parent, double fraction, uint64_t seed,
+                                       clg_datastore **first, clg_datastore **second);
+
+/* What an image-folder store does with a file it cannot decode. */
+typedef enum clg_bad_files {
+    CLG_BAD_FILES_FAIL = 0,  /* the read fails with CLG_ERR_CORRUPT naming the file */
+    CLG_BAD_FILES_SKIP = 1   /* the next decodable sample (in index order) stands in; counted */
+} clg_bad_files;
+
+typedef struct clg_image_folder_options {
+    size_t channels;          /* 1 (gray) or 3 (RGB) */
+    size_t height, width;     /* every image is resized to this; 0 0: the first image's size */
+    clg_bad_files bad_files;
+} clg_image_folder_options;
+
+/** Gray, the first image's size, bad files fail. */
+CLG_API clg_image_folder_options clg_image_folder_options_default(void);
+
+/** A labelled image folder (like MATLAB's imageDatastore with labels from folder names): each
+ *  sub-folder of dir is a class (names sorted; the class index is the position), holding PNG,
+ *  JPEG, BMP and PNM files at any depth (other files are ignored). Only the file names are
+ *  kept; each read decodes its files (clg_image_read's checks and limits apply).
+ *  @return CLG_OK; CLG_ERR_IO (unreadable folder); CLG_ERR_INVALID_ARG (bad options, fewer
+ *          than 2 classes, no images, or the first image unreadable when the size is 0). */
+CLG_API clg_status clg_datastore_open_folder(const char *dir, const clg_image_folder_options *o,
+                                             clg_datastore **out);
+
+/** Files skipped so far because they could not be decoded (CLG_BAD_FILES_SKIP); the counter
+ *  belongs to the store the files live in (a subset reports its parent's). reset 1 clears it. */
+CLG_API size_t clg_datastore_skipped(clg_datastore *ds, int reset);
+
 /** NULL is a no-op. */
 CLG_API void clg_datastore_destroy(clg_datastore *ds);
 

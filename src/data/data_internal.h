@@ -9,6 +9,8 @@ typedef struct clg__datastore_ops {
     /* Reads sample `index` (already checked < size) into image (C*H*W floats) and *label. */
     clg_status (*read)(clg_datastore *ds, size_t index, float *image, int32_t *label);
     void (*destroy)(void *impl);
+    /* Optional: files skipped as undecodable so far (reset 1 clears the count). */
+    size_t (*skipped)(void *impl, int reset);
 } clg__datastore_ops;
 
 struct clg_datastore {
@@ -16,6 +18,7 @@ struct clg_datastore {
     void *impl;
     clg_datastore *parent;  /* subsets: samples come from parent at offset `first` */
     size_t first;
+    size_t *map;            /* selections: sample i is the parent's map[i] (owned), or NULL */
     size_t size;
     clg_shape sample;       /* n = 1 */
     size_t classes;
@@ -53,5 +56,8 @@ clg_status clg__idx_parse(const unsigned char *buf, size_t len, int want_images,
  * when its size differs); CLG_ERR_CORRUPT with the reason in msg. */
 clg_status clg__image_decode(const unsigned char *data, size_t len, size_t c, size_t h, size_t w,
                              float *out, char *msg, size_t msg_cap);
+
+/* Height and width of an image file, with the same checks as decoding (thread-local error). */
+clg_status clg__image_size(const char *path, size_t *h, size_t *w);
 
 #endif

@@ -72,6 +72,7 @@ void clg_datastore_destroy(clg_datastore *ds)
     if (ds->ops && ds->impl)
         ds->ops->destroy(ds->impl);
     free_names(ds->class_names, ds->classes);
+    free(ds->map);
     free(ds);
 }
 
@@ -104,6 +105,76 @@ clg_status clg_datastore_subset(clg_datastore *parent, size_t first, size_t coun
     ds->class_names = names;
     *out = ds;
     return CLG_OK;
+}
+
+clg_status clg_datastore_select(clg_datastore *parent, const size_t *indices, size_t count,
+                                clg_datastore **out)
+{
+    if (out)
+        *out = NULL;
+    if (!parent || !out || (count && !indices))
+        return clg__datastore_fail(parent, CLG_ERR_INVALID_ARG,
+                                   "clg_datastore_select: parent, indices and out must not be NULL");
+    for (size_t i = 0; i < count; i++)
+        if (indices[i] >= parent->size)
+            return clg__datastore_fail(parent, CLG_ERR_INVALID_ARG, "clg_datastore_select: index "
+                                       "%zu (position %zu) is outside the %zu samples", indices[i],
+                                       i, parent->size);
+    size_t *map = clg__malloc((count ? count : 1) * sizeof *map);
+    clg_status st = map ? clg_datastore_subset(parent, 0, 0, out)
+                        : clg__datastore_fail(parent, CLG_ERR_OUT_OF_HOST_MEMORY,
+                                              "clg_datastore_select: out of host memory");
+    if (st != CLG_OK) {
+        free(map);
+        return st;
+    }
+    if (count)
+        memcpy(map, indices, count * sizeof *map);
+    (*out)->map = map;
+    (*out)->size = count;
+    return CLG_OK;
+}
+
+static uint64_t splitmix64(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+clg_status clg_datastore_split(clg_datastore *parent, double fraction, uint64_t seed,
+                               clg_datastore **first, clg_datastore **second)
+{
+    if (first)
+        *first = NULL;
+    if (second)
+        *second = NULL;
+    if (!parent || !first || !second || !(fraction >= 0.0 && fraction <= 1.0))
+        return clg__datastore_fail(parent, CLG_ERR_INVALID_ARG, "clg_datastore_split: parent and "
+                                   "outputs must not be NULL, fraction in [0, 1]");
+    size_t n = parent->size, k = (size_t)(fraction * (double)n + 0.5);
+    size_t *perm = clg__malloc((n ? n : 1) * sizeof *perm);
+    if (!perm)
+        return clg__datastore_fail(parent, CLG_ERR_OUT_OF_HOST_MEMORY,
+                                   "clg_datastore_split: out of host memory");
+    for (size_t i = 0; i < n; i++)
+        perm[i] = i;
+    uint64_t s = seed;
+    for (size_t i = n; i > 1; i--) { /* Fisher-Yates from the seed */
+        size_t j = (size_t)(splitmix64(&s) % i), t = perm[i - 1];
+        perm[i - 1] = perm[j];
+        perm[j] = t;
+    }
+    clg_status st = clg_datastore_select(parent, perm, k, first);
+    if (st == CLG_OK)
+        st = clg_datastore_select(parent, perm + k, n - k, second);
+    free(perm);
+    if (st != CLG_OK) {
+        clg_datastore_destroy(*first);
+        *first = NULL;
+    }
+    return st;
 }
 
 size_t clg_datastore_size(const clg_datastore *ds)
@@ -165,7 +236,7 @@ clg_status clg_datastore_read(clg_datastore *ds, const size_t *indices, size_t n
         clg_datastore *src = ds;
         size_t index = indices[i];
         while (src->parent) {
-            index += src->first;
+            index = src->map ? src->map[index] : index + src->first;
             src = src->parent;
         }
         float *image = images ? images + i * per : NULL;
@@ -178,6 +249,13 @@ clg_status clg_datastore_read(clg_datastore *ds, const size_t *indices, size_t n
         }
     }
     return CLG_OK;
+}
+
+size_t clg_datastore_skipped(clg_datastore *ds, int reset)
+{
+    while (ds && ds->parent)
+        ds = ds->parent;
+    return ds && ds->ops && ds->ops->skipped ? ds->ops->skipped(ds->impl, reset) : 0;
 }
 
 const char *clg_datastore_last_error(const clg_datastore *ds)

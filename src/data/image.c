@@ -157,12 +157,11 @@ clg_status clg__image_decode(const unsigned char *data, size_t len, size_t c, si
     return CLG_OK;
 }
 
-clg_status clg_image_read(const char *path, size_t c, size_t h, size_t w, float *out)
+/* The whole file, at most CLG_IMAGE_MAX_FILE bytes; malloc'd. */
+static clg_status read_file(const char *path, unsigned char **out, size_t *out_len)
 {
-    if (!path || !out || (c != 1 && c != 3) || !h || !w || h > CLG_IMAGE_MAX_SIDE ||
-        w > CLG_IMAGE_MAX_SIDE)
-        return clg__datastore_fail(NULL, CLG_ERR_INVALID_ARG, "clg_image_read: path and out must "
-                                   "not be NULL, channels 1 or 3, sizes 1..%d", CLG_IMAGE_MAX_SIDE);
+    *out = NULL;
+    *out_len = 0;
     FILE *f = fopen(path, "rb");
     if (!f)
         return clg__datastore_fail(NULL, CLG_ERR_IO, "cannot open image %s", path);
@@ -193,6 +192,24 @@ clg_status clg_image_read(const char *path, size_t c, size_t h, size_t w, float 
     if (st == CLG_OK && ferror(f))
         st = clg__datastore_fail(NULL, CLG_ERR_IO, "cannot read image %s", path);
     fclose(f);
+    if (st != CLG_OK) {
+        free(data);
+        return st;
+    }
+    *out = data;
+    *out_len = len;
+    return CLG_OK;
+}
+
+clg_status clg_image_read(const char *path, size_t c, size_t h, size_t w, float *out)
+{
+    if (!path || !out || (c != 1 && c != 3) || !h || !w || h > CLG_IMAGE_MAX_SIDE ||
+        w > CLG_IMAGE_MAX_SIDE)
+        return clg__datastore_fail(NULL, CLG_ERR_INVALID_ARG, "clg_image_read: path and out must "
+                                   "not be NULL, channels 1 or 3, sizes 1..%d", CLG_IMAGE_MAX_SIDE);
+    unsigned char *data;
+    size_t len;
+    clg_status st = read_file(path, &data, &len);
     if (st == CLG_OK) {
         char msg[256];
         st = clg__image_decode(data, len, c, h, w, out, msg, sizeof msg);
@@ -200,5 +217,23 @@ clg_status clg_image_read(const char *path, size_t c, size_t h, size_t w, float 
             clg__datastore_fail(NULL, st, "image %s: %s", path, msg);
     }
     free(data);
+    return st;
+}
+
+clg_status clg__image_size(const char *path, size_t *h, size_t *w)
+{
+    unsigned char *data;
+    size_t len;
+    clg_status st = read_file(path, &data, &len);
+    int iw = 0, ih = 0, ic = 0;
+    if (st == CLG_OK && (!len || len > (size_t)CLG_IMAGE_MAX_FILE || !pnm_header_ok(data, len) ||
+                         !jpeg_tables_ok(data, len) ||
+                         !stbi_info_from_memory(data, (int)len, &iw, &ih, &ic) || iw < 1 ||
+                         ih < 1 || iw > CLG_IMAGE_MAX_SIDE || ih > CLG_IMAGE_MAX_SIDE))
+        st = clg__datastore_fail(NULL, CLG_ERR_CORRUPT, "image %s: not a readable PNG, JPEG, BMP "
+                                 "or PNM image within the size limits", path);
+    free(data);
+    *h = (size_t)ih;
+    *w = (size_t)iw;
     return st;
 }
