@@ -245,6 +245,9 @@ static void p_data(void)
     fo.channels = 2;
     BAD(clg_datastore_open_folder(".", &fo, &ds));
     assert_int_equal(clg_datastore_skipped(NULL, 0), 0);
+    clg_augment_options ao = clg_augment_options_default();
+    BAD(clg_datastore_augment(NULL, &ao, &ds));
+    BAD(clg_datastore_set_epoch(NULL, 1));
     BAD(clg_datastore_from_memory(NULL, &l, 1, (clg_shape){1, 1, 1, 1}, 2, &ds));
     l = 5;
     BAD(clg_datastore_from_memory(&f, &l, 1, (clg_shape){1, 1, 1, 1}, 2, &ds));
@@ -315,7 +318,8 @@ static const entry table[] = {
                      "clg_datastore_class_count clg_datastore_class_name clg_datastore_set_class_names "
                      "clg_datastore_read clg_datastore_last_error clg_image_read clg_datastore_from_memory "
                      "clg_datastore_select clg_datastore_split clg_image_folder_options_default "
-                     "clg_datastore_open_folder clg_datastore_skipped"},
+                     "clg_datastore_open_folder clg_datastore_skipped clg_augment_options_default "
+                     "clg_datastore_augment clg_datastore_set_epoch"},
     {"train", p_train, "clg_train_options_default clg_train_options_check clg_solver_name "
                        "clg_solver_parse clg_train clg_train_resume clg_net_evaluate clg_split_batch"},
 };

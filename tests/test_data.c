@@ -388,6 +388,106 @@ static void folder_and_idx_agree_on_fashion_mnist(void **state)
     clg_datastore_destroy(idx);
 }
 
+/* Augmentation geometry on synthetic images: a mirrored gradient is the reversed gradient, a
+ * 90 degree rotation is the exact rotation, a centre crop is the middle, randomness depends on
+ * (seed, epoch, index) only, and z-scores have mean 0 and deviation 1. */
+static void augmentation_geometry(void **state)
+{
+    (void)state;
+    enum { N = 16, S = 5 };
+    float img[N * S * S];
+    int32_t lab[N];
+    for (int n = 0; n < N; n++) {
+        lab[n] = n % 2;
+        for (int i = 0; i < S * S; i++)
+            img[n * S * S + i] = n < 8 ? (float)(i % S) : (float)((i * 7 + n) % 11) / 11.0f;
+    }
+    clg_datastore *base, *aug;
+    CLG_ASSERT_STATUS(clg_datastore_from_memory(img, lab, N, (clg_shape){1, 1, S, S}, 2, &base), CLG_OK);
+    /* reflection: each gradient image comes back as it is or exactly reversed, both seen */
+    clg_augment_options o = clg_augment_options_default();
+    o.reflection_x = 1;
+    o.seed = 3;
+    CLG_ASSERT_STATUS(clg_datastore_augment(base, &o, &aug), CLG_OK);
+    int kept = 0, mirrored = 0;
+    for (size_t k = 0; k < 8; k++) {
+        float x[S * S];
+        int32_t l;
+        CLG_ASSERT_STATUS(clg_datastore_read(aug, &k, 1, x, &l), CLG_OK);
+        assert_int_equal(l, (int)k % 2);
+        int same = 1, rev = 1;
+        for (int i = 0; i < S * S; i++) {
+            same &= x[i] == (float)(i % S);
+            rev &= x[i] == (float)(S - 1 - i % S);
+        }
+        assert_true(same || rev);
+        kept += same;
+        mirrored += rev;
+    }
+    assert_true(kept > 0 && mirrored > 0);
+    clg_datastore_destroy(aug);
+    /* rotation by exactly 90 degrees: out[i][j] = in[S-1-j][i] */
+    o = clg_augment_options_default();
+    o.rotation[0] = o.rotation[1] = 90.0f;
+    CLG_ASSERT_STATUS(clg_datastore_augment(base, &o, &aug), CLG_OK);
+    size_t k = 9;
+    float x[S * S];
+    int32_t l;
+    CLG_ASSERT_STATUS(clg_datastore_read(aug, &k, 1, x, &l), CLG_OK);
+    for (int i = 0; i < S; i++)
+        for (int j = 0; j < S; j++)
+            assert_true(fabsf(x[i * S + j] - img[9 * S * S + (S - 1 - j) * S + i]) < 1e-5f);
+    clg_datastore_destroy(aug);
+    /* centre crop 3x3 of 5x5 */
+    o = clg_augment_options_default();
+    o.crop = CLG_CROP_CENTER;
+    o.height = o.width = 3;
+    CLG_ASSERT_STATUS(clg_datastore_augment(base, &o, &aug), CLG_OK);
+    assert_int_equal(clg_datastore_sample_shape(aug).h, 3);
+    CLG_ASSERT_STATUS(clg_datastore_read(aug, &k, 1, x, &l), CLG_OK);
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            assert_true(x[i * 3 + j] == img[9 * S * S + (i + 1) * S + j + 1]);
+    clg_datastore_destroy(aug);
+    /* randomness: a function of (seed, epoch, index) */
+    o = clg_augment_options_default();
+    o.rotation[0] = -30.0f, o.rotation[1] = 30.0f;
+    o.translation_x[0] = -1.0f, o.translation_x[1] = 1.0f;
+    o.crop = CLG_CROP_RANDOM;
+    o.height = o.width = 4;
+    o.seed = 11;
+    clg_datastore *twin;
+    CLG_ASSERT_STATUS(clg_datastore_augment(base, &o, &aug), CLG_OK);
+    CLG_ASSERT_STATUS(clg_datastore_augment(base, &o, &twin), CLG_OK);
+    float a1[16], a2[16], a3[16];
+    CLG_ASSERT_STATUS(clg_datastore_read(aug, &k, 1, a1, &l), CLG_OK);
+    CLG_ASSERT_STATUS(clg_datastore_read(aug, (size_t[]){3}, 1, a3, &l), CLG_OK); /* in between */
+    CLG_ASSERT_STATUS(clg_datastore_read(twin, &k, 1, a2, &l), CLG_OK);
+    assert_memory_equal(a1, a2, sizeof a1);
+    CLG_ASSERT_STATUS(clg_datastore_set_epoch(aug, 1), CLG_OK);
+    CLG_ASSERT_STATUS(clg_datastore_read(aug, &k, 1, a3, &l), CLG_OK);
+    assert_true(memcmp(a1, a3, sizeof a1) != 0);
+    clg_datastore_destroy(aug);
+    clg_datastore_destroy(twin);
+    /* z-score: mean 0 and deviation 1 over the data set */
+    o = clg_augment_options_default();
+    o.normalization = CLG_NORM_ZSCORE;
+    CLG_ASSERT_STATUS(clg_datastore_augment(base, &o, &aug), CLG_OK);
+    double sum = 0, sq = 0;
+    for (size_t n = 0; n < N; n++) {
+        CLG_ASSERT_STATUS(clg_datastore_read(aug, &n, 1, x, &l), CLG_OK);
+        for (int i = 0; i < S * S; i++)
+            sum += x[i], sq += (double)x[i] * x[i];
+    }
+    double mean = sum / (N * S * S), var = sq / (N * S * S) - mean * mean;
+    assert_true(fabs(mean) < 1e-5 && fabs(var - 1.0) < 1e-4);
+    clg_datastore_destroy(aug);
+    o.crop = CLG_CROP_CENTER; /* a crop larger than the input is refused */
+    o.height = o.width = 6;
+    CLG_ASSERT_STATUS(clg_datastore_augment(base, &o, &aug), CLG_ERR_INVALID_ARG);
+    clg_datastore_destroy(base);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -413,6 +513,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(images_decode_resize_and_refuse),
         cmocka_unit_test(image_folders_scan_read_and_split),
         cmocka_unit_test(folder_and_idx_agree_on_fashion_mnist),
+        cmocka_unit_test(augmentation_geometry),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -40,6 +40,8 @@ typedef struct cli {
     size_t limit_train, limit_test;
     unsigned split_cpu;
     clg_image_folder_options images;
+    clg_augment_options augment;
+    int augmenting;
     float worker_load[16];
     size_t worker_load_count;
     size_t table_every;
@@ -59,6 +61,9 @@ static void usage(FILE *f)
 "  --image-size HxW, --channels 1|3   image folders: size and colour (default: the first\n"
 "                            image's size, gray)\n"
 "  --bad-files fail|skip     image folders: stop at an undecodable file, or skip it\n"
+"  --augment-reflect-x, --augment-rotation DEG, --augment-translation PIXELS\n"
+"                            random mirroring, rotation in [-DEG, DEG], shifts in\n"
+"                            [-PIXELS, PIXELS] of the training images (per sample and epoch)\n"
 "  --save FILE               model file to write (default: clgrad-model.clgm)\n"
 "  --resume PATH             continue from a checkpoint file, or the newest in a folder\n"
 "  --evaluate MODEL          only evaluate a saved model on the test set\n"
@@ -125,7 +130,7 @@ static int parse_float(const char *s, float *out)
 enum { O_NET = 256, O_DATA, O_SAVE, O_RESUME, O_EVAL, O_SOLVER, O_LR, O_SCHED, O_DROPF, O_DROPP,
        O_WARM, O_MOM, O_L2, O_EPS, O_B1, O_B2, O_GT, O_GTM, O_EPOCHS, O_BATCH, O_SHUF, O_VSPLIT,
        O_VFREQ, O_VPAT, O_OUTNET, O_VERB, O_CKP, O_CKF, O_CKU, O_LOG, O_PLOT, O_ENV, O_DEV,
-       O_SEED, O_QUIET, O_HELP, O_VERSION, O_VTEST, O_LTRAIN, O_LTEST, O_SPLIT, O_WLOAD, O_FAULT, O_BG, O_LRREF, O_IMSIZE, O_CHAN, O_BAD };
+       O_SEED, O_QUIET, O_HELP, O_VERSION, O_VTEST, O_LTRAIN, O_LTEST, O_SPLIT, O_WLOAD, O_FAULT, O_BG, O_LRREF, O_IMSIZE, O_CHAN, O_BAD, O_AUGX, O_AUGR, O_AUGT };
 
 static const struct option long_options[] = {
     {"net", 1, 0, O_NET}, {"data", 1, 0, O_DATA}, {"save", 1, 0, O_SAVE},
@@ -141,6 +146,8 @@ static const struct option long_options[] = {
     {"on-device-fault", 1, 0, O_FAULT}, {"dispatch-in-background", 0, 0, O_BG},
     {"lr-reference-batch", 1, 0, O_LRREF}, {"image-size", 1, 0, O_IMSIZE},
     {"channels", 1, 0, O_CHAN}, {"bad-files", 1, 0, O_BAD},
+    {"augment-reflect-x", 0, 0, O_AUGX}, {"augment-rotation", 1, 0, O_AUGR},
+    {"augment-translation", 1, 0, O_AUGT},
     {"validation-frequency", 1, 0, O_VFREQ}, {"validation-patience", 1, 0, O_VPAT},
     {"output-network", 1, 0, O_OUTNET}, {"verbose-frequency", 1, 0, O_VERB},
     {"checkpoint-path", 1, 0, O_CKP}, {"checkpoint-frequency", 1, 0, O_CKF},
@@ -158,6 +165,7 @@ static int parse_args(int argc, char **argv, cli *c)
     c->table_every = 50;
     c->o = clg_train_options_default();
     c->images = clg_image_folder_options_default();
+    c->augment = clg_augment_options_default();
     c->o.solver = CLG_SOLVER_ADAM;
     c->o.initial_learn_rate = 0.001f;
     c->o.max_epochs = 2;
@@ -224,6 +232,24 @@ static int parse_args(int argc, char **argv, cli *c)
             ok = !strcmp(a, "1") || !strcmp(a, "3");
             c->images.channels = (size_t)atoi(a);
             break;
+        case O_AUGX:
+            c->augment.reflection_x = c->augmenting = 1;
+            break;
+        case O_AUGR: {
+            float deg = 0;
+            ok = parse_float(a, &deg) && deg >= 0;
+            c->augment.rotation[0] = -deg, c->augment.rotation[1] = deg;
+            c->augmenting = 1;
+            break;
+        }
+        case O_AUGT: {
+            float px = 0;
+            ok = parse_float(a, &px) && px >= 0;
+            c->augment.translation_x[0] = c->augment.translation_y[0] = -px;
+            c->augment.translation_x[1] = c->augment.translation_y[1] = px;
+            c->augmenting = 1;
+            break;
+        }
         case O_BAD:
             ok = !strcmp(a, "fail") || !strcmp(a, "skip");
             c->images.bad_files = !strcmp(a, "skip") ? CLG_BAD_FILES_SKIP : CLG_BAD_FILES_FAIL;
@@ -460,7 +486,7 @@ int main(int argc, char **argv)
         c.o.worker_load = c.worker_load_count ? c.worker_load : NULL;
         c.o.worker_load_count = c.worker_load_count;
     }
-    clg_datastore *train = NULL, *test = NULL, *fit = NULL, *val = NULL;
+    clg_datastore *train = NULL, *test = NULL, *fit = NULL, *val = NULL, *augmented = NULL;
     clg_net *net = NULL;
     display d = {.quiet = c.quiet, .tty = isatty(STDOUT_FILENO) && !c.quiet,
                  .table_every = c.table_every, .batch = c.o.mini_batch_size, .plot_path = c.plot};
@@ -498,6 +524,16 @@ int main(int argc, char **argv)
         fail("splitting the training set", st, clg_last_error());
         goto done;
     }
+    if (c.augmenting) { /* the training part only; validation and test images stay as they are */
+        c.augment.seed = c.o.seed;
+        clg_datastore *aug = NULL;
+        st = clg_datastore_augment(fit, &c.augment, &aug);
+        if (st != CLG_OK) {
+            fail("augmentation", st, clg_last_error());
+            goto done;
+        }
+        augmented = aug;
+    }
     if (c.val_on_test)
         val = test;
     if (c.images.bad_files == CLG_BAD_FILES_SKIP)
@@ -508,7 +544,7 @@ int main(int argc, char **argv)
     if (c.resume) {
         if (!c.quiet)
             printf("Resuming from %s\n", c.resume);
-        st = clg_train_resume(ctx, c.resume, fit, val, &c.o, &net, &rep);
+        st = clg_train_resume(ctx, c.resume, augmented ? augmented : fit, val, &c.o, &net, &rep);
     } else {
         char *text = c.net_file ? read_file(c.net_file) : NULL;
         if (c.net_file && !text) {
@@ -543,7 +579,7 @@ int main(int argc, char **argv)
                      c.o.mini_batch_size);
             if (!c.quiet)
                 display_table_header();
-            st = clg_train(net, fit, val, &c.o, &rep);
+            st = clg_train(net, augmented ? augmented : fit, val, &c.o, &rep);
         }
     }
     if (st != CLG_OK) {
@@ -568,6 +604,7 @@ int main(int argc, char **argv)
 done:
     plot_free(&d.plot);
     clg_net_destroy(net);
+    clg_datastore_destroy(augmented);
     if (val != test)
         clg_datastore_destroy(val);
     clg_datastore_destroy(fit);

@@ -75,6 +75,44 @@ CLG_API clg_image_folder_options clg_image_folder_options_default(void);
 CLG_API clg_status clg_datastore_open_folder(const char *dir, const clg_image_folder_options *o,
                                              clg_datastore **out);
 
+/* Augmentation, like MATLAB's augmentedImageDatastore. */
+typedef enum clg_crop {
+    CLG_CROP_NONE = 0,    /* output size = input size */
+    CLG_CROP_CENTER = 1,  /* a height x width window at the centre */
+    CLG_CROP_RANDOM = 2   /* a height x width window at a random place per sample */
+} clg_crop;
+
+typedef enum clg_normalization {
+    CLG_NORM_NONE = 0,
+    CLG_NORM_ZERO_CENTER = 1, /* minus the per-channel mean of the whole data set */
+    CLG_NORM_ZSCORE = 2       /* and divided by the per-channel standard deviation */
+} clg_normalization;
+
+typedef struct clg_augment_options {
+    int reflection_x, reflection_y;   /* 1: mirror left-right / top-bottom with probability 1/2 */
+    float rotation[2];                /* degrees, uniform in [lo, hi] */
+    float scale[2];                   /* uniform in [lo, hi]; 1 1: none */
+    float translation_x[2], translation_y[2]; /* pixels, uniform in [lo, hi] */
+    float fill;                       /* value of pixels from outside the image */
+    clg_crop crop;
+    size_t height, width;             /* output size of a crop */
+    clg_normalization normalization;  /* statistics computed once, from every sample */
+    uint64_t seed;                    /* randomness = f(seed, epoch, sample index) only */
+} clg_augment_options;
+
+/** No transformation, no crop, no normalisation, seed 0. */
+CLG_API clg_augment_options clg_augment_options_default(void);
+
+/** A view of parent whose samples are transformed on read: one bilinear resampling for the
+ *  reflections, rotation, scale and translation about the centre, cropped, then normalised.
+ *  Borrows parent. With normalisation, the per-channel statistics are computed now, reading
+ *  every sample once. */
+CLG_API clg_status clg_datastore_augment(clg_datastore *parent, const clg_augment_options *o,
+                                         clg_datastore **out);
+
+/** Sets the epoch that augmentation randomness depends on (clg_train calls it every epoch). */
+CLG_API clg_status clg_datastore_set_epoch(clg_datastore *ds, uint64_t epoch);
+
 /** Files skipped so far because they could not be decoded (CLG_BAD_FILES_SKIP); the counter
  *  belongs to the store the files live in (a subset reports its parent's). reset 1 clears it. */
 CLG_API size_t clg_datastore_skipped(clg_datastore *ds, int reset);

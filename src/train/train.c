@@ -234,6 +234,7 @@ static clg_status run(clg__trainer *t)
     float lr = learn_rate(t);
     while (st == CLG_OK && !stop && t->epoch < o->max_epochs) {
         build_order(t, t->epoch);
+        clg_datastore_set_epoch(t->train, (uint64_t)t->epoch); /* augmentation draws */
         for (; st == CLG_OK && !stop && t->next_iter < t->iters_per_epoch; t->next_iter++) {
             lr = learn_rate(t);
             t->step++;

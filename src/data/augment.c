@@ -1,0 +1,200 @@
+/* Augmentation (like augmentedImageDatastore): random reflection, rotation, scale and
+ * translation by one inverse-mapped bilinear resampling, crops to an output size, and
+ * normalisation. Each sample's randomness comes from (seed, epoch, sample index) only. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "data/data_internal.h"
+
+typedef struct augment_store {
+    clg_datastore *parent;     /* borrowed */
+    clg_augment_options o;
+    clg_shape in;              /* the parent's sample */
+    float *buf;                /* one input sample (a datastore is single-threaded) */
+    float mean[4], scale[4];   /* normalisation per channel: (x - mean) * scale */
+    uint64_t epoch;
+} augment_store;
+
+static uint64_t mix(uint64_t z)
+{
+    z += 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* The k-th uniform in [0, 1) of a sample: a hash of (seed, epoch, index, k). */
+static double draw(const augment_store *s, size_t index, unsigned k)
+{
+    uint64_t h = mix(mix(mix(s->o.seed) ^ s->epoch) ^ (uint64_t)index) ^ k;
+    return (double)(mix(h) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+static double between(const augment_store *s, size_t index, unsigned k, const float r[2])
+{
+    return r[0] + (r[1] - r[0]) * draw(s, index, k);
+}
+
+static float bilinear(const float *plane, size_t h, size_t w, double y, double x, float fill)
+{
+    double fy = floor(y), fx = floor(x);
+    long y0 = (long)fy, x0 = (long)fx;
+    double dy = y - fy, dx = x - fx, acc = 0.0;
+    for (int a = 0; a < 2; a++)
+        for (int b = 0; b < 2; b++) {
+            long yy = y0 + a, xx = x0 + b;
+            double wgt = (a ? dy : 1 - dy) * (b ? dx : 1 - dx);
+            float v = yy < 0 || xx < 0 || yy >= (long)h || xx >= (long)w ? fill : plane[yy * (long)w + xx];
+            acc += wgt * v;
+        }
+    return (float)acc;
+}
+
+static clg_status augment_read(clg_datastore *ds, size_t index, float *image, int32_t *label)
+{
+    augment_store *s = ds->impl;
+    const clg_augment_options *o = &s->o;
+    float *src = image ? s->buf : NULL;
+    clg_status st = clg_datastore_read(s->parent, &index, 1, src, label);
+    if (st != CLG_OK)
+        return clg__datastore_fail(ds, st, "%s", clg_datastore_last_error(s->parent));
+    if (!image)
+        return CLG_OK;
+    size_t C = s->in.c, H = s->in.h, W = s->in.w, OH = ds->sample.h, OW = ds->sample.w;
+    /* Output pixel (i, j) maps to input (y, x) = A (i - oc) + ic + t: the inverse of a
+     * rotation by angle, scaling, reflections and a translation, around the centres. */
+    double angle = between(s, index, 0, o->rotation) * 3.14159265358979323846 / 180.0;
+    double sc = between(s, index, 1, o->scale);
+    double ty = between(s, index, 2, o->translation_y), tx = between(s, index, 3, o->translation_x);
+    double fy = o->reflection_y && draw(s, index, 4) < 0.5 ? -1.0 : 1.0;
+    double fx = o->reflection_x && draw(s, index, 5) < 0.5 ? -1.0 : 1.0;
+    /* the crop window inside the (transformed) input: centred, or random per sample */
+    double cy = (H - 1) / 2.0, cx = (W - 1) / 2.0;
+    if (o->crop == CLG_CROP_RANDOM) {
+        cy = (OH - 1) / 2.0 + floor(draw(s, index, 6) * (double)(H - OH + 1));
+        cx = (OW - 1) / 2.0 + floor(draw(s, index, 7) * (double)(W - OW + 1));
+    }
+    double ca = cos(angle) / sc, sa = sin(angle) / sc;
+    for (size_t c = 0; c < C; c++) {
+        const float *plane = src + c * H * W;
+        float *out = image + c * OH * OW;
+        for (size_t i = 0; i < OH; i++)
+            for (size_t j = 0; j < OW; j++) {
+                double v = ((double)i - (OH - 1) / 2.0) * fy, u = ((double)j - (OW - 1) / 2.0) * fx;
+                double y = ca * v - sa * u + cy - ty, x = sa * v + ca * u + cx - tx;
+                float p = bilinear(plane, H, W, y, x, o->fill);
+                out[i * OW + j] = (p - s->mean[c]) * s->scale[c];
+            }
+    }
+    return CLG_OK;
+}
+
+static void augment_destroy(void *impl)
+{
+    augment_store *s = impl;
+    if (s)
+        free(s->buf);
+    free(s);
+}
+
+static const clg__datastore_ops augment_ops = {augment_read, augment_destroy, NULL};
+
+clg_augment_options clg_augment_options_default(void)
+{
+    clg_augment_options o;
+    memset(&o, 0, sizeof o);
+    o.scale[0] = o.scale[1] = 1.0f;
+    o.crop = CLG_CROP_NONE;
+    o.normalization = CLG_NORM_NONE;
+    return o;
+}
+
+/* Per-channel mean and standard deviation over every sample of the parent, in double. */
+static clg_status statistics(augment_store *s, clg_datastore *parent)
+{
+    size_t n = clg_datastore_size(parent), C = s->in.c, HW = s->in.h * s->in.w;
+    double sum[4] = {0}, sq[4] = {0};
+    for (size_t i = 0; i < n; i++) {
+        int32_t l;
+        clg_status st = clg_datastore_read(parent, &i, 1, s->buf, &l);
+        if (st != CLG_OK)
+            return clg__datastore_fail(NULL, st, "augment statistics: %s", clg_datastore_last_error(parent));
+        for (size_t c = 0; c < C; c++)
+            for (size_t k = 0; k < HW; k++) {
+                double v = s->buf[c * HW + k];
+                sum[c] += v;
+                sq[c] += v * v;
+            }
+    }
+    for (size_t c = 0; c < C; c++) {
+        double count = (double)n * (double)HW, mean = sum[c] / count;
+        double var = sq[c] / count - mean * mean;
+        s->mean[c] = (float)mean;
+        s->scale[c] = s->o.normalization == CLG_NORM_ZSCORE && var > 0 ? (float)(1.0 / sqrt(var)) : 1.0f;
+    }
+    return CLG_OK;
+}
+
+clg_status clg_datastore_augment(clg_datastore *parent, const clg_augment_options *o,
+                                 clg_datastore **out)
+{
+    if (out)
+        *out = NULL;
+    clg_shape in = clg_datastore_sample_shape(parent);
+    if (!parent || !o || !out || in.c > 4 || !(o->scale[0] > 0 && o->scale[1] >= o->scale[0]) ||
+        o->rotation[1] < o->rotation[0] || o->translation_x[1] < o->translation_x[0] ||
+        o->translation_y[1] < o->translation_y[0] || o->crop < CLG_CROP_NONE ||
+        o->crop > CLG_CROP_RANDOM || o->normalization < CLG_NORM_NONE ||
+        o->normalization > CLG_NORM_ZSCORE ||
+        (o->crop != CLG_CROP_NONE && (!o->height || !o->width || o->height > in.h || o->width > in.w)))
+        return clg__datastore_fail(parent, CLG_ERR_INVALID_ARG, "clg_datastore_augment: parent, "
+                                   "options and out must not be NULL; ranges low <= high, scale > 0; "
+                                   "a crop needs an output size within the input; at most 4 channels");
+    augment_store *s = clg__calloc(1, sizeof *s);
+    if (s)
+        s->buf = clg__malloc(clg_shape_numel(in) * sizeof *s->buf);
+    if (!s || !s->buf) {
+        augment_destroy(s);
+        return clg__datastore_fail(parent, CLG_ERR_OUT_OF_HOST_MEMORY, "clg_datastore_augment: out of host memory");
+    }
+    s->parent = parent;
+    s->o = *o;
+    s->in = in;
+    for (int c = 0; c < 4; c++)
+        s->mean[c] = 0.0f, s->scale[c] = 1.0f;
+    clg_status st = o->normalization != CLG_NORM_NONE ? statistics(s, parent) : CLG_OK;
+    if (st != CLG_OK) {
+        augment_destroy(s);
+        return st;
+    }
+    clg_shape sample = in;
+    if (o->crop != CLG_CROP_NONE)
+        sample.h = o->height, sample.w = o->width;
+    st = clg__datastore_new(&augment_ops, s, clg_datastore_size(parent), sample,
+                            clg_datastore_class_count(parent), out);
+    if (st == CLG_OK) {
+        size_t k = clg_datastore_class_count(parent);
+        const char **names = clg__calloc(k ? k : 1, sizeof *names);
+        for (size_t i = 0; names && i < k; i++)
+            names[i] = clg_datastore_class_name(parent, i);
+        st = names ? clg_datastore_set_class_names(*out, names, k)
+                   : clg__datastore_fail(NULL, CLG_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
+        free(names);
+        if (st != CLG_OK) {
+            clg_datastore_destroy(*out);
+            *out = NULL;
+        }
+    }
+    return st;
+}
+
+clg_status clg_datastore_set_epoch(clg_datastore *ds, uint64_t epoch)
+{
+    if (!ds)
+        return clg__datastore_fail(NULL, CLG_ERR_INVALID_ARG, "clg_datastore_set_epoch: ds is NULL");
+    for (clg_datastore *d = ds; d; d = d->parent)
+        if (d->ops == &augment_ops)
+            ((augment_store *)d->impl)->epoch = epoch;
+    return CLG_OK;
+}
