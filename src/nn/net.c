@@ -374,14 +374,6 @@ static clg_status each_param(clg_net *net, clg_param_set which,
     return CLG_OK;
 }
 
-static clg_status count_one(clg_tensor *t, void *host, size_t n)
-{
-    (void)t;
-    (void)host;
-    (void)n;
-    return CLG_OK;
-}
-
 size_t clg_net_param_count(const clg_net *net, clg_param_set which)
 {
     if (!net)
@@ -395,7 +387,6 @@ size_t clg_net_param_count(const clg_net *net, clg_param_set which)
             for (size_t p = 0; p < l->nparams; p++)
                 total += clg_tensor_numel(l->param[p]);
     }
-    (void)count_one;
     return total;
 }
 

@@ -15,7 +15,7 @@ static const char *act_name(clg_activation f)
     return f >= CLG_ACT_RELU && f <= CLG_ACT_TANH ? names[f] : "?";
 }
 
-/* ",a" when the four pads are one value, "a,b" for (h, w) pairs, else all four. */
+/* "a" when the four pads are one value, "a,b" for (h, w) pairs, else all four. */
 static int pad_text(char *buf, size_t cap, int t, int b, int l, int r)
 {
     if (t == b && b == l && l == r)
@@ -136,8 +136,6 @@ clg_status clg_net_text(const clg_net *net, char *buf, size_t cap, size_t *len)
         return clg__fail(net->ctx, CLG_ERR_INVALID_ARG,
                          "clg_net_text: %zu bytes needed, buffer holds %zu", n + 1, cap);
     }
-    if (!cap)
-        return CLG_OK;
     return CLG_OK;
 }
 
