@@ -99,12 +99,38 @@ static int pnm_header_ok(const unsigned char *p, size_t len)
     return 1;
 }
 
+/* stb 2.27 offsets a NULL pointer for an empty IDAT chunk that comes before any image data
+ * (undefined behaviour, found by fuzzing); such a PNG is refused here. */
+static int png_chunks_ok(const unsigned char *p, size_t len)
+{
+    static const unsigned char sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+    if (len < 8 || memcmp(p, sig, 8))
+        return 1;
+    int seen_data = 0;
+    for (size_t at = 8; at + 8 <= len;) {
+        size_t n = (size_t)p[at] << 24 | (size_t)p[at + 1] << 16 | (size_t)p[at + 2] << 8 | p[at + 3];
+        if (!memcmp(p + at + 4, "IDAT", 4)) {
+            if (!n && !seen_data)
+                return 0;
+            seen_data |= n > 0;
+        }
+        if (!memcmp(p + at + 4, "IEND", 4) || n > len - at - 8)
+            break;
+        at += 12 + n;
+    }
+    return 1;
+}
+
 clg_status clg__image_decode(const unsigned char *data, size_t len, size_t c, size_t h, size_t w,
                              float *out, char *msg, size_t msg_cap)
 {
     int iw, ih, ic;
     if (len == 0) {
         snprintf(msg, msg_cap, "empty file");
+        return CLG_ERR_CORRUPT;
+    }
+    if (!png_chunks_ok(data, len)) {
+        snprintf(msg, msg_cap, "corrupt PNG: an empty IDAT chunk before the image data");
         return CLG_ERR_CORRUPT;
     }
     if (!pnm_header_ok(data, len)) {
@@ -227,6 +253,7 @@ clg_status clg__image_size(const char *path, size_t *h, size_t *w)
     clg_status st = read_file(path, &data, &len);
     int iw = 0, ih = 0, ic = 0;
     if (st == CLG_OK && (!len || len > (size_t)CLG_IMAGE_MAX_FILE || !pnm_header_ok(data, len) ||
+                         !png_chunks_ok(data, len) ||
                          !jpeg_tables_ok(data, len) ||
                          !stbi_info_from_memory(data, (int)len, &iw, &ih, &ic) || iw < 1 ||
                          ih < 1 || iw > CLG_IMAGE_MAX_SIDE || ih > CLG_IMAGE_MAX_SIDE))
