@@ -99,8 +99,9 @@ static int pnm_header_ok(const unsigned char *p, size_t len)
     return 1;
 }
 
-/* stb 2.27 offsets a NULL pointer for an empty IDAT chunk that comes before any image data
- * (undefined behaviour, found by fuzzing); such a PNG is refused here. */
+/* Two PNG chunk problems of stb 2.27 found by fuzzing, refused here: it offsets a NULL pointer
+ * for an empty IDAT chunk before any image data (undefined behaviour), and it allocates what a
+ * chunk's length field claims before reading it (gigabytes for a few bytes of file). */
 static int png_chunks_ok(const unsigned char *p, size_t len)
 {
     static const unsigned char sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
@@ -114,7 +115,9 @@ static int png_chunks_ok(const unsigned char *p, size_t len)
                 return 0;
             seen_data |= n > 0;
         }
-        if (!memcmp(p + at + 4, "IEND", 4) || n > len - at - 8)
+        if (n > len - at - 8)
+            return 0; /* longer than what is left of the file */
+        if (!memcmp(p + at + 4, "IEND", 4))
             break;
         at += 12 + n;
     }
@@ -130,7 +133,8 @@ clg_status clg__image_decode(const unsigned char *data, size_t len, size_t c, si
         return CLG_ERR_CORRUPT;
     }
     if (!png_chunks_ok(data, len)) {
-        snprintf(msg, msg_cap, "corrupt PNG: an empty IDAT chunk before the image data");
+        snprintf(msg, msg_cap, "corrupt PNG: a chunk longer than the file, or an empty IDAT "
+                 "chunk before the image data");
         return CLG_ERR_CORRUPT;
     }
     if (!pnm_header_ok(data, len)) {
