@@ -34,39 +34,80 @@ static void fill_synthetic(float *x, int32_t *y, size_t n, size_t per)
         y[i] = (int32_t)(i % 10);
 }
 
+/* A training run of the default network on synthetic data in memory, `iters` steps of
+ * `batch`, recording the time of every step. */
+typedef struct bench_run {
+    float *x;
+    int32_t *y;
+    step_times st;
+    clg_net *net;
+    clg_datastore *ds;
+    clg_train_options opt;
+} bench_run;
+
+static clg_status run_setup(bench_run *r, clg_ctx *ctx, size_t batch, size_t iters)
+{
+    const size_t per = 28 * 28, n = batch * iters;
+    memset(r, 0, sizeof *r);
+    r->x = malloc(n * per * sizeof *r->x);
+    r->y = malloc(n * sizeof *r->y);
+    r->st = (step_times){calloc(iters, sizeof(double)), 0, iters};
+    if (!r->x || !r->y || !r->st.t)
+        return CLG_ERR_OUT_OF_HOST_MEMORY;
+    fill_synthetic(r->x, r->y, n, per);
+    clg_status s = clg_datastore_from_memory(r->x, r->y, n, (clg_shape){1, 1, 28, 28}, 10, &r->ds);
+    if (s == CLG_OK)
+        s = clg_net_parse(ctx, default_net, &r->net);
+    if (s == CLG_OK)
+        s = clg_net_init(r->net, 1);
+    r->opt = clg_train_options_default();
+    r->opt.solver = CLG_SOLVER_ADAM;
+    r->opt.initial_learn_rate = 1e-3f;
+    r->opt.mini_batch_size = batch;
+    r->opt.max_epochs = 1;
+    r->opt.shuffle = CLG_SHUFFLE_NEVER;
+    r->opt.verbose_frequency = 1;
+    r->opt.progress = record;
+    r->opt.progress_user = &r->st;
+    return s;
+}
+
+static void run_free(bench_run *r)
+{
+    clg_net_destroy(r->net);
+    clg_datastore_destroy(r->ds);
+    free(r->x);
+    free(r->y);
+    free(r->st.t);
+}
+
+/* Median step time after 10 warm-up steps (kernel builds, first touch of buffers); *steps
+ * receives how many were timed. */
+static double median_step(const step_times *st, size_t *steps)
+{
+    double *dt = malloc((st->n ? st->n : 1) * sizeof *dt);
+    size_t k = 0;
+    for (size_t i = 10; dt && i < st->n; i++)
+        dt[k++] = st->t[i] - st->t[i - 1];
+    double m = k ? bench_median(dt, k) : 0.0;
+    free(dt);
+    *steps = k;
+    return m;
+}
+
 int bench_train(const bench_opts *o, size_t batch)
 {
     clg_ctx *ctx = bench_ctx(o, NULL);
     if (!ctx)
         return 1;
     const clg_device_info *dev = clg_ctx_device(ctx);
-    const size_t iters = 10 + 10 * (size_t)o->runs, per = 28 * 28, infer_batch = 256;
-    size_t n = batch * iters;
-    float *x = malloc(n * per * sizeof *x);
-    int32_t *y = malloc(n * sizeof *y);
-    step_times st = {calloc(iters, sizeof(double)), 0, iters};
-    clg_net *net = NULL;
-    clg_datastore *ds = NULL;
+    const size_t iters = 10 + 10 * (size_t)o->runs, infer_batch = 256;
+    bench_run r;
     int rc = 1;
-    if (!x || !y || !st.t)
-        goto done;
-    fill_synthetic(x, y, n, per);
-    clg_status s = clg_datastore_from_memory(x, y, n, (clg_shape){1, 1, 28, 28}, 10, &ds);
+    clg_status s = run_setup(&r, ctx, batch, iters);
+    clg_net *net = r.net;
     if (s == CLG_OK)
-        s = clg_net_parse(ctx, default_net, &net);
-    if (s == CLG_OK)
-        s = clg_net_init(net, 1);
-    clg_train_options opt = clg_train_options_default();
-    opt.solver = CLG_SOLVER_ADAM;
-    opt.initial_learn_rate = 1e-3f;
-    opt.mini_batch_size = batch;
-    opt.max_epochs = 1;
-    opt.shuffle = CLG_SHUFFLE_NEVER;
-    opt.verbose_frequency = 1;
-    opt.progress = record;
-    opt.progress_user = &st;
-    if (s == CLG_OK)
-        s = clg_train(net, ds, NULL, &opt, NULL);
+        s = clg_train(net, r.ds, NULL, &r.opt, NULL);
     if (s != CLG_OK) {
         fprintf(stderr, "clgrad-bench train: %s: %s\n", clg_status_name(s), clg_ctx_last_error(ctx));
         goto done;
@@ -75,7 +116,7 @@ int bench_train(const bench_opts *o, size_t batch)
         clg_kernel_time kt[64];
         size_t nk = 0;
         clg_ctx_kernel_times(ctx, kt, 64, &nk, 1);
-        s = clg_train(net, ds, NULL, &opt, NULL);
+        s = clg_train(net, r.ds, NULL, &r.opt, NULL);
         clg_ctx_kernel_times(ctx, kt, 64, &nk, 1);
         double total = 0;
         for (size_t i = 0; i < nk && i < 64; i++)
@@ -85,19 +126,14 @@ int bench_train(const bench_opts *o, size_t batch)
             printf("%-28s %8lu %10.3f %6.1f%%\n", kt[i].name, kt[i].calls / iters,
                    kt[i].seconds * 1e3 / (double)iters, 100 * kt[i].seconds / total);
         printf("%-28s %8s %10.3f\n\n", "sum", "", total * 1e3 / (double)iters);
-        st.n = 0;
-        s = clg_train(net, ds, NULL, &opt, NULL); /* timed again below */
+        r.st.n = 0;
+        s = clg_train(net, r.ds, NULL, &r.opt, NULL); /* timed again below */
     }
-    /* per-step times after 10 warm-up steps (kernel builds, first-touch of buffers) */
-    double *dt = malloc(iters * sizeof *dt);
-    size_t k = 0;
-    for (size_t i = 10; i < st.n; i++)
-        dt[k++] = st.t[i] - st.t[i - 1];
-    double step = bench_median(dt, k), train_ips = (double)batch / step;
-    free(dt);
+    size_t k;
+    double step = median_step(&r.st, &k), train_ips = (double)batch / step;
     /* inference, batch 256 */
     size_t ni = infer_batch;
-    float *probs = malloc(ni * 10 * sizeof *probs), *xi = x;
+    float *probs = malloc(ni * 10 * sizeof *probs), *xi = r.x;
     double *it = malloc((size_t)o->runs * sizeof *it);
     s = clg_net_predict(net, xi, ni, probs); /* warm-up: buffers grow to 256 */
     for (int r = 0; s == CLG_OK && r < o->runs; r++) {
@@ -150,11 +186,7 @@ int bench_train(const bench_opts *o, size_t batch)
     free(lt);
     rc = 0;
 done:
-    clg_net_destroy(net);
-    clg_datastore_destroy(ds);
-    free(x);
-    free(y);
-    free(st.t);
+    run_free(&r);
     clg_ctx_destroy(ctx);
     return rc;
 }
@@ -163,31 +195,10 @@ done:
 static double train_rate(clg_ctx *const *ctxs, size_t n, size_t batch, int runs, const char *config,
                          int json, int overlap, double *readback_ms)
 {
-    const size_t iters = 10 + 5 * (size_t)runs, per = 28 * 28;
-    size_t total = batch * iters;
-    float *x = malloc(total * per * sizeof *x);
-    int32_t *y = malloc(total * sizeof *y);
-    step_times st = {calloc(iters, sizeof(double)), 0, iters};
-    clg_net *net = NULL;
-    clg_datastore *ds = NULL;
+    bench_run r;
     double rate = 0;
-    if (!x || !y || !st.t)
-        goto done;
-    fill_synthetic(x, y, total, per);
-    clg_status s = clg_datastore_from_memory(x, y, total, (clg_shape){1, 1, 28, 28}, 10, &ds);
-    if (s == CLG_OK)
-        s = clg_net_parse(ctxs[0], default_net, &net);
-    if (s == CLG_OK)
-        s = clg_net_init(net, 1);
-    clg_train_options opt = clg_train_options_default();
-    opt.solver = CLG_SOLVER_ADAM;
-    opt.initial_learn_rate = 1e-3f;
-    opt.mini_batch_size = batch;
-    opt.max_epochs = 1;
-    opt.shuffle = CLG_SHUFFLE_NEVER;
-    opt.verbose_frequency = 1;
-    opt.progress = record;
-    opt.progress_user = &st;
+    clg_status s = run_setup(&r, ctxs[0], batch, 10 + 5 * (size_t)runs);
+    clg_train_options opt = r.opt;
     if (n > 1) {
         opt.contexts = ctxs;
         opt.context_count = n;
@@ -195,7 +206,7 @@ static double train_rate(clg_ctx *const *ctxs, size_t n, size_t batch, int runs,
     opt.overlap = overlap;
     clg_train_report rep;
     if (s == CLG_OK)
-        s = clg_train(net, ds, NULL, &opt, &rep);
+        s = clg_train(r.net, r.ds, NULL, &opt, &rep);
     if (s == CLG_OK && readback_ms)
         *readback_ms = rep.readback_ms;
     if (s != CLG_OK) {
@@ -203,11 +214,8 @@ static double train_rate(clg_ctx *const *ctxs, size_t n, size_t batch, int runs,
                 clg_ctx_last_error(ctxs[0]));
         goto done;
     }
-    double dt[256];
-    size_t k = 0;
-    for (size_t i = 10; i < st.n && k < 256; i++)
-        dt[k++] = st.t[i] - st.t[i - 1];
-    rate = (double)batch / bench_median(dt, k);
+    size_t k;
+    rate = (double)batch / median_step(&r.st, &k);
     if (json)
         printf("{\"bench\":\"train\",\"net\":\"default\",\"devices\":\"%s\",\"config\":\"%s\","
                "\"split\":\"%s\",\"overlap\":%s,\"batch\":%zu,\"images_per_s\":%.1f}\n",
@@ -217,11 +225,7 @@ static double train_rate(clg_ctx *const *ctxs, size_t n, size_t batch, int runs,
         printf("%-8s %zu device%s %10.1f images/s%s\n", config, n, n > 1 ? "s" : " ", rate,
                n > 1 ? (overlap ? " (overlapped read-back)" : " (read-back after backward)") : "");
 done:
-    clg_net_destroy(net);
-    clg_datastore_destroy(ds);
-    free(x);
-    free(y);
-    free(st.t);
+    run_free(&r);
     return rate;
 }
 
