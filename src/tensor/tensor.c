@@ -115,12 +115,14 @@ clg_status clg_tensor_download(const clg_tensor *t, float *host, size_t capacity
     return CLG_OK;
 }
 
-clg_status clg_tensor_fill(clg_tensor *t, float value)
+/* An elementwise kernel (x, offset, n, value) over the whole tensor; the public function has
+ * the kernel's name. */
+static clg_status elementwise(clg_tensor *t, const char *kernel, float value)
 {
     if (!t)
-        return clg__fail(NULL, CLG_ERR_INVALID_ARG, "clg_tensor_fill: tensor is NULL");
+        return clg__fail(NULL, CLG_ERR_INVALID_ARG, "%s: tensor is NULL", kernel);
     clg__launch l;
-    clg_status st = clg__launch_begin(t->ctx, "tensor", NULL, "clg_tensor_fill", &l);
+    clg_status st = clg__launch_begin(t->ctx, "tensor", NULL, kernel, &l);
     if (st != CLG_OK)
         return st;
     size_t n = clg_tensor_numel(t);
@@ -133,21 +135,14 @@ clg_status clg_tensor_fill(clg_tensor *t, float value)
     return clg__launch_run(&l, global, local);
 }
 
+clg_status clg_tensor_fill(clg_tensor *t, float value)
+{
+    return elementwise(t, "clg_tensor_fill", value);
+}
+
 clg_status clg_tensor_scale(clg_tensor *t, float alpha)
 {
-    if (!t)
-        return clg__fail(NULL, CLG_ERR_INVALID_ARG, "clg_tensor_scale: tensor is NULL");
-    clg__launch l;
-    clg_status st = clg__launch_begin(t->ctx, "tensor", NULL, "clg_tensor_scale", &l);
-    if (st != CLG_OK)
-        return st;
-    size_t n = clg_tensor_numel(t);
-    clg__arg_mem(&l, t->mem);
-    clg__arg_u64(&l, t->offset);
-    clg__arg_u64(&l, n);
-    clg__arg_f32(&l, alpha);
-    size_t global[3] = {n, 1, 1}, local[3] = {64, 1, 1};
-    return clg__launch_run(&l, global, local);
+    return elementwise(t, "clg_tensor_scale", alpha);
 }
 
 /* Whole-tensor reductions: work-groups enough to fill a GPU, few enough to add on the host. */
