@@ -1,0 +1,284 @@
+/* clgrad-train's options: usage text, parsing and checking. */
+#define _POSIX_C_SOURCE 200809L
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "train_args.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+"usage: clgrad-train [options]\n"
+"Trains a network (default: the TensorFlow CNN tutorial network) on an IDX data set\n"
+"(default: " DEFAULT_DATA "), evaluates it on the test set and saves it.\n"
+"  --net FILE                network text file (see README); default: the tutorial network\n"
+"  --data DIR                folder with train-/t10k- IDX files (.gz or plain), or with\n"
+"                            train/ and test/ image folders (one sub-folder per class)\n"
+"  --image-size HxW, --channels 1|3   image folders: size and colour (default: the first\n"
+"                            image's size, gray)\n"
+"  --bad-files fail|skip     image folders: stop at an undecodable file, or skip it\n"
+"  --augment-reflect-x, --augment-rotation DEG, --augment-translation PIXELS\n"
+"                            random mirroring, rotation in [-DEG, DEG], shifts in\n"
+"                            [-PIXELS, PIXELS] of the training images (per sample and epoch)\n"
+"  --save FILE               model file to write (default: clgrad-model.clgm)\n"
+"  --resume PATH             continue from a checkpoint file, or the newest in a folder\n"
+"  --evaluate MODEL          only evaluate a saved model on the test set\n"
+"  --solver sgdm|adam|rmsprop          (default adam)\n"
+"  --learn-rate R            initial learning rate (default 0.001)\n"
+"  --lr-schedule none|piecewise, --lr-drop-factor F (0.1), --lr-drop-period EPOCHS (10)\n"
+"  --warmup ITERATIONS       linear learning-rate warm-up\n"
+"  --lr-reference-batch N    linear scaling rule: rate x batch / N\n"
+"  --momentum M (0.9), --l2 L (0.0001), --epsilon E (1e-8)\n"
+"  --gradient-decay B1 (0.9), --squared-gradient-decay B2 (adam 0.999, rmsprop 0.9)\n"
+"  --gradient-threshold T, --gradient-threshold-method l2norm|global-l2norm\n"
+"  --epochs N (default 2), --batch N (default 64)\n"
+"  --shuffle once|every-epoch|never   (default every-epoch)\n"
+"  --validation-split F      hold out the last fraction F of the training set (default 0)\n"
+"  --limit-train N, --limit-test N   use only the first N images (quick tries)\n"
+"  --validate-on-test        use the test set as validation data (as the TensorFlow tutorial)\n"
+"  --validation-frequency N (50), --validation-patience N (0: off)\n"
+"  --output-network last|best-validation\n"
+"  --verbose-frequency N     table row every N iterations (default 50)\n"
+"  --checkpoint-path DIR, --checkpoint-frequency N, --checkpoint-unit epoch|iteration\n"
+"  --log FILE.csv            metrics of every iteration and validation\n"
+"  --plot FILE.png           training-progress plot, redrawn every epoch\n"
+"  --execution-environment auto|cpu|gpu|multi-gpu|parallel   (default auto)\n"
+"  --devices FILTER          device filter (index, type, vendor or name; see clgrad-devices)\n"
+"  --split-cpu N             train on the first CPU split into N sub-devices\n"
+"  --worker-load W1,W2,...   share of each device's mini-batch (default: by measured speed)\n"
+"  --on-device-fault stop|continue   (default stop; continue redoes the step on the others)\n"
+"  --dispatch-in-background  read the next mini-batch on another thread during each step\n"
+"  --seed N                  (default 1)\n"
+"  --quiet                   no table, only the result\n"
+"  --help, --version\n");
+}
+
+static int parse_size(const char *s, size_t *out)
+{
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (*s == '-' || *end || end == s)
+        return 0;
+    *out = (size_t)v;
+    return 1;
+}
+
+static int parse_int(const char *s, int *out)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (*end || end == s || v < -1000000000 || v > 1000000000)
+        return 0;
+    *out = (int)v;
+    return 1;
+}
+
+static int parse_float(const char *s, float *out)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (*end || end == s)
+        return 0;
+    *out = (float)v;
+    return 1;
+}
+
+enum { O_NET = 256, O_DATA, O_SAVE, O_RESUME, O_EVAL, O_SOLVER, O_LR, O_SCHED, O_DROPF, O_DROPP,
+       O_WARM, O_MOM, O_L2, O_EPS, O_B1, O_B2, O_GT, O_GTM, O_EPOCHS, O_BATCH, O_SHUF, O_VSPLIT,
+       O_VFREQ, O_VPAT, O_OUTNET, O_VERB, O_CKP, O_CKF, O_CKU, O_LOG, O_PLOT, O_ENV, O_DEV,
+       O_SEED, O_QUIET, O_HELP, O_VERSION, O_VTEST, O_LTRAIN, O_LTEST, O_SPLIT, O_WLOAD, O_FAULT, O_BG, O_LRREF, O_IMSIZE, O_CHAN, O_BAD, O_AUGX, O_AUGR, O_AUGT };
+
+static const struct option long_options[] = {
+    {"net", 1, 0, O_NET}, {"data", 1, 0, O_DATA}, {"save", 1, 0, O_SAVE},
+    {"resume", 1, 0, O_RESUME}, {"evaluate", 1, 0, O_EVAL}, {"solver", 1, 0, O_SOLVER},
+    {"learn-rate", 1, 0, O_LR}, {"lr-schedule", 1, 0, O_SCHED}, {"lr-drop-factor", 1, 0, O_DROPF},
+    {"lr-drop-period", 1, 0, O_DROPP}, {"warmup", 1, 0, O_WARM}, {"momentum", 1, 0, O_MOM},
+    {"l2", 1, 0, O_L2}, {"epsilon", 1, 0, O_EPS}, {"gradient-decay", 1, 0, O_B1},
+    {"squared-gradient-decay", 1, 0, O_B2}, {"gradient-threshold", 1, 0, O_GT},
+    {"gradient-threshold-method", 1, 0, O_GTM}, {"epochs", 1, 0, O_EPOCHS},
+    {"batch", 1, 0, O_BATCH}, {"shuffle", 1, 0, O_SHUF}, {"validation-split", 1, 0, O_VSPLIT},
+    {"validate-on-test", 0, 0, O_VTEST}, {"limit-train", 1, 0, O_LTRAIN},
+    {"limit-test", 1, 0, O_LTEST}, {"split-cpu", 1, 0, O_SPLIT}, {"worker-load", 1, 0, O_WLOAD},
+    {"on-device-fault", 1, 0, O_FAULT}, {"dispatch-in-background", 0, 0, O_BG},
+    {"lr-reference-batch", 1, 0, O_LRREF}, {"image-size", 1, 0, O_IMSIZE},
+    {"channels", 1, 0, O_CHAN}, {"bad-files", 1, 0, O_BAD},
+    {"augment-reflect-x", 0, 0, O_AUGX}, {"augment-rotation", 1, 0, O_AUGR},
+    {"augment-translation", 1, 0, O_AUGT},
+    {"validation-frequency", 1, 0, O_VFREQ}, {"validation-patience", 1, 0, O_VPAT},
+    {"output-network", 1, 0, O_OUTNET}, {"verbose-frequency", 1, 0, O_VERB},
+    {"checkpoint-path", 1, 0, O_CKP}, {"checkpoint-frequency", 1, 0, O_CKF},
+    {"checkpoint-unit", 1, 0, O_CKU}, {"log", 1, 0, O_LOG}, {"plot", 1, 0, O_PLOT},
+    {"execution-environment", 1, 0, O_ENV}, {"devices", 1, 0, O_DEV}, {"seed", 1, 0, O_SEED},
+    {"quiet", 0, 0, O_QUIET}, {"help", 0, 0, O_HELP}, {"version", 0, 0, O_VERSION}, {0, 0, 0, 0}};
+
+int cli_parse(int argc, char **argv, cli *c)
+{
+    memset(c, 0, sizeof *c);
+    c->data = DEFAULT_DATA;
+    c->save = "clgrad-model.clgm";
+    c->env = "auto";
+    c->table_every = 50;
+    c->o = clg_train_options_default();
+    c->images = clg_image_folder_options_default();
+    c->augment = clg_augment_options_default();
+    c->o.solver = CLG_SOLVER_ADAM;
+    c->o.initial_learn_rate = 0.001f;
+    c->o.max_epochs = 2;
+    c->o.mini_batch_size = 64;
+    c->o.shuffle = CLG_SHUFFLE_EVERY_EPOCH;
+    c->o.seed = 1;
+    int opt, ok = 1, which = 0;
+    opterr = 0;
+    while (ok && (opt = getopt_long(argc, argv, "", long_options, &which)) != -1) {
+        const char *a = optarg;
+        clg_train_options *o = &c->o;
+        switch (opt) {
+        case O_NET: c->net_file = a; break;
+        case O_DATA: c->data = a; break;
+        case O_SAVE: c->save = a; break;
+        case O_RESUME: c->resume = a; break;
+        case O_EVAL: c->evaluate = a; break;
+        case O_SOLVER: ok = clg_solver_parse(a, &o->solver) == CLG_OK; break;
+        case O_LR: ok = parse_float(a, &o->initial_learn_rate); break;
+        case O_SCHED:
+            ok = !strcmp(a, "none") || !strcmp(a, "piecewise");
+            o->learn_rate_schedule = !strcmp(a, "piecewise") ? CLG_LR_PIECEWISE : CLG_LR_NONE;
+            break;
+        case O_DROPF: ok = parse_float(a, &o->learn_rate_drop_factor); break;
+        case O_DROPP: ok = parse_int(a, &o->learn_rate_drop_period); break;
+        case O_WARM: ok = parse_size(a, &o->warmup_iterations); break;
+        case O_MOM: ok = parse_float(a, &o->momentum); break;
+        case O_L2: ok = parse_float(a, &o->l2_regularization); break;
+        case O_EPS: ok = parse_float(a, &o->epsilon); break;
+        case O_B1: ok = parse_float(a, &o->gradient_decay_factor); break;
+        case O_B2: ok = parse_float(a, &o->squared_gradient_decay_factor); break;
+        case O_GT: ok = parse_float(a, &o->gradient_threshold); break;
+        case O_GTM:
+            ok = !strcmp(a, "l2norm") || !strcmp(a, "global-l2norm");
+            o->gradient_threshold_method = !strcmp(a, "l2norm") ? CLG_GRAD_L2NORM : CLG_GRAD_GLOBAL_L2NORM;
+            break;
+        case O_EPOCHS: ok = parse_int(a, &o->max_epochs); break;
+        case O_BATCH: ok = parse_size(a, &o->mini_batch_size); break;
+        case O_SHUF:
+            ok = !strcmp(a, "once") || !strcmp(a, "every-epoch") || !strcmp(a, "never");
+            o->shuffle = !strcmp(a, "once") ? CLG_SHUFFLE_ONCE
+                         : !strcmp(a, "never") ? CLG_SHUFFLE_NEVER : CLG_SHUFFLE_EVERY_EPOCH;
+            break;
+        case O_VSPLIT: {
+            float f = 0;
+            ok = parse_float(a, &f) && f >= 0 && f < 1;
+            c->val_split = f;
+            break;
+        }
+        case O_VTEST: c->val_on_test = 1; break;
+        case O_LTRAIN: ok = parse_size(a, &c->limit_train) && c->limit_train > 0; break;
+        case O_LTEST: ok = parse_size(a, &c->limit_test) && c->limit_test > 0; break;
+        case O_BG: o->dispatch_in_background = 1; break;
+        case O_LRREF: ok = parse_size(a, &o->learn_rate_reference_batch); break;
+        case O_IMSIZE: {
+            unsigned long h = 0, w = 0;
+            char x = 0, extra = 0;
+            ok = sscanf(a, "%lu%c%lu%c", &h, &x, &w, &extra) == 3 && x == 'x' && h && w;
+            c->images.height = h;
+            c->images.width = w;
+            break;
+        }
+        case O_CHAN:
+            ok = !strcmp(a, "1") || !strcmp(a, "3");
+            c->images.channels = (size_t)atoi(a);
+            break;
+        case O_AUGX:
+            c->augment.reflection_x = c->augmenting = 1;
+            break;
+        case O_AUGR: {
+            float deg = 0;
+            ok = parse_float(a, &deg) && deg >= 0;
+            c->augment.rotation[0] = -deg, c->augment.rotation[1] = deg;
+            c->augmenting = 1;
+            break;
+        }
+        case O_AUGT: {
+            float px = 0;
+            ok = parse_float(a, &px) && px >= 0;
+            c->augment.translation_x[0] = c->augment.translation_y[0] = -px;
+            c->augment.translation_x[1] = c->augment.translation_y[1] = px;
+            c->augmenting = 1;
+            break;
+        }
+        case O_BAD:
+            ok = !strcmp(a, "fail") || !strcmp(a, "skip");
+            c->images.bad_files = !strcmp(a, "skip") ? CLG_BAD_FILES_SKIP : CLG_BAD_FILES_FAIL;
+            break;
+        case O_FAULT:
+            ok = !strcmp(a, "stop") || !strcmp(a, "continue");
+            o->device_fault_policy = !strcmp(a, "continue") ? CLG_FAULT_CONTINUE : CLG_FAULT_STOP;
+            break;
+        case O_SPLIT: {
+            size_t n = 0;
+            ok = parse_size(a, &n) && n >= 1 && n <= 16;
+            c->split_cpu = (unsigned)n;
+            break;
+        }
+        case O_WLOAD: { /* comma-separated weights */
+            char *copy = strdup(a), *save = NULL;
+            c->worker_load_count = 0;
+            for (char *tok = copy ? strtok_r(copy, ",", &save) : NULL; ok && tok;
+                 tok = strtok_r(NULL, ",", &save))
+                ok = c->worker_load_count < 16 && parse_float(tok, &c->worker_load[c->worker_load_count++]);
+            ok = ok && copy && c->worker_load_count > 0;
+            free(copy);
+            break;
+        }
+        case O_VFREQ: ok = parse_size(a, &o->validation_frequency); break;
+        case O_VPAT: ok = parse_int(a, &o->validation_patience); break;
+        case O_OUTNET:
+            ok = !strcmp(a, "last") || !strcmp(a, "best-validation");
+            o->output_network = !strcmp(a, "last") ? CLG_OUTPUT_LAST : CLG_OUTPUT_BEST_VALIDATION;
+            break;
+        case O_VERB: ok = parse_size(a, &c->table_every) && c->table_every > 0; break;
+        case O_CKP: o->checkpoint_path = a; break;
+        case O_CKF: ok = parse_int(a, &o->checkpoint_frequency); break;
+        case O_CKU:
+            ok = !strcmp(a, "epoch") || !strcmp(a, "iteration");
+            o->checkpoint_frequency_unit = !strcmp(a, "iteration");
+            break;
+        case O_LOG: o->metrics_log = a; break;
+        case O_PLOT: c->plot = a; break;
+        case O_ENV: c->env = a; o->execution_environment = a; break;
+        case O_DEV: c->devices = a; break;
+        case O_SEED: {
+            size_t s = 0;
+            ok = parse_size(a, &s);
+            o->seed = s;
+            break;
+        }
+        case O_QUIET: c->quiet = 1; break;
+        case O_HELP: usage(stdout); return -1;
+        case O_VERSION: printf("clgrad-train %s\n", clg_version()); return -1;
+        default:
+            fprintf(stderr, "clgrad-train: unknown option %s\n", argv[optind - 1]);
+            usage(stderr);
+            return 2;
+        }
+        if (!ok) {
+            fprintf(stderr, "clgrad-train: bad value \"%s\" for --%s\n", a, long_options[which].name);
+            return 2;
+        }
+    }
+    if (c->val_on_test && c->val_split > 0) {
+        fprintf(stderr, "clgrad-train: --validate-on-test and --validation-split exclude each other\n");
+        return 2;
+    }
+    if (optind < argc) {
+        fprintf(stderr, "clgrad-train: unexpected argument %s\n", argv[optind]);
+        return 2;
+    }
+    c->o.verbose_frequency = 1; /* every iteration reaches the callback; the table filters */
+    if (clg_train_options_check(&c->o) != CLG_OK) {
+        fprintf(stderr, "clgrad-train: %s\n", clg_last_error());
+        return 2;
+    }
+    return 0;
+}

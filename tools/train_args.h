@@ -1,0 +1,29 @@
+/* The command line of clgrad-train: every option, its default, and the parsed settings. */
+#ifndef CLGRAD_TRAIN_ARGS_H
+#define CLGRAD_TRAIN_ARGS_H
+
+#include "clgrad/clgrad.h"
+
+#define DEFAULT_DATA "/usr/share/datasets/fashion-mnist"
+
+typedef struct cli {
+    const char *net_file, *data, *save, *resume, *evaluate, *plot, *devices, *env;
+    double val_split;
+    int val_on_test;
+    size_t limit_train, limit_test;
+    unsigned split_cpu;
+    clg_image_folder_options images;
+    clg_augment_options augment;
+    int augmenting;
+    float worker_load[16];
+    size_t worker_load_count;
+    size_t table_every;
+    int quiet;
+    clg_train_options o;
+} cli;
+
+/* Fills c from the arguments (defaults for the rest). Returns 0 to go on, -1 after --help or
+ * --version (exit 0), else the exit code (2 for usage errors). */
+int cli_parse(int argc, char **argv, cli *c);
+
+#endif
