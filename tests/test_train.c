@@ -330,27 +330,32 @@ static void numerics_check_names_the_first_bad_layer(void **state)
     }
 }
 
-/* DispatchInBackground reads each next batch on another thread: the same batches in the same
- * order, so the same weights bit for bit (and a stop mid-epoch leaves no thread behind). */
+/* DispatchInBackground reads the next batches on worker threads: the same batches in the same
+ * order, so the same weights bit for bit with 0, 1 and 4 workers (and a stop mid-epoch leaves
+ * no thread behind). */
 static void background_dispatch_changes_nothing(void **state)
 {
     (void)state;
-    size_t n, m;
-    float *w[2];
-    for (int bg = 0; bg < 2; bg++) {
+    size_t n[3];
+    float *w[3];
+    const size_t workers[3] = {0, 1, 4};
+    for (int k = 0; k < 3; k++) {
         clg_net *net = new_net(6);
         clg_train_options o = small_options();
         o.solver = CLG_SOLVER_ADAM;
         o.initial_learn_rate = 0.01f;
-        o.dispatch_in_background = bg;
+        o.dispatch_in_background = workers[k] > 0;
+        o.dispatch_workers = workers[k];
         CLG_ASSERT_STATUS(clg_train(net, data, NULL, &o, NULL), CLG_OK);
-        w[bg] = weights(net, bg ? &m : &n);
+        w[k] = weights(net, &n[k]);
         clg_net_destroy(net);
     }
-    assert_int_equal(n, m);
-    assert_memory_equal(w[0], w[1], n * sizeof *w[0]);
-    free(w[0]);
-    free(w[1]);
+    for (int k = 1; k < 3; k++) {
+        assert_int_equal(n[0], n[k]);
+        assert_memory_equal(w[0], w[k], n[0] * sizeof *w[0]);
+    }
+    for (int k = 0; k < 3; k++)
+        free(w[k]);
     clg_net *net = new_net(6);
     clg_train_options o = small_options();
     o.dispatch_in_background = 1;

@@ -49,7 +49,8 @@ static void usage(FILE *f)
 "  --split-cpu N             train on the first CPU split into N sub-devices\n"
 "  --worker-load W1,W2,...   share of each device's mini-batch (default: by measured speed)\n"
 "  --on-device-fault stop|continue   (default stop; continue redoes the step on the others)\n"
-"  --dispatch-in-background  read the next mini-batch on another thread during each step\n"
+"  --dispatch-in-background  worker threads read the next mini-batches during each step\n"
+"  --dispatch-workers N      that many worker threads (default 1; implies the above)\n"
 "  --seed N                  (default 1)\n"
 "  --quiet                   no table, only the result\n"
 "  --help, --version\n");
@@ -88,7 +89,7 @@ static int parse_float(const char *s, float *out)
 enum { O_NET = 256, O_DATA, O_SAVE, O_RESUME, O_EVAL, O_SOLVER, O_LR, O_SCHED, O_DROPF, O_DROPP,
        O_WARM, O_MOM, O_L2, O_EPS, O_B1, O_B2, O_GT, O_GTM, O_EPOCHS, O_BATCH, O_SHUF, O_VSPLIT,
        O_VFREQ, O_VPAT, O_OUTNET, O_VERB, O_CKP, O_CKF, O_CKU, O_LOG, O_PLOT, O_ENV, O_DEV,
-       O_SEED, O_QUIET, O_HELP, O_VERSION, O_VTEST, O_LTRAIN, O_LTEST, O_SPLIT, O_WLOAD, O_FAULT, O_BG, O_LRREF, O_IMSIZE, O_CHAN, O_BAD, O_AUGX, O_AUGR, O_AUGT };
+       O_SEED, O_QUIET, O_HELP, O_VERSION, O_VTEST, O_LTRAIN, O_LTEST, O_SPLIT, O_WLOAD, O_FAULT, O_BG, O_BGW, O_LRREF, O_IMSIZE, O_CHAN, O_BAD, O_AUGX, O_AUGR, O_AUGT };
 
 static const struct option long_options[] = {
     {"net", 1, 0, O_NET}, {"data", 1, 0, O_DATA}, {"save", 1, 0, O_SAVE},
@@ -102,6 +103,7 @@ static const struct option long_options[] = {
     {"validate-on-test", 0, 0, O_VTEST}, {"limit-train", 1, 0, O_LTRAIN},
     {"limit-test", 1, 0, O_LTEST}, {"split-cpu", 1, 0, O_SPLIT}, {"worker-load", 1, 0, O_WLOAD},
     {"on-device-fault", 1, 0, O_FAULT}, {"dispatch-in-background", 0, 0, O_BG},
+    {"dispatch-workers", 1, 0, O_BGW},
     {"lr-reference-batch", 1, 0, O_LRREF}, {"image-size", 1, 0, O_IMSIZE},
     {"channels", 1, 0, O_CHAN}, {"bad-files", 1, 0, O_BAD},
     {"augment-reflect-x", 0, 0, O_AUGX}, {"augment-rotation", 1, 0, O_AUGR},
@@ -176,6 +178,10 @@ int cli_parse(int argc, char **argv, cli *c)
         case O_LTRAIN: ok = parse_size(a, &c->limit_train) && c->limit_train > 0; break;
         case O_LTEST: ok = parse_size(a, &c->limit_test) && c->limit_test > 0; break;
         case O_BG: o->dispatch_in_background = 1; break;
+        case O_BGW:
+            ok = parse_size(a, &o->dispatch_workers) && o->dispatch_workers >= 1;
+            o->dispatch_in_background = 1;
+            break;
         case O_LRREF: ok = parse_size(a, &o->learn_rate_reference_batch); break;
         case O_IMSIZE: {
             unsigned long h = 0, w = 0;

@@ -150,6 +150,40 @@ CLG_API clg_status clg_datastore_read(clg_datastore *ds, const size_t *indices, 
  *          oversized image, with the reason); CLG_ERR_INVALID_ARG. */
 CLG_API clg_status clg_image_read(const char *path, size_t c, size_t h, size_t w, float *out);
 
+/** Mini-batches read ahead by worker threads (DispatchInBackground): the workers decode and
+ *  augment into a bounded queue while the caller computes, and clg_batch_reader_next hands the
+ *  batches out in order, so the sequence is the same for any worker count (0 reads on the
+ *  caller's thread). Host memory is bounded by the queue: depth x batch samples. */
+typedef struct clg_batch_reader clg_batch_reader;
+
+/** A reader of `batch`-sample mini-batches from ds (borrowed; clg_datastore_read must allow
+ *  concurrent calls, as every store of this library does). depth 0 means 2 x workers.
+ *  @return CLG_OK; CLG_ERR_INVALID_ARG (NULL, batch 0, over 64 workers or 1024 batches
+ *          queued); CLG_ERR_OUT_OF_HOST_MEMORY (also when a thread cannot start). */
+CLG_API clg_status clg_batch_reader_create(clg_datastore *ds, size_t batch, size_t workers,
+                                           size_t depth, clg_batch_reader **out);
+
+/** Starts a pass over `batches` mini-batches: batch b is samples order[b*batch ..
+ *  (b+1)*batch) (copied). Batches of an earlier pass not yet taken are dropped (waiting for
+ *  reads in progress to end). Call clg_datastore_set_epoch before, not during, a pass. */
+CLG_API clg_status clg_batch_reader_start(clg_batch_reader *r, const size_t *order,
+                                          size_t batches);
+
+/** Copies the next batch of the pass into images (batch x C x H x W) and labels (batch),
+ *  waiting for it when a worker is still reading it. A failed read comes back at the batch it
+ *  belongs to, whatever the worker count, with the store's message (naming the file): the
+ *  status of clg_datastore_read. CLG_ERR_INVALID_ARG past the last batch of the pass. */
+CLG_API clg_status clg_batch_reader_next(clg_batch_reader *r, float *images, int32_t *labels);
+
+/** Samples read by this reader so far (decoded, for image stores). */
+CLG_API uint64_t clg_batch_reader_samples_read(const clg_batch_reader *r);
+
+/** Text of the reader's last failure ("" when none). */
+CLG_API const char *clg_batch_reader_last_error(const clg_batch_reader *r);
+
+/** Stops the workers (a read in progress ends first) and frees the queue; NULL is a no-op. */
+CLG_API void clg_batch_reader_destroy(clg_batch_reader *r);
+
 /** Text of the datastore's last failure ("" when none). */
 CLG_API const char *clg_datastore_last_error(const clg_datastore *ds);
 

@@ -113,11 +113,10 @@ typedef struct clg_train_options {
     const float *worker_load;         /* NULL: auto (by measured speed); else one weight per
                                          context (MATLAB's WorkerLoad) */
     size_t worker_load_count;
-    int dispatch_in_background;       /* 0; 1: the next mini-batch is read on another thread
-                                         while a step computes (the same batches in the same
-                                         order; the training store is then read from that
-                                         thread, so a store shared with validation must allow
-                                         concurrent reads, as the IDX and memory stores do) */
+    int dispatch_in_background;       /* 0; 1: worker threads read (decode, augment) the next
+                                         mini-batches while a step computes: the same batches
+                                         in the same order (clg_batch_reader) */
+    size_t dispatch_workers;          /* 0 means 1 worker; at most 64 */
     clg_fault_policy device_fault_policy; /* multi-device: stop */
     int overlap;                      /* multi-device: read each layer's gradients while
                                          earlier layers compute backward: -1 (default) on

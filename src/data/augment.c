@@ -2,6 +2,7 @@
  * translation by one inverse-mapped bilinear resampling, crops to an output size, and
  * normalisation. Each sample's randomness comes from (seed, epoch, sample index) only. */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,7 +12,10 @@ typedef struct augment_store {
     clg_datastore *parent;     /* borrowed */
     clg_augment_options o;
     clg_shape in;              /* the parent's sample */
-    float *buf;                /* one input sample (a datastore is single-threaded) */
+    /* input-sample buffers, one per thread reading at once (batch reader workers), kept */
+    pthread_mutex_t lock;
+    float *spare[16];
+    size_t nspare;
     float mean[4], scale[4];   /* normalisation per channel: (x - mean) * scale */
     uint64_t epoch;
 } augment_store;
@@ -51,17 +55,55 @@ static float bilinear(const float *plane, size_t h, size_t w, double y, double x
     return (float)acc;
 }
 
+static float *take_buffer(augment_store *s)
+{
+    float *b = NULL;
+    pthread_mutex_lock(&s->lock);
+    if (s->nspare)
+        b = s->spare[--s->nspare];
+    pthread_mutex_unlock(&s->lock);
+    return b ? b : clg__malloc(clg_shape_numel(s->in) * sizeof *b);
+}
+
+static void give_buffer(augment_store *s, float *b)
+{
+    pthread_mutex_lock(&s->lock);
+    if (s->nspare < sizeof s->spare / sizeof *s->spare) {
+        s->spare[s->nspare++] = b;
+        b = NULL;
+    }
+    pthread_mutex_unlock(&s->lock);
+    free(b);
+}
+
+static void transform(const augment_store *s, size_t index, const float *src, clg_shape out_shape,
+                      float *image);
+
 static clg_status augment_read(clg_datastore *ds, size_t index, float *image, int32_t *label)
 {
     augment_store *s = ds->impl;
-    const clg_augment_options *o = &s->o;
-    float *src = image ? s->buf : NULL;
+    if (!image) {
+        clg_status st = clg_datastore_read(s->parent, &index, 1, NULL, label);
+        return st == CLG_OK ? st : clg__datastore_fail(ds, st, "%s", clg_last_error());
+    }
+    float *src = take_buffer(s);
+    if (!src)
+        return clg__datastore_fail(ds, CLG_ERR_OUT_OF_HOST_MEMORY, "augment: out of host memory");
     clg_status st = clg_datastore_read(s->parent, &index, 1, src, label);
-    if (st != CLG_OK)
-        return clg__datastore_fail(ds, st, "%s", clg_datastore_last_error(s->parent));
-    if (!image)
-        return CLG_OK;
-    size_t C = s->in.c, H = s->in.h, W = s->in.w, OH = ds->sample.h, OW = ds->sample.w;
+    if (st == CLG_OK)
+        transform(s, index, src, ds->sample, image);
+    else
+        clg__datastore_fail(ds, st, "%s", clg_last_error());
+    give_buffer(s, src);
+    return st;
+}
+
+/* One bilinear resampling of the input sample src into image. */
+static void transform(const augment_store *s, size_t index, const float *src, clg_shape out_shape,
+                      float *image)
+{
+    const clg_augment_options *o = &s->o;
+    size_t C = s->in.c, H = s->in.h, W = s->in.w, OH = out_shape.h, OW = out_shape.w;
     /* Output pixel (i, j) maps to input (y, x) = A (i - oc) + ic + t: the inverse of a
      * rotation by angle, scaling, reflections and a translation, around the centres. */
     double angle = between(s, index, 0, o->rotation) * 3.14159265358979323846 / 180.0;
@@ -87,14 +129,16 @@ static clg_status augment_read(clg_datastore *ds, size_t index, float *image, in
                 out[i * OW + j] = (p - s->mean[c]) * s->scale[c];
             }
     }
-    return CLG_OK;
 }
 
 static void augment_destroy(void *impl)
 {
     augment_store *s = impl;
-    if (s)
-        free(s->buf);
+    if (!s)
+        return;
+    while (s->nspare)
+        free(s->spare[--s->nspare]);
+    pthread_mutex_destroy(&s->lock);
     free(s);
 }
 
@@ -115,18 +159,24 @@ static clg_status statistics(augment_store *s, clg_datastore *parent)
 {
     size_t n = clg_datastore_size(parent), C = s->in.c, HW = s->in.h * s->in.w;
     double sum[4] = {0}, sq[4] = {0};
+    float *buf = take_buffer(s);
+    if (!buf)
+        return clg__datastore_fail(NULL, CLG_ERR_OUT_OF_HOST_MEMORY, "augment: out of host memory");
     for (size_t i = 0; i < n; i++) {
         int32_t l;
-        clg_status st = clg_datastore_read(parent, &i, 1, s->buf, &l);
-        if (st != CLG_OK)
+        clg_status st = clg_datastore_read(parent, &i, 1, buf, &l);
+        if (st != CLG_OK) {
+            give_buffer(s, buf);
             return clg__datastore_fail(NULL, st, "augment statistics: %s", clg_datastore_last_error(parent));
+        }
         for (size_t c = 0; c < C; c++)
             for (size_t k = 0; k < HW; k++) {
-                double v = s->buf[c * HW + k];
+                double v = buf[c * HW + k];
                 sum[c] += v;
                 sq[c] += v * v;
             }
     }
+    give_buffer(s, buf);
     for (size_t c = 0; c < C; c++) {
         double count = (double)n * (double)HW, mean = sum[c] / count;
         double var = sq[c] / count - mean * mean;
@@ -152,15 +202,15 @@ clg_status clg_datastore_augment(clg_datastore *parent, const clg_augment_option
                                    "options and out must not be NULL; ranges low <= high, scale > 0; "
                                    "a crop needs an output size within the input; at most 4 channels");
     augment_store *s = clg__calloc(1, sizeof *s);
-    if (s)
-        s->buf = clg__malloc(clg_shape_numel(in) * sizeof *s->buf);
-    if (!s || !s->buf) {
-        augment_destroy(s);
+    if (!s || pthread_mutex_init(&s->lock, NULL) != 0) {
+        free(s);
         return clg__datastore_fail(parent, CLG_ERR_OUT_OF_HOST_MEMORY, "clg_datastore_augment: out of host memory");
     }
     s->parent = parent;
     s->o = *o;
     s->in = in;
+    s->spare[0] = clg__malloc(clg_shape_numel(in) * sizeof(float));
+    s->nspare = s->spare[0] != NULL;
     for (int c = 0; c < 4; c++)
         s->mean[c] = 0.0f, s->scale[c] = 1.0f;
     clg_status st = o->normalization != CLG_NORM_NONE ? statistics(s, parent) : CLG_OK;

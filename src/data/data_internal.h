@@ -2,6 +2,8 @@
 #ifndef CLGRAD_DATA_INTERNAL_H
 #define CLGRAD_DATA_INTERNAL_H
 
+#include <stdatomic.h>
+
 #include "clgrad/data.h"
 #include "runtime/runtime_internal.h"
 
@@ -24,6 +26,7 @@ struct clg_datastore {
     size_t classes;
     char **class_names;     /* classes entries, owned */
     char last_error[CLG__ERR_TEXT];
+    atomic_int error_lock;  /* reads may fail on several threads at once (batch reader) */
 };
 
 /* Makes a datastore around impl (owned from here on, destroyed with it even on failure), with

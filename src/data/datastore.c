@@ -1,9 +1,20 @@
 /* What every datastore shares: accessors, class names, subsets, checked reads. */
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "data/data_internal.h"
+
+/* Failures are rare and short: a spin lock keeps two failing reader threads from writing the
+ * text at once without giving every kind of store a mutex to set up. */
+static void set_error(clg_datastore *ds, const char *text)
+{
+    while (atomic_exchange(&ds->error_lock, 1))
+        sched_yield();
+    snprintf(ds->last_error, sizeof ds->last_error, "%s", text);
+    atomic_store(&ds->error_lock, 0);
+}
 
 clg_status clg__datastore_fail(clg_datastore *ds, clg_status status, const char *fmt, ...)
 {
@@ -13,7 +24,7 @@ clg_status clg__datastore_fail(clg_datastore *ds, clg_status status, const char 
     vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
     if (ds)
-        snprintf(ds->last_error, sizeof ds->last_error, "%s", text);
+        set_error(ds, text);
     return clg__fail(NULL, status, "%s", text);
 }
 
@@ -244,7 +255,7 @@ clg_status clg_datastore_read(clg_datastore *ds, const size_t *indices, size_t n
         clg_status st = src->ops->read(src, index, image, labels ? labels + i : &scratch_label);
         if (st != CLG_OK) {
             if (src != ds)
-                snprintf(ds->last_error, sizeof ds->last_error, "%s", src->last_error);
+                set_error(ds, clg_last_error());
             return st;
         }
     }

@@ -235,12 +235,13 @@ static clg_status run(clg__trainer *t)
     while (st == CLG_OK && !stop && t->epoch < o->max_epochs) {
         build_order(t, t->epoch);
         clg_datastore_set_epoch(t->train, (uint64_t)t->epoch); /* augmentation draws */
+        st = clg__start_epoch_reads(t);
         for (; st == CLG_OK && !stop && t->next_iter < t->iters_per_epoch; t->next_iter++) {
             lr = learn_rate(t);
             t->step++;
             double loss = 0.0;
             size_t correct = 0;
-            st = clg__read_batch(t, t->next_iter);
+            st = clg__read_batch(t);
             if (st == CLG_OK)
                 st = train_step(t, lr, &loss, &correct);
             if (st != CLG_OK)
@@ -284,7 +285,6 @@ static clg_status run(clg__trainer *t)
             t->epoch % o->checkpoint_frequency == 0)
             st = checkpoint(t, recent, lr);
     }
-    clg__prefetch_wait(&t->prefetch); /* a batch read ahead that will not be used */
     if (st == CLG_OK && t->val && !t->has_val)
         st = validate(t, lr, &stop);
     if (st == CLG_OK)
@@ -356,15 +356,13 @@ static clg_status trainer_init(clg__trainer *t, clg_net *net, clg_datastore *tra
     t->perm = clg__malloc(t->samples * sizeof *t->perm);
     t->images = clg__malloc(t->batch * t->per_sample * sizeof *t->images);
     t->labels = clg__malloc(t->batch * sizeof *t->labels);
-    if (o->dispatch_in_background) { /* the second buffer, filled while a step computes */
-        t->prefetch.images = clg__malloc(t->batch * t->per_sample * sizeof(float));
-        t->prefetch.labels = clg__malloc(t->batch * sizeof(int32_t));
-        if (!t->prefetch.images || !t->prefetch.labels)
-            return clg__fail(net->ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "clg_train: out of host memory");
-    }
     if (!t->perm || !t->images || !t->labels)
         return clg__fail(net->ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "clg_train: out of host memory");
-    clg_status st = clg__net_reserve(net, t->batch);
+    size_t workers = !o->dispatch_in_background ? 0 : o->dispatch_workers ? o->dispatch_workers : 1;
+    clg_status st = clg_batch_reader_create(train, t->batch, workers, 0, &t->reader);
+    if (st != CLG_OK)
+        return clg__fail(net->ctx, st, "clg_train: %s", clg_last_error());
+    st = clg__net_reserve(net, t->batch);
     if (st == CLG_OK)
         st = clg__optim_create(t);
     if (st == CLG_OK && o->metrics_log) {
@@ -420,9 +418,7 @@ static clg_status group_setup(clg__trainer *t)
 
 static void trainer_free(clg__trainer *t)
 {
-    clg__prefetch_wait(&t->prefetch);
-    free(t->prefetch.images);
-    free(t->prefetch.labels);
+    clg_batch_reader_destroy(t->reader);
     clg__group_destroy(t->group);
     free(t->hgrad);
     free(t->hm);

@@ -9,18 +9,6 @@
 #include "nn/nn_internal.h"
 #include "parallel/parallel_internal.h"
 
-/* DispatchInBackground: the next mini-batch read on another thread into a second buffer. */
-typedef struct clg__prefetch {
-    struct clg__trainer *t;
-    size_t iter;                  /* iteration of the epoch being read */
-    float *images;                /* the second buffer */
-    int32_t *labels;
-    clg_status st;
-    char msg[CLG__ERR_TEXT];
-    pthread_t tid;
-    int running;
-} clg__prefetch;
-
 typedef struct clg__trainer {
     clg_net *net;
     clg_ctx *ctx;
@@ -38,7 +26,7 @@ typedef struct clg__trainer {
     float *hgrad, *hm, *hv;       /* multi-device: host gradient and optimizer state */
     unsigned char faults[64];     /* multi-device: failures per device */
     int check_numerics;
-    clg__prefetch prefetch;
+    clg_batch_reader *reader;     /* the training batches (worker threads: dispatch_in_background) */
     /* position: `step` iterations done; the next is iteration next_iter of epoch `epoch` */
     uint64_t step;
     int epoch;
@@ -69,10 +57,10 @@ void clg__clip_gradients_host(clg__trainer *t);
 clg_status clg__optim_host_from_device(clg__trainer *t);
 clg_status clg__optim_host_to_device(clg__trainer *t);
 
-/* The batch of iteration `iter` of the epoch into t->images / t->labels (prefetched one ahead
- * when dispatch_in_background), and waiting for a read ahead still running. */
-clg_status clg__read_batch(clg__trainer *t, size_t iter);
-void clg__prefetch_wait(clg__prefetch *p);
+/* Starts reading the epoch's batches from iteration next_iter (t->perm holds the order), and
+ * the next of them into t->images / t->labels, its labels checked against the net. */
+clg_status clg__start_epoch_reads(clg__trainer *t);
+clg_status clg__read_batch(clg__trainer *t);
 
 /* The training state (position, validation history, optimizer moments, best parameters) as a
  * blob for the model file, and back. */
