@@ -33,5 +33,8 @@ int bench_train(const bench_opts *o, size_t batch);
 /* Training images/s on 1 one-core sub-device, 2 of them, the whole CPU, and two POCL devices
  * (a child process with POCL_DEVICES; self is this program's path). */
 int bench_scaling(const bench_opts *o, size_t batch, const char *self);
+/* An image folder through the batch reader (0, 1, 2, 4 workers) and training from it with
+ * background dispatch off and on; memory_cap_mb > 0 caps the data segment while decoding. */
+int bench_data(const bench_opts *o, const char *folder, size_t memory_cap_mb);
 
 #endif

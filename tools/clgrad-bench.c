@@ -8,8 +8,9 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: clgrad-bench startup|gemm|conv|pool|train [--runs N] [--json] [--filter FILTER]\n"
-               "                    [--shape S] [--impl I] [--batch N]\n"
+    fprintf(f, "usage: clgrad-bench startup|gemm|conv|pool|train|data [--runs N] [--json]\n"
+               "                    [--filter FILTER] [--shape S] [--impl I] [--batch N]\n"
+               "                    [--folder DIR] [--memory-cap MB]\n"
                "  startup   time to build every kernel family from source vs from the binary cache\n"
                "  gemm      SGEMM GFLOP/s: built-in, CLBlast, OpenBLAS (when built with it) on\n"
                "            sq256 sq512 sq1024 sq2048 conv1 conv2 fc1 fc1t (--shape: just one;\n"
@@ -22,6 +23,10 @@ static void usage(FILE *f)
                "            --profile: device time per kernel and training step (launches are\n"
                "            serialised to measure them); --scaling: multi-device images/s on\n"
                "            1 and 2 one-core sub-devices, the whole CPU, and 2 POCL devices\n"
+               "  data      an image folder (--folder DIR, e.g. from clgrad-export-images): images/s\n"
+               "            decoded and augmented with 0, 1, 2 and 4 reader workers, and training\n"
+               "            images/s with background dispatch off and on; --memory-cap MB: the\n"
+               "            decoding passes run under that data-segment limit (RLIMIT_DATA)\n"
                "  --runs N  timed repetitions; the median is printed (default 5)\n"
                "  --json    one JSON object per result line\n"
                "  --filter  device filter (default $CLGRAD_DEVICES); the first device is used\n");
@@ -30,8 +35,8 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
     bench_opts o = {0, 5, NULL, 0};
-    const char *cmd = NULL, *shape = NULL, *impl = NULL;
-    size_t batch = 64;
+    const char *cmd = NULL, *shape = NULL, *impl = NULL, *folder = NULL;
+    size_t batch = 64, memory_cap = 0;
     int scaling = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0) {
@@ -46,6 +51,10 @@ int main(int argc, char **argv)
             o.profile = 1;
         } else if (strcmp(argv[i], "--batch") == 0 && i + 1 < argc) {
             batch = strtoul(argv[++i], NULL, 10);
+        } else if (strcmp(argv[i], "--folder") == 0 && i + 1 < argc) {
+            folder = argv[++i];
+        } else if (strcmp(argv[i], "--memory-cap") == 0 && i + 1 < argc) {
+            memory_cap = strtoul(argv[++i], NULL, 10);
         } else if (strcmp(argv[i], "--shape") == 0 && i + 1 < argc) {
             shape = argv[++i];
         } else if (strcmp(argv[i], "--filter") == 0 && i + 1 < argc) {
@@ -75,6 +84,8 @@ int main(int argc, char **argv)
         return bench_conv(&o, shape);
     if (strcmp(cmd, "pool") == 0)
         return bench_pool(&o);
+    if (strcmp(cmd, "data") == 0)
+        return bench_data(&o, folder, memory_cap);
     if (strcmp(cmd, "train") == 0 && batch > 0)
         return scaling ? bench_scaling(&o, batch, argv[0]) : bench_train(&o, batch);
     usage(stderr);

@@ -131,8 +131,16 @@ clg_status clg_batch_reader_create(clg_datastore *ds, size_t batch, size_t worke
             ok = r->slots[i].images && r->slots[i].labels;
         }
     }
+    /* decoding needs little stack: 2 MiB rather than the default 8 keeps a capped process's
+     * memory for the queue */
+    pthread_attr_t attr;
+    int attr_ok = pthread_attr_init(&attr) == 0;
+    if (attr_ok)
+        pthread_attr_setstacksize(&attr, (size_t)2 << 20);
     for (; ok && r->started < workers; r->started++)
-        ok = pthread_create(&r->threads[r->started], NULL, work, r) == 0;
+        ok = pthread_create(&r->threads[r->started], attr_ok ? &attr : NULL, work, r) == 0;
+    if (attr_ok)
+        pthread_attr_destroy(&attr);
     if (!ok) {
         clg_batch_reader_destroy(r);
         return fail(NULL, CLG_ERR_OUT_OF_HOST_MEMORY, "clg_batch_reader_create: out of host "
