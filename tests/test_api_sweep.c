@@ -253,6 +253,8 @@ static void p_data(void)
     BAD(clg_datastore_from_memory(&f, &l, 1, (clg_shape){1, 1, 1, 1}, 2, &ds));
     BAD(clg_image_read("x.png", 2, 2, 2, &f));
     BAD(clg_image_read("x.png", 1, 0, 2, &f));
+    BAD(clg_datastore_shuffle(NULL, 1, &ds));
+    BAD(clg_datastore_partition(NULL, 2, 0, &ds));
     clg_batch_reader *r;
     BAD(clg_batch_reader_create(NULL, 1, 1, 0, &r));
     BAD(clg_batch_reader_start(NULL, &i, 1));
@@ -326,7 +328,8 @@ static const entry table[] = {
                      "clg_datastore_read clg_datastore_last_error clg_image_read clg_datastore_from_memory "
                      "clg_datastore_select clg_datastore_split clg_image_folder_options_default "
                      "clg_datastore_open_folder clg_datastore_skipped clg_augment_options_default "
-                     "clg_datastore_augment clg_datastore_set_epoch clg_batch_reader_create "
+                     "clg_datastore_augment clg_datastore_set_epoch clg_datastore_shuffle "
+                     "clg_datastore_partition clg_batch_reader_create "
                      "clg_batch_reader_start clg_batch_reader_next clg_batch_reader_samples_read "
                      "clg_batch_reader_last_error clg_batch_reader_destroy"},
     {"train", p_train, "clg_train_options_default clg_train_options_check clg_solver_name "

@@ -1,4 +1,4 @@
-/* The batch reader (DispatchInBackground): the same batches bit for bit with 0, 1 and 4
+/* Shuffled and partitioned views, and the batch reader (DispatchInBackground): the same batches bit for bit with 0, 1 and 4
  * workers, every sample once per pass, a failed file coming back at its batch with its name,
  * restarts and shutdown at any moment, and host memory bounded by the queue, not the data. */
 #include <stdio.h>
@@ -279,6 +279,60 @@ static void bad_arguments(void **state)
     clg_datastore_destroy(ds);
 }
 
+/* Shuffled views are permutations fixed by the seed; partitions are contiguous, cover every
+ * sample once, differ in size by at most one, and may be empty. */
+static void shuffle_and_partition(void **state)
+{
+    (void)state;
+    enum { N = 10 };
+    float img[N];
+    int32_t lab[N];
+    for (int i = 0; i < N; i++)
+        img[i] = (float)i, lab[i] = i % 2;
+    clg_datastore *ds, *a, *b, *c;
+    CLG_ASSERT_STATUS(clg_datastore_from_memory(img, lab, N, (clg_shape){1, 1, 1, 1}, 2, &ds),
+                      CLG_OK);
+    CLG_ASSERT_STATUS(clg_datastore_shuffle(ds, 3, &a), CLG_OK);
+    CLG_ASSERT_STATUS(clg_datastore_shuffle(ds, 3, &b), CLG_OK);
+    CLG_ASSERT_STATUS(clg_datastore_shuffle(ds, 4, &c), CLG_OK);
+    size_t all[N];
+    for (size_t i = 0; i < N; i++)
+        all[i] = i;
+    float xa[N], xb[N], xc[N];
+    CLG_ASSERT_STATUS(clg_datastore_read(a, all, N, xa, NULL), CLG_OK);
+    CLG_ASSERT_STATUS(clg_datastore_read(b, all, N, xb, NULL), CLG_OK);
+    CLG_ASSERT_STATUS(clg_datastore_read(c, all, N, xc, NULL), CLG_OK);
+    assert_memory_equal(xa, xb, sizeof xa);
+    assert_true(memcmp(xa, xc, sizeof xa) != 0 && memcmp(xa, img, sizeof xa) != 0);
+    int seen[N] = {0};
+    for (int i = 0; i < N; i++)
+        seen[(int)xa[i]]++;
+    for (int i = 0; i < N; i++)
+        assert_int_equal(seen[i], 1);
+    clg_datastore_destroy(a), clg_datastore_destroy(b), clg_datastore_destroy(c);
+    const size_t want[3] = {3, 3, 4};
+    size_t next = 0;
+    for (size_t p = 0; p < 3; p++) {
+        CLG_ASSERT_STATUS(clg_datastore_partition(ds, 3, p, &a), CLG_OK);
+        assert_int_equal(clg_datastore_size(a), want[p]);
+        float x[4];
+        CLG_ASSERT_STATUS(clg_datastore_read(a, all, want[p], x, NULL), CLG_OK);
+        for (size_t i = 0; i < want[p]; i++)
+            assert_true(x[i] == (float)next++);
+        clg_datastore_destroy(a);
+    }
+    assert_int_equal(next, N);
+    CLG_ASSERT_STATUS(clg_datastore_partition(ds, 20, 0, &a), CLG_OK); /* more parts than samples */
+    assert_int_equal(clg_datastore_size(a), 0);
+    clg_datastore_destroy(a);
+    a = (clg_datastore *)&a;
+    CLG_ASSERT_STATUS(clg_datastore_partition(ds, 0, 0, &a), CLG_ERR_INVALID_ARG);
+    assert_null(a);
+    CLG_ASSERT_STATUS(clg_datastore_partition(ds, 3, 3, &a), CLG_ERR_INVALID_ARG);
+    CLG_ASSERT_STATUS(clg_datastore_shuffle(NULL, 1, &a), CLG_ERR_INVALID_ARG);
+    clg_datastore_destroy(ds);
+}
+
 /* The kernel's data-segment size of this process (what RLIMIT_DATA limits), in bytes. */
 static size_t vm_data(void)
 {
@@ -378,6 +432,7 @@ int main(void)
         cmocka_unit_test(failed_file_comes_back_at_its_batch),
         cmocka_unit_test(restart_and_shutdown_at_any_moment),
         cmocka_unit_test(bad_arguments),
+        cmocka_unit_test(shuffle_and_partition),
         cmocka_unit_test(memory_bounded_by_the_queue),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -51,6 +51,15 @@ CLG_API clg_status clg_datastore_select(clg_datastore *parent, const size_t *ind
 CLG_API clg_status clg_datastore_split(clg_datastore *parent, double fraction, uint64_t seed,
                                        clg_datastore **first, clg_datastore **second);
 
+/** A view of all the parent's samples in an order that depends on seed only (MATLAB's
+ *  shuffle). Borrows parent. */
+CLG_API clg_status clg_datastore_shuffle(clg_datastore *parent, uint64_t seed, clg_datastore **out);
+
+/** Part `index` of `parts` contiguous parts of the parent whose sizes differ by at most one
+ *  (MATLAB's partition; a shard for a device or an MPI rank). Borrows parent. */
+CLG_API clg_status clg_datastore_partition(clg_datastore *parent, size_t parts, size_t index,
+                                           clg_datastore **out);
+
 /* What an image-folder store does with a file it cannot decode. */
 typedef enum clg_bad_files {
     CLG_BAD_FILES_FAIL = 0,  /* the read fails with CLG_ERR_CORRUPT naming the file */

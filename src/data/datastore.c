@@ -154,6 +154,23 @@ static uint64_t splitmix64(uint64_t *s)
     return z ^ (z >> 31);
 }
 
+/* 0..n-1 in an order that depends on seed only (Fisher-Yates); NULL when out of memory. */
+static size_t *seeded_permutation(size_t n, uint64_t seed)
+{
+    size_t *perm = clg__malloc((n ? n : 1) * sizeof *perm);
+    if (!perm)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        perm[i] = i;
+    uint64_t s = seed;
+    for (size_t i = n; i > 1; i--) {
+        size_t j = (size_t)(splitmix64(&s) % i), t = perm[i - 1];
+        perm[i - 1] = perm[j];
+        perm[j] = t;
+    }
+    return perm;
+}
+
 clg_status clg_datastore_split(clg_datastore *parent, double fraction, uint64_t seed,
                                clg_datastore **first, clg_datastore **second)
 {
@@ -165,18 +182,10 @@ clg_status clg_datastore_split(clg_datastore *parent, double fraction, uint64_t 
         return clg__datastore_fail(parent, CLG_ERR_INVALID_ARG, "clg_datastore_split: parent and "
                                    "outputs must not be NULL, fraction in [0, 1]");
     size_t n = parent->size, k = (size_t)(fraction * (double)n + 0.5);
-    size_t *perm = clg__malloc((n ? n : 1) * sizeof *perm);
+    size_t *perm = seeded_permutation(n, seed);
     if (!perm)
         return clg__datastore_fail(parent, CLG_ERR_OUT_OF_HOST_MEMORY,
                                    "clg_datastore_split: out of host memory");
-    for (size_t i = 0; i < n; i++)
-        perm[i] = i;
-    uint64_t s = seed;
-    for (size_t i = n; i > 1; i--) { /* Fisher-Yates from the seed */
-        size_t j = (size_t)(splitmix64(&s) % i), t = perm[i - 1];
-        perm[i - 1] = perm[j];
-        perm[j] = t;
-    }
     clg_status st = clg_datastore_select(parent, perm, k, first);
     if (st == CLG_OK)
         st = clg_datastore_select(parent, perm + k, n - k, second);
@@ -186,6 +195,37 @@ clg_status clg_datastore_split(clg_datastore *parent, double fraction, uint64_t 
         *first = NULL;
     }
     return st;
+}
+
+clg_status clg_datastore_shuffle(clg_datastore *parent, uint64_t seed, clg_datastore **out)
+{
+    if (out)
+        *out = NULL;
+    if (!parent || !out)
+        return clg__datastore_fail(parent, CLG_ERR_INVALID_ARG,
+                                   "clg_datastore_shuffle: parent and out must not be NULL");
+    size_t *perm = seeded_permutation(parent->size, seed);
+    if (!perm)
+        return clg__datastore_fail(parent, CLG_ERR_OUT_OF_HOST_MEMORY,
+                                   "clg_datastore_shuffle: out of host memory");
+    clg_status st = clg_datastore_select(parent, perm, parent->size, out);
+    free(perm);
+    return st;
+}
+
+clg_status clg_datastore_partition(clg_datastore *parent, size_t parts, size_t index,
+                                   clg_datastore **out)
+{
+    if (out)
+        *out = NULL;
+    if (!parent || !out || !parts || index >= parts)
+        return clg__datastore_fail(parent, CLG_ERR_INVALID_ARG, "clg_datastore_partition: parent "
+                                   "and out must not be NULL, index < parts");
+    /* block i is [floor(i n / parts), floor((i + 1) n / parts)): sizes differ by at most 1 */
+    size_t n = parent->size;
+    size_t lo = (size_t)((unsigned __int128)n * index / parts);
+    size_t hi = (size_t)((unsigned __int128)n * (index + 1) / parts);
+    return clg_datastore_subset(parent, lo, hi - lo, out);
 }
 
 size_t clg_datastore_size(const clg_datastore *ds)
