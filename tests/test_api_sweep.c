@@ -263,6 +263,17 @@ static void p_data(void)
     assert_string_equal(clg_batch_reader_last_error(NULL), "");
     clg_batch_reader_destroy(NULL);
 }
+/* Not started here: MPI needs mpirun (tests/test_cluster.c runs under it, and the
+ * clgrad-train fault test ends a job with clg_cluster_abort's MPI_Abort path). */
+static void p_cluster(void)
+{
+    int a = clg_cluster_available();
+    assert_true(a == 0 || a == 1);
+    int r, n;
+    CLG_ASSERT_STATUS(clg_cluster_local_rank(&r, &n), CLG_ERR_UNSUPPORTED);
+    clg_cluster_finalize(); /* not started: a no-op */
+}
+
 static void p_train(void)
 {
     clg_train_options o = clg_train_options_default();
@@ -332,6 +343,8 @@ static const entry table[] = {
                      "clg_datastore_partition clg_batch_reader_create "
                      "clg_batch_reader_start clg_batch_reader_next clg_batch_reader_samples_read "
                      "clg_batch_reader_last_error clg_batch_reader_destroy"},
+    {"cluster", p_cluster, "clg_cluster_available clg_cluster_init clg_cluster_local_rank "
+                           "clg_cluster_finalize clg_cluster_abort"},
     {"train", p_train, "clg_train_options_default clg_train_options_check clg_solver_name "
                        "clg_solver_parse clg_train clg_train_resume clg_net_evaluate clg_split_batch"},
 };

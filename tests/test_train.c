@@ -238,6 +238,12 @@ static void bad_options_are_rejected(void **state)
     assert_int_equal(s, CLG_SOLVER_RMSPROP);
     clg_train_options def = clg_train_options_default();
     CLG_ASSERT_STATUS(clg_train_options_check(&def), CLG_OK);
+    /* "parallel" outside mpirun (or without MPI built in) is refused, saying why */
+    clg_train_options par = small_options();
+    par.execution_environment = "parallel";
+    CLG_ASSERT_STATUS(clg_train(net, data, NULL, &par, NULL), CLG_ERR_UNSUPPORTED);
+    assert_true(strstr(clg_ctx_last_error(ctx), "mpirun") ||
+                strstr(clg_ctx_last_error(ctx), "without MPI"));
     clg_net_destroy(net);
 }
 

@@ -11,5 +11,6 @@
 #include "clgrad/data.h"
 #include "clgrad/parallel.h"
 #include "clgrad/train.h"
+#include "clgrad/cluster.h"
 
 #endif

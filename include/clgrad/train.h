@@ -105,7 +105,12 @@ typedef struct clg_train_options {
     int checkpoint_frequency;         /* 1 */
     int checkpoint_frequency_unit;    /* 0: epochs, 1: iterations */
     const char *metrics_log;          /* NULL, or a CSV file written as training goes */
-    const char *execution_environment;/* "auto" (informational: the caller picks the devices) */
+    const char *execution_environment;/* "auto"; the caller picks the devices, except that
+                                         "parallel" trains across the MPI ranks (cluster.h):
+                                         each global mini-batch is split over the ranks in
+                                         proportion to their device counts */
+    size_t bucket_bytes;              /* "parallel": gradients are summed across ranks in
+                                         messages of this size (0: 4 MiB) */
     clg_ctx *const *contexts;         /* NULL: train on the net's context alone; else a
                                          replica on each of these (data parallel), the net
                                          holding the result */

@@ -50,6 +50,9 @@ struct clg__group {
     const int32_t *labels;
     size_t per_sample;
     uint64_t step;
+    /* cluster training: this group's samples start at global_first of a global batch of
+     * global_batch (0: the group has the whole batch) */
+    size_t global_first, global_batch;
 };
 
 static clg_status make_replica(clg_net *master, clg_ctx *ctx, const char *text, clg_net **out)
@@ -144,6 +147,12 @@ void clg__group_destroy(clg__group *g)
     free(g);
 }
 
+void clg__group_set_global(clg__group *g, size_t first, size_t batch)
+{
+    g->global_first = first;
+    g->global_batch = batch;
+}
+
 float *clg__group_params(clg__group *g, size_t *count)
 {
     *count = g->nparams;
@@ -161,6 +170,11 @@ float *clg__group_state(clg__group *g, size_t *count)
 clg_status clg__group_inject(clg__group *g, const char *spec)
 {
     for (const char *p = spec; p && *p;) {
+        if (!strncmp(p, "rank", 4)) { /* a cluster rank's fault: clg_train's, not the group's */
+            p += strcspn(p, ",");
+            p += *p == ',';
+            continue;
+        }
         unsigned long dev = 0, value = 0;
         int used = 0;
         char what[8] = "";
@@ -293,7 +307,7 @@ static void *work(void *arg)
     if (st == CLG_OK)
         st = clg__net_reserve(net, r->count);
     if (st == CLG_OK) {
-        net->shard_first = r->first;
+        net->shard_first = g->global_first + r->first; /* dropout draws by global position */
         st = clg__net_upload(net, g->images + r->first * g->per_sample, r->count);
     }
     for (unsigned rep = 1; st == CLG_OK && rep < r->slow; rep++) { /* injected slowness: */
@@ -461,7 +475,8 @@ clg_status clg__group_step(clg__group *g, const float *images, const int32_t *la
         total_loss += r->loss * (double)r->count;
         total_correct += r->correct;
     }
-    float inv = 1.0f / (float)batch;
+    size_t whole = g->global_batch ? g->global_batch : batch;
+    float inv = 1.0f / (float)whole;
     for (size_t k = 0; k < g->nparams; k++)
         grad[k] *= inv;
     for (size_t k = 0; k < g->nstate; k++) {
@@ -469,7 +484,7 @@ clg_status clg__group_step(clg__group *g, const float *images, const int32_t *la
         for (size_t i = 0; i < g->n; i++)
             if (g->r[i].count)
                 s += (double)g->r[i].state[k] * (double)g->r[i].count;
-        g->state[k] = (float)(s / (double)batch);
+        g->state[k] = (float)(s / (double)whole);
     }
     if (g->nstate)
         g->version++; /* the averaged statistics go to every replica next step */
@@ -479,7 +494,7 @@ clg_status clg__group_step(clg__group *g, const float *images, const int32_t *la
             slowest = g->r[i].readback;
     g->readback_sum += slowest;
     g->readback_steps++;
-    *loss = total_loss / (double)batch;
+    *loss = total_loss / (double)whole;
     *correct = total_correct;
     rebalance(g);
     return CLG_OK;

@@ -43,6 +43,10 @@ void clg__group_check_numerics(clg__group *g, int on);
 void clg__group_overlap(clg__group *g, int on);
 double clg__group_readback_ms(const clg__group *g);
 
+/* Cluster training: the group's samples are positions [first, first + its batch) of a global
+ * batch of `batch` (dropout draws by global position), and the step's gradient, state and loss
+ * are divided by that global batch, so that the ranks' results add up to the whole. */
+void clg__group_set_global(clg__group *g, size_t first, size_t batch);
 /* Takes a device out of the group for good. */
 void clg__group_drop(clg__group *g, size_t device);
 const char *clg__group_device_name(const clg__group *g, size_t device);

@@ -105,6 +105,8 @@ static clg_status keep_best(clg__trainer *t)
 
 static clg_status validate(clg__trainer *t, float lr, int *stop)
 {
+    if (t->rank != 0)
+        return CLG_OK; /* cluster: rank 0 validates, its stop decision is shared */
     clg_status st = sync_master(t);
     if (st == CLG_OK)
         st = clg_net_evaluate(t->net, t->val, t->batch, &t->val_loss, &t->val_acc);
@@ -136,6 +138,8 @@ static clg_status validate(clg__trainer *t, float lr, int *stop)
 /* Writes <dir>/checkpoint-eEEEE-iIIIIIIII.clgm and keeps the newest three of this run. */
 static clg_status checkpoint(clg__trainer *t, char recent[3][4096], float lr)
 {
+    if (t->rank != 0)
+        return CLG_OK; /* cluster: rank 0 writes for the job */
     unsigned char *blob = NULL;
     size_t len = 0;
     clg_status st = sync_master(t);
@@ -165,8 +169,8 @@ static clg_status train_step(clg__trainer *t, float lr, double *loss, size_t *co
         size_t skip = (size_t)-1;
         for (;;) {
             size_t failed = (size_t)-1;
-            clg_status st = clg__group_step(t->group, t->images, t->labels, t->batch, t->step,
-                                            skip, t->hgrad, loss, correct, &failed);
+            clg_status st = clg__group_step(t->group, t->images, t->labels, t->local_batch,
+                                            t->step, skip, t->hgrad, loss, correct, &failed);
             if (st == CLG_OK)
                 break;
             if (failed == (size_t)-1 || t->o.device_fault_policy == CLG_FAULT_STOP ||
@@ -184,6 +188,11 @@ static clg_status train_step(clg__trainer *t, float lr, double *loss, size_t *co
             }
             skip = failed;
             report(t, CLG_PROGRESS_DEVICE_FAULT, t->rep.loss, t->rep.accuracy, lr, 0.0, text);
+        }
+        if (t->cluster) {
+            clg_status st = clg__cluster_combine(t, loss, correct);
+            if (st != CLG_OK)
+                return st;
         }
         clg__clip_gradients_host(t);
         return clg__optim_step_host(t, lr);
@@ -270,6 +279,13 @@ static clg_status run(clg__trainer *t)
                 st = checkpoint(t, recent, lr);
                 t->next_iter--;
             }
+            if (st == CLG_OK && t->cluster)
+                st = clg__cluster_agree_stop(t, &stop);
+            if (t->exit_at && t->step == t->exit_at) { /* injected: this rank dies */
+                fprintf(stderr, "clg_train: rank %d: injected exit at step %llu\n", t->rank,
+                        (unsigned long long)t->step);
+                _exit(3);
+            }
         }
         if (st != CLG_OK || t->next_iter < t->iters_per_epoch)
             break; /* stopped inside the epoch */
@@ -280,6 +296,11 @@ static clg_status run(clg__trainer *t)
         if (report(t, CLG_PROGRESS_EPOCH, t->rep.loss, t->rep.accuracy, lr, 0.0, NULL)) {
             t->rep.stop_reason = CLG_STOP_CALLBACK;
             stop = 1;
+        }
+        if (t->cluster) {
+            st = clg__cluster_agree_stop(t, &stop);
+            if (st != CLG_OK)
+                break;
         }
         if (o->checkpoint_path && o->checkpoint_frequency_unit == 0 &&
             t->epoch % o->checkpoint_frequency == 0)
@@ -351,21 +372,27 @@ static clg_status trainer_init(clg__trainer *t, clg_net *net, clg_datastore *tra
     t->batch = o->mini_batch_size < t->samples ? o->mini_batch_size : t->samples;
     t->iters_per_epoch = t->samples / t->batch;
     t->per_sample = clg_shape_numel(net->input);
+    t->local_batch = t->batch;
+    if (clg__is_parallel(o)) {
+        clg_status st = clg__cluster_setup(t);
+        if (st != CLG_OK)
+            return st;
+    }
     t->best_count = clg_net_param_count(net, CLG_PARAMS_LEARNABLE) +
                     clg_net_param_count(net, CLG_PARAMS_STATE);
     t->perm = clg__malloc(t->samples * sizeof *t->perm);
-    t->images = clg__malloc(t->batch * t->per_sample * sizeof *t->images);
-    t->labels = clg__malloc(t->batch * sizeof *t->labels);
+    t->images = clg__malloc(t->local_batch * t->per_sample * sizeof *t->images);
+    t->labels = clg__malloc(t->local_batch * sizeof *t->labels);
     if (!t->perm || !t->images || !t->labels)
         return clg__fail(net->ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "clg_train: out of host memory");
     size_t workers = !o->dispatch_in_background ? 0 : o->dispatch_workers ? o->dispatch_workers : 1;
-    clg_status st = clg_batch_reader_create(train, t->batch, workers, 0, &t->reader);
+    clg_status st = clg_batch_reader_create(train, t->local_batch, workers, 0, &t->reader);
     if (st != CLG_OK)
         return clg__fail(net->ctx, st, "clg_train: %s", clg_last_error());
     st = clg__net_reserve(net, t->batch);
     if (st == CLG_OK)
         st = clg__optim_create(t);
-    if (st == CLG_OK && o->metrics_log) {
+    if (st == CLG_OK && o->metrics_log && t->rank == 0) {
         t->log = fopen(o->metrics_log, resuming ? "a" : "w");
         if (!t->log)
             return clg__fail(net->ctx, CLG_ERR_IO, "clg_train: cannot write the metrics log %s",
@@ -386,12 +413,15 @@ static clg_status trainer_init(clg__trainer *t, clg_net *net, clg_datastore *tra
 static clg_status group_setup(clg__trainer *t)
 {
     const clg_train_options *o = &t->o;
-    if (!o->context_count)
+    /* a cluster rank trains through a group even on one device: host master weights */
+    clg_ctx *const *ctxs = o->context_count ? o->contexts : t->cluster ? &t->ctx : NULL;
+    size_t nctx = o->context_count ? o->context_count : t->cluster ? 1 : 0;
+    if (!nctx)
         return CLG_OK;
-    if (o->worker_load && o->worker_load_count != o->context_count)
+    if (o->worker_load && o->worker_load_count != nctx)
         return clg__fail(t->ctx, CLG_ERR_INVALID_ARG, "clg_train: %zu worker_load weights for %zu "
-                         "contexts", o->worker_load_count, o->context_count);
-    clg_status st = clg__group_create(t->net, o->contexts, o->context_count,
+                         "contexts", o->worker_load_count, nctx);
+    clg_status st = clg__group_create(t->net, ctxs, nctx,
                                       o->worker_load_count ? o->worker_load : NULL, &t->group);
     if (st == CLG_OK) {
         clg__group_check_numerics(t->group, t->check_numerics);
@@ -413,12 +443,25 @@ static clg_status group_setup(clg__trainer *t)
         if (st != CLG_OK)
             st = clg__fail(t->ctx, st, "clg_train: %s", clg_last_error());
     }
+    for (const char *p = faults; st == CLG_OK && t->cluster && p && (p = strstr(p, "rank")); p++) {
+        int r = -1;
+        unsigned long long at = 0;
+        if (sscanf(p, "rank%d:exit@%llu", &r, &at) != 2 || !at)
+            return clg__fail(t->ctx, CLG_ERR_INVALID_ARG, "fault injection \"%s\": expected "
+                             "rankR:exit@STEP", faults);
+        if (r == t->rank)
+            t->exit_at = at;
+    }
+    if (st == CLG_OK && t->cluster)
+        st = clg__cluster_share_start(t);
     return st;
 }
 
 static void trainer_free(clg__trainer *t)
 {
     clg_batch_reader_destroy(t->reader);
+    free(t->rank_order);
+    clg__cluster_close(t->cluster);
     clg__group_destroy(t->group);
     free(t->hgrad);
     free(t->hm);

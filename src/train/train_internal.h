@@ -8,6 +8,7 @@
 #include "clgrad/train.h"
 #include "nn/nn_internal.h"
 #include "parallel/parallel_internal.h"
+#include "cluster/cluster_internal.h"
 
 typedef struct clg__trainer {
     clg_net *net;
@@ -26,6 +27,13 @@ typedef struct clg__trainer {
     float *hgrad, *hm, *hv;       /* multi-device: host gradient and optimizer state */
     unsigned char faults[64];     /* multi-device: failures per device */
     int check_numerics;
+    /* cluster ("parallel"): this rank's shard [shard_first, + local_batch) of each global
+     * batch; local_batch = batch otherwise */
+    clg__cluster *cluster;
+    int rank, ranks;
+    size_t shard_first, local_batch;
+    size_t *rank_order;           /* the epoch's order of this rank's samples */
+    uint64_t exit_at;             /* fault injection "rankR:exit@STEP": this rank dies then */
     clg_batch_reader *reader;     /* the training batches (worker threads: dispatch_in_background) */
     /* position: `step` iterations done; the next is iteration next_iter of epoch `epoch` */
     uint64_t step;
@@ -61,6 +69,15 @@ clg_status clg__optim_host_to_device(clg__trainer *t);
  * the next of them into t->images / t->labels, its labels checked against the net. */
 clg_status clg__start_epoch_reads(clg__trainer *t);
 clg_status clg__read_batch(clg__trainer *t);
+
+/* Cluster training (cluster_step.c): whether the options ask for it; the communicator, rank
+ * and shard; rank 0's weights to all at the start; the ranks' gradients summed after a step;
+ * rank 0's stop decision for all. */
+int clg__is_parallel(const clg_train_options *o);
+clg_status clg__cluster_setup(clg__trainer *t);
+clg_status clg__cluster_share_start(clg__trainer *t);
+clg_status clg__cluster_combine(clg__trainer *t, double *loss, size_t *correct);
+clg_status clg__cluster_agree_stop(clg__trainer *t, int *stop);
 
 /* The training state (position, validation history, optimizer moments, best parameters) as a
  * blob for the model file, and back. */

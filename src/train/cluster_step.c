@@ -1,0 +1,121 @@
+/* Cluster training (execution environment "parallel"): every rank takes a contiguous shard of
+ * each global mini-batch, its device group returns that shard's share of the gradient (divided
+ * by the global batch), and the shares are summed over the ranks with MPI so that every rank
+ * applies the same optimizer step to the same master weights. Rank 0 speaks for the job:
+ * validation, checkpoints, the metrics log and the stop decision. */
+#include <string.h>
+
+#include "train/train_internal.h"
+
+int clg__is_parallel(const clg_train_options *o)
+{
+    return o->execution_environment && !strcmp(o->execution_environment, "parallel");
+}
+
+clg_status clg__cluster_setup(clg__trainer *t)
+{
+    clg_status st = clg__cluster_open(&t->cluster);
+    if (st != CLG_OK)
+        return clg__fail(t->ctx, st, "clg_train: %s", clg_last_error());
+    t->rank = clg__cluster_rank(t->cluster);
+    t->ranks = clg__cluster_size(t->cluster);
+    /* every rank must train the same thing: rank 0's settings are checked on each */
+    size_t nl = clg_net_param_count(t->net, CLG_PARAMS_LEARNABLE);
+    double mine[8] = {(double)t->batch, (double)t->samples, (double)t->o.max_epochs,
+                      (double)t->o.seed, (double)t->o.solver, (double)t->o.initial_learn_rate,
+                      (double)nl, (double)t->o.shuffle};
+    double root[8], local = t->o.context_count ? (double)t->o.context_count : 1.0;
+    memcpy(root, mine, sizeof root);
+    st = clg__cluster_broadcast(t->cluster, root, sizeof root, 0);
+    double differ = memcmp(root, mine, sizeof root) != 0;
+    /* weights: each rank's share of the global batch follows its number of devices */
+    double *shares = clg__calloc((size_t)t->ranks + 1, sizeof *shares);
+    if (!shares)
+        return clg__fail(t->ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "clg_train: out of host memory");
+    shares[t->rank] = local;
+    shares[t->ranks] = differ;
+    if (st == CLG_OK)
+        st = clg__cluster_sum_doubles(t->cluster, shares, (size_t)t->ranks + 1);
+    if (st != CLG_OK) {
+        free(shares);
+        return clg__fail(t->ctx, st, "clg_train: %s", clg_last_error());
+    }
+    if (shares[t->ranks] > 0) {
+        free(shares);
+        return clg__fail(t->ctx, CLG_ERR_INVALID_ARG, "clg_train: the ranks were given different "
+                         "data or options (batch, data size, epochs, seed, solver, learning rate, "
+                         "net or shuffle differ from rank 0's)");
+    }
+    if (t->batch < (size_t)t->ranks) {
+        free(shares);
+        return clg__fail(t->ctx, CLG_ERR_INVALID_ARG, "clg_train: a mini-batch of %zu cannot be "
+                         "split over %d ranks", t->batch, t->ranks);
+    }
+    float w[1024];
+    size_t counts[1024];
+    size_t n = (size_t)t->ranks < 1024 ? (size_t)t->ranks : 1024;
+    for (size_t i = 0; i < n; i++)
+        w[i] = (float)shares[i];
+    free(shares);
+    if (n < (size_t)t->ranks)
+        return clg__fail(t->ctx, CLG_ERR_UNSUPPORTED, "clg_train: at most 1024 ranks");
+    /* at least one sample per rank keeps every rank's reader and group busy */
+    for (size_t i = 0; i < n; i++)
+        w[i] = w[i] > 0 ? w[i] : 1.0f;
+    st = clg_split_batch(t->batch - n, w, n, counts);
+    if (st != CLG_OK)
+        return clg__fail(t->ctx, st, "clg_train: %s", clg_last_error());
+    t->shard_first = 0;
+    for (size_t i = 0; i < (size_t)t->rank; i++)
+        t->shard_first += counts[i] + 1;
+    t->local_batch = counts[t->rank] + 1;
+    t->rank_order = clg__malloc(t->iters_per_epoch * t->local_batch * sizeof *t->rank_order);
+    if (!t->rank_order)
+        return clg__fail(t->ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "clg_train: out of host memory");
+    return CLG_OK;
+}
+
+/* Rank 0's master weights, batch-norm state and optimizer moments go to every rank. */
+clg_status clg__cluster_share_start(clg__trainer *t)
+{
+    clg__group_set_global(t->group, t->shard_first, t->batch);
+    size_t np, ns;
+    float *p = clg__group_params(t->group, &np), *s = clg__group_state(t->group, &ns);
+    clg_status st = clg__cluster_broadcast(t->cluster, p, np * sizeof *p, 0);
+    if (st == CLG_OK && ns)
+        st = clg__cluster_broadcast(t->cluster, s, ns * sizeof *s, 0);
+    if (st == CLG_OK && t->hm)
+        st = clg__cluster_broadcast(t->cluster, t->hm, np * sizeof *t->hm, 0);
+    if (st == CLG_OK && t->hv)
+        st = clg__cluster_broadcast(t->cluster, t->hv, np * sizeof *t->hv, 0);
+    return st == CLG_OK ? st : clg__fail(t->ctx, st, "clg_train: %s", clg_last_error());
+}
+
+/* The ranks' shares of gradient, batch-norm state, loss and correct count, summed. */
+clg_status clg__cluster_combine(clg__trainer *t, double *loss, size_t *correct)
+{
+    size_t np, ns;
+    float *s = clg__group_state(t->group, &ns);
+    (void)clg__group_params(t->group, &np);
+    clg_status st = clg__cluster_sum_floats(t->cluster, t->hgrad, np, t->o.bucket_bytes);
+    if (st == CLG_OK && ns)
+        st = clg__cluster_sum_floats(t->cluster, s, ns, t->o.bucket_bytes);
+    double both[2] = {*loss, (double)*correct};
+    if (st == CLG_OK)
+        st = clg__cluster_sum_doubles(t->cluster, both, 2);
+    *loss = both[0];
+    *correct = (size_t)(both[1] + 0.5);
+    return st == CLG_OK ? st : clg__fail(t->ctx, st, "clg_train: %s", clg_last_error());
+}
+
+/* Rank 0's stop decision (its callback, validation patience) for every rank. */
+clg_status clg__cluster_agree_stop(clg__trainer *t, int *stop)
+{
+    int flags[2] = {*stop, (int)t->rep.stop_reason};
+    clg_status st = clg__cluster_broadcast(t->cluster, flags, sizeof flags, 0);
+    if (st != CLG_OK)
+        return clg__fail(t->ctx, st, "clg_train: %s", clg_last_error());
+    *stop = flags[0];
+    t->rep.stop_reason = (clg_stop_reason)flags[1];
+    return CLG_OK;
+}
