@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -72,7 +73,13 @@ typedef struct devices {
     clg_ctx *ctx[16];
 } devices;
 
-static clg_status open_devices(const cli *c, devices *d)
+/* Cluster ranks ("parallel"): this process's rank, and its place among the ranks on its host,
+ * which picks its devices. */
+typedef struct ranks {
+    int on, rank, size, local, nlocal;
+} ranks;
+
+static clg_status open_devices(const cli *c, const ranks *mpi, devices *d)
 {
     size_t *idx = NULL, count = 0;
     clg_exec_env env;
@@ -94,12 +101,27 @@ static clg_status open_devices(const cli *c, devices *d)
             use[i] = &d->all[idx[i]];
     }
     count = count < 16 ? count : 16;
+    if (st == CLG_OK && mpi->on && mpi->nlocal > 1 && count) {
+        /* ranks on one host take turns at its devices; a rank left without one shares */
+        size_t kept = 0;
+        for (size_t i = 0; i < count; i++)
+            if (i % (size_t)mpi->nlocal == (size_t)mpi->local)
+                use[kept++] = use[i];
+        if (!kept) { /* a CPU shared this way wants POCL_MAX_PTHREAD_COUNT per rank */
+            use[0] = use[(size_t)mpi->local % count];
+            kept = 1;
+        }
+        count = kept;
+    }
     clg_ctx_options co = clg_ctx_options_default();
     for (size_t i = 0; st == CLG_OK && i < count; i++) {
         st = clg_ctx_create(use[i], &co, &d->ctx[i]);
         if (st == CLG_OK) {
             d->n++;
-            if (!c->quiet)
+            if (!c->quiet && mpi->on)
+                printf("Rank %d of %d, device %zu: %s (%s, %u compute units)\n", mpi->rank,
+                       mpi->size, i, use[i]->name, use[i]->platform, use[i]->compute_units);
+            else if (!c->quiet)
                 printf("Device %zu: %s (%s, %u compute units)\n", i, use[i]->name,
                        use[i]->platform, use[i]->compute_units);
         }
@@ -163,14 +185,43 @@ static int evaluate_and_report(clg_net *net, clg_datastore *test, size_t batch)
     return 0;
 }
 
+static int run(cli *cp, const ranks *mpi);
+
 int main(int argc, char **argv)
 {
     cli c;
     int rc = cli_parse(argc, argv, &c);
     if (rc)
         return rc < 0 ? 0 : rc;
+    ranks mpi = {0, 0, 1, 0, 1};
+    if (!strcasecmp(c.env, "parallel")) { /* under mpirun: one process per rank */
+        clg_status st = clg_cluster_init(&argc, &argv, &mpi.rank, &mpi.size);
+        if (st == CLG_OK)
+            st = clg_cluster_local_rank(&mpi.local, &mpi.nlocal);
+        if (st != CLG_OK)
+            return fail("starting MPI", st, clg_last_error());
+        mpi.on = 1;
+    }
+    rc = run(&c, &mpi);
+    if (mpi.on && rc != 0)
+        clg_cluster_abort(rc); /* the other ranks would wait for this one forever */
+    clg_cluster_finalize();
+    return rc;
+}
+
+/* Everything after option parsing: devices, data, training, the report (rank 0 of a cluster
+ * speaks; the other ranks train quietly). */
+static int run(cli *cp, const ranks *mpi)
+{
+    cli c = *cp;
+    int rc;
+    if (mpi->rank != 0) {
+        c.quiet = 1;
+        c.plot = NULL;
+        c.save = NULL;
+    }
     devices devs = {0};
-    clg_status st = open_devices(&c, &devs);
+    clg_status st = open_devices(&c, mpi, &devs);
     if (st != CLG_OK) {
         close_devices(&devs);
         return fail("opening the devices", st, clg_last_error());
@@ -290,9 +341,19 @@ int main(int argc, char **argv)
         fail("training", st, clg_ctx_last_error(ctx));
         goto done;
     }
-    printf("Trained %d epochs (%zu iterations) in %.1f s, %.0f images/s%s\n", rep.epochs,
-           rep.iterations, rep.elapsed_s, rep.images_per_s,
+    if (mpi->rank != 0) { /* rank 0 reports, evaluates and saves for the job */
+        rc = 0;
+        goto done;
+    }
+    char resumed[64] = "";
+    if (c.resume)
+        snprintf(resumed, sizeof resumed, ", %zu after resuming", rep.run_iterations);
+    printf("Trained %d epochs (%zu iterations%s) in %.1f s, %.0f images/s%s\n", rep.epochs,
+           rep.iterations, resumed, rep.elapsed_s, rep.images_per_s,
            rep.stop_reason == CLG_STOP_VALIDATION_PATIENCE ? " (stopped early: validation patience)" : "");
+    if (mpi->on)
+        printf("%d ranks; each sent %.2f MB per step (gradient sums in buckets, and broadcasts)\n",
+               mpi->size, rep.cluster_bytes_per_step / 1e6);
     if (rep.has_validation)
         printf("Validation accuracy: %.2f%% (best %.2f%% at iteration %zu)\n",
                100 * rep.val_accuracy, 100 * rep.best_val_accuracy, rep.best_iteration);

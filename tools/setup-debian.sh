@@ -8,6 +8,7 @@ packages=(
   build-essential cmake pkg-config git
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
   libclblast-dev libstb-dev libcmocka-dev zlib1g-dev nettle-dev libcairo2-dev
+  libopenmpi-dev openmpi-bin
   dataset-fashion-mnist
 )
 as_root=()

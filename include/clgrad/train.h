@@ -159,7 +159,8 @@ typedef enum clg_stop_reason {
 
 typedef struct clg_train_report {
     int epochs;                   /* completed */
-    size_t iterations;
+    size_t iterations;            /* in all, counting those before a resume */
+    size_t run_iterations;        /* done by this call */
     double loss, accuracy;        /* the last mini-batch */
     int has_validation;
     double val_loss, val_accuracy;    /* the last validation */
@@ -172,6 +173,7 @@ typedef struct clg_train_report {
                                      gradient read-back time not hidden behind backward */
     size_t device_faults;         /* device failures survived (policy continue) */
     size_t devices_dropped;
+    double cluster_bytes_per_step;/* "parallel": MPI payload this rank sent per step */
 } clg_train_report;
 
 /** Trains net (already initialised) on train; val may be NULL. The class count of the data

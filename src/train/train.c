@@ -240,6 +240,7 @@ static clg_status run(clg__trainer *t)
     size_t since_report = 0;
     double report_t = clg__now(), start = clg__now();
     size_t trained = 0;
+    uint64_t sent0 = clg__cluster_bytes_sent(t->cluster);
     float lr = learn_rate(t);
     while (st == CLG_OK && !stop && t->epoch < o->max_epochs) {
         build_order(t, t->epoch);
@@ -328,6 +329,10 @@ static clg_status run(clg__trainer *t)
     t->rep.elapsed_s = elapsed(t);
     t->rep.readback_ms = t->group ? clg__group_readback_ms(t->group) : 0.0;
     t->rep.images_per_s = secs > 0 ? (double)trained / secs : 0.0;
+    t->rep.run_iterations = trained / t->batch;
+    if (trained)
+        t->rep.cluster_bytes_per_step = (double)(clg__cluster_bytes_sent(t->cluster) - sent0) /
+                                        (double)(trained / t->batch);
     if (t->log)
         fflush(t->log);
     if (st == CLG_OK)
