@@ -133,7 +133,9 @@ typedef struct clg_train_options {
                                          and step (costs a few percent) */
     const char *fault_injection;      /* testing: NULL means $CLGRAD_FAULT; "1:fail@5" makes
                                          device 1 fail at step 5, "1:slow=3" makes it compute
-                                         everything 3 times (comma-separated) */
+                                         everything 3 times; "parallel": "rank1:exit@5" ends
+                                         rank 1 at step 5, "rank1:skew@5" moves one of its
+                                         weights by one ulp (comma-separated) */
     uint64_t seed;                    /* shuffles and dropout */
     clg_train_progress_fn progress;   /* NULL */
     void *progress_user;
@@ -174,6 +176,9 @@ typedef struct clg_train_report {
     size_t device_faults;         /* device failures survived (policy continue) */
     size_t devices_dropped;
     double cluster_bytes_per_step;/* "parallel": MPI payload this rank sent per step */
+    size_t cluster_resyncs;       /* "parallel": epochs that ended with the ranks' weights
+                                     differing (MPI sums rounded differently), after which
+                                     rank 0's were sent to all; 0 with Open MPI so far */
 } clg_train_report;
 
 /** Trains net (already initialised) on train; val may be NULL. The class count of the data

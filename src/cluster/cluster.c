@@ -137,6 +137,9 @@ int clg__cluster_size(const clg__cluster *c)
     return c ? c->size : 1;
 }
 
+/* An allreduce in buckets. Open MPI's algorithms (recursive doubling, ring, Rabenseifner)
+ * compute each sum in one place or from commutative pairs, so every rank gets the same bits;
+ * clg_train verifies that at every epoch's end (clg__cluster_same). */
 static clg_status sum(clg__cluster *c, void *buf, size_t n, size_t elem, MPI_Datatype type,
                       size_t bucket_bytes)
 {
@@ -147,15 +150,33 @@ static clg_status sum(clg__cluster *c, void *buf, size_t n, size_t elem, MPI_Dat
     unsigned char *p = buf;
     for (size_t off = 0; off < n; off += per) {
         int count = (int)(n - off < per ? n - off : per);
-        void *at = p + off * elem;
-        int err = MPI_Reduce(c->rank == 0 ? MPI_IN_PLACE : at, c->rank == 0 ? at : NULL, count,
-                             type, MPI_SUM, 0, c->comm);
-        if (err == MPI_SUCCESS)
-            err = MPI_Bcast(at, count, type, 0, c->comm);
+        int err = MPI_Allreduce(MPI_IN_PLACE, p + off * elem, count, type, MPI_SUM, c->comm);
         if (err != MPI_SUCCESS)
             return mpi_fail(err, "gradient sum");
-        c->sent += (uint64_t)count * elem; /* its part to the reduce, or rank 0 the result */
+        c->sent += (uint64_t)count * elem;
     }
+    return CLG_OK;
+}
+
+clg_status clg__cluster_same(clg__cluster *c, const void *buf, size_t bytes, int *same)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a over the bytes, 8 at a time */
+    const unsigned char *p = buf;
+    size_t i = 0;
+    for (; i + 8 <= bytes; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        h = (h ^ w) * 1099511628211ull;
+    }
+    for (; i < bytes; i++)
+        h = (h ^ p[i]) * 1099511628211ull;
+    uint64_t lo = h, hi = h;
+    int err = MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_UINT64_T, MPI_MIN, c->comm);
+    if (err == MPI_SUCCESS)
+        err = MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_UINT64_T, MPI_MAX, c->comm);
+    if (err != MPI_SUCCESS)
+        return mpi_fail(err, "weight check");
+    *same = lo == hi;
     return CLG_OK;
 }
 
@@ -253,6 +274,13 @@ clg_status clg__cluster_sum_floats(clg__cluster *c, float *buf, size_t n, size_t
 {
     (void)c, (void)buf, (void)n, (void)bucket_bytes;
     return unsupported("cluster sum");
+}
+
+clg_status clg__cluster_same(clg__cluster *c, const void *buf, size_t bytes, int *same)
+{
+    (void)c, (void)buf, (void)bytes;
+    *same = 1;
+    return unsupported("cluster check");
 }
 
 clg_status clg__cluster_sum_doubles(clg__cluster *c, double *buf, size_t n)

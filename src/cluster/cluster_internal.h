@@ -16,10 +16,12 @@ void clg__cluster_close(clg__cluster *c);
 int clg__cluster_rank(const clg__cluster *c);
 int clg__cluster_size(const clg__cluster *c);
 
-/* buf = the sum over ranks of buf, in messages of at most bucket_bytes (0: 4 MiB). Reduced to
- * rank 0 and broadcast from it, so every rank gets the same bits. */
+/* buf = the sum over ranks of buf, in messages of at most bucket_bytes (0: 4 MiB), the same
+ * bits on every rank with Open MPI's algorithms (checked by the caller: clg__cluster_same). */
 clg_status clg__cluster_sum_floats(clg__cluster *c, float *buf, size_t n, size_t bucket_bytes);
 clg_status clg__cluster_sum_doubles(clg__cluster *c, double *buf, size_t n);
+/* *same = 1 when buf holds the same bytes on every rank (a 64-bit hash compared). */
+clg_status clg__cluster_same(clg__cluster *c, const void *buf, size_t bytes, int *same);
 /* Rank root's bytes to every rank. */
 clg_status clg__cluster_broadcast(clg__cluster *c, void *buf, size_t bytes, int root);
 /* Bytes this rank has sent so far (sums and broadcasts, counted as MPI payload). */

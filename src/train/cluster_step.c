@@ -76,9 +76,8 @@ clg_status clg__cluster_setup(clg__trainer *t)
 }
 
 /* Rank 0's master weights, batch-norm state and optimizer moments go to every rank. */
-clg_status clg__cluster_share_start(clg__trainer *t)
+static clg_status broadcast_master(clg__trainer *t)
 {
-    clg__group_set_global(t->group, t->shard_first, t->batch);
     size_t np, ns;
     float *p = clg__group_params(t->group, &np), *s = clg__group_state(t->group, &ns);
     clg_status st = clg__cluster_broadcast(t->cluster, p, np * sizeof *p, 0);
@@ -89,6 +88,26 @@ clg_status clg__cluster_share_start(clg__trainer *t)
     if (st == CLG_OK && t->hv)
         st = clg__cluster_broadcast(t->cluster, t->hv, np * sizeof *t->hv, 0);
     return st == CLG_OK ? st : clg__fail(t->ctx, st, "clg_train: %s", clg_last_error());
+}
+
+clg_status clg__cluster_share_start(clg__trainer *t)
+{
+    clg__group_set_global(t->group, t->shard_first, t->batch);
+    return broadcast_master(t);
+}
+
+clg_status clg__cluster_verify(clg__trainer *t)
+{
+    size_t np;
+    const float *p = clg__group_params(t->group, &np);
+    int same = 1;
+    clg_status st = clg__cluster_same(t->cluster, p, np * sizeof *p, &same);
+    if (st != CLG_OK)
+        return clg__fail(t->ctx, st, "clg_train: %s", clg_last_error());
+    if (same)
+        return CLG_OK;
+    t->rep.cluster_resyncs++; /* the ranks' sums differed in rounding: rank 0's weights win */
+    return broadcast_master(t);
 }
 
 /* The ranks' shares of gradient, batch-norm state, loss and correct count, summed. */

@@ -282,6 +282,11 @@ static clg_status run(clg__trainer *t)
             }
             if (st == CLG_OK && t->cluster)
                 st = clg__cluster_agree_stop(t, &stop);
+            if (t->skew_at && t->step == t->skew_at) { /* injected: this rank's weights drift */
+                size_t np;
+                float *p = clg__group_params(t->group, &np);
+                p[0] = nextafterf(p[0], INFINITY);
+            }
             if (t->exit_at && t->step == t->exit_at) { /* injected: this rank dies */
                 fprintf(stderr, "clg_train: rank %d: injected exit at step %llu\n", t->rank,
                         (unsigned long long)t->step);
@@ -300,6 +305,8 @@ static clg_status run(clg__trainer *t)
         }
         if (t->cluster) {
             st = clg__cluster_agree_stop(t, &stop);
+            if (st == CLG_OK)
+                st = clg__cluster_verify(t);
             if (st != CLG_OK)
                 break;
         }
@@ -307,6 +314,8 @@ static clg_status run(clg__trainer *t)
             t->epoch % o->checkpoint_frequency == 0)
             st = checkpoint(t, recent, lr);
     }
+    if (st == CLG_OK && t->cluster)
+        st = clg__cluster_verify(t);
     if (st == CLG_OK && t->val && !t->has_val)
         st = validate(t, lr, &stop);
     if (st == CLG_OK)
@@ -451,11 +460,15 @@ static clg_status group_setup(clg__trainer *t)
     for (const char *p = faults; st == CLG_OK && t->cluster && p && (p = strstr(p, "rank")); p++) {
         int r = -1;
         unsigned long long at = 0;
-        if (sscanf(p, "rank%d:exit@%llu", &r, &at) != 2 || !at)
+        char what[8] = "";
+        if (sscanf(p, "rank%d:%4[a-z]@%llu", &r, what, &at) != 3 || !at ||
+            (strcmp(what, "exit") && strcmp(what, "skew")))
             return clg__fail(t->ctx, CLG_ERR_INVALID_ARG, "fault injection \"%s\": expected "
-                             "rankR:exit@STEP", faults);
-        if (r == t->rank)
+                             "rankR:exit@STEP or rankR:skew@STEP", faults);
+        if (r == t->rank && !strcmp(what, "exit"))
             t->exit_at = at;
+        else if (r == t->rank)
+            t->skew_at = at;
     }
     if (st == CLG_OK && t->cluster)
         st = clg__cluster_share_start(t);

@@ -34,6 +34,7 @@ typedef struct clg__trainer {
     size_t shard_first, local_batch;
     size_t *rank_order;           /* the epoch's order of this rank's samples */
     uint64_t exit_at;             /* fault injection "rankR:exit@STEP": this rank dies then */
+    uint64_t skew_at;             /* "rankR:skew@STEP": its weights drift by one ulp then */
     clg_batch_reader *reader;     /* the training batches (worker threads: dispatch_in_background) */
     /* position: `step` iterations done; the next is iteration next_iter of epoch `epoch` */
     uint64_t step;
@@ -76,6 +77,8 @@ clg_status clg__read_batch(clg__trainer *t);
 int clg__is_parallel(const clg_train_options *o);
 clg_status clg__cluster_setup(clg__trainer *t);
 clg_status clg__cluster_share_start(clg__trainer *t);
+/* The master weights compared across ranks (a hash); rank 0's sent to all when they differ. */
+clg_status clg__cluster_verify(clg__trainer *t);
 clg_status clg__cluster_combine(clg__trainer *t, double *loss, size_t *correct);
 clg_status clg__cluster_agree_stop(clg__trainer *t, int *stop);
 
