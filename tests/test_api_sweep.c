@@ -254,6 +254,8 @@ static void p_data(void)
     BAD(clg_image_read("x.png", 2, 2, 2, &f));
     BAD(clg_image_read("x.png", 1, 0, 2, &f));
     BAD(clg_datastore_shuffle(NULL, 1, &ds));
+    BAD(clg_datastore_shared(NULL, 2, 0, &ds));
+    assert_int_equal(clg_datastore_decoded(NULL), 0);
     BAD(clg_datastore_partition(NULL, 2, 0, &ds));
     clg_batch_reader *r;
     BAD(clg_batch_reader_create(NULL, 1, 1, 0, &r));
@@ -272,6 +274,12 @@ static void p_cluster(void)
     int r, n;
     CLG_ASSERT_STATUS(clg_cluster_local_rank(&r, &n), CLG_ERR_UNSUPPORTED);
     clg_cluster_finalize(); /* not started: a no-op */
+}
+
+static void p_experiment(void)
+{
+    clg_experiment_result r;
+    BAD(clg_experiments_run(NULL, 1, NULL, 0, NULL, NULL, &r));
 }
 
 static void p_train(void)
@@ -340,11 +348,13 @@ static const entry table[] = {
                      "clg_datastore_select clg_datastore_split clg_image_folder_options_default "
                      "clg_datastore_open_folder clg_datastore_skipped clg_augment_options_default "
                      "clg_datastore_augment clg_datastore_set_epoch clg_datastore_shuffle "
-                     "clg_datastore_partition clg_batch_reader_create "
+                     "clg_datastore_partition clg_datastore_shared clg_datastore_decoded "
+                     "clg_batch_reader_create "
                      "clg_batch_reader_start clg_batch_reader_next clg_batch_reader_samples_read "
                      "clg_batch_reader_last_error clg_batch_reader_destroy"},
     {"cluster", p_cluster, "clg_cluster_available clg_cluster_init clg_cluster_local_rank "
                            "clg_cluster_finalize clg_cluster_abort"},
+    {"experiment", p_experiment, "clg_experiments_run"},
     {"train", p_train, "clg_train_options_default clg_train_options_check clg_solver_name "
                        "clg_solver_parse clg_train clg_train_resume clg_net_evaluate clg_split_batch"},
 };

@@ -12,5 +12,6 @@
 #include "clgrad/parallel.h"
 #include "clgrad/train.h"
 #include "clgrad/cluster.h"
+#include "clgrad/experiment.h"
 
 #endif

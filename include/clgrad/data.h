@@ -126,6 +126,18 @@ CLG_API clg_status clg_datastore_set_epoch(clg_datastore *ds, uint64_t epoch);
  *  belongs to the store the files live in (a subset reports its parent's). reset 1 clears it. */
 CLG_API size_t clg_datastore_skipped(clg_datastore *ds, int reset);
 
+/** Samples the store that holds ds's samples has read from its own data so far (for an image
+ *  folder: images decoded); views (subsets, selections) report their root's count. */
+CLG_API uint64_t clg_datastore_decoded(const clg_datastore *ds);
+
+/** A view of parent for several trainings that read the same samples at once (an experiment
+ *  of several models): a sample read for one is kept until `consumers` reads of it have been
+ *  served, so that K models decode each sample once; a reader that asks for a sample another
+ *  is decoding waits for it. Kept samples take at most cap_bytes (0: 256 MiB); past that,
+ *  samples are read again instead of kept. Borrows parent. */
+CLG_API clg_status clg_datastore_shared(clg_datastore *parent, unsigned consumers,
+                                        size_t cap_bytes, clg_datastore **out);
+
 /** NULL is a no-op. */
 CLG_API void clg_datastore_destroy(clg_datastore *ds);
 

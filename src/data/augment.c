@@ -224,13 +224,7 @@ clg_status clg_datastore_augment(clg_datastore *parent, const clg_augment_option
     st = clg__datastore_new(&augment_ops, s, clg_datastore_size(parent), sample,
                             clg_datastore_class_count(parent), out);
     if (st == CLG_OK) {
-        size_t k = clg_datastore_class_count(parent);
-        const char **names = clg__calloc(k ? k : 1, sizeof *names);
-        for (size_t i = 0; names && i < k; i++)
-            names[i] = clg_datastore_class_name(parent, i);
-        st = names ? clg_datastore_set_class_names(*out, names, k)
-                   : clg__datastore_fail(NULL, CLG_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
-        free(names);
+        st = clg__datastore_copy_names(*out, parent);
         if (st != CLG_OK) {
             clg_datastore_destroy(*out);
             *out = NULL;

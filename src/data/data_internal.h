@@ -27,12 +27,16 @@ struct clg_datastore {
     char **class_names;     /* classes entries, owned */
     char last_error[CLG__ERR_TEXT];
     atomic_int error_lock;  /* reads may fail on several threads at once (batch reader) */
+    atomic_uint_fast64_t decoded; /* samples read from this store's own data (roots only) */
 };
 
 /* Makes a datastore around impl (owned from here on, destroyed with it even on failure), with
  * class names "0", "1", ... */
 clg_status clg__datastore_new(const clg__datastore_ops *ops, void *impl, size_t size,
                               clg_shape sample, size_t classes, clg_datastore **out);
+
+/* to's class names become from's (same count). */
+clg_status clg__datastore_copy_names(clg_datastore *to, const clg_datastore *from);
 
 /* Records a failure in ds (may be NULL) and the thread-local last error. */
 clg_status clg__datastore_fail(clg_datastore *ds, clg_status status, const char *fmt, ...)

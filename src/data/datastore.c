@@ -293,6 +293,8 @@ clg_status clg_datastore_read(clg_datastore *ds, const size_t *indices, size_t n
         float *image = images ? images + i * per : NULL;
         int32_t scratch_label;
         clg_status st = src->ops->read(src, index, image, labels ? labels + i : &scratch_label);
+        if (st == CLG_OK && image)
+            atomic_fetch_add(&src->decoded, 1);
         if (st != CLG_OK) {
             if (src != ds)
                 set_error(ds, clg_last_error());
@@ -300,6 +302,26 @@ clg_status clg_datastore_read(clg_datastore *ds, const size_t *indices, size_t n
         }
     }
     return CLG_OK;
+}
+
+clg_status clg__datastore_copy_names(clg_datastore *to, const clg_datastore *from)
+{
+    size_t k = clg_datastore_class_count(from);
+    const char **names = clg__calloc(k ? k : 1, sizeof *names);
+    for (size_t i = 0; names && i < k; i++)
+        names[i] = clg_datastore_class_name(from, i);
+    clg_status st = names ? clg_datastore_set_class_names(to, names, k)
+                          : clg__datastore_fail(NULL, CLG_ERR_OUT_OF_HOST_MEMORY,
+                                                "datastore: out of host memory");
+    free(names);
+    return st;
+}
+
+uint64_t clg_datastore_decoded(const clg_datastore *ds)
+{
+    while (ds && ds->parent)
+        ds = ds->parent;
+    return ds ? atomic_load(&((clg_datastore *)ds)->decoded) : 0;
 }
 
 size_t clg_datastore_skipped(clg_datastore *ds, int reset)
