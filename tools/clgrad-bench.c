@@ -8,7 +8,7 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: clgrad-bench startup|gemm|conv|pool|train|data [--runs N] [--json]\n"
+    fprintf(f, "usage: clgrad-bench startup|gemm|conv|pool|train|data|experiments [--runs N] [--json]\n"
                "                    [--filter FILTER] [--shape S] [--impl I] [--batch N]\n"
                "                    [--folder DIR] [--memory-cap MB]\n"
                "  startup   time to build every kernel family from source vs from the binary cache\n"
@@ -27,6 +27,9 @@ static void usage(FILE *f)
                "            decoded and augmented with 0, 1, 2 and 4 reader workers, and training\n"
                "            images/s with background dispatch off and on; --memory-cap MB: the\n"
                "            decoding passes run under that data-segment limit (RLIMIT_DATA)\n"
+               "  experiments  2 learning rates of the default network, 1 epoch each: one after\n"
+               "            the other on 1 one-core sub-device vs at once on 2; then 3 models on 2\n"
+               "            (--limit N: the first N training images, default all)\n"
                "  --runs N  timed repetitions; the median is printed (default 5)\n"
                "  --json    one JSON object per result line\n"
                "  --filter  device filter (default $CLGRAD_DEVICES); the first device is used\n");
@@ -36,7 +39,7 @@ int main(int argc, char **argv)
 {
     bench_opts o = {0, 5, NULL, 0};
     const char *cmd = NULL, *shape = NULL, *impl = NULL, *folder = NULL;
-    size_t batch = 64, memory_cap = 0;
+    size_t batch = 64, memory_cap = 0, limit = 0;
     int scaling = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0) {
@@ -53,6 +56,8 @@ int main(int argc, char **argv)
             batch = strtoul(argv[++i], NULL, 10);
         } else if (strcmp(argv[i], "--folder") == 0 && i + 1 < argc) {
             folder = argv[++i];
+        } else if (strcmp(argv[i], "--limit") == 0 && i + 1 < argc) {
+            limit = strtoul(argv[++i], NULL, 10);
         } else if (strcmp(argv[i], "--memory-cap") == 0 && i + 1 < argc) {
             memory_cap = strtoul(argv[++i], NULL, 10);
         } else if (strcmp(argv[i], "--shape") == 0 && i + 1 < argc) {
@@ -84,6 +89,8 @@ int main(int argc, char **argv)
         return bench_conv(&o, shape);
     if (strcmp(cmd, "pool") == 0)
         return bench_pool(&o);
+    if (strcmp(cmd, "experiments") == 0)
+        return bench_experiments(&o, limit);
     if (strcmp(cmd, "data") == 0)
         return bench_data(&o, folder, memory_cap);
     if (strcmp(cmd, "train") == 0 && batch > 0)

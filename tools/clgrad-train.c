@@ -12,21 +12,8 @@
 #include "clgrad/clgrad.h"
 #include "train_args.h"
 #include "train_display.h"
+#include "train_sweep.h"
 
-/* The network of TensorFlow's CNN tutorial, used for Fashion-MNIST. */
-static const char default_net[] =
-    "input 28x28x1\n"
-    "conv 5x5x32 pad=2\n"
-    "relu\n"
-    "maxpool 2x2\n"
-    "conv 5x5x64 pad=2\n"
-    "relu\n"
-    "maxpool 2x2\n"
-    "fc 1024\n"
-    "relu\n"
-    "dropout 0.4\n"
-    "fc 10\n"
-    "softmax\n";
 
 static const char *const fashion_names[10] = {"T-shirt/top", "Trouser", "Pullover", "Dress",
                                               "Coat", "Sandal", "Shirt", "Sneaker", "Bag",
@@ -39,31 +26,6 @@ static int fail(const char *what, clg_status st, const char *detail)
     return 1;
 }
 
-static char *read_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        n += fread(buf + n, 1, cap - 1 - n, f);
-        if (n < cap - 1)
-            break;
-        char *b = realloc(buf, cap * 2);
-        if (!b) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        buf = b;
-        cap *= 2;
-    }
-    fclose(f);
-    if (buf)
-        buf[n] = '\0';
-    return buf;
-}
 
 /* Every device the environment (and filter) picks, or the first CPU split into sub-devices;
  * contexts in devs->ctx[0..n). */
@@ -185,7 +147,7 @@ static int evaluate_and_report(clg_net *net, clg_datastore *test, size_t batch)
     return 0;
 }
 
-static int run(cli *cp, const ranks *mpi);
+static int run(cli *cp, const ranks *mpi, int argc, char **argv);
 
 int main(int argc, char **argv)
 {
@@ -202,7 +164,7 @@ int main(int argc, char **argv)
             return fail("starting MPI", st, clg_last_error());
         mpi.on = 1;
     }
-    rc = run(&c, &mpi);
+    rc = run(&c, &mpi, argc, argv);
     if (mpi.on && rc != 0)
         clg_cluster_abort(rc); /* the other ranks would wait for this one forever */
     clg_cluster_finalize();
@@ -211,7 +173,7 @@ int main(int argc, char **argv)
 
 /* Everything after option parsing: devices, data, training, the report (rank 0 of a cluster
  * speaks; the other ranks train quietly). */
-static int run(cli *cp, const ranks *mpi)
+static int run(cli *cp, const ranks *mpi, int argc, char **argv)
 {
     cli c = *cp;
     int rc;
@@ -227,7 +189,7 @@ static int run(cli *cp, const ranks *mpi)
         return fail("opening the devices", st, clg_last_error());
     }
     clg_ctx *ctx = devs.ctx[0];
-    if (devs.n > 1) {
+    if (devs.n > 1 && !c.sweep) {
         c.o.contexts = devs.ctx;
         c.o.context_count = devs.n;
         if (c.worker_load_count && c.worker_load_count != devs.n) {
@@ -278,6 +240,11 @@ static int run(cli *cp, const ranks *mpi)
         fail("splitting the training set", st, clg_last_error());
         goto done;
     }
+    if (c.sweep) { /* several experiments, one per device */
+        rc = sweep_run(c.sweep, argc, argv, devs.ctx, devs.n, fit, c.val_on_test ? test : val,
+                       test, &c);
+        goto done;
+    }
     if (c.augmenting) { /* the training part only; validation and test images stay as they are */
         c.augment.seed = c.o.seed;
         clg_datastore *aug = NULL;
@@ -300,7 +267,7 @@ static int run(cli *cp, const ranks *mpi)
             printf("Resuming from %s\n", c.resume);
         st = clg_train_resume(ctx, c.resume, augmented ? augmented : fit, val, &c.o, &net, &rep);
     } else {
-        char *text = c.net_file ? read_file(c.net_file) : NULL;
+        char *text = c.net_file ? read_text_file(c.net_file) : NULL;
         if (c.net_file && !text) {
             fprintf(stderr, "clgrad-train: cannot read %s\n", c.net_file);
             goto done;

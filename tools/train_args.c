@@ -52,6 +52,10 @@ static void usage(FILE *f)
 "  --dispatch-in-background  worker threads read the next mini-batches during each step\n"
 "  --dispatch-workers N      that many worker threads (default 1; implies the above)\n"
 "  --seed N                  (default 1)\n"
+"  --sweep FILE              train several experiments at once, one per device: a line\n"
+"                            each, NAME NET|default [options], the options above\n"
+"                            applied over the command line's (see the README)\n"
+"  --results FILE            with --sweep: the results as CSV\n"
 "  --quiet                   no table, only the result\n"
 "  --help, --version\n");
 }
@@ -89,7 +93,7 @@ static int parse_float(const char *s, float *out)
 enum { O_NET = 256, O_DATA, O_SAVE, O_RESUME, O_EVAL, O_SOLVER, O_LR, O_SCHED, O_DROPF, O_DROPP,
        O_WARM, O_MOM, O_L2, O_EPS, O_B1, O_B2, O_GT, O_GTM, O_EPOCHS, O_BATCH, O_SHUF, O_VSPLIT,
        O_VFREQ, O_VPAT, O_OUTNET, O_VERB, O_CKP, O_CKF, O_CKU, O_LOG, O_PLOT, O_ENV, O_DEV,
-       O_SEED, O_QUIET, O_HELP, O_VERSION, O_VTEST, O_LTRAIN, O_LTEST, O_SPLIT, O_WLOAD, O_FAULT, O_BG, O_BGW, O_LRREF, O_IMSIZE, O_CHAN, O_BAD, O_AUGX, O_AUGR, O_AUGT };
+       O_SEED, O_QUIET, O_HELP, O_VERSION, O_VTEST, O_LTRAIN, O_LTEST, O_SPLIT, O_WLOAD, O_FAULT, O_BG, O_BGW, O_LRREF, O_IMSIZE, O_CHAN, O_BAD, O_AUGX, O_AUGR, O_AUGT, O_SWEEP, O_RESULTS };
 
 static const struct option long_options[] = {
     {"net", 1, 0, O_NET}, {"data", 1, 0, O_DATA}, {"save", 1, 0, O_SAVE},
@@ -113,6 +117,7 @@ static const struct option long_options[] = {
     {"checkpoint-path", 1, 0, O_CKP}, {"checkpoint-frequency", 1, 0, O_CKF},
     {"checkpoint-unit", 1, 0, O_CKU}, {"log", 1, 0, O_LOG}, {"plot", 1, 0, O_PLOT},
     {"execution-environment", 1, 0, O_ENV}, {"devices", 1, 0, O_DEV}, {"seed", 1, 0, O_SEED},
+    {"sweep", 1, 0, O_SWEEP}, {"results", 1, 0, O_RESULTS},
     {"quiet", 0, 0, O_QUIET}, {"help", 0, 0, O_HELP}, {"version", 0, 0, O_VERSION}, {0, 0, 0, 0}};
 
 int cli_parse(int argc, char **argv, cli *c)
@@ -133,6 +138,7 @@ int cli_parse(int argc, char **argv, cli *c)
     c->o.seed = 1;
     int opt, ok = 1, which = 0;
     opterr = 0;
+    optind = 0; /* glibc: start over (a sweep parses one command line per experiment) */
     while (ok && (opt = getopt_long(argc, argv, "", long_options, &which)) != -1) {
         const char *a = optarg;
         clg_train_options *o = &c->o;
@@ -261,6 +267,8 @@ int cli_parse(int argc, char **argv, cli *c)
             break;
         }
         case O_QUIET: c->quiet = 1; break;
+        case O_SWEEP: c->sweep = a; break;
+        case O_RESULTS: c->results = a; break;
         case O_HELP: usage(stdout); return -1;
         case O_VERSION: printf("clgrad-train %s\n", clg_version()); return -1;
         default:
@@ -288,3 +296,44 @@ int cli_parse(int argc, char **argv, cli *c)
     }
     return 0;
 }
+
+char *read_text_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        n += fread(buf + n, 1, cap - 1 - n, f);
+        if (n < cap - 1)
+            break;
+        char *b = realloc(buf, cap * 2);
+        if (!b) {
+            free(buf);
+            buf = NULL;
+            break;
+        }
+        buf = b;
+        cap *= 2;
+    }
+    fclose(f);
+    if (buf)
+        buf[n] = '\0';
+    return buf;
+}
+
+/* The network of TensorFlow's CNN tutorial, used for Fashion-MNIST. */
+const char default_net[] =
+    "input 28x28x1\n"
+    "conv 5x5x32 pad=2\n"
+    "relu\n"
+    "maxpool 2x2\n"
+    "conv 5x5x64 pad=2\n"
+    "relu\n"
+    "maxpool 2x2\n"
+    "fc 1024\n"
+    "relu\n"
+    "dropout 0.4\n"
+    "fc 10\n"
+    "softmax\n";

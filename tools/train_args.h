@@ -8,6 +8,7 @@
 
 typedef struct cli {
     const char *net_file, *data, *save, *resume, *evaluate, *plot, *devices, *env;
+    const char *sweep, *results;  /* --sweep FILE: several experiments; --results: their CSV */
     double val_split;
     int val_on_test;
     size_t limit_train, limit_test;
@@ -25,5 +26,11 @@ typedef struct cli {
 /* Fills c from the arguments (defaults for the rest). Returns 0 to go on, -1 after --help or
  * --version (exit 0), else the exit code (2 for usage errors). */
 int cli_parse(int argc, char **argv, cli *c);
+
+/* A whole file as a string (malloc'd), or NULL. */
+char *read_text_file(const char *path);
+
+/* The network of TensorFlow's CNN tutorial, used for Fashion-MNIST. */
+extern const char default_net[];
 
 #endif

@@ -155,6 +155,26 @@ static double series_max(const plot_series *s, double floor_value)
     return m;
 }
 
+/* Writes the surface to path through a temporary name, and frees it. */
+static int save_png(cairo_surface_t *surface, const char *path, char *err, size_t err_cap)
+{
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    cairo_status_t cs = cairo_surface_write_to_png(surface, tmp);
+    cairo_surface_destroy(surface);
+    if (cs != CAIRO_STATUS_SUCCESS) {
+        snprintf(err, err_cap, "cannot write %s: %s", tmp, cairo_status_to_string(cs));
+        remove(tmp);
+        return 0;
+    }
+    if (rename(tmp, path) != 0) {
+        snprintf(err, err_cap, "cannot rename %s to %s", tmp, path);
+        remove(tmp);
+        return 0;
+    }
+    return 1;
+}
+
 int plot_write_png(const plot_data *d, const char *path, const char *title, char *err,
                    size_t err_cap)
 {
@@ -188,19 +208,65 @@ int plot_write_png(const plot_data *d, const char *path, const char *title, char
     cairo_move_to(cr, 80, H - 10); /* the legend on a line of its own, under everything */
     cairo_show_text(cr, "training: light raw, dark smoothed   validation: points   epochs: dashed");
     cairo_destroy(cr);
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    cairo_status_t cs = cairo_surface_write_to_png(surface, tmp);
-    cairo_surface_destroy(surface);
-    if (cs != CAIRO_STATUS_SUCCESS) {
-        snprintf(err, err_cap, "cannot write %s: %s", tmp, cairo_status_to_string(cs));
-        remove(tmp);
-        return 0;
+    return save_png(surface, path, err, err_cap);
+}
+
+/* A colour per model, distinct for the first ten. */
+static void colour(size_t i, double *r, double *g, double *b)
+{
+    static const double c[10][3] = {{0.12, 0.47, 0.71}, {1.0, 0.5, 0.05}, {0.17, 0.63, 0.17},
+                                    {0.84, 0.15, 0.16}, {0.58, 0.4, 0.74}, {0.55, 0.34, 0.29},
+                                    {0.89, 0.47, 0.76}, {0.5, 0.5, 0.5}, {0.74, 0.74, 0.13},
+                                    {0.09, 0.75, 0.81}};
+    *r = c[i % 10][0], *g = c[i % 10][1], *b = c[i % 10][2];
+}
+
+int plot_write_models_png(const plot_data *models, const char *const *names, size_t n,
+                          const char *path, const char *title, char *err, size_t err_cap)
+{
+    const int W = 900, H = 660 + 14 * (int)(n ? (n - 1) / 5 : 0); /* legend rows of 5 */
+    cairo_surface_t *surface = cairo_image_surface_create(CAIRO_FORMAT_RGB24, W, H);
+    cairo_t *cr = cairo_create(surface);
+    cairo_set_source_rgb(cr, 0.96, 0.96, 0.96);
+    cairo_paint(cr);
+    cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+    cairo_set_source_rgb(cr, 0, 0, 0);
+    cairo_set_font_size(cr, 15);
+    cairo_move_to(cr, 80, 26);
+    cairo_show_text(cr, title);
+    double xmax = 1, lmax = 0.1;
+    for (size_t i = 0; i < n; i++) {
+        xmax = fmax(xmax, models[i].max_iteration);
+        lmax = fmax(lmax, fmax(series_max(&models[i].loss, 0.1), series_max(&models[i].val_loss, 0.1)));
     }
-    if (rename(tmp, path) != 0) {
-        snprintf(err, err_cap, "cannot rename %s to %s", tmp, path);
-        remove(tmp);
-        return 0;
+    plot_data none;
+    memset(&none, 0, sizeof none);
+    panel acc = {80, 45, W - 110, 250, xmax, 0, 100};
+    panel loss = {80, 345, W - 110, 250, xmax, 0, lmax * 1.05};
+    axes(cr, &acc, &none, "Accuracy (%)");
+    axes(cr, &loss, &none, "Loss");
+    for (size_t i = 0; i < n; i++) {
+        double r, g, b;
+        colour(i, &r, &g, &b);
+        curve(cr, &acc, &models[i].acc, 100, 0.9, r, g, b, 2);
+        curve(cr, &loss, &models[i].loss, 1, 0.9, r, g, b, 2);
+        for (size_t k = 0; k < models[i].val_acc.n; k++) { /* validation: dots */
+            cairo_arc(cr, px(&acc, models[i].val_acc.p[k].iteration),
+                      py(&acc, 100 * models[i].val_acc.p[k].value), 3.5, 0, 2 * PI);
+            cairo_fill(cr);
+        }
+        cairo_set_source_rgb(cr, r, g, b); /* legend */
+        cairo_rectangle(cr, 80 + 150.0 * (double)(i % 5), 633 + 14.0 * (double)(i / 5), 10, 10);
+        cairo_fill(cr);
+        cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
+        cairo_set_font_size(cr, 11);
+        cairo_move_to(cr, 95 + 150.0 * (double)(i % 5), 642 + 14.0 * (double)(i / 5));
+        cairo_show_text(cr, names[i]);
     }
-    return 1;
+    cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
+    cairo_set_font_size(cr, 12);
+    cairo_move_to(cr, 80 + (W - 110) / 2.0 - 120, 626);
+    cairo_show_text(cr, "Iteration (training smoothed; validation: dots)");
+    cairo_destroy(cr);
+    return save_png(surface, path, err, err_cap);
 }

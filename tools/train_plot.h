@@ -30,4 +30,9 @@ void plot_free(plot_data *d);
 int plot_write_png(const plot_data *d, const char *path, const char *title, char *err,
                    size_t err_cap);
 
+/* One smoothed training curve per model (accuracy on top, loss below) on the same axes, with
+ * validation accuracy as dots and a legend of the names. */
+int plot_write_models_png(const plot_data *models, const char *const *names, size_t n,
+                          const char *path, const char *title, char *err, size_t err_cap);
+
 #endif
