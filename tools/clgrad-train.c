@@ -119,21 +119,35 @@ static void name_classes(const cli *c, clg_datastore *ds)
         clg_datastore_set_class_names(ds, fashion_names, 10);
 }
 
-/* Replaces *ds by a view of its first n samples (n = 0: all). The view borrows its parent,
- * which moves to *parent to be freed at exit. */
-static int limit(clg_datastore **ds, size_t n, clg_datastore **parent)
+/* Replaces *ds by a view of n of its samples (n = 0: all): the first n of an IDX set, n at
+ * random (seed 1) from an image folder, whose files come sorted by class. The views borrow
+ * their parents, which move to parents[0..2) to be freed at exit. */
+static int limit(clg_datastore **ds, size_t n, int folder, clg_datastore **parents)
 {
     if (!n || n >= clg_datastore_size(*ds))
         return 1;
-    clg_datastore *sub;
-    clg_status st = clg_datastore_subset(*ds, 0, n, &sub);
+    clg_datastore *mixed = NULL, *sub = NULL;
+    clg_status st = folder ? clg_datastore_shuffle(*ds, 1, &mixed) : CLG_OK;
+    if (st == CLG_OK)
+        st = clg_datastore_subset(mixed ? mixed : *ds, 0, n, &sub);
     if (st != CLG_OK) {
+        clg_datastore_destroy(mixed);
         fail("limiting the data", st, clg_last_error());
         return 0;
     }
-    *parent = *ds;
+    parents[0] = *ds;
+    parents[1] = mixed;
     *ds = sub;
     return 1;
+}
+
+/* Whether --data DIR holds image folders (DIR/train, DIR/test) rather than IDX files. */
+static int is_folder(const cli *c)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/train", c->data);
+    struct stat sb;
+    return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
 }
 
 static int evaluate_and_report(clg_net *net, clg_datastore *test, size_t batch)
@@ -202,7 +216,7 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
         c.o.worker_load_count = c.worker_load_count;
     }
     clg_datastore *train = NULL, *test = NULL, *fit = NULL, *val = NULL, *augmented = NULL;
-    clg_datastore *train_all = NULL, *test_all = NULL; /* parents of --limit-* views */
+    clg_datastore *train_all[2] = {NULL, NULL}, *test_all[2] = {NULL, NULL}; /* --limit-* */
     clg_net *net = NULL;
     display d = {.quiet = c.quiet, .tty = isatty(STDOUT_FILENO) && !c.quiet,
                  .table_every = c.table_every, .batch = c.o.mini_batch_size, .plot_path = c.plot};
@@ -213,7 +227,7 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
         goto done;
     }
     name_classes(&c, test);
-    if (!limit(&test, c.limit_test, &test_all))
+    if (!limit(&test, c.limit_test, is_folder(&c), test_all))
         goto done;
     if (c.evaluate) {
         st = clg_net_load(ctx, c.evaluate, &net);
@@ -230,7 +244,7 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
         goto done;
     }
     name_classes(&c, train);
-    if (!limit(&train, c.limit_train, &train_all))
+    if (!limit(&train, c.limit_train, is_folder(&c), train_all))
         goto done;
     size_t n = clg_datastore_size(train), nval = (size_t)(c.val_split * (double)n);
     st = clg_datastore_subset(train, 0, n - nval, &fit);
@@ -341,8 +355,10 @@ done:
     clg_datastore_destroy(fit);
     clg_datastore_destroy(train);
     clg_datastore_destroy(test);
-    clg_datastore_destroy(test_all);
-    clg_datastore_destroy(train_all);
+    for (int i = 1; i >= 0; i--) {
+        clg_datastore_destroy(test_all[i]);
+        clg_datastore_destroy(train_all[i]);
+    }
     close_devices(&devs);
     return rc;
 }
