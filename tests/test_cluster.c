@@ -64,6 +64,11 @@ static float *train(const char *env, losses *l, size_t *n)
     clg_train_options o = options(l);
     o.execution_environment = env;
     o.progress = stop_at_20;
+    if (!strcmp(env, "parallel-streamed")) { /* read-back per layer: sums start during backward */
+        o.execution_environment = "parallel";
+        o.overlap = 1;
+        o.bucket_bytes = 100; /* many small sums in flight */
+    }
     clg_train_report rep;
     CLG_ASSERT_STATUS(clg_train(net, data, NULL, &o, &rep), CLG_OK);
     assert_int_equal(rep.cluster_resyncs, 0); /* MPI's sums agreed on every rank, bit for bit */
@@ -77,13 +82,12 @@ static float *train(const char *env, losses *l, size_t *n)
     return w;
 }
 
-static void parallel_equals_one_process(void **state)
+static void compare_with_one_process(const char *env)
 {
-    (void)state;
     losses one = {{0}, 0}, par = {{0}, 0};
     size_t n, m;
     float *ref = train("cpu", &one, &n);
-    float *w = train("parallel", &par, &m);
+    float *w = train(env, &par, &m);
     assert_int_equal(n, m);
     double d = 0, r = 0;
     for (size_t i = 0; i < n; i++) {
@@ -92,8 +96,8 @@ static void parallel_equals_one_process(void **state)
     }
     double e = sqrt(d / r);
     if (rank == 0)
-        printf("%d rank(s): weights after 20 steps differ from one process by relative L2 %.2e\n",
-               ranks, e);
+        printf("%d rank(s), %s: weights after 20 steps differ from one process by relative L2 "
+               "%.2e\n", ranks, env, e);
     assert_true(e < 1e-5);
     assert_int_equal(one.n, 20);
     assert_int_equal(par.n, 20);
@@ -108,6 +112,20 @@ static void parallel_equals_one_process(void **state)
     free(root);
     free(ref);
     free(w);
+}
+
+static void parallel_equals_one_process(void **state)
+{
+    (void)state;
+    compare_with_one_process("parallel");
+}
+
+/* The same with each layer's gradient sum started as soon as its read-back lands, while
+ * earlier layers still compute backward (in 100-byte buckets: many sums in flight). */
+static void streamed_sums_equal_one_process(void **state)
+{
+    (void)state;
+    compare_with_one_process("parallel-streamed");
 }
 
 /* A rank whose weights drift (one ulp, injected at step 3) is caught at the epoch's end and
@@ -192,6 +210,7 @@ int main(int argc, char **argv)
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(parallel_equals_one_process),
+        cmocka_unit_test(streamed_sums_equal_one_process),
         cmocka_unit_test(drifting_rank_is_resynchronised),
         cmocka_unit_test(different_options_refused_on_every_rank),
     };

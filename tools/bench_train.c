@@ -191,19 +191,34 @@ done:
     return rc;
 }
 
-/* Training images/s of the default network on the given contexts (median step after 10). */
-static double train_rate(clg_ctx *const *ctxs, size_t n, size_t batch, int runs, const char *config,
-                         int json, int overlap, double *readback_ms)
+/* A configuration of the scaling runs: its name, overlap, injected faults (e.g. "1:slow=3")
+ * and fixed shares (NULL: auto). */
+typedef struct rate_config {
+    const char *name;
+    int overlap;
+    const char *faults;
+    const float *load;
+} rate_config;
+
+/* Training images/s of the default network on the given contexts (median step after 10). A
+ * single context trains through a device group too when faults are injected. */
+static double train_rate(clg_ctx *const *ctxs, size_t n, size_t batch, int runs,
+                         const rate_config *cfg, int json, double *readback_ms)
 {
     bench_run r;
     double rate = 0;
+    const char *config = cfg->name;
+    int overlap = cfg->overlap;
     clg_status s = run_setup(&r, ctxs[0], batch, 10 + 5 * (size_t)runs);
     clg_train_options opt = r.opt;
-    if (n > 1) {
+    if (n > 1 || cfg->faults) {
         opt.contexts = ctxs;
         opt.context_count = n;
     }
     opt.overlap = overlap;
+    opt.fault_injection = cfg->faults;
+    opt.worker_load = cfg->load;
+    opt.worker_load_count = cfg->load ? n : 0;
     clg_train_report rep;
     if (s == CLG_OK)
         s = clg_train(r.net, r.ds, NULL, &opt, &rep);
@@ -219,14 +234,38 @@ static double train_rate(clg_ctx *const *ctxs, size_t n, size_t batch, int runs,
     if (json)
         printf("{\"bench\":\"train\",\"net\":\"default\",\"devices\":\"%s\",\"config\":\"%s\","
                "\"split\":\"%s\",\"overlap\":%s,\"batch\":%zu,\"images_per_s\":%.1f}\n",
-               clg_ctx_device(ctxs[0])->name, config, n > 1 ? "auto" : "none",
+               clg_ctx_device(ctxs[0])->name, config,
+               n < 2 ? "none" : cfg->load ? "weights" : "auto",
                n > 1 && overlap ? "true" : "false", batch, rate);
     else
-        printf("%-8s %zu device%s %10.1f images/s%s\n", config, n, n > 1 ? "s" : " ", rate,
-               n > 1 ? (overlap ? " (overlapped read-back)" : " (read-back after backward)") : "");
+        printf("%-17s %zu device%s %10.1f images/s%s%s\n", config, n, n > 1 ? "s" : " ", rate,
+               n > 1 ? (overlap ? " (overlapped read-back)" : " (read-back after backward)") : "",
+               n > 1 ? (cfg->load ? ", fixed split" : ", auto split") : "");
 done:
     run_free(&r);
     return rate;
+}
+
+/* The fast+slow pair: the two one-core sub-devices, the second doing all its work 3 times
+ * (on its own core), each alone, then together split equally and by auto. */
+static void mixed_pair(clg_ctx *const *sub, size_t batch, const bench_opts *o)
+{
+    static const float equal[2] = {1.0f, 1.0f};
+    double fast = train_rate(sub, 1, batch, o->runs,
+                             &(rate_config){"mixed-fast-alone", 0, NULL, NULL}, o->json, NULL);
+    double slow = train_rate(sub + 1, 1, batch, o->runs,
+                             &(rate_config){"mixed-slow-alone", 0, "0:slow=3", NULL}, o->json, NULL);
+    double eq = train_rate(sub, 2, batch, o->runs,
+                           &(rate_config){"mixed-equal", 0, "1:slow=3", equal}, o->json, NULL);
+    double au = train_rate(sub, 2, batch, o->runs,
+                           &(rate_config){"mixed-auto", 0, "1:slow=3", NULL}, o->json, NULL);
+    double sum = fast + slow;
+    if (o->json)
+        printf("{\"bench\":\"mixed\",\"auto_of_sum\":%.3f,\"auto_over_equal\":%.3f}\n",
+               sum > 0 ? au / sum : 0.0, eq > 0 ? au / eq : 0.0);
+    else
+        printf("fast+slow pair: auto %.0f%% of the two alone (%.1f + %.1f), %.2fx the equal split\n",
+               sum > 0 ? 100 * au / sum : 0.0, fast, slow, eq > 0 ? au / eq : 0.0);
 }
 
 int bench_scaling(const bench_opts *o, size_t batch, const char *self)
@@ -243,7 +282,8 @@ int bench_scaling(const bench_opts *o, size_t batch, const char *self)
         for (int i = 0; st == CLG_OK && i < 2 && (size_t)i < count; i++)
             st = clg_ctx_create(&all[idx[i]], &co, &two[i]);
         if (st == CLG_OK && count >= 2)
-            train_rate(two, 2, batch, o->runs, "pocl2", o->json, 1, NULL);
+            train_rate(two, 2, batch, o->runs, &(rate_config){"pocl2", 1, NULL, NULL}, o->json,
+                       NULL);
         clg_ctx_destroy(two[0]);
         clg_ctx_destroy(two[1]);
         free(idx);
@@ -259,11 +299,16 @@ int bench_scaling(const bench_opts *o, size_t batch, const char *self)
     if (st != CLG_OK) {
         fprintf(stderr, "clgrad-bench train --scaling: %s: %s\n", clg_status_name(st), clg_last_error());
     } else {
-        double r1 = train_rate(sub, 1, batch, o->runs, "sub1", o->json, 1, NULL);
+        double r1 = train_rate(sub, 1, batch, o->runs, &(rate_config){"sub1", 1, NULL, NULL},
+                               o->json, NULL);
         double exposed_on = 0, exposed_off = 0;
-        double r2 = train_rate(sub, 2, batch, o->runs, "sub2", o->json, 1, &exposed_on);
-        double r2off = train_rate(sub, 2, batch, o->runs, "sub2", o->json, 0, &exposed_off);
-        train_rate(&whole, 1, batch, o->runs, "whole", o->json, 1, NULL);
+        double r2 = train_rate(sub, 2, batch, o->runs, &(rate_config){"sub2", 1, NULL, NULL},
+                               o->json, &exposed_on);
+        double r2off = train_rate(sub, 2, batch, o->runs, &(rate_config){"sub2", 0, NULL, NULL},
+                                  o->json, &exposed_off);
+        train_rate(&whole, 1, batch, o->runs, &(rate_config){"whole", 1, NULL, NULL}, o->json,
+                   NULL);
+        mixed_pair(sub, batch, o);
         double hidden = exposed_off > 0 ? 1.0 - exposed_on / exposed_off : 0.0;
         if (o->json)
             printf("{\"bench\":\"overlap\",\"readback_ms\":%.3f,\"exposed_ms\":%.3f,"

@@ -13,6 +13,9 @@ struct clg__cluster {
     MPI_Comm comm;
     int rank, size;
     uint64_t sent;
+    MPI_Request *req;      /* sums in flight (clg__cluster_isum_floats); capacity kept */
+    size_t nreq, capreq;
+    clg_status failed;     /* a sum that could not start */
 };
 
 /* Whether clg_cluster_init started MPI (so that finalize ends it): the one piece of process
@@ -122,8 +125,11 @@ void clg__cluster_close(clg__cluster *c)
         return;
     int done = 0;
     MPI_Finalized(&done);
-    if (!done)
+    if (!done) {
+        clg__cluster_wait(c);
         MPI_Comm_free(&c->comm);
+    }
+    free(c->req);
     free(c);
 }
 
@@ -183,6 +189,50 @@ clg_status clg__cluster_same(clg__cluster *c, const void *buf, size_t bytes, int
 clg_status clg__cluster_sum_floats(clg__cluster *c, float *buf, size_t n, size_t bucket_bytes)
 {
     return sum(c, buf, n, sizeof *buf, MPI_FLOAT, bucket_bytes);
+}
+
+void clg__cluster_isum_floats(clg__cluster *c, float *buf, size_t n, size_t bucket_bytes)
+{
+    size_t per = (bucket_bytes ? bucket_bytes : (size_t)4 << 20) / sizeof *buf;
+    per = per ? (per < ((size_t)1 << 30) ? per : (size_t)1 << 30) : 1;
+    for (size_t off = 0; off < n && c->failed == CLG_OK; off += per) {
+        if (c->nreq == c->capreq) {
+            size_t cap = c->capreq ? 2 * c->capreq : 64;
+            MPI_Request *grown = clg__realloc(c->req, cap * sizeof *grown);
+            if (!grown) {
+                c->failed = clg__fail(NULL, CLG_ERR_OUT_OF_HOST_MEMORY, "cluster: out of host memory");
+                return;
+            }
+            c->req = grown, c->capreq = cap;
+        }
+        int count = (int)(n - off < per ? n - off : per);
+        int err = MPI_Iallreduce(MPI_IN_PLACE, buf + off, count, MPI_FLOAT, MPI_SUM, c->comm,
+                                 &c->req[c->nreq]);
+        if (err != MPI_SUCCESS) {
+            c->failed = mpi_fail(err, "gradient sum");
+            return;
+        }
+        c->nreq++;
+        c->sent += (uint64_t)count * sizeof *buf;
+    }
+}
+
+void clg__cluster_progress(clg__cluster *c)
+{
+    int flag = 0;
+    if (c->nreq)
+        MPI_Testall((int)c->nreq, c->req, &flag, MPI_STATUSES_IGNORE);
+}
+
+clg_status clg__cluster_wait(clg__cluster *c)
+{
+    int err = c->nreq ? MPI_Waitall((int)c->nreq, c->req, MPI_STATUSES_IGNORE) : MPI_SUCCESS;
+    c->nreq = 0;
+    clg_status st = c->failed;
+    c->failed = CLG_OK;
+    if (err != MPI_SUCCESS)
+        return mpi_fail(err, "gradient sum");
+    return st;
 }
 
 clg_status clg__cluster_sum_doubles(clg__cluster *c, double *buf, size_t n)
@@ -281,6 +331,22 @@ clg_status clg__cluster_same(clg__cluster *c, const void *buf, size_t bytes, int
     (void)c, (void)buf, (void)bytes;
     *same = 1;
     return unsupported("cluster check");
+}
+
+void clg__cluster_isum_floats(clg__cluster *c, float *buf, size_t n, size_t bucket_bytes)
+{
+    (void)c, (void)buf, (void)n, (void)bucket_bytes;
+}
+
+void clg__cluster_progress(clg__cluster *c)
+{
+    (void)c;
+}
+
+clg_status clg__cluster_wait(clg__cluster *c)
+{
+    (void)c;
+    return unsupported("cluster sum");
 }
 
 clg_status clg__cluster_sum_doubles(clg__cluster *c, double *buf, size_t n)

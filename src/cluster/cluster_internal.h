@@ -20,6 +20,12 @@ int clg__cluster_size(const clg__cluster *c);
  * bits on every rank with Open MPI's algorithms (checked by the caller: clg__cluster_same). */
 clg_status clg__cluster_sum_floats(clg__cluster *c, float *buf, size_t n, size_t bucket_bytes);
 clg_status clg__cluster_sum_doubles(clg__cluster *c, double *buf, size_t n);
+/* The same sum started without waiting (MPI_Iallreduce in buckets): buf must stay put until
+ * clg__cluster_wait, which ends every sum started and tells the first failure;
+ * clg__cluster_progress moves them along meanwhile. */
+void clg__cluster_isum_floats(clg__cluster *c, float *buf, size_t n, size_t bucket_bytes);
+void clg__cluster_progress(clg__cluster *c);
+clg_status clg__cluster_wait(clg__cluster *c);
 /* *same = 1 when buf holds the same bytes on every rank (a 64-bit hash compared). */
 clg_status clg__cluster_same(clg__cluster *c, const void *buf, size_t bytes, int *same);
 /* Rank root's bytes to every rank. */

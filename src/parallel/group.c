@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "parallel/parallel_internal.h"
+#include "parallel/ranges.h"
 
 /* Auto balancing re-splits every REBALANCE steps from the devices' smoothed time per sample. */
 enum { REBALANCE = 4 };
@@ -28,6 +29,7 @@ typedef struct replica {
     uint64_t fail_at[8];     /* injected: fail at these steps (0: unused) */
     unsigned slow;           /* injected: compute this many times (1: normal) */
     double readback;         /* last step: seconds spent waiting for gradients after backward */
+    size_t published;        /* streaming: ranges published this step */
 } replica;
 
 struct clg__group {
@@ -53,6 +55,15 @@ struct clg__group {
     /* cluster training: this group's samples start at global_first of a global batch of
      * global_batch (0: the group has the whole batch) */
     size_t global_first, global_batch;
+    /* streaming gradient ranges to the caller during the step */
+    clg__group_stream stream;
+    int has_stream, ranges_ok;
+    int streaming;           /* this step streams (every working device overlaps read-back) */
+    int streamed;            /* the last step streamed every parameter */
+    clg__ranges ranges;
+    float *step_grad;        /* the step's output gradient */
+    float step_inv;          /* 1 / the (global) batch */
+    size_t taken_lo[CLG__MAX_RANGES + 1], taken_hi[CLG__MAX_RANGES + 1], ntaken;
 };
 
 static clg_status make_replica(clg_net *master, clg_ctx *ctx, const char *text, clg_net **out)
@@ -83,6 +94,7 @@ clg_status clg__group_create(clg_net *master, clg_ctx *const *ctxs, size_t n,
     g->nstate = clg_net_param_count(master, CLG_PARAMS_STATE);
     g->per_sample = clg_shape_numel(master->input);
     g->auto_split = weights == NULL;
+    g->ranges_ok = clg__ranges_init(&g->ranges);
     g->r = clg__calloc(n, sizeof *g->r);
     g->weights = clg__malloc(n * sizeof *g->weights);
     g->counts = clg__calloc(n, sizeof *g->counts);
@@ -142,6 +154,8 @@ void clg__group_destroy(clg__group *g)
     free(g->r);
     free(g->weights);
     free(g->counts);
+    if (g->ranges_ok)
+        clg__ranges_destroy(&g->ranges);
     free(g->params);
     free(g->state);
     free(g);
@@ -238,6 +252,9 @@ typedef struct overlap {
     cl_command_queue tq;
     clg__param_ref refs[256];
     size_t offs[256], nrefs;
+    /* streaming: each layer's last read, and the parameter range it completes */
+    cl_event ev[CLG__MAX_RANGES];
+    size_t lo[CLG__MAX_RANGES], hi[CLG__MAX_RANGES], nev;
 } overlap;
 
 static clg_status read_layer(void *user, size_t layer)
@@ -245,8 +262,10 @@ static clg_status read_layer(void *user, size_t layer)
     overlap *o = user;
     clg_ctx *ctx = o->r->net->ctx;
     cl_command_queue q = (cl_command_queue)clg_ctx_cl_queue(ctx);
-    cl_event done = NULL;
+    cl_event done = NULL, last = NULL;
     cl_int err = CL_SUCCESS;
+    int stream = o->r->g->streaming && o->nev < CLG__MAX_RANGES;
+    size_t lo = (size_t)-1, hi = 0;
     for (size_t k = 0; k < o->nrefs && err == CL_SUCCESS; k++) {
         if (o->refs[k].layer != layer)
             continue;
@@ -254,9 +273,19 @@ static clg_status read_layer(void *user, size_t layer)
             err = clEnqueueMarkerWithWaitList(q, 0, NULL, &done);
         size_t off = 0, n = clg_tensor_numel(o->refs[k].grad);
         cl_mem mem = (cl_mem)clg_tensor_cl_buffer(o->refs[k].grad, &off);
+        if (last)
+            clReleaseEvent(last), last = NULL;
         if (err == CL_SUCCESS)
             err = clEnqueueReadBuffer(o->tq, mem, CL_FALSE, off * sizeof(float), n * sizeof(float),
-                                      o->r->grad + o->offs[k], 1, &done, NULL);
+                                      o->r->grad + o->offs[k], 1, &done, stream ? &last : NULL);
+        lo = o->offs[k] < lo ? o->offs[k] : lo;
+        hi = o->offs[k] + n > hi ? o->offs[k] + n : hi;
+    }
+    if (last && err == CL_SUCCESS) { /* in-order transfer queue: the last read ends the layer */
+        o->ev[o->nev] = last, o->lo[o->nev] = lo, o->hi[o->nev] = hi;
+        o->nev++;
+    } else if (last) {
+        clReleaseEvent(last);
     }
     if (done) {
         clReleaseEvent(done);
@@ -323,7 +352,9 @@ static void *work(void *arg)
         st = clg__net_check_numerics(net, 0, g->step);
     if (st == CLG_OK)
         st = clg__net_loss(net, g->labels + r->first, &r->loss, &r->correct);
-    overlap ov = {r, NULL, {{0}}, {0}, 0};
+    overlap ov;
+    memset(&ov, 0, sizeof ov);
+    ov.r = r;
     /* On a CPU the copies run on the cores that compute: nothing to gain by default. */
     int overlapped = g->overlap > 0 ||
                      (g->overlap < 0 && clg_ctx_device(net->ctx)->type != CLG_DEVICE_CPU);
@@ -339,6 +370,14 @@ static void *work(void *arg)
     if (st == CLG_OK)
         st = clg_ctx_finish(net->ctx);
     double t_back = clg__now();
+    for (size_t e = 0; e < ov.nev; e++) { /* streaming: each layer's range, as it lands */
+        cl_int err = st == CLG_OK ? clWaitForEvents(1, &ov.ev[e]) : CL_SUCCESS;
+        clReleaseEvent(ov.ev[e]);
+        if (err != CL_SUCCESS)
+            st = clg__fail_cl(net->ctx, err, "waiting for gradient read-back");
+        if (st == CLG_OK)
+            clg__ranges_publish(&g->ranges, r->published++, ov.lo[e], ov.hi[e]);
+    }
     if (st == CLG_OK && overlapped) {
         cl_int err = clFinish(ov.tq);
         if (err != CL_SUCCESS)
@@ -357,6 +396,8 @@ static void *work(void *arg)
     else
         r->version = g->version; /* its state now differs, but the step's end resends it */
     r->seconds = clg__now() - t0;
+    if (g->streaming)
+        clg__ranges_finished(&g->ranges);
     return NULL;
 }
 
@@ -404,6 +445,80 @@ static void rebalance(clg__group *g)
             g->weights[i] = (float)(MIN_SHARE * sum);
 }
 
+void clg__group_set_stream(clg__group *g, const clg__group_stream *s)
+{
+    g->has_stream = s != NULL && g->ranges_ok;
+    if (s)
+        g->stream = *s;
+}
+
+int clg__group_streamed(const clg__group *g)
+{
+    return g->streamed;
+}
+
+/* Whether replica r reads its gradients back layer by layer (see work()). */
+static int overlaps(const clg__group *g, const replica *r)
+{
+    return g->overlap > 0 ||
+           (g->overlap < 0 && clg_ctx_device(r->net->ctx)->type != CLG_DEVICE_CPU);
+}
+
+/* grad[lo, hi) = the working devices' sums, in device order, / the batch; then to the caller. */
+static void take_range(void *user, size_t lo, size_t hi)
+{
+    clg__group *g = user;
+    float *grad = g->step_grad;
+    int have = 0;
+    for (size_t i = 0; i < g->n; i++) {
+        replica *r = &g->r[i];
+        if (!r->count)
+            continue;
+        if (!have)
+            memcpy(grad + lo, r->grad + lo, (hi - lo) * sizeof *grad);
+        else
+            for (size_t k = lo; k < hi; k++)
+                grad[k] += r->grad[k];
+        have = 1;
+    }
+    for (size_t k = lo; k < hi; k++)
+        grad[k] *= g->step_inv;
+    if (g->ntaken < CLG__MAX_RANGES) {
+        g->taken_lo[g->ntaken] = lo;
+        g->taken_hi[g->ntaken] = hi;
+        g->ntaken++;
+    }
+    if (g->streaming)
+        g->stream.ready(g->stream.user, grad + lo, lo, hi - lo);
+}
+
+static void stream_idle(void *user)
+{
+    clg__group *g = user;
+    if (g->stream.idle)
+        g->stream.idle(g->stream.user);
+}
+
+/* After a streamed step: the parameters no range covered (layers past the table), taken now. */
+static void take_the_rest(clg__group *g)
+{
+    size_t n = g->ntaken; /* sort the taken ranges by start (a few dozen) */
+    for (size_t i = 1; i < n; i++)
+        for (size_t k = i; k > 0 && g->taken_lo[k - 1] > g->taken_lo[k]; k--) {
+            size_t a = g->taken_lo[k], b = g->taken_hi[k];
+            g->taken_lo[k] = g->taken_lo[k - 1], g->taken_hi[k] = g->taken_hi[k - 1];
+            g->taken_lo[k - 1] = a, g->taken_hi[k - 1] = b;
+        }
+    size_t at = 0;
+    for (size_t i = 0; i <= n; i++) {
+        size_t next = i < n ? g->taken_lo[i] : g->nparams;
+        if (next > at)
+            take_range(g, at, next);
+        if (i < n && g->taken_hi[i] > at)
+            at = g->taken_hi[i];
+    }
+}
+
 clg_status clg__group_step(clg__group *g, const float *images, const int32_t *labels,
                            size_t batch, uint64_t step, size_t skip, float *grad, double *loss,
                            size_t *correct, size_t *failed)
@@ -429,7 +544,21 @@ clg_status clg__group_step(clg__group *g, const float *images, const int32_t *la
         free(started);
         return clg__fail(NULL, CLG_ERR_OUT_OF_HOST_MEMORY, "device group: out of host memory");
     }
-    size_t first = 0;
+    size_t first = 0, whole = g->global_batch ? g->global_batch : batch;
+    unsigned working = 0;
+    g->streaming = g->has_stream;
+    for (size_t i = 0; i < g->n; i++) {
+        if (g->counts[i]) {
+            working++;
+            g->streaming &= overlaps(g, &g->r[i]);
+        }
+    }
+    g->streamed = 0;
+    g->ntaken = 0;
+    g->step_grad = grad;
+    g->step_inv = 1.0f / (float)whole;
+    if (g->streaming)
+        clg__ranges_reset(&g->ranges, working);
     for (size_t i = 0; i < g->n; i++) {
         replica *r = &g->r[i];
         r->first = first;
@@ -437,6 +566,7 @@ clg_status clg__group_step(clg__group *g, const float *images, const int32_t *la
         r->st = CLG_OK;
         r->loss = 0.0;
         r->correct = 0;
+        r->published = 0;
         first += r->count;
         if (!r->count)
             continue;
@@ -444,6 +574,8 @@ clg_status clg__group_step(clg__group *g, const float *images, const int32_t *la
         if (!started[i])
             work(r); /* no thread to be had: run it here */
     }
+    if (g->streaming) /* each layer's gradients onward while the devices still compute */
+        clg__ranges_drain(&g->ranges, working, take_range, stream_idle, g);
     for (size_t i = 0; i < g->n; i++)
         if (started[i])
             pthread_join(threads[i], NULL);
@@ -458,27 +590,22 @@ clg_status clg__group_step(clg__group *g, const float *images, const int32_t *la
                              r->error);
         }
     }
-    /* grad = sum over devices in order / batch; the state: shard-weighted mean */
-    int have = 0;
+    /* grad = sum over devices in order / batch (streamed: done range by range); the state:
+     * shard-weighted mean */
     double total_loss = 0.0;
     size_t total_correct = 0;
     for (size_t i = 0; i < g->n; i++) {
         replica *r = &g->r[i];
-        if (!r->count)
-            continue;
-        if (!have)
-            memcpy(grad, r->grad, g->nparams * sizeof *grad);
-        else
-            for (size_t k = 0; k < g->nparams; k++)
-                grad[k] += r->grad[k];
-        have = 1;
-        total_loss += r->loss * (double)r->count;
-        total_correct += r->correct;
+        total_loss += r->count ? r->loss * (double)r->count : 0.0;
+        total_correct += r->count ? r->correct : 0;
     }
-    size_t whole = g->global_batch ? g->global_batch : batch;
-    float inv = 1.0f / (float)whole;
-    for (size_t k = 0; k < g->nparams; k++)
-        grad[k] *= inv;
+    if (g->streaming) {
+        take_the_rest(g);
+        g->streamed = 1;
+    } else {
+        g->ntaken = 0;
+        take_range(g, 0, g->nparams); /* no stream: ready() is not called */
+    }
     for (size_t k = 0; k < g->nstate; k++) {
         double s = 0.0;
         for (size_t i = 0; i < g->n; i++)

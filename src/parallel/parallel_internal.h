@@ -47,6 +47,19 @@ double clg__group_readback_ms(const clg__group *g);
  * batch of `batch` (dropout draws by global position), and the step's gradient, state and loss
  * are divided by that global batch, so that the ranks' results add up to the whole. */
 void clg__group_set_global(clg__group *g, size_t first, size_t batch);
+/* Streaming (cluster training): with overlapped read-back on every device, each layer's
+ * gradient range, once every device has read it, is summed in device order, divided by the
+ * (global) batch and handed to ready() on the thread in clg__group_step while earlier layers
+ * still compute; idle() is called every millisecond or so while that thread waits (to move
+ * MPI along). clg__group_streamed tells whether the last step did so for every parameter
+ * (else the caller has the whole gradient at the end, as without a stream). */
+typedef struct clg__group_stream {
+    void (*ready)(void *user, float *grad, size_t first, size_t count);
+    void (*idle)(void *user);
+    void *user;
+} clg__group_stream;
+void clg__group_set_stream(clg__group *g, const clg__group_stream *s);
+int clg__group_streamed(const clg__group *g);
 /* Takes a device out of the group for good. */
 void clg__group_drop(clg__group *g, size_t device);
 const char *clg__group_device_name(const clg__group *g, size_t device);

@@ -90,9 +90,24 @@ static clg_status broadcast_master(clg__trainer *t)
     return st == CLG_OK ? st : clg__fail(t->ctx, st, "clg_train: %s", clg_last_error());
 }
 
+/* Streaming: a layer's gradients, summed over this rank's devices, go to MPI at once. */
+static void stream_ready(void *user, float *grad, size_t first, size_t count)
+{
+    clg__trainer *t = user;
+    (void)first;
+    clg__cluster_isum_floats(t->cluster, grad, count, t->o.bucket_bytes);
+}
+
+static void stream_idle(void *user)
+{
+    clg__cluster_progress(((clg__trainer *)user)->cluster);
+}
+
 clg_status clg__cluster_share_start(clg__trainer *t)
 {
     clg__group_set_global(t->group, t->shard_first, t->batch);
+    /* with overlapped read-back (GPUs by default) the sums overlap backward */
+    clg__group_set_stream(t->group, &(clg__group_stream){stream_ready, stream_idle, t});
     return broadcast_master(t);
 }
 
@@ -116,7 +131,9 @@ clg_status clg__cluster_combine(clg__trainer *t, double *loss, size_t *correct)
     size_t np, ns;
     float *s = clg__group_state(t->group, &ns);
     (void)clg__group_params(t->group, &np);
-    clg_status st = clg__cluster_sum_floats(t->cluster, t->hgrad, np, t->o.bucket_bytes);
+    clg_status st = clg__group_streamed(t->group) /* started during the step */
+                        ? clg__cluster_wait(t->cluster)
+                        : clg__cluster_sum_floats(t->cluster, t->hgrad, np, t->o.bucket_bytes);
     if (st == CLG_OK && ns)
         st = clg__cluster_sum_floats(t->cluster, s, ns, t->o.bucket_bytes);
     double both[2] = {*loss, (double)*correct};

@@ -173,8 +173,10 @@ static clg_status train_step(clg__trainer *t, float lr, double *loss, size_t *co
                                             t->step, skip, t->hgrad, loss, correct, &failed);
             if (st == CLG_OK)
                 break;
+            /* bad numbers are the model's, not the device's; a cluster rank cannot redo a
+             * step alone (the other ranks have summed theirs) */
             if (failed == (size_t)-1 || t->o.device_fault_policy == CLG_FAULT_STOP ||
-                st == CLG_ERR_NUMERICS) /* bad numbers are the model's, not the device's */
+                st == CLG_ERR_NUMERICS || t->cluster)
                 return clg__fail(t->ctx, st, "clg_train: %s", clg_last_error());
             /* continue: redo the step without it; a second failure drops it */
             char text[CLG__ERR_TEXT];

@@ -1,0 +1,35 @@
+/* Gradient ranges that the devices of a group finish reading one after another (streaming to
+ * MPI while backward goes on): device threads publish the i-th range they have read; the
+ * stepping thread takes each range once every device has published it, in order. */
+#ifndef CLGRAD_PARALLEL_RANGES_H
+#define CLGRAD_PARALLEL_RANGES_H
+
+#include <pthread.h>
+#include <stddef.h>
+
+#define CLG__MAX_RANGES 256
+
+typedef struct clg__ranges {
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    size_t lo[CLG__MAX_RANGES], hi[CLG__MAX_RANGES];
+    unsigned count[CLG__MAX_RANGES];  /* devices that have published range i */
+    unsigned running;                 /* device threads still working */
+} clg__ranges;
+
+int clg__ranges_init(clg__ranges *r);
+void clg__ranges_destroy(clg__ranges *r);
+/* A new step with `running` device threads. */
+void clg__ranges_reset(clg__ranges *r, unsigned running);
+/* A device thread has read its index-th range [lo, hi) of the parameters. */
+void clg__ranges_publish(clg__ranges *r, size_t index, size_t lo, size_t hi);
+/* A device thread has ended (after its last publish, or failing). */
+void clg__ranges_finished(clg__ranges *r);
+/* The stepping thread: take(user, lo, hi) for each range every one of `devices` has
+ * published, in order, until every device thread has ended; idle(user) between waits of at
+ * most a millisecond. Returns the parameters covered (the sum of hi - lo). */
+size_t clg__ranges_drain(clg__ranges *r, unsigned devices,
+                         void (*take)(void *user, size_t lo, size_t hi),
+                         void (*idle)(void *user), void *user);
+
+#endif
