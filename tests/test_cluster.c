@@ -128,6 +128,17 @@ static void streamed_sums_equal_one_process(void **state)
     compare_with_one_process("parallel-streamed");
 }
 
+/* A fresh net and the options of a "parallel" run, with one change by the caller. */
+static clg_net *parallel_net(clg_train_options *o, losses *l)
+{
+    clg_net *net;
+    CLG_ASSERT_STATUS(clg_net_parse(ctx, net_text, &net), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_init(net, 3), CLG_OK);
+    *o = options(l);
+    o->execution_environment = "parallel";
+    return net;
+}
+
 /* A rank whose weights drift (one ulp, injected at step 3) is caught at the epoch's end and
  * given rank 0's weights: every rank ends with the same bits, the resync counted. */
 static void drifting_rank_is_resynchronised(void **state)
@@ -137,12 +148,9 @@ static void drifting_rank_is_resynchronised(void **state)
         printf("skipped: needs 2 ranks\n");
         return;
     }
-    clg_net *net;
-    CLG_ASSERT_STATUS(clg_net_parse(ctx, net_text, &net), CLG_OK);
-    CLG_ASSERT_STATUS(clg_net_init(net, 3), CLG_OK);
     losses l = {{0}, 0};
-    clg_train_options o = options(&l);
-    o.execution_environment = "parallel";
+    clg_train_options o;
+    clg_net *net = parallel_net(&o, &l);
     o.max_epochs = 1;
     o.fault_injection = "rank1:skew@3";
     clg_train_report rep;
@@ -167,12 +175,9 @@ static void different_options_refused_on_every_rank(void **state)
         printf("skipped: needs 2 ranks\n");
         return;
     }
-    clg_net *net;
-    CLG_ASSERT_STATUS(clg_net_parse(ctx, net_text, &net), CLG_OK);
-    CLG_ASSERT_STATUS(clg_net_init(net, 3), CLG_OK);
     losses l = {{0}, 0};
-    clg_train_options o = options(&l);
-    o.execution_environment = "parallel";
+    clg_train_options o;
+    clg_net *net = parallel_net(&o, &l);
     o.seed = rank == ranks - 1 ? 20 : 19;
     CLG_ASSERT_STATUS(clg_train(net, data, NULL, &o, NULL), CLG_ERR_INVALID_ARG);
     assert_non_null(strstr(clg_ctx_last_error(ctx), "different data or options"));

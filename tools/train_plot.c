@@ -175,11 +175,9 @@ static int save_png(cairo_surface_t *surface, const char *path, char *err, size_
     return 1;
 }
 
-int plot_write_png(const plot_data *d, const char *path, const char *title, char *err,
-                   size_t err_cap)
+/* A drawing on surface: the background and the title. */
+static cairo_t *begin(cairo_surface_t *surface, const char *title)
 {
-    const int W = 900, H = 660;
-    cairo_surface_t *surface = cairo_image_surface_create(CAIRO_FORMAT_RGB24, W, H);
     cairo_t *cr = cairo_create(surface);
     cairo_set_source_rgb(cr, 0.96, 0.96, 0.96);
     cairo_paint(cr);
@@ -188,6 +186,15 @@ int plot_write_png(const plot_data *d, const char *path, const char *title, char
     cairo_set_font_size(cr, 15);
     cairo_move_to(cr, 80, 26);
     cairo_show_text(cr, title);
+    return cr;
+}
+
+int plot_write_png(const plot_data *d, const char *path, const char *title, char *err,
+                   size_t err_cap)
+{
+    const int W = 900, H = 660;
+    cairo_surface_t *surface = cairo_image_surface_create(CAIRO_FORMAT_RGB24, W, H);
+    cairo_t *cr = begin(surface, title);
     double xmax = d->max_iteration > 0 ? d->max_iteration : 1;
     panel acc = {80, 45, W - 110, 250, xmax, 0, 100};
     double lmax = series_max(&d->loss, 0.1);
@@ -226,14 +233,7 @@ int plot_write_models_png(const plot_data *models, const char *const *names, siz
 {
     const int W = 900, H = 660 + 14 * (int)(n ? (n - 1) / 5 : 0); /* legend rows of 5 */
     cairo_surface_t *surface = cairo_image_surface_create(CAIRO_FORMAT_RGB24, W, H);
-    cairo_t *cr = cairo_create(surface);
-    cairo_set_source_rgb(cr, 0.96, 0.96, 0.96);
-    cairo_paint(cr);
-    cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
-    cairo_set_source_rgb(cr, 0, 0, 0);
-    cairo_set_font_size(cr, 15);
-    cairo_move_to(cr, 80, 26);
-    cairo_show_text(cr, title);
+    cairo_t *cr = begin(surface, title);
     double xmax = 1, lmax = 0.1;
     for (size_t i = 0; i < n; i++) {
         xmax = fmax(xmax, models[i].max_iteration);
