@@ -334,3 +334,47 @@ int bench_scaling(const bench_opts *o, size_t batch, const char *self)
     clg_devices_free(all, n);
     return st == CLG_OK ? 0 : 1;
 }
+
+int bench_cluster(const bench_opts *o, size_t batch, int *argc, char ***argv)
+{
+    int rank = 0, ranks = 1;
+    clg_status s = clg_cluster_init(argc, argv, &rank, &ranks);
+    if (s != CLG_OK) {
+        fprintf(stderr, "clgrad-bench cluster: %s (run it under mpirun)\n", clg_last_error());
+        return 1;
+    }
+    clg_ctx *ctx = bench_ctx(o, NULL);
+    bench_run r;
+    int rc = 1;
+    s = ctx ? run_setup(&r, ctx, batch, 10 + 10 * (size_t)o->runs) : CLG_ERR_NO_DEVICE;
+    clg_train_report rep;
+    if (s == CLG_OK) {
+        r.opt.execution_environment = "parallel";
+        s = clg_train(r.net, r.ds, NULL, &r.opt, &rep);
+    }
+    if (s != CLG_OK) {
+        fprintf(stderr, "clgrad-bench cluster: rank %d: %s: %s\n", rank, clg_status_name(s),
+                ctx ? clg_ctx_last_error(ctx) : clg_last_error());
+    } else if (rank == 0) {
+        size_t k;
+        double step = median_step(&r.st, &k);
+        if (o->json)
+            printf("{\"bench\":\"cluster\",\"ranks\":%d,\"batch\":%zu,\"images_per_s\":%.1f,"
+                   "\"step_ms\":%.3f,\"bytes_per_step\":%.0f}\n", ranks, batch,
+                   (double)batch / step, step * 1e3, rep.cluster_bytes_per_step);
+        else
+            printf("%d rank%s, global batch %zu: %.1f images/s (median step %.2f ms over %zu "
+                   "steps); %.2f MB sent per step by each rank\n", ranks, ranks == 1 ? "" : "s",
+                   batch, (double)batch / step, step * 1e3, k, rep.cluster_bytes_per_step / 1e6);
+        rc = 0;
+    } else {
+        rc = 0;
+    }
+    if (ctx)
+        run_free(&r);
+    clg_ctx_destroy(ctx);
+    if (rc != 0)
+        clg_cluster_abort(rc);
+    clg_cluster_finalize();
+    return rc;
+}

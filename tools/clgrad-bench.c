@@ -8,7 +8,8 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: clgrad-bench startup|gemm|conv|pool|train|data|experiments [--runs N] [--json]\n"
+    fprintf(f, "usage: clgrad-bench startup|gemm|conv|pool|train|data|experiments|cluster [--runs N]\n"
+               "                    [--json]\n"
                "                    [--filter FILTER] [--shape S] [--impl I] [--batch N]\n"
                "                    [--folder DIR] [--memory-cap MB]\n"
                "  startup   time to build every kernel family from source vs from the binary cache\n"
@@ -30,6 +31,8 @@ static void usage(FILE *f)
                "  experiments  2 learning rates of the default network, 1 epoch each: one after\n"
                "            the other on 1 one-core sub-device vs at once on 2; then 3 models on 2\n"
                "            (--limit N: the first N training images, default all)\n"
+               "  cluster   under mpirun: training images/s across the ranks (one device each,\n"
+               "            e.g. mpirun -np 2 -x POCL_MAX_PTHREAD_COUNT=1), bytes sent per step\n"
                "  --runs N  timed repetitions; the median is printed (default 5)\n"
                "  --json    one JSON object per result line\n"
                "  --filter  device filter (default $CLGRAD_DEVICES); the first device is used\n");
@@ -89,6 +92,8 @@ int main(int argc, char **argv)
         return bench_conv(&o, shape);
     if (strcmp(cmd, "pool") == 0)
         return bench_pool(&o);
+    if (strcmp(cmd, "cluster") == 0 && batch > 0)
+        return bench_cluster(&o, batch, &argc, &argv);
     if (strcmp(cmd, "experiments") == 0)
         return bench_experiments(&o, limit);
     if (strcmp(cmd, "data") == 0)

@@ -469,20 +469,28 @@ static void take_range(void *user, size_t lo, size_t hi)
 {
     clg__group *g = user;
     float *grad = g->step_grad;
-    int have = 0;
+    const float inv = g->step_inv;
+    size_t last = 0, have = 0;
+    for (size_t i = 0; i < g->n; i++)
+        last = g->r[i].count ? i : last;
+    /* one pass per device (13 MB each for the default net): the last one adds and scales */
     for (size_t i = 0; i < g->n; i++) {
-        replica *r = &g->r[i];
-        if (!r->count)
+        const float *src = g->r[i].grad;
+        if (!g->r[i].count)
             continue;
-        if (!have)
-            memcpy(grad + lo, r->grad + lo, (hi - lo) * sizeof *grad);
+        if (i == last && !have)
+            for (size_t k = lo; k < hi; k++)
+                grad[k] = src[k] * inv;
+        else if (i == last)
+            for (size_t k = lo; k < hi; k++)
+                grad[k] = (grad[k] + src[k]) * inv;
+        else if (!have)
+            memcpy(grad + lo, src + lo, (hi - lo) * sizeof *grad);
         else
             for (size_t k = lo; k < hi; k++)
-                grad[k] += r->grad[k];
+                grad[k] += src[k];
         have = 1;
     }
-    for (size_t k = lo; k < hi; k++)
-        grad[k] *= g->step_inv;
     if (g->ntaken < CLG__MAX_RANGES) {
         g->taken_lo[g->ntaken] = lo;
         g->taken_hi[g->ntaken] = hi;
