@@ -333,7 +333,7 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
            rep.iterations, resumed, rep.elapsed_s, rep.images_per_s,
            rep.stop_reason == CLG_STOP_VALIDATION_PATIENCE ? " (stopped early: validation patience)" : "");
     if (mpi->on)
-        printf("%d ranks; each sent %.2f MB per step (gradient sums in buckets, and broadcasts)\n",
+        printf("%d ranks; each sent %.2f MB per step (MPI payload: the gradient sums)\n",
                mpi->size, rep.cluster_bytes_per_step / 1e6);
     if (rep.has_validation)
         printf("Validation accuracy: %.2f%% (best %.2f%% at iteration %zu)\n",
