@@ -16,6 +16,7 @@ static clg_datastore *data;
 static float images[200 * 64];
 static int32_t labels[200];
 static int rank, ranks;
+static clg_train_report last; /* of the last train() */
 
 /* Dropout drawn by global position included. No batch norm: each rank (like each device of a
  * group) normalises with its own shard's statistics, so it would differ from one process by
@@ -64,6 +65,10 @@ static float *train(const char *env, losses *l, size_t *n)
     clg_train_options o = options(l);
     o.execution_environment = env;
     o.progress = stop_at_20;
+    if (!strcmp(env, "parallel-loaded")) { /* ranks weighted 1, 2, 3: uneven shards */
+        o.execution_environment = "parallel";
+        o.rank_load = (float)(rank + 1);
+    }
     if (!strcmp(env, "parallel-streamed")) { /* read-back per layer: sums start during backward */
         o.execution_environment = "parallel";
         o.overlap = 1;
@@ -72,6 +77,7 @@ static float *train(const char *env, losses *l, size_t *n)
     clg_train_report rep;
     CLG_ASSERT_STATUS(clg_train(net, data, NULL, &o, &rep), CLG_OK);
     assert_int_equal(rep.cluster_resyncs, 0); /* MPI's sums agreed on every rank, bit for bit */
+    last = rep;
     size_t nl = clg_net_param_count(net, CLG_PARAMS_LEARNABLE);
     *n = nl + clg_net_param_count(net, CLG_PARAMS_STATE);
     float *w = malloc(*n * sizeof *w);
@@ -126,6 +132,24 @@ static void streamed_sums_equal_one_process(void **state)
 {
     (void)state;
     compare_with_one_process("parallel-streamed");
+}
+
+/* Rank loads 1, 2, 3 (MATLAB's WorkerLoad for the ranks): shards grow with the load and add
+ * up to the batch, and the weights still equal one process's. */
+static void rank_loads_split_the_batch(void **state)
+{
+    (void)state;
+    compare_with_one_process("parallel-loaded");
+    unsigned long mine = (unsigned long)last.cluster_shard, all[64];
+    assert_int_equal(MPI_Allgather(&mine, 1, MPI_UNSIGNED_LONG, all, 1, MPI_UNSIGNED_LONG,
+                                   MPI_COMM_WORLD), MPI_SUCCESS);
+    unsigned long sum = 0;
+    for (int r = 0; r < ranks; r++) {
+        sum += all[r];
+        if (r)
+            assert_true(all[r] > all[r - 1]);
+    }
+    assert_int_equal(sum, 25);
 }
 
 /* A fresh net and the options of a "parallel" run, with one change by the caller. */
@@ -216,6 +240,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(parallel_equals_one_process),
         cmocka_unit_test(streamed_sums_equal_one_process),
+        cmocka_unit_test(rank_loads_split_the_batch),
         cmocka_unit_test(drifting_rank_is_resynchronised),
         cmocka_unit_test(different_options_refused_on_every_rank),
     };

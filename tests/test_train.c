@@ -215,7 +215,7 @@ static void bad_options_are_rejected(void **state)
         const char *expect;
         clg_train_options o;
     } bad_case;
-    bad_case bad[8];
+    bad_case bad[12];
     int n = 0;
     o = small_options(), o.mini_batch_size = 0, bad[n++] = (bad_case){"mini_batch_size", o};
     o = small_options(), o.initial_learn_rate = -1, bad[n++] = (bad_case){"initial_learn_rate", o};
@@ -224,6 +224,7 @@ static void bad_options_are_rejected(void **state)
     o = small_options(), o.momentum = 1.5f, bad[n++] = (bad_case){"momentum", o};
     o = small_options(), o.shuffle = (clg_shuffle)5, bad[n++] = (bad_case){"shuffle", o};
     o = small_options(), o.execution_environment = "tpu", bad[n++] = (bad_case){"execution_environment", o};
+    o = small_options(), o.rank_load = -1.0f, bad[n++] = (bad_case){"rank_load", o};
     o = small_options(), o.l2_regularization = NAN, bad[n++] = (bad_case){"l2_regularization", o};
     clg_net *net = new_net(1);
     for (int i = 0; i < n; i++) {

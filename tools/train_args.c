@@ -52,6 +52,8 @@ static void usage(FILE *f)
 "  --dispatch-in-background  worker threads read the next mini-batches during each step\n"
 "  --dispatch-workers N      that many worker threads (default 1; implies the above)\n"
 "  --seed N                  (default 1)\n"
+"  --rank-load W             parallel: this rank's weight in the split of each batch\n"
+"                            over the ranks (default: its device count)\n"
 "  --sweep FILE              train several experiments at once, one per device: a line\n"
 "                            each, NAME NET|default [options], the options above\n"
 "                            applied over the command line's (see the README)\n"
@@ -93,7 +95,7 @@ static int parse_float(const char *s, float *out)
 enum { O_NET = 256, O_DATA, O_SAVE, O_RESUME, O_EVAL, O_SOLVER, O_LR, O_SCHED, O_DROPF, O_DROPP,
        O_WARM, O_MOM, O_L2, O_EPS, O_B1, O_B2, O_GT, O_GTM, O_EPOCHS, O_BATCH, O_SHUF, O_VSPLIT,
        O_VFREQ, O_VPAT, O_OUTNET, O_VERB, O_CKP, O_CKF, O_CKU, O_LOG, O_PLOT, O_ENV, O_DEV,
-       O_SEED, O_QUIET, O_HELP, O_VERSION, O_VTEST, O_LTRAIN, O_LTEST, O_SPLIT, O_WLOAD, O_FAULT, O_BG, O_BGW, O_LRREF, O_IMSIZE, O_CHAN, O_BAD, O_AUGX, O_AUGR, O_AUGT, O_SWEEP, O_RESULTS };
+       O_SEED, O_QUIET, O_HELP, O_VERSION, O_VTEST, O_LTRAIN, O_LTEST, O_SPLIT, O_WLOAD, O_FAULT, O_BG, O_BGW, O_LRREF, O_IMSIZE, O_CHAN, O_BAD, O_AUGX, O_AUGR, O_AUGT, O_SWEEP, O_RESULTS, O_RLOAD };
 
 static const struct option long_options[] = {
     {"net", 1, 0, O_NET}, {"data", 1, 0, O_DATA}, {"save", 1, 0, O_SAVE},
@@ -117,7 +119,7 @@ static const struct option long_options[] = {
     {"checkpoint-path", 1, 0, O_CKP}, {"checkpoint-frequency", 1, 0, O_CKF},
     {"checkpoint-unit", 1, 0, O_CKU}, {"log", 1, 0, O_LOG}, {"plot", 1, 0, O_PLOT},
     {"execution-environment", 1, 0, O_ENV}, {"devices", 1, 0, O_DEV}, {"seed", 1, 0, O_SEED},
-    {"sweep", 1, 0, O_SWEEP}, {"results", 1, 0, O_RESULTS},
+    {"sweep", 1, 0, O_SWEEP}, {"results", 1, 0, O_RESULTS}, {"rank-load", 1, 0, O_RLOAD},
     {"quiet", 0, 0, O_QUIET}, {"help", 0, 0, O_HELP}, {"version", 0, 0, O_VERSION}, {0, 0, 0, 0}};
 
 int cli_parse(int argc, char **argv, cli *c)
@@ -268,6 +270,7 @@ int cli_parse(int argc, char **argv, cli *c)
         }
         case O_QUIET: c->quiet = 1; break;
         case O_SWEEP: c->sweep = a; break;
+        case O_RLOAD: ok = parse_float(a, &o->rank_load) && o->rank_load > 0; break;
         case O_RESULTS: c->results = a; break;
         case O_HELP: usage(stdout); return -1;
         case O_VERSION: printf("clgrad-train %s\n", clg_version()); return -1;

@@ -111,6 +111,9 @@ typedef struct clg_train_options {
                                          proportion to their device counts */
     size_t bucket_bytes;              /* "parallel": gradients are summed across ranks in
                                          messages of this size (0: 4 MiB) */
+    float rank_load;                  /* "parallel": this rank's weight in the split of each
+                                         global batch over the ranks (MATLAB's WorkerLoad
+                                         for the ranks); 0: its number of devices */
     clg_ctx *const *contexts;         /* NULL: train on the net's context alone; else a
                                          replica on each of these (data parallel), the net
                                          holding the result */
@@ -176,6 +179,7 @@ typedef struct clg_train_report {
     size_t device_faults;         /* device failures survived (policy continue) */
     size_t devices_dropped;
     double cluster_bytes_per_step;/* "parallel": MPI payload this rank sent per step */
+    size_t cluster_shard;         /* "parallel": samples of each global batch on this rank */
     size_t cluster_resyncs;       /* "parallel": epochs that ended with the ranks' weights
                                      differing (MPI sums rounded differently), after which
                                      rank 0's were sent to all; 0 with Open MPI so far */

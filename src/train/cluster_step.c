@@ -24,11 +24,12 @@ clg_status clg__cluster_setup(clg__trainer *t)
     double mine[8] = {(double)t->batch, (double)t->samples, (double)t->o.max_epochs,
                       (double)t->o.seed, (double)t->o.solver, (double)t->o.initial_learn_rate,
                       (double)nl, (double)t->o.shuffle};
-    double root[8], local = t->o.context_count ? (double)t->o.context_count : 1.0;
+    double root[8], local = t->o.rank_load > 0 ? (double)t->o.rank_load
+                            : t->o.context_count ? (double)t->o.context_count : 1.0;
     memcpy(root, mine, sizeof root);
     st = clg__cluster_broadcast(t->cluster, root, sizeof root, 0);
     double differ = memcmp(root, mine, sizeof root) != 0;
-    /* weights: each rank's share of the global batch follows its number of devices */
+    /* weights: each rank's share of the global batch follows its load, or its device count */
     double *shares = clg__calloc((size_t)t->ranks + 1, sizeof *shares);
     if (!shares)
         return clg__fail(t->ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "clg_train: out of host memory");
@@ -69,6 +70,7 @@ clg_status clg__cluster_setup(clg__trainer *t)
     for (size_t i = 0; i < (size_t)t->rank; i++)
         t->shard_first += counts[i] + 1;
     t->local_batch = counts[t->rank] + 1;
+    t->rep.cluster_shard = t->local_batch;
     t->rank_order = clg__malloc(t->iters_per_epoch * t->local_batch * sizeof *t->rank_order);
     if (!t->rank_order)
         return clg__fail(t->ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "clg_train: out of host memory");

@@ -109,6 +109,8 @@ clg_status clg_train_options_check(const clg_train_options *o)
     for (size_t i = 0; i < o->worker_load_count; i++)
         if (!(o->worker_load[i] >= 0.0f) || !isfinite(o->worker_load[i]))
             BAD("worker_load[%zu] = %g must be >= 0", i, (double)o->worker_load[i]);
+    if (!(o->rank_load >= 0.0f) || !isfinite(o->rank_load))
+        BAD("rank_load %g must be >= 0 (0: the rank's device count)", (double)o->rank_load);
     if (o->dispatch_workers > 64)
         BAD("dispatch_workers %zu must be at most 64", o->dispatch_workers);
     if (o->overlap < -1 || o->overlap > 1)
