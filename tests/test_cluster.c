@@ -88,6 +88,17 @@ static float *train(const char *env, losses *l, size_t *n)
     return w;
 }
 
+/* Every rank holds rank 0's bits. */
+static void assert_same_on_every_rank(const float *w, size_t n)
+{
+    float *root = malloc(n * sizeof *root);
+    assert_non_null(root);
+    memcpy(root, w, n * sizeof *w);
+    assert_int_equal(MPI_Bcast(root, (int)n, MPI_FLOAT, 0, MPI_COMM_WORLD), MPI_SUCCESS);
+    assert_memory_equal(root, w, n * sizeof *w);
+    free(root);
+}
+
 static void compare_with_one_process(const char *env)
 {
     losses one = {{0}, 0}, par = {{0}, 0};
@@ -109,13 +120,7 @@ static void compare_with_one_process(const char *env)
     assert_int_equal(par.n, 20);
     for (size_t i = 0; i < 20; i++) /* mean batch losses: float sums in another order */
         assert_true(fabs(one.v[i] - par.v[i]) <= 1e-5 * fabs(one.v[i]) + 1e-6);
-    /* every rank holds rank 0's bits */
-    float *root = malloc(n * sizeof *root);
-    assert_non_null(root);
-    memcpy(root, w, n * sizeof *w);
-    assert_int_equal(MPI_Bcast(root, (int)n, MPI_FLOAT, 0, MPI_COMM_WORLD), MPI_SUCCESS);
-    assert_memory_equal(root, w, n * sizeof *w);
-    free(root);
+    assert_same_on_every_rank(w, n);
     free(ref);
     free(w);
 }
@@ -181,14 +186,11 @@ static void drifting_rank_is_resynchronised(void **state)
     CLG_ASSERT_STATUS(clg_train(net, data, NULL, &o, &rep), CLG_OK);
     assert_int_equal(rep.cluster_resyncs, 1);
     size_t n = clg_net_param_count(net, CLG_PARAMS_LEARNABLE);
-    float *w = malloc(n * sizeof *w), *root = malloc(n * sizeof *root);
-    assert_true(w && root);
+    float *w = malloc(n * sizeof *w);
+    assert_non_null(w);
     CLG_ASSERT_STATUS(clg_net_get_params(net, CLG_PARAMS_LEARNABLE, w, n), CLG_OK);
-    memcpy(root, w, n * sizeof *w);
-    assert_int_equal(MPI_Bcast(root, (int)n, MPI_FLOAT, 0, MPI_COMM_WORLD), MPI_SUCCESS);
-    assert_memory_equal(root, w, n * sizeof *w);
+    assert_same_on_every_rank(w, n);
     free(w);
-    free(root);
     clg_net_destroy(net);
 }
 
