@@ -6,65 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "parallel/parallel_internal.h"
-#include "parallel/ranges.h"
+#include "parallel/group_internal.h"
 
 /* Auto balancing re-splits every REBALANCE steps from the devices' smoothed time per sample. */
 enum { REBALANCE = 4 };
 
-typedef struct replica {
-    clg__group *g;
-    clg_net *net;
-    float *grad, *state;     /* this shard's gradient sums and running statistics (host) */
-    size_t first, count;     /* shard of the current step */
-    double loss;             /* shard mean loss */
-    size_t correct;
-    double seconds;          /* last step's time */
-    double window;           /* step times summed since the last re-split (same split) */
-    unsigned window_steps;
-    clg_status st;
-    char error[CLG__ERR_TEXT];
-    unsigned long version;   /* of the parameters it holds (0: none or unknown) */
-    int dropped;             /* out of the group for good */
-    uint64_t fail_at[8];     /* injected: fail at these steps (0: unused) */
-    unsigned slow;           /* injected: compute this many times (1: normal) */
-    double readback;         /* last step: seconds spent waiting for gradients after backward */
-    size_t published;        /* streaming: ranges published this step */
-} replica;
-
-struct clg__group {
-    size_t n;
-    replica *r;
-    float *params, *state;
-    size_t nparams, nstate;
-    unsigned long version;   /* of params/state; a replica with another one is sent them */
-    int check_numerics;
-    int overlap;             /* read each layer's gradients as soon as its backward is done:
-                                1 always, 0 never, -1 on devices other than CPUs */
-    double readback_sum;     /* per step, the slowest device's exposed read-back time */
-    unsigned long readback_steps;
-    float *weights;          /* current shares */
-    int auto_split;
-    size_t *counts;
-    unsigned long steps;
-    /* inputs of the current step, read by the workers */
-    const float *images;
-    const int32_t *labels;
-    size_t per_sample;
-    uint64_t step;
-    /* cluster training: this group's samples start at global_first of a global batch of
-     * global_batch (0: the group has the whole batch) */
-    size_t global_first, global_batch;
-    /* streaming gradient ranges to the caller during the step */
-    clg__group_stream stream;
-    int has_stream, ranges_ok;
-    int streaming;           /* this step streams (every working device overlaps read-back) */
-    int streamed;            /* the last step streamed every parameter */
-    clg__ranges ranges;
-    float *step_grad;        /* the step's output gradient */
-    float step_inv;          /* 1 / the (global) batch */
-    size_t taken_lo[CLG__MAX_RANGES + 1], taken_hi[CLG__MAX_RANGES + 1], ntaken;
-};
 
 static clg_status make_replica(clg_net *master, clg_ctx *ctx, const char *text, clg_net **out)
 {
@@ -355,9 +301,7 @@ static void *work(void *arg)
     overlap ov;
     memset(&ov, 0, sizeof ov);
     ov.r = r;
-    /* On a CPU the copies run on the cores that compute: nothing to gain by default. */
-    int overlapped = g->overlap > 0 ||
-                     (g->overlap < 0 && clg_ctx_device(net->ctx)->type != CLG_DEVICE_CPU);
+    int overlapped = clg__group_overlaps(g, r);
     if (st == CLG_OK && overlapped) {
         ov.nrefs = clg__net_params(net, ov.refs, 256);
         for (size_t k = 1; k < ov.nrefs && k < 256; k++)
@@ -445,88 +389,6 @@ static void rebalance(clg__group *g)
             g->weights[i] = (float)(MIN_SHARE * sum);
 }
 
-void clg__group_set_stream(clg__group *g, const clg__group_stream *s)
-{
-    g->has_stream = s != NULL && g->ranges_ok;
-    if (s)
-        g->stream = *s;
-}
-
-int clg__group_streamed(const clg__group *g)
-{
-    return g->streamed;
-}
-
-/* Whether replica r reads its gradients back layer by layer (see work()). */
-static int overlaps(const clg__group *g, const replica *r)
-{
-    return g->overlap > 0 ||
-           (g->overlap < 0 && clg_ctx_device(r->net->ctx)->type != CLG_DEVICE_CPU);
-}
-
-/* grad[lo, hi) = the working devices' sums, in device order, / the batch; then to the caller. */
-static void take_range(void *user, size_t lo, size_t hi)
-{
-    clg__group *g = user;
-    float *grad = g->step_grad;
-    const float inv = g->step_inv;
-    size_t last = 0, have = 0;
-    for (size_t i = 0; i < g->n; i++)
-        last = g->r[i].count ? i : last;
-    /* one pass per device (13 MB each for the default net): the last one adds and scales */
-    for (size_t i = 0; i < g->n; i++) {
-        const float *src = g->r[i].grad;
-        if (!g->r[i].count)
-            continue;
-        if (i == last && !have)
-            for (size_t k = lo; k < hi; k++)
-                grad[k] = src[k] * inv;
-        else if (i == last)
-            for (size_t k = lo; k < hi; k++)
-                grad[k] = (grad[k] + src[k]) * inv;
-        else if (!have)
-            memcpy(grad + lo, src + lo, (hi - lo) * sizeof *grad);
-        else
-            for (size_t k = lo; k < hi; k++)
-                grad[k] += src[k];
-        have = 1;
-    }
-    if (g->ntaken < CLG__MAX_RANGES) {
-        g->taken_lo[g->ntaken] = lo;
-        g->taken_hi[g->ntaken] = hi;
-        g->ntaken++;
-    }
-    if (g->streaming)
-        g->stream.ready(g->stream.user, grad + lo, lo, hi - lo);
-}
-
-static void stream_idle(void *user)
-{
-    clg__group *g = user;
-    if (g->stream.idle)
-        g->stream.idle(g->stream.user);
-}
-
-/* After a streamed step: the parameters no range covered (layers past the table), taken now. */
-static void take_the_rest(clg__group *g)
-{
-    size_t n = g->ntaken; /* sort the taken ranges by start (a few dozen) */
-    for (size_t i = 1; i < n; i++)
-        for (size_t k = i; k > 0 && g->taken_lo[k - 1] > g->taken_lo[k]; k--) {
-            size_t a = g->taken_lo[k], b = g->taken_hi[k];
-            g->taken_lo[k] = g->taken_lo[k - 1], g->taken_hi[k] = g->taken_hi[k - 1];
-            g->taken_lo[k - 1] = a, g->taken_hi[k - 1] = b;
-        }
-    size_t at = 0;
-    for (size_t i = 0; i <= n; i++) {
-        size_t next = i < n ? g->taken_lo[i] : g->nparams;
-        if (next > at)
-            take_range(g, at, next);
-        if (i < n && g->taken_hi[i] > at)
-            at = g->taken_hi[i];
-    }
-}
-
 clg_status clg__group_step(clg__group *g, const float *images, const int32_t *labels,
                            size_t batch, uint64_t step, size_t skip, float *grad, double *loss,
                            size_t *correct, size_t *failed)
@@ -558,7 +420,7 @@ clg_status clg__group_step(clg__group *g, const float *images, const int32_t *la
     for (size_t i = 0; i < g->n; i++) {
         if (g->counts[i]) {
             working++;
-            g->streaming &= overlaps(g, &g->r[i]);
+            g->streaming &= clg__group_overlaps(g, &g->r[i]);
         }
     }
     g->streamed = 0;
@@ -583,7 +445,8 @@ clg_status clg__group_step(clg__group *g, const float *images, const int32_t *la
             work(r); /* no thread to be had: run it here */
     }
     if (g->streaming) /* each layer's gradients onward while the devices still compute */
-        clg__ranges_drain(&g->ranges, working, take_range, stream_idle, g);
+        clg__ranges_drain(&g->ranges, working, clg__group_take_range, clg__group_stream_idle,
+                          g);
     for (size_t i = 0; i < g->n; i++)
         if (started[i])
             pthread_join(threads[i], NULL);
@@ -608,11 +471,11 @@ clg_status clg__group_step(clg__group *g, const float *images, const int32_t *la
         total_correct += r->count ? r->correct : 0;
     }
     if (g->streaming) {
-        take_the_rest(g);
+        clg__group_take_the_rest(g);
         g->streamed = 1;
     } else {
         g->ntaken = 0;
-        take_range(g, 0, g->nparams); /* no stream: ready() is not called */
+        clg__group_take_range(g, 0, g->nparams); /* no stream: ready() is not called */
     }
     for (size_t k = 0; k < g->nstate; k++) {
         double s = 0.0;

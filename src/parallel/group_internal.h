@@ -1,0 +1,73 @@
+/* The device group's state, shared by the step (group.c) and the host's gradient sums
+ * (group_sum.c). */
+#ifndef CLGRAD_PARALLEL_GROUP_INTERNAL_H
+#define CLGRAD_PARALLEL_GROUP_INTERNAL_H
+
+#include "parallel/parallel_internal.h"
+#include "parallel/ranges.h"
+
+typedef struct replica {
+    clg__group *g;
+    clg_net *net;
+    float *grad, *state;     /* this shard's gradient sums and running statistics (host) */
+    size_t first, count;     /* shard of the current step */
+    double loss;             /* shard mean loss */
+    size_t correct;
+    double seconds;          /* last step's time */
+    double window;           /* step times summed since the last re-split (same split) */
+    unsigned window_steps;
+    clg_status st;
+    char error[CLG__ERR_TEXT];
+    unsigned long version;   /* of the parameters it holds (0: none or unknown) */
+    int dropped;             /* out of the group for good */
+    uint64_t fail_at[8];     /* injected: fail at these steps (0: unused) */
+    unsigned slow;           /* injected: compute this many times (1: normal) */
+    double readback;         /* last step: seconds spent waiting for gradients after backward */
+    size_t published;        /* streaming: ranges published this step */
+} replica;
+
+struct clg__group {
+    size_t n;
+    replica *r;
+    float *params, *state;
+    size_t nparams, nstate;
+    unsigned long version;   /* of params/state; a replica with another one is sent them */
+    int check_numerics;
+    int overlap;             /* read each layer's gradients as soon as its backward is done:
+                                1 always, 0 never, -1 on devices other than CPUs */
+    double readback_sum;     /* per step, the slowest device's exposed read-back time */
+    unsigned long readback_steps;
+    float *weights;          /* current shares */
+    int auto_split;
+    size_t *counts;
+    unsigned long steps;
+    /* inputs of the current step, read by the workers */
+    const float *images;
+    const int32_t *labels;
+    size_t per_sample;
+    uint64_t step;
+    /* cluster training: this group's samples start at global_first of a global batch of
+     * global_batch (0: the group has the whole batch) */
+    size_t global_first, global_batch;
+    /* streaming gradient ranges to the caller during the step */
+    clg__group_stream stream;
+    int has_stream, ranges_ok;
+    int streaming;           /* this step streams (every working device overlaps read-back) */
+    int streamed;            /* the last step streamed every parameter */
+    clg__ranges ranges;
+    float *step_grad;        /* the step's output gradient */
+    float step_inv;          /* 1 / the (global) batch */
+    size_t taken_lo[CLG__MAX_RANGES + 1], taken_hi[CLG__MAX_RANGES + 1], ntaken;
+};
+
+/* The step's gradient range [lo, hi): the working devices' sums in device order, divided by
+ * the batch, then (streaming) handed on; user is the group. */
+void clg__group_take_range(void *user, size_t lo, size_t hi);
+/* After a streamed step: the parameters no range covered, taken now. */
+void clg__group_take_the_rest(clg__group *g);
+/* Streaming: the caller's idle() while the stepping thread waits; user is the group. */
+void clg__group_stream_idle(void *user);
+/* Whether replica r reads its gradients back layer by layer. */
+int clg__group_overlaps(const clg__group *g, const replica *r);
+
+#endif
