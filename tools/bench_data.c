@@ -172,11 +172,9 @@ int bench_data(const bench_opts *o, const char *folder, size_t memory_cap_mb)
     for (size_t w = 0; rc == 0 && w < 4; w++) {
         double v[16];
         int runs = o->runs < 16 ? o->runs : 16;
-        double worst = 0.0;
         for (int k = 0; k < runs; k++)
             v[k] = decode_rate(ds, order, batches, workers[w], x, y);
-        worst = bench_min(v, (size_t)runs);
-        double med = worst < 0 ? -1.0 : bench_median(v, (size_t)runs);
+        double med = bench_min(v, (size_t)runs) < 0 ? -1.0 : bench_median(v, (size_t)runs);
         if (med < 0)
             rc = 1;
         else if (o->json)

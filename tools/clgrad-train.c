@@ -101,12 +101,19 @@ static void close_devices(devices *d)
 }
 
 /* An IDX folder (train-/t10k- files), or image folders DIR/train and DIR/test. */
+/* Whether --data DIR holds the subset as an image folder (DIR/train, DIR/test) rather than
+ * as IDX files; the folder's path into path. */
+static int is_folder(const cli *c, const char *subset, char *path, size_t cap)
+{
+    snprintf(path, cap, "%s/%s", c->data, subset);
+    struct stat sb;
+    return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
 static clg_status open_data(const cli *c, const char *subset, clg_datastore **out)
 {
     char path[4096];
-    snprintf(path, sizeof path, "%s/%s", c->data, subset);
-    struct stat sb;
-    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+    if (is_folder(c, subset, path, sizeof path))
         return clg_datastore_open_folder(path, &c->images, out);
     return clg_datastore_open_dir(c->data, subset, out);
 }
@@ -139,15 +146,6 @@ static int limit(clg_datastore **ds, size_t n, int folder, clg_datastore **paren
     parents[1] = mixed;
     *ds = sub;
     return 1;
-}
-
-/* Whether --data DIR holds image folders (DIR/train, DIR/test) rather than IDX files. */
-static int is_folder(const cli *c)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s/train", c->data);
-    struct stat sb;
-    return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
 }
 
 static int evaluate_and_report(clg_net *net, clg_datastore *test, size_t batch)
@@ -227,7 +225,8 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
         goto done;
     }
     name_classes(&c, test);
-    if (!limit(&test, c.limit_test, is_folder(&c), test_all))
+    char folder[4096];
+    if (!limit(&test, c.limit_test, is_folder(&c, "test", folder, sizeof folder), test_all))
         goto done;
     if (c.evaluate) {
         st = clg_net_load(ctx, c.evaluate, &net);
@@ -244,7 +243,7 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
         goto done;
     }
     name_classes(&c, train);
-    if (!limit(&train, c.limit_train, is_folder(&c), train_all))
+    if (!limit(&train, c.limit_train, is_folder(&c, "train", folder, sizeof folder), train_all))
         goto done;
     size_t n = clg_datastore_size(train), nval = (size_t)(c.val_split * (double)n);
     st = clg_datastore_subset(train, 0, n - nval, &fit);

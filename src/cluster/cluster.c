@@ -143,16 +143,21 @@ int clg__cluster_size(const clg__cluster *c)
     return c ? c->size : 1;
 }
 
+/* Elements of `elem` bytes per message: bucket_bytes (0: 4 MiB) worth, at least one, and
+ * within MPI's int counts. */
+static size_t bucket_elems(size_t bucket_bytes, size_t elem)
+{
+    size_t per = (bucket_bytes ? bucket_bytes : (size_t)4 << 20) / elem;
+    return per ? (per < ((size_t)1 << 30) ? per : (size_t)1 << 30) : 1;
+}
+
 /* An allreduce in buckets. Open MPI's algorithms (recursive doubling, ring, Rabenseifner)
  * compute each sum in one place or from commutative pairs, so every rank gets the same bits;
  * clg_train verifies that at every epoch's end (clg__cluster_same). */
 static clg_status sum(clg__cluster *c, void *buf, size_t n, size_t elem, MPI_Datatype type,
                       size_t bucket_bytes)
 {
-    size_t per = (bucket_bytes ? bucket_bytes : (size_t)4 << 20) / elem;
-    per = per ? per : 1;
-    if (per > (size_t)1 << 30)
-        per = (size_t)1 << 30; /* MPI counts are int */
+    size_t per = bucket_elems(bucket_bytes, elem);
     unsigned char *p = buf;
     for (size_t off = 0; off < n; off += per) {
         int count = (int)(n - off < per ? n - off : per);
@@ -193,8 +198,7 @@ clg_status clg__cluster_sum_floats(clg__cluster *c, float *buf, size_t n, size_t
 
 void clg__cluster_isum_floats(clg__cluster *c, float *buf, size_t n, size_t bucket_bytes)
 {
-    size_t per = (bucket_bytes ? bucket_bytes : (size_t)4 << 20) / sizeof *buf;
-    per = per ? (per < ((size_t)1 << 30) ? per : (size_t)1 << 30) : 1;
+    size_t per = bucket_elems(bucket_bytes, sizeof *buf);
     for (size_t off = 0; off < n && c->failed == CLG_OK; off += per) {
         if (c->nreq == c->capreq) {
             size_t cap = c->capreq ? 2 * c->capreq : 64;

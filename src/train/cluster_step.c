@@ -77,6 +77,24 @@ clg_status clg__cluster_setup(clg__trainer *t)
     return CLG_OK;
 }
 
+clg_status clg__cluster_inject(clg__trainer *t, const char *faults)
+{
+    for (const char *p = faults; (p = strstr(p, "rank")); p++) {
+        int r = -1;
+        unsigned long long at = 0;
+        char what[8] = "";
+        if (sscanf(p, "rank%d:%4[a-z]@%llu", &r, what, &at) != 3 || !at ||
+            (strcmp(what, "exit") && strcmp(what, "skew")))
+            return clg__fail(t->ctx, CLG_ERR_INVALID_ARG, "fault injection \"%s\": expected "
+                             "rankR:exit@STEP or rankR:skew@STEP", faults);
+        if (r == t->rank && !strcmp(what, "exit"))
+            t->exit_at = at;
+        else if (r == t->rank)
+            t->skew_at = at;
+    }
+    return CLG_OK;
+}
+
 /* Rank 0's master weights, batch-norm state and optimizer moments go to every rank. */
 static clg_status broadcast_master(clg__trainer *t)
 {

@@ -341,9 +341,9 @@ static clg_status run(clg__trainer *t)
     t->rep.readback_ms = t->group ? clg__group_readback_ms(t->group) : 0.0;
     t->rep.images_per_s = secs > 0 ? (double)trained / secs : 0.0;
     t->rep.run_iterations = trained / t->batch;
-    if (trained)
+    if (t->rep.run_iterations)
         t->rep.cluster_bytes_per_step = (double)(clg__cluster_bytes_sent(t->cluster) - sent0) /
-                                        (double)(trained / t->batch);
+                                        (double)t->rep.run_iterations;
     if (t->log)
         fflush(t->log);
     if (st == CLG_OK)
@@ -459,19 +459,8 @@ static clg_status group_setup(clg__trainer *t)
         if (st != CLG_OK)
             st = clg__fail(t->ctx, st, "clg_train: %s", clg_last_error());
     }
-    for (const char *p = faults; st == CLG_OK && t->cluster && p && (p = strstr(p, "rank")); p++) {
-        int r = -1;
-        unsigned long long at = 0;
-        char what[8] = "";
-        if (sscanf(p, "rank%d:%4[a-z]@%llu", &r, what, &at) != 3 || !at ||
-            (strcmp(what, "exit") && strcmp(what, "skew")))
-            return clg__fail(t->ctx, CLG_ERR_INVALID_ARG, "fault injection \"%s\": expected "
-                             "rankR:exit@STEP or rankR:skew@STEP", faults);
-        if (r == t->rank && !strcmp(what, "exit"))
-            t->exit_at = at;
-        else if (r == t->rank)
-            t->skew_at = at;
-    }
+    if (st == CLG_OK && t->cluster && faults)
+        st = clg__cluster_inject(t, faults);
     if (st == CLG_OK && t->cluster)
         st = clg__cluster_share_start(t);
     return st;

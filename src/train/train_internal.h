@@ -77,6 +77,9 @@ clg_status clg__read_batch(clg__trainer *t);
 int clg__is_parallel(const clg_train_options *o);
 clg_status clg__cluster_setup(clg__trainer *t);
 clg_status clg__cluster_share_start(clg__trainer *t);
+/* The rank faults of a fault-injection spec ("rankR:exit@STEP", "rankR:skew@STEP"; the
+ * device group's own entries are skipped) that concern this rank. */
+clg_status clg__cluster_inject(clg__trainer *t, const char *faults);
 /* The master weights compared across ranks (a hash); rank 0's sent to all when they differ. */
 clg_status clg__cluster_verify(clg__trainer *t);
 clg_status clg__cluster_combine(clg__trainer *t, double *loss, size_t *correct);
