@@ -1,5 +1,6 @@
-/* Implicit convolution: fused kernels that read the input in place (no workspace at all), for
- * shapes where im2col's columns would not fit, and as an exact alternative. */
+/* Implicit convolution: no column matrix. Stride-1 layers whose padded input fits the workspace
+ * run as products over shifted rows (conv_shift.c); the rest, and any layer when even that
+ * does not fit, run fused per-pixel kernels that read the input in place (no workspace). */
 #include "conv_internal.h"
 
 enum { CB = 8, LOCAL0 = 16 };
@@ -7,6 +8,12 @@ enum { CB = 8, LOCAL0 = 16 };
 clg_status clg__conv_implicit_run(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
                                   const clg_tensor *a, const clg_tensor *b, clg_tensor *out)
 {
+    if (clg__conv_shift_applies(g)) {
+        size_t fixed, per_image;
+        clg__conv_shift_bytes(ctx, g, pass, &fixed, &per_image);
+        if (fixed + per_image <= g->workspace_limit)
+            return clg__conv_shift_run(ctx, g, pass, a, b, out);
+    }
     static const char *const names[] = {"clg_conv_implicit_fwd", "clg_conv_implicit_bwd_data",
                                         "clg_conv_implicit_bwd_weights"};
     clg__launch l;

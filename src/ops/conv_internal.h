@@ -31,8 +31,18 @@ clg_status clg__conv_gemm1x1_run(clg_ctx *ctx, const clg__conv_geom *g, clg_conv
                                  const clg_tensor *a, const clg_tensor *b, clg_tensor *out);
 clg_status clg__conv_implicit_run(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
                                   const clg_tensor *a, const clg_tensor *b, clg_tensor *out);
+clg_status clg__conv_shift_run(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
+                               const clg_tensor *a, const clg_tensor *b, clg_tensor *out);
 clg_status clg__conv_winograd_run(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
                                   const clg_tensor *a, const clg_tensor *b, clg_tensor *out);
+
+/* The implicit algorithm's fast form (conv_shift.c): stride 1, products over shifted rows of
+ * a padded copy of the input. Its scratch is `fixed` bytes plus `per_image` per image of a
+ * chunk; the build options of its kernels go to out. */
+int clg__conv_shift_applies(const clg__conv_geom *g);
+void clg__conv_shift_bytes(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
+                           size_t *fixed, size_t *per_image);
+clg_status clg__conv_shift_options(clg_ctx *ctx, char *out, size_t size);
 
 /* Resolves AUTO / FIND / CLGRAD_CONV_ALGO / workspace fallback to a concrete algorithm. FIND
  * times the candidates on a, b, out (which may be NULL: then the heuristic decides). */

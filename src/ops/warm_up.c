@@ -1,6 +1,7 @@
 /* clg_ctx_warm_up: every kernel family's programs, built with the options the ops will use,
  * so that start-up cost is paid (and measured) in one place. */
 #include <string.h>
+#include "conv_internal.h"
 #include "gemm_internal.h"
 #include "runtime/kernels_internal.h"
 
@@ -14,7 +15,12 @@ clg_status clg_ctx_warm_up(clg_ctx *ctx)
         clg_status st = CLG_OK;
         if (strcmp(family, "gemm") == 0)
             st = clg__gemm_warm_up(ctx); /* tuned options */
-        else if (strcmp(family, "common") != 0)
+        else if (strcmp(family, "conv_shift") == 0) { /* the GEMM's tile sizes */
+            char opts[48];
+            st = clg__conv_shift_options(ctx, opts, sizeof opts);
+            if (st == CLG_OK)
+                st = clg__program_get(ctx, family, opts, &prog);
+        } else if (strcmp(family, "common") != 0)
             st = clg__program_get(ctx, family, NULL, &prog);
         if (st != CLG_OK)
             return st;

@@ -1,0 +1,288 @@
+/* Implicit convolution for stride 1 as register-blocked products over shifted rows (NCHW).
+ *
+ * The input is copied once into a zero-padded tensor of Hp x Wp planes (Hp = P + (R-1)*dh,
+ * Wp = Q + (S-1)*dw). On the padded output grid, where column j = p*Wp + q, the im2col row of
+ * tap (c, r, s) is then the contiguous run of the padded image starting at
+ * c*Hp*Wp + r*dh*Wp + s*dw: every row of B is the same plane seen at a shift, so B is read in
+ * place with vector loads and never built. Columns with q >= Q are computed and not stored
+ * (Wp - Q of every Wp); the plane is small enough to stay in cache for all its taps.
+ *
+ * clg_conv_shift_fwd    Y (m x P*Q per image) = A (m x taps) . B (taps x L), L = (P-1)*Wp + Q;
+ *                       the forward pass, and backward-data as the forward of the padded dy
+ *                       with flipped, transposed weights. Launch: (column tiles, row tiles, N).
+ * clg_conv_shift_fwd_px the same with pixels as rows and channels as lanes (no waste on the
+ *                       grid; for layers with many output channels).
+ * clg_conv_shift_wgrad  partial dW^T (taps x ldd) of a slice of images: A = the shifted rows
+ *                       (only the P x Q pixels of the grid), B = dy as [PQ][ldd] rows; a slice without images
+ *                       writes zeros; `accumulate` adds to what the slice holds (the next
+ *                       chunk of images). Launch: (ldd/NR, row tiles, slices).
+ * Tunables: MR rows and NR (16 or 32) columns of the result per work-item, as in gemm.cl. */
+#ifndef MR
+#define MR 8
+#endif
+#ifndef NR
+#define NR 32
+#endif
+#define NV (NR / 16)
+
+__kernel void clg_conv_shift_fwd(uint m, uint L, uint Cin, uint R, uint S, uint dh, uint dw,
+                                 uint Hp, uint Wp, uint Q,
+                                 __global const float *A, ulong a_off, uint lda,
+                                 __global const float *X, ulong x_off, ulong x_img,
+                                 __global float *Y, ulong y_off, ulong y_img, uint ldy)
+{
+    uint tn = get_global_id(0), tm = get_global_id(1);
+    size_t n = get_global_id(2);
+    uint row0 = tm * MR, col0 = tn * NR, keep_from = col0;
+    if (col0 >= L || row0 >= m)
+        return; /* padding of a rounded-up launch */
+    if (col0 + NR > L) /* last tile: shift left; its first columns belong to the previous one */
+        col0 = L > NR ? L - NR : 0; /* L < NR reads into the slack after the padded input */
+    uint plane = Hp * Wp;
+    const __global float *b = X + x_off + n * x_img + col0;
+    const __global float *a[MR];
+#pragma unroll
+    for (int r = 0; r < MR; r++)
+        a[r] = A + a_off + (size_t)min(row0 + (uint)r, m - 1) * lda;
+    float16 acc[MR][NV];
+#pragma unroll
+    for (int r = 0; r < MR; r++)
+#pragma unroll
+        for (int v = 0; v < NV; v++)
+            acc[r][v] = (float16)(0.0f);
+    uint ap = 0;
+    for (uint c = 0; c < Cin; c++)
+        for (uint r = 0; r < R; r++) {
+            const __global float *brow = b + c * plane + r * dh * Wp;
+            for (uint s = 0; s < S; s++, brow += dw, ap++) {
+                float16 bv[NV];
+#pragma unroll
+                for (int v = 0; v < NV; v++)
+                    bv[v] = vload16(v, brow);
+#pragma unroll
+                for (int i = 0; i < MR; i++) {
+                    float av = a[i][ap];
+#pragma unroll
+                    for (int v = 0; v < NV; v++)
+                        acc[i][v] = fma((float16)(av), bv[v], acc[i][v]);
+                }
+            }
+        }
+    /* Column j of the grid is output pixel (j / Wp, j % Wp) when j % Wp < Q. */
+    int dst[NR];
+    for (uint l = 0; l < NR; l++) {
+        uint j = col0 + l, q = j % Wp;
+        dst[l] = j >= keep_from && j < L && q < Q ? (int)((j / Wp) * Q + q) : -1;
+    }
+    __global float *y = Y + y_off + n * y_img;
+#pragma unroll
+    for (int r = 0; r < MR; r++) {
+        if (row0 + (uint)r >= m)
+            break;
+        __global float *yr = y + (size_t)(row0 + (uint)r) * ldy;
+#pragma unroll
+        for (int v = 0; v < NV; v++) {
+            float vals[16];
+            vstore16(acc[r][v], 0, vals);
+            for (uint l = 0; l < 16; l++)
+                if (dst[v * 16 + l] >= 0)
+                    yr[dst[v * 16 + l]] = vals[l];
+        }
+    }
+}
+
+/* The same product with pixels as rows and channels as vector lanes: Y^T (P*Q x Kout) =
+ * shifted rows^T . Wt (taps x ldk, channels zero-padded to whole tiles). Only real pixels are
+ * computed (no Wp - Q waste), for layers with enough output channels to fill the lanes.
+ * Launch: (ldk / NR, pixel tiles, N). */
+__kernel void clg_conv_shift_fwd_px(uint PQ, uint Q, uint Cin, uint R, uint S, uint dh, uint dw,
+                                    uint Hp, uint Wp, uint Kout,
+                                    __global const float *X, ulong x_off, ulong x_img,
+                                    __global const float *Wt, uint ldk,
+                                    __global float *Y, ulong y_off, ulong y_img)
+{
+    uint tn = get_global_id(0), tm = get_global_id(1);
+    size_t n = get_global_id(2);
+    uint pix0 = tm * MR, col0 = tn * NR;
+    if (pix0 >= PQ || col0 >= ldk)
+        return;
+    uint plane = Hp * Wp;
+    const __global float *a[MR];
+#pragma unroll
+    for (int i = 0; i < MR; i++) { /* pixels past PQ repeat the last one, not stored */
+        uint pix = min(pix0 + (uint)i, PQ - 1);
+        a[i] = X + x_off + n * x_img + (pix / Q) * Wp + pix % Q;
+    }
+    float16 acc[MR][NV];
+#pragma unroll
+    for (int i = 0; i < MR; i++)
+#pragma unroll
+        for (int v = 0; v < NV; v++)
+            acc[i][v] = (float16)(0.0f);
+    const __global float *b = Wt + col0;
+    for (uint c = 0; c < Cin; c++)
+        for (uint r = 0; r < R; r++)
+            for (uint s = 0, off = c * plane + r * dh * Wp; s < S; s++, off += dw, b += ldk) {
+                float16 bv[NV];
+#pragma unroll
+                for (int v = 0; v < NV; v++)
+                    bv[v] = vload16(v, b);
+#pragma unroll
+                for (int i = 0; i < MR; i++) {
+                    float av = a[i][off];
+#pragma unroll
+                    for (int v = 0; v < NV; v++)
+                        acc[i][v] = fma((float16)(av), bv[v], acc[i][v]);
+                }
+            }
+    __global float *y = Y + y_off + n * y_img;
+    uint kn = min((uint)NR, Kout - col0);
+#pragma unroll
+    for (int i = 0; i < MR; i++) {
+        uint pix = pix0 + (uint)i;
+        if (pix >= PQ)
+            break;
+        float vals[NR];
+#pragma unroll
+        for (int v = 0; v < NV; v++)
+            vstore16(acc[i][v], v, vals);
+        for (uint l = 0; l < kn; l++)
+            y[(size_t)(col0 + l) * PQ + pix] = vals[l];
+    }
+}
+
+__kernel void clg_conv_shift_wgrad(uint m, uint P, uint Q, uint R, uint S, uint dh, uint dw,
+                                   uint Hp, uint Wp, uint N, uint per_slice,
+                                   __global const float *X, ulong x_off, ulong x_img,
+                                   __global const float *D, uint ldd,
+                                   __global float *part, ulong part_off, uint accumulate)
+{
+    uint tn = get_global_id(0), tm = get_global_id(1), slice = get_global_id(2);
+    uint row0 = tm * MR, col0 = tn * NR;
+    if (row0 >= m || col0 >= ldd)
+        return;
+    uint plane = Hp * Wp;
+    /* Each row is a tap (c, r, s): its shift into the padded image. Rows past m repeat the
+     * last tap and are not stored. */
+    uint shift[MR];
+#pragma unroll
+    for (int i = 0; i < MR; i++) {
+        uint t = min(row0 + (uint)i, m - 1);
+        uint s = t % S, r = (t / S) % R, c = t / (R * S);
+        shift[i] = c * plane + r * dh * Wp + s * dw;
+    }
+    float16 acc[MR][NV];
+#pragma unroll
+    for (int i = 0; i < MR; i++)
+#pragma unroll
+        for (int v = 0; v < NV; v++)
+            acc[i][v] = (float16)(0.0f);
+    uint n_end = min(N, (slice + 1) * per_slice);
+    for (uint n = slice * per_slice; n < n_end; n++) {
+        const __global float *d = D + (size_t)n * P * Q * ldd + col0;
+        for (uint p = 0; p < P; p++) {
+            const __global float *x = X + x_off + n * x_img + p * Wp;
+            for (uint q = 0; q < Q; q++, d += ldd) {
+                float16 bv[NV];
+#pragma unroll
+                for (int v = 0; v < NV; v++)
+                    bv[v] = vload16(v, d);
+#pragma unroll
+                for (int i = 0; i < MR; i++) {
+                    float av = x[shift[i] + q];
+#pragma unroll
+                    for (int v = 0; v < NV; v++)
+                        acc[i][v] = fma((float16)(av), bv[v], acc[i][v]);
+                }
+            }
+        }
+    }
+    __global float *out = part + part_off + ((size_t)slice * m + row0) * ldd + col0;
+#pragma unroll
+    for (int i = 0; i < MR; i++) {
+        if (row0 + (uint)i >= m)
+            break;
+#pragma unroll
+        for (int v = 0; v < NV; v++) {
+            __global float *o = out + (size_t)i * ldd;
+            vstore16(accumulate ? vload16(v, o) + acc[i][v] : acc[i][v], v, o);
+        }
+    }
+}
+
+/* dst[n][c][hp][wp] = src[n][c][hp - top][wp - left], zero outside src (top and left may be
+ * negative: rows and columns of src are then skipped). dst planes are Hp x Wp. One work-item
+ * per (dst row of any channel, image). */
+__kernel void clg_conv_shift_pad(__global const float *src, ulong src_off, ulong src_img,
+                                 uint C, uint H, uint W, int top, int left, uint Hp, uint Wp,
+                                 __global float *dst, ulong dst_img)
+{
+    uint row = get_global_id(0), n = get_global_id(1);
+    if (row >= C * Hp)
+        return;
+    uint c = row / Hp, hp = row % Hp;
+    __global float *out = dst + n * dst_img + (size_t)row * Wp;
+    int h = (int)hp - top;
+    if (h < 0 || h >= (int)H) {
+        for (uint w = 0; w < Wp; w++)
+            out[w] = 0.0f;
+        return;
+    }
+    const __global float *in = src + src_off + n * src_img + ((size_t)c * H + (uint)h) * W;
+    int lo = clamp(left, 0, (int)Wp), hi = clamp(left + (int)W, lo, (int)Wp);
+    for (int w = 0; w < lo; w++)
+        out[w] = 0.0f;
+    for (int w = lo; w < hi; w++)
+        out[w] = in[w - left];
+    for (int w = hi; w < (int)Wp; w++)
+        out[w] = 0.0f;
+}
+
+/* Weights as rows of taps for one group: wt[t][o] (ldk columns, o >= outs zero) with
+ * t = (i*R + r)*S + s. Forward (flip 0): o = k, i = c, wt = w[k][c][r][s]. Backward-data
+ * (flip 1): o = c, i = k, wt = w[k][c][R-1-r][S-1-s]. rows 0: the transposed layout
+ * wt[o][t] instead (ldk = taps), for clg_conv_shift_fwd. One work-item per (t, o). */
+__kernel void clg_conv_shift_weights(__global const float *w, ulong w_off, uint Kg, uint Cg,
+                                     uint RS, uint flip, uint rows, uint ldk,
+                                     __global float *wt)
+{
+    uint t = get_global_id(0), o = get_global_id(1);
+    uint ins = flip ? Kg : Cg, outs = flip ? Cg : Kg;
+    if (t >= ins * RS || o >= (rows ? ldk : outs))
+        return;
+    uint i = t / RS, rs = t % RS;
+    float v = 0.0f;
+    if (o < outs)
+        v = flip ? w[w_off + ((size_t)i * Cg + o) * RS + (RS - 1 - rs)]
+                 : w[w_off + ((size_t)o * Cg + i) * RS + rs];
+    wt[rows ? (size_t)t * ldk + o : (size_t)o * ins * RS + t] = v;
+}
+
+/* The weight gradient's B: d[n][pq][k] = dy[n][k][pq], columns k in [Kg, ldd) zero. One
+ * work-item per (pixel, image), reading a channel's pixels side by side across work-items. */
+__kernel void clg_conv_shift_dy(__global const float *dy, ulong dy_off, ulong dy_img, uint Kg,
+                                uint PQ, uint ldd, __global float *d)
+{
+    uint pq = get_global_id(0), n = get_global_id(1);
+    if (pq >= PQ)
+        return;
+    const __global float *in = dy + dy_off + n * dy_img + pq;
+    __global float *out = d + ((size_t)n * PQ + pq) * ldd;
+    for (uint k = 0; k < Kg; k++)
+        out[k] = in[(size_t)k * PQ];
+    for (uint k = Kg; k < ldd; k++)
+        out[k] = 0.0f;
+}
+
+/* dW[k][t] = sum over slices of part[slice][t][k], slices in order. */
+__kernel void clg_conv_shift_wsum(__global const float *part, uint slices, uint taps, uint ldd,
+                                  uint Kg, __global float *dw, ulong dw_off)
+{
+    uint t = get_global_id(0), k = get_global_id(1);
+    if (t >= taps || k >= Kg)
+        return;
+    float sum = 0.0f;
+    for (uint s = 0; s < slices; s++)
+        sum += part[((size_t)s * taps + t) * ldd + k];
+    dw[dw_off + (size_t)k * taps + t] = sum;
+}

@@ -1,0 +1,395 @@
+/* Implicit convolution for stride-1 layers by products over shifted rows of a zero-padded copy
+ * of the input (cl_kernels/conv_shift.cl): no column matrix, only the padded input (about the
+ * input's size) as workspace. Backward-data is the forward of the padded dy with flipped,
+ * transposed weights; the weight gradient sums over slices of images, then in slice order. */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include "conv_internal.h"
+#include "gemm_internal.h"
+
+/* One problem seen as a forward pass over a padded Hp x Wp grid. */
+typedef struct shift_grid {
+    size_t Hin, Win;  /* the tensor that gets padded */
+    long top, left;   /* its placement in the grid (negative: leading rows/columns dropped) */
+    size_t Hp, Wp;    /* grid */
+    size_t P, Q;      /* pixels computed, on the grid's first rows and columns */
+    size_t L;         /* grid columns spanned: (P-1)*Wp + Q */
+} shift_grid;
+
+static shift_grid grid_for(const clg__conv_geom *g, clg_conv_pass pass)
+{
+    size_t ext_h = (g->R - 1) * g->dh, ext_w = (g->S - 1) * g->dw;
+    shift_grid s;
+    if (pass == CLG_CONV_BWD_DATA) { /* dy padded so that dx is a forward of it */
+        s.Hin = g->P, s.Win = g->Q, s.top = (long)ext_h - (long)g->pt, s.left = (long)ext_w - (long)g->pl;
+        s.P = g->H, s.Q = g->W;
+    } else {
+        s.Hin = g->H, s.Win = g->W, s.top = (long)g->pt, s.left = (long)g->pl;
+        s.P = g->P, s.Q = g->Q;
+    }
+    s.Hp = s.P + ext_h, s.Wp = s.Q + ext_w;
+    s.L = (s.P - 1) * s.Wp + s.Q;
+    return s;
+}
+
+typedef struct shift_tiles {
+    unsigned mr, nr;
+    char opts[48];
+} shift_tiles;
+
+static clg_status tiles_get(clg_ctx *ctx, shift_tiles *t)
+{
+    clg__gemm_state *gs;
+    clg_status st = clg__gemm_state_get(ctx, &gs);
+    if (st != CLG_OK)
+        return st;
+    t->mr = gs->params.mr;
+    t->nr = gs->params.nr;
+    snprintf(t->opts, sizeof t->opts, "-DMR=%u -DNR=%u", t->mr, t->nr);
+    return CLG_OK;
+}
+
+clg_status clg__conv_shift_options(clg_ctx *ctx, char *out, size_t size)
+{
+    shift_tiles t;
+    clg_status st = tiles_get(ctx, &t);
+    if (st == CLG_OK)
+        snprintf(out, size, "%s", t.opts);
+    return st;
+}
+
+/* Columns of the weight gradient's B: Kg rounded up to whole tiles of NR. */
+static size_t ldd_for(const clg__conv_geom *g, unsigned nr)
+{
+    return (g->Kg + nr - 1) / nr * nr;
+}
+
+/* Slices of images for the weight gradient: enough tiles for every compute unit several
+ * times over, never more than the images. */
+static size_t slices_for(clg_ctx *ctx, const clg__conv_geom *g, unsigned mr, unsigned nr, size_t nb)
+{
+    size_t taps = g->Cg * g->R * g->S;
+    size_t tiles = (taps + mr - 1) / mr * (ldd_for(g, nr) / nr);
+    size_t want = 4 * (ctx->device.compute_units ? ctx->device.compute_units : 1);
+    size_t s = tiles >= want ? 1 : (want + tiles - 1) / tiles;
+    return s < nb ? s : nb;
+}
+
+/* Images per chunk: the scratch beyond the fixed part split into whole images (>= 1). */
+static size_t chunk_for(const clg__conv_geom *g, size_t fixed, size_t per_image)
+{
+    clg__conv_geom rest = *g;
+    rest.workspace_limit = g->workspace_limit > fixed ? g->workspace_limit - fixed : 0;
+    return clg__conv_chunk(&rest, per_image);
+}
+
+/* Pixels as rows (clg_conv_shift_fwd_px) or channels as rows (clg_conv_shift_fwd): whichever
+ * computes fewer values that are thrown away (lanes past the channels, or the grid's Wp - Q
+ * columns and the last tile's overlap). */
+static int pixel_rows(const clg__conv_geom *g, clg_conv_pass pass, unsigned mr, unsigned nr)
+{
+    shift_grid s = grid_for(g, pass);
+    size_t outs = pass == CLG_CONV_BWD_DATA ? g->Cg : g->Kg, pq = s.P * s.Q;
+    double by_channel = (double)((outs + mr - 1) / mr * mr) * (double)((s.L + nr - 1) / nr * nr);
+    double by_pixel = (double)((pq + mr - 1) / mr * mr) * (double)((outs + nr - 1) / nr * nr);
+    return by_pixel <= by_channel;
+}
+
+int clg__conv_shift_applies(const clg__conv_geom *g)
+{
+    return g->sh == 1 && g->sw == 1;
+}
+
+void clg__conv_shift_bytes(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
+                           size_t *fixed, size_t *per_image)
+{
+    shift_tiles t = {8, 32, ""};
+    char saved[CLG__ERR_TEXT];
+    memcpy(saved, ctx->last_error, sizeof saved);
+    if (tiles_get(ctx, &t) != CLG_OK) /* sizes only: the defaults bound them well enough */
+        t.mr = 8, t.nr = 32;
+    memcpy(ctx->last_error, saved, sizeof saved);
+    shift_grid s = grid_for(g, pass);
+    size_t planes = pass == CLG_CONV_BWD_DATA ? g->K : g->C;
+    *per_image = planes * s.Hp * s.Wp * sizeof(float);
+    *fixed = t.nr * sizeof(float); /* slack: the last tile's loads run past the last image */
+    if (pass == CLG_CONV_BWD_DATA || pixel_rows(g, pass, t.mr, t.nr)) {
+        size_t outs = pass == CLG_CONV_BWD_DATA ? g->Cg : g->Kg;
+        *fixed += (outs + t.nr - 1) / t.nr * t.nr * (g->Kg + g->Cg - outs) * g->R * g->S * sizeof(float);
+    }
+    if (pass == CLG_CONV_BWD_WEIGHTS) {
+        *per_image += g->P * g->Q * ldd_for(g, t.nr) * sizeof(float);
+        size_t slices = slices_for(ctx, g, t.mr, t.nr, g->N);
+        *fixed += slices * g->Cg * g->R * g->S * ldd_for(g, t.nr) * sizeof(float);
+    }
+}
+
+static clg_status pad(clg_ctx *ctx, const shift_tiles *t, const shift_grid *s,
+                      const clg_tensor *src, size_t channels, size_t n0, size_t nb, cl_mem dst)
+{
+    clg__launch l;
+    clg_status st = clg__launch_begin(ctx, "conv_shift", t->opts, "clg_conv_shift_pad", &l);
+    if (st != CLG_OK)
+        return st;
+    size_t img = channels * s->Hin * s->Win;
+    clg__arg_mem(&l, src->mem);
+    clg__arg_u64(&l, src->offset + n0 * img);
+    clg__arg_u64(&l, img);
+    clg__arg_u32(&l, channels);
+    clg__arg_u32(&l, s->Hin);
+    clg__arg_u32(&l, s->Win);
+    clg__arg_u32(&l, (uint32_t)(int32_t)s->top); /* the kernel reads them as int */
+    clg__arg_u32(&l, (uint32_t)(int32_t)s->left);
+    clg__arg_u32(&l, s->Hp);
+    clg__arg_u32(&l, s->Wp);
+    clg__arg_mem(&l, dst);
+    clg__arg_u64(&l, channels * s->Hp * s->Wp);
+    size_t rows = channels * s->Hp;
+    size_t global[3] = {rows, nb, 1}, local[3] = {rows < 64 ? rows : 64, 1, 1};
+    return clg__launch_run(&l, global, local);
+}
+
+/* Work-groups of about 8 row tiles by as many column tiles as make 8 x 1 items (as the GEMM). */
+static void tile_launch(size_t tiles_n, size_t tiles_m, size_t local[3])
+{
+    local[1] = tiles_m < 8 ? tiles_m : 8;
+    local[0] = 8 / local[1] < tiles_n ? 8 / local[1] : tiles_n;
+    local[2] = 1;
+}
+
+/* y (rows x P*Q per image, image stride y_img) = a (rows x taps) . shifted rows of the padded
+ * images in `padded` (planes channels each, the first at plane c0). */
+static clg_status forward(clg_ctx *ctx, const shift_tiles *t, const shift_grid *s, size_t rows,
+                          size_t channels, size_t R, size_t S, size_t dh, size_t dw,
+                          cl_mem a, size_t a_off, cl_mem padded, size_t x_off, size_t x_img,
+                          cl_mem y, size_t y_off, size_t y_img, size_t nb)
+{
+    clg__launch l;
+    clg_status st = clg__launch_begin(ctx, "conv_shift", t->opts, "clg_conv_shift_fwd", &l);
+    if (st != CLG_OK)
+        return st;
+    size_t v[] = {rows, s->L, channels, R, S, dh, dw, s->Hp, s->Wp, s->Q};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        clg__arg_u32(&l, v[i]);
+    clg__arg_mem(&l, a);
+    clg__arg_u64(&l, a_off);
+    clg__arg_u32(&l, channels * R * S);
+    clg__arg_mem(&l, padded);
+    clg__arg_u64(&l, x_off);
+    clg__arg_u64(&l, x_img);
+    clg__arg_mem(&l, y);
+    clg__arg_u64(&l, y_off);
+    clg__arg_u64(&l, y_img);
+    clg__arg_u32(&l, s->P * s->Q);
+    size_t tiles_n = (s->L + t->nr - 1) / t->nr, tiles_m = (rows + t->mr - 1) / t->mr;
+    size_t global[3] = {tiles_n, tiles_m, nb}, local[3];
+    tile_launch(tiles_n, tiles_m, local);
+    return clg__launch_run(&l, global, local);
+}
+
+/* The group's weights as wt for clg_conv_shift_fwd_px (rows) or as flipped rows of taps for
+ * clg_conv_shift_fwd (backward-data). */
+static clg_status weights_layout(clg_ctx *ctx, const shift_tiles *t, const clg__conv_geom *g,
+                                 const clg_tensor *w, size_t gi, int flip, int rows, size_t ldk,
+                                 cl_mem wt)
+{
+    clg__launch l;
+    clg_status st = clg__launch_begin(ctx, "conv_shift", t->opts, "clg_conv_shift_weights", &l);
+    if (st != CLG_OK)
+        return st;
+    size_t taps = (flip ? g->Kg : g->Cg) * g->R * g->S;
+    clg__arg_mem(&l, w->mem);
+    clg__arg_u64(&l, w->offset + gi * g->Kg * g->Cg * g->R * g->S);
+    clg__arg_u32(&l, g->Kg);
+    clg__arg_u32(&l, g->Cg);
+    clg__arg_u32(&l, g->R * g->S);
+    clg__arg_u32(&l, (size_t)flip);
+    clg__arg_u32(&l, (size_t)rows);
+    clg__arg_u32(&l, ldk);
+    clg__arg_mem(&l, wt);
+    size_t global[3] = {taps, rows ? ldk : (flip ? g->Cg : g->Kg), 1};
+    size_t local[3] = {taps < 16 ? taps : 16, 1, 1};
+    return clg__launch_run(&l, global, local);
+}
+
+static clg_status forward_px(clg_ctx *ctx, const shift_tiles *t, const shift_grid *s,
+                             size_t outs, size_t ldk, size_t channels, const clg__conv_geom *g,
+                             cl_mem padded, size_t x_off, size_t x_img, cl_mem wt, cl_mem y,
+                             size_t y_off, size_t y_img, size_t nb)
+{
+    clg__launch l;
+    clg_status st = clg__launch_begin(ctx, "conv_shift", t->opts, "clg_conv_shift_fwd_px", &l);
+    if (st != CLG_OK)
+        return st;
+    size_t pq = s->P * s->Q;
+    size_t v[] = {pq, s->Q, channels, g->R, g->S, g->dh, g->dw, s->Hp, s->Wp, outs};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        clg__arg_u32(&l, v[i]);
+    clg__arg_mem(&l, padded);
+    clg__arg_u64(&l, x_off);
+    clg__arg_u64(&l, x_img);
+    clg__arg_mem(&l, wt);
+    clg__arg_u32(&l, ldk);
+    clg__arg_mem(&l, y);
+    clg__arg_u64(&l, y_off);
+    clg__arg_u64(&l, y_img);
+    size_t tiles_n = ldk / t->nr, tiles_m = (pq + t->mr - 1) / t->mr;
+    size_t global[3] = {tiles_n, tiles_m, nb}, local[3];
+    tile_launch(tiles_n, tiles_m, local);
+    return clg__launch_run(&l, global, local);
+}
+
+/* Forward (a = x, b = w, out = y) and backward-data (a = dy, b = w, out = dx), in chunks of
+ * images whose padded copies fit the workspace, group by group. */
+static clg_status by_image(clg_ctx *ctx, const shift_tiles *t, const clg__conv_geom *g,
+                           clg_conv_pass pass, const clg_tensor *a, const clg_tensor *w,
+                           clg_tensor *out)
+{
+    int data = pass == CLG_CONV_BWD_DATA, px = pixel_rows(g, pass, t->mr, t->nr);
+    shift_grid s = grid_for(g, pass);
+    size_t in_ch = data ? g->K : g->C, in_g = data ? g->Kg : g->Cg;
+    size_t out_ch = data ? g->C : g->K, out_g = data ? g->Cg : g->Kg;
+    size_t x_img = in_ch * s.Hp * s.Wp, y_img = out_ch * s.P * s.Q, taps = in_g * g->R * g->S;
+    size_t ldk = (out_g + t->nr - 1) / t->nr * t->nr, fixed, per_image;
+    clg__conv_shift_bytes(ctx, g, pass, &fixed, &per_image);
+    size_t nb = chunk_for(g, fixed, per_image);
+    cl_mem padded, wt = NULL;
+    clg_status st = clg__scratch_get(ctx, CLG__SLOT_CONV_COLS, (nb * x_img + t->nr) * sizeof(float), &padded);
+    if (st == CLG_OK && (data || px))
+        st = clg__scratch_get(ctx, CLG__SLOT_CONV_AUX, ldk * taps * sizeof(float), &wt);
+    for (size_t n0 = 0; n0 < g->N && st == CLG_OK; n0 += nb) {
+        size_t cnt = g->N - n0 < nb ? g->N - n0 : nb;
+        st = pad(ctx, t, &s, a, in_ch, n0, cnt, padded);
+        for (size_t gi = 0; gi < g->G && st == CLG_OK; gi++) {
+            size_t x_off = gi * in_g * s.Hp * s.Wp;
+            size_t y_off = out->offset + n0 * y_img + gi * out_g * s.P * s.Q;
+            if (data || px)
+                st = weights_layout(ctx, t, g, w, gi, data, px, px ? ldk : taps, wt);
+            if (st == CLG_OK && px)
+                st = forward_px(ctx, t, &s, out_g, ldk, in_g, g, padded, x_off, x_img, wt,
+                                out->mem, y_off, y_img, cnt);
+            else if (st == CLG_OK)
+                st = forward(ctx, t, &s, out_g, in_g, g->R, g->S, g->dh, g->dw,
+                             data ? wt : w->mem, data ? 0 : w->offset + gi * out_g * taps,
+                             padded, x_off, x_img, out->mem, y_off, y_img, cnt);
+        }
+    }
+    return st;
+}
+
+static clg_status dy_rows(clg_ctx *ctx, const shift_tiles *t, const clg__conv_geom *g,
+                          const clg_tensor *dy, size_t n0, size_t nb,
+                          size_t gi, size_t ldd, cl_mem d)
+{
+    clg__launch l;
+    clg_status st = clg__launch_begin(ctx, "conv_shift", t->opts, "clg_conv_shift_dy", &l);
+    if (st != CLG_OK)
+        return st;
+    size_t img = g->K * g->P * g->Q;
+    clg__arg_mem(&l, dy->mem);
+    clg__arg_u64(&l, dy->offset + n0 * img + gi * g->Kg * g->P * g->Q);
+    clg__arg_u64(&l, img);
+    clg__arg_u32(&l, g->Kg);
+    clg__arg_u32(&l, g->P * g->Q);
+    clg__arg_u32(&l, ldd);
+    clg__arg_mem(&l, d);
+    size_t pq = g->P * g->Q;
+    size_t global[3] = {pq, nb, 1}, local[3] = {pq < 64 ? pq : 64, 1, 1};
+    return clg__launch_run(&l, global, local);
+}
+
+static clg_status wgrad(clg_ctx *ctx, const shift_tiles *t, const clg__conv_geom *g,
+                        const shift_grid *s, cl_mem padded, size_t x_off, size_t x_img,
+                        size_t nb, size_t per_slice, size_t slices, cl_mem d, size_t ldd,
+                        cl_mem part, int accumulate)
+{
+    clg__launch l;
+    clg_status st = clg__launch_begin(ctx, "conv_shift", t->opts, "clg_conv_shift_wgrad", &l);
+    if (st != CLG_OK)
+        return st;
+    size_t taps = g->Cg * g->R * g->S;
+    size_t v[] = {taps, g->P, g->Q, g->R, g->S, g->dh, g->dw, s->Hp, s->Wp, nb, per_slice};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        clg__arg_u32(&l, v[i]);
+    clg__arg_mem(&l, padded);
+    clg__arg_u64(&l, x_off);
+    clg__arg_u64(&l, x_img);
+    clg__arg_mem(&l, d);
+    clg__arg_u32(&l, ldd);
+    clg__arg_mem(&l, part);
+    clg__arg_u64(&l, 0);
+    clg__arg_u32(&l, (size_t)accumulate);
+    size_t tiles_n = ldd / t->nr, tiles_m = (taps + t->mr - 1) / t->mr;
+    size_t global[3] = {tiles_n, tiles_m, slices}, local[3];
+    tile_launch(tiles_n, tiles_m, local);
+    return clg__launch_run(&l, global, local);
+}
+
+static clg_status wsum(clg_ctx *ctx, const shift_tiles *t, const clg__conv_geom *g, cl_mem part,
+                       size_t slices, size_t ldd, clg_tensor *dw, size_t gi)
+{
+    clg__launch l;
+    clg_status st = clg__launch_begin(ctx, "conv_shift", t->opts, "clg_conv_shift_wsum", &l);
+    if (st != CLG_OK)
+        return st;
+    size_t taps = g->Cg * g->R * g->S;
+    clg__arg_mem(&l, part);
+    clg__arg_u32(&l, slices);
+    clg__arg_u32(&l, taps);
+    clg__arg_u32(&l, ldd);
+    clg__arg_u32(&l, g->Kg);
+    clg__arg_mem(&l, dw->mem);
+    clg__arg_u64(&l, dw->offset + gi * g->Kg * taps);
+    size_t global[3] = {taps, g->Kg, 1}, local[3] = {taps < 16 ? taps : 16, 1, 1};
+    return clg__launch_run(&l, global, local);
+}
+
+/* Weight gradient: per group, slice s of every chunk of images adds its partial sum to slot s
+ * of `part` (chunks in order; a slice without images adds zero), then one pass sums the
+ * slices in order into dW. */
+static clg_status weights(clg_ctx *ctx, const shift_tiles *t, const clg__conv_geom *g,
+                          const clg_tensor *x, const clg_tensor *dy, clg_tensor *dw)
+{
+    shift_grid s = grid_for(g, CLG_CONV_BWD_WEIGHTS);
+    size_t ldd = ldd_for(g, t->nr), taps = g->Cg * g->R * g->S;
+    size_t x_img = g->C * s.Hp * s.Wp, d_img = g->P * g->Q * ldd, fixed, per_image;
+    clg__conv_shift_bytes(ctx, g, CLG_CONV_BWD_WEIGHTS, &fixed, &per_image);
+    size_t nb = chunk_for(g, fixed, per_image);
+    size_t slices = slices_for(ctx, g, t->mr, t->nr, nb), per_slice = (nb + slices - 1) / slices;
+    slices = (nb + per_slice - 1) / per_slice;
+    size_t chunks = (g->N + nb - 1) / nb;
+    cl_mem padded, d, part;
+    clg_status st = clg__scratch_get(ctx, CLG__SLOT_CONV_COLS, (nb * x_img + t->nr) * sizeof(float), &padded);
+    if (st == CLG_OK)
+        st = clg__scratch_get(ctx, CLG__SLOT_CONV_AUX, nb * d_img * sizeof(float), &d);
+    if (st == CLG_OK)
+        st = clg__scratch_get(ctx, CLG__SLOT_CONV_DW, slices * taps * ldd * sizeof(float), &part);
+    for (size_t gi = 0; gi < g->G && st == CLG_OK; gi++) {
+        for (size_t c = 0; c < chunks && st == CLG_OK; c++) {
+            size_t n0 = c * nb, cnt = g->N - n0 < nb ? g->N - n0 : nb;
+            if (gi == 0 || chunks > 1) /* one chunk: padded once for every group */
+                st = pad(ctx, t, &s, x, g->C, n0, cnt, padded);
+            if (st == CLG_OK)
+                st = dy_rows(ctx, t, g, dy, n0, cnt, gi, ldd, d);
+            if (st == CLG_OK)
+                st = wgrad(ctx, t, g, &s, padded, gi * g->Cg * s.Hp * s.Wp, x_img, cnt,
+                           per_slice, slices, d, ldd, part, c > 0);
+        }
+        if (st == CLG_OK)
+            st = wsum(ctx, t, g, part, slices, ldd, dw, gi);
+    }
+    return st;
+}
+
+clg_status clg__conv_shift_run(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
+                               const clg_tensor *a, const clg_tensor *b, clg_tensor *out)
+{
+    shift_tiles t;
+    clg_status st = tiles_get(ctx, &t);
+    if (st != CLG_OK)
+        return st;
+    if (pass == CLG_CONV_BWD_WEIGHTS)
+        return weights(ctx, &t, g, a, b, out);
+    return by_image(ctx, &t, g, pass, a, b, out);
+}
