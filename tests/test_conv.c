@@ -467,6 +467,34 @@ static void chunked_algorithms_match_the_reference(void **state)
     assert_int_equal(failures, 0);
 }
 
+/* The implicit algorithm's shifted-row form in chunks of images (half its full workspace),
+ * and its per-pixel form (a workspace too small for one padded image), on stride-1 shapes. */
+static void implicit_forms_match_the_reference_in_any_workspace(void **state)
+{
+    (void)state;
+    int failures = 0;
+    const size_t picks[] = {1, 4, 5, 8, 9, 10};
+    for (size_t i = 0; i < sizeof picks / sizeof picks[0]; i++) {
+        const conv_case *c = &cases[picks[i]];
+        clg_shape xs = {c->N, c->C, c->H, c->W}, ws = {c->K, c->C / c->G, c->R, c->S};
+        for (int pass = 0; pass < 3; pass++) {
+            clg_conv2d_desc d = desc_of(c, CLG_CONV_ALGO_IMPLICIT);
+            size_t lo, hi;
+            CLG_ASSERT_STATUS(clg_conv2d_workspace(ctx, &d, (clg_conv_pass)pass,
+                                                   CLG_CONV_ALGO_IMPLICIT, xs, ws, &lo, &hi), CLG_OK);
+            assert_int_equal(lo, 0);
+            assert_true(hi > 0); /* stride 1: the shifted form asks for its padded input */
+            workspace_limit = hi / 2;
+            failures += run_case(c, CLG_CONV_ALGO_IMPLICIT, (clg_conv_pass)pass, 0);
+            failures += run_case(c, CLG_CONV_ALGO_IMPLICIT, (clg_conv_pass)pass, 1);
+            workspace_limit = 1;
+            failures += run_case(c, CLG_CONV_ALGO_IMPLICIT, (clg_conv_pass)pass, 0);
+            workspace_limit = 0;
+        }
+    }
+    assert_int_equal(failures, 0);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -490,6 +518,7 @@ int main(void)
         cmocka_unit_test(device_backward_matches_device_finite_differences),
         cmocka_unit_test(invalid_descriptors_are_rejected),
         cmocka_unit_test(choice_follows_find_results_overrides_and_workspace),
+        cmocka_unit_test(implicit_forms_match_the_reference_in_any_workspace),
         cmocka_unit_test(chunked_algorithms_match_the_reference),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
