@@ -11,7 +11,8 @@
  *                       the forward pass, and backward-data as the forward of the padded dy
  *                       with flipped, transposed weights. Launch: (column tiles, row tiles, N).
  * clg_conv_shift_fwd_px the same with pixels as rows and channels as lanes (no waste on the
- *                       grid; for layers with many output channels).
+ *                       grid; for layers with many output channels). Epilogue bits: 1 adds
+ *                       bias[k], 2 applies a ReLU.
  * clg_conv_shift_wgrad  partial dW^T (taps x ldd) of a slice of images: A = the shifted rows
  *                       (only the P x Q pixels of the grid), B = dy as [PQ][ldd] rows; a slice without images
  *                       writes zeros; `accumulate` adds to what the slice holds (the next
@@ -99,7 +100,8 @@ __kernel void clg_conv_shift_fwd_px(uint PQ, uint Q, uint Cin, uint R, uint S, u
                                     uint Hp, uint Wp, uint Kout,
                                     __global const float *X, ulong x_off, ulong x_img,
                                     __global const float *Wt, uint ldk,
-                                    __global float *Y, ulong y_off, ulong y_img)
+                                    __global float *Y, ulong y_off, ulong y_img,
+                                    __global const float *bias, ulong bias_off, uint epilogue)
 {
     uint tn = get_global_id(0), tm = get_global_id(1);
     size_t n = get_global_id(2);
@@ -146,8 +148,14 @@ __kernel void clg_conv_shift_fwd_px(uint PQ, uint Q, uint Cin, uint R, uint S, u
 #pragma unroll
         for (int v = 0; v < NV; v++)
             vstore16(acc[i][v], v, vals);
-        for (uint l = 0; l < kn; l++)
-            y[(size_t)(col0 + l) * PQ + pix] = vals[l];
+        for (uint l = 0; l < kn; l++) {
+            float out = vals[l];
+            if (epilogue & 1)
+                out += bias[bias_off + col0 + l];
+            if (epilogue & 2)
+                out = max(out, 0.0f);
+            y[(size_t)(col0 + l) * PQ + pix] = out;
+        }
     }
 }
 

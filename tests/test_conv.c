@@ -14,6 +14,7 @@
 static clg_ctx *ctx;
 static clg_test_rng rng;
 static size_t workspace_limit; /* for desc_of: 0 is the default */
+static int fuse_relu;          /* for desc_of and the forward reference */
 static int applied[CLG_CONV_ALGOS + 1];
 
 typedef struct conv_case {
@@ -53,6 +54,7 @@ static clg_conv2d_desc desc_of(const conv_case *c, clg_conv_algo algo)
     d.groups = (int)c->G;
     d.algo = algo;
     d.workspace_limit = workspace_limit;
+    d.relu = fuse_relu;
     return d;
 }
 
@@ -163,6 +165,8 @@ static int run_case(const conv_case *c, clg_conv_algo algo, clg_conv_pass pass, 
         len = (c->C / c->G) * c->R * c->S;
         ref = malloc(n_out * sizeof *ref);
         ref_conv_forward(&g, x, w, c->bias ? b : NULL, ref);
+        for (size_t i = 0; fuse_relu && i < n_out; i++)
+            ref[i] = ref[i] > 0 ? ref[i] : 0;
         out = make_guarded(ys, &view);
         st = clg_conv2d_forward(ctx, &d, tx, tw, c->bias ? tb : NULL, view);
     } else if (pass == CLG_CONV_BWD_DATA) {
@@ -467,6 +471,22 @@ static void chunked_algorithms_match_the_reference(void **state)
     assert_int_equal(failures, 0);
 }
 
+/* The forward pass with the ReLU fused (in the implicit algorithm's epilogue, after the
+ * others), on every shape and algorithm. */
+static void fused_relu_forward_matches_the_reference(void **state)
+{
+    (void)state;
+    int failures = 0;
+    fuse_relu = 1;
+    for (size_t i = 0; i < N_CASES; i++)
+        for (int a = CLG_CONV_ALGO_IM2COL; a <= CLG_CONV_ALGO_GEMM; a++) {
+            failures += run_case(&cases[i], (clg_conv_algo)a, CLG_CONV_FWD, 0);
+            failures += run_case(&cases[i], (clg_conv_algo)a, CLG_CONV_FWD, 1);
+        }
+    fuse_relu = 0;
+    assert_int_equal(failures, 0);
+}
+
 /* The implicit algorithm's shifted-row form in chunks of images (half its full workspace),
  * and its per-pixel form (a workspace too small for one padded image), on stride-1 shapes. */
 static void implicit_forms_match_the_reference_in_any_workspace(void **state)
@@ -519,6 +539,7 @@ int main(void)
         cmocka_unit_test(invalid_descriptors_are_rejected),
         cmocka_unit_test(choice_follows_find_results_overrides_and_workspace),
         cmocka_unit_test(implicit_forms_match_the_reference_in_any_workspace),
+        cmocka_unit_test(fused_relu_forward_matches_the_reference),
         cmocka_unit_test(chunked_algorithms_match_the_reference),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

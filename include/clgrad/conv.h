@@ -36,9 +36,12 @@ typedef struct clg_conv2d_desc {
     int groups;                    /* >= 1, divides C and K; groups = C = K is depthwise */
     clg_conv_algo algo;            /* for all three passes; CLGRAD_CONV_ALGO overrides AUTO */
     size_t workspace_limit;        /* bytes of scratch an algorithm may use; 0: 256 MiB */
+    int relu;                      /* 1: the forward pass gives max(conv + bias, 0) (a ReLU
+                                      fused into it; the implicit algorithm applies both in
+                                      its epilogue, the others run them after) */
 } clg_conv2d_desc;
 
-/** Stride 1, no padding, dilation 1, one group, AUTO, default workspace limit. */
+/** Stride 1, no padding, dilation 1, one group, AUTO, default workspace limit, no ReLU. */
 CLG_API clg_conv2d_desc clg_conv2d_desc_default(void);
 
 /** Output shape N x K x P x Q for input x (N x C x H x W) and weights w (K x C/g x R x S).
@@ -48,8 +51,8 @@ CLG_API clg_conv2d_desc clg_conv2d_desc_default(void);
 CLG_API clg_status clg_conv2d_output_shape(const clg_conv2d_desc *d, clg_shape x, clg_shape w,
                                            clg_shape *y);
 
-/** y = conv(x, w) + bias. bias: NULL or K elements (any shape with K elements). y must have
- *  the output shape. Queued on ctx. @return CLG_OK, CLG_ERR_INVALID_ARG, CLG_ERR_SHAPE, or
+/** y = conv(x, w) + bias, then max(y, 0) when d->relu. bias: NULL or K elements (any shape
+ *  with K elements). y must have the output shape. Queued on ctx. @return CLG_OK, CLG_ERR_INVALID_ARG, CLG_ERR_SHAPE, or
  *  a device error. */
 CLG_API clg_status clg_conv2d_forward(clg_ctx *ctx, const clg_conv2d_desc *d, const clg_tensor *x,
                                       const clg_tensor *w, const clg_tensor *bias, clg_tensor *y);

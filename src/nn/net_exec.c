@@ -82,14 +82,27 @@ static uint64_t dropout_seed(const clg_net *net, size_t layer)
     return net->dropout_seed + 0x9E3779B97F4A7C15ull * (layer + 1);
 }
 
+/* A ReLU right after a convolution runs in the convolution's forward pass (its epilogue);
+ * the ReLU layer's output is then the convolution's. relu(y) > 0 exactly where y > 0, so its
+ * backward pass reads the same mask either way. */
+static int relu_fused_into(const clg_net *net, size_t conv)
+{
+    return net->layers[conv].kind == CLG_LAYER_CONV2D && conv + 1 < net->count &&
+           net->layers[conv + 1].kind == CLG_LAYER_ACTIVATION &&
+           net->layers[conv + 1].act == CLG_ACT_RELU;
+}
+
 static clg_status layer_forward(clg_net *net, size_t i, int train, uint64_t step)
 {
     clg__layer *l = &net->layers[i];
     clg_ctx *ctx = net->ctx;
     clg_tensor *x = input_of(net, i), *y = &l->y_n;
     switch (l->kind) {
-    case CLG_LAYER_CONV2D:
-        return clg_conv2d_forward(ctx, &l->conv, x, l->param[0], l->bias ? l->param[1] : NULL, y);
+    case CLG_LAYER_CONV2D: {
+        clg_conv2d_desc d = l->conv;
+        d.relu = relu_fused_into(net, i);
+        return clg_conv2d_forward(ctx, &d, x, l->param[0], l->bias ? l->param[1] : NULL, y);
+    }
     case CLG_LAYER_POOL2D:
         return clg_pool2d_forward(ctx, &l->pool, x, y);
     case CLG_LAYER_GLOBAL_AVG_POOL:
@@ -112,6 +125,10 @@ static clg_status layer_forward(clg_net *net, size_t i, int train, uint64_t step
         *y = *x; /* the identity: the next layer reads the input itself, no copy */
         return CLG_OK;
     case CLG_LAYER_ACTIVATION:
+        if (i > 0 && relu_fused_into(net, i - 1)) {
+            *y = *x; /* applied by the convolution */
+            return CLG_OK;
+        }
         return clg_activation_forward(ctx, l->act, l->alpha, x, y);
     case CLG_LAYER_SOFTMAX_XENT:
         return CLG_OK;

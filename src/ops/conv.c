@@ -8,7 +8,7 @@
 
 clg_conv2d_desc clg_conv2d_desc_default(void)
 {
-    clg_conv2d_desc d = {1, 1, 0, 0, 0, 0, 1, 1, 1, CLG_CONV_ALGO_AUTO, 0};
+    clg_conv2d_desc d = {1, 1, 0, 0, 0, 0, 1, 1, 1, CLG_CONV_ALGO_AUTO, 0, 0};
     return d;
 }
 
@@ -139,6 +139,29 @@ static clg_status run_pass(clg_ctx *ctx, const clg_conv2d_desc *d, clg_conv_pass
     return clg__conv_run(ctx, g, pass, algo, a, b, out);
 }
 
+/* The forward pass with its epilogue (bias, ReLU) fused where the algorithm can, else run
+ * after it. */
+static clg_status forward_pass(clg_ctx *ctx, const clg_conv2d_desc *d, clg__conv_geom *g,
+                               const clg_tensor *x, const clg_tensor *w, const clg_tensor *bias,
+                               clg_tensor *y)
+{
+    clg_conv_algo algo;
+    clg_status st = clg__conv_resolve(ctx, d, CLG_CONV_FWD, g, x, w, y, &algo);
+    if (st != CLG_OK)
+        return st;
+    int fused = algo == CLG_CONV_ALGO_IMPLICIT && clg__conv_shift_fuses(ctx, g);
+    if (fused) {
+        g->bias = bias;
+        g->relu = d->relu != 0;
+    }
+    st = clg__conv_run(ctx, g, CLG_CONV_FWD, algo, x, w, y);
+    if (st == CLG_OK && bias && !fused)
+        st = clg_bias_add(ctx, bias, y);
+    if (st == CLG_OK && d->relu && !fused)
+        st = clg_activation_forward(ctx, CLG_ACT_RELU, 0.0f, y, y);
+    return st;
+}
+
 clg_status clg_conv2d_forward(clg_ctx *ctx, const clg_conv2d_desc *d, const clg_tensor *x,
                               const clg_tensor *w, const clg_tensor *bias, clg_tensor *y)
 {
@@ -153,9 +176,7 @@ clg_status clg_conv2d_forward(clg_ctx *ctx, const clg_conv2d_desc *d, const clg_
         st = clg__fail(ctx, bias->ctx != ctx ? CLG_ERR_INVALID_ARG : CLG_ERR_SHAPE,
                        "conv2d: bias must hold %zu values on the same context", g.K);
     if (st == CLG_OK)
-        st = run_pass(ctx, d, CLG_CONV_FWD, &g, x, w, y);
-    if (st == CLG_OK && bias)
-        st = clg_bias_add(ctx, bias, y);
+        st = forward_pass(ctx, d, &g, x, w, bias, y);
     return st;
 }
 

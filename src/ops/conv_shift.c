@@ -96,6 +96,20 @@ static int pixel_rows(const clg__conv_geom *g, clg_conv_pass pass, unsigned mr, 
     return by_pixel <= by_channel;
 }
 
+int clg__conv_shift_fuses(clg_ctx *ctx, const clg__conv_geom *g)
+{
+    size_t fixed, per_image;
+    if (!clg__conv_shift_applies(g))
+        return 0;
+    clg__conv_shift_bytes(ctx, g, CLG_CONV_FWD, &fixed, &per_image);
+    shift_tiles t;
+    char saved[CLG__ERR_TEXT];
+    memcpy(saved, ctx->last_error, sizeof saved);
+    int known = tiles_get(ctx, &t) == CLG_OK; /* else the pass itself fails with the reason */
+    memcpy(ctx->last_error, saved, sizeof saved);
+    return known && fixed + per_image <= g->workspace_limit && pixel_rows(g, CLG_CONV_FWD, t.mr, t.nr);
+}
+
 int clg__conv_shift_applies(const clg__conv_geom *g)
 {
     return g->sh == 1 && g->sw == 1;
@@ -213,10 +227,12 @@ static clg_status weights_layout(clg_ctx *ctx, const shift_tiles *t, const clg__
     return clg__launch_run(&l, global, local);
 }
 
+/* Output pixels as rows; for the forward pass with the epilogue g->bias (group gi's part) and
+ * g->relu. */
 static clg_status forward_px(clg_ctx *ctx, const shift_tiles *t, const shift_grid *s,
                              size_t outs, size_t ldk, size_t channels, const clg__conv_geom *g,
-                             cl_mem padded, size_t x_off, size_t x_img, cl_mem wt, cl_mem y,
-                             size_t y_off, size_t y_img, size_t nb)
+                             size_t gi, cl_mem padded, size_t x_off, size_t x_img, cl_mem wt,
+                             cl_mem y, size_t y_off, size_t y_img, size_t nb)
 {
     clg__launch l;
     clg_status st = clg__launch_begin(ctx, "conv_shift", t->opts, "clg_conv_shift_fwd_px", &l);
@@ -234,6 +250,9 @@ static clg_status forward_px(clg_ctx *ctx, const shift_tiles *t, const shift_gri
     clg__arg_mem(&l, y);
     clg__arg_u64(&l, y_off);
     clg__arg_u64(&l, y_img);
+    clg__arg_mem(&l, g->bias ? g->bias->mem : wt); /* any buffer when unused */
+    clg__arg_u64(&l, g->bias ? g->bias->offset + gi * outs : 0);
+    clg__arg_u32(&l, (g->bias ? 1u : 0u) | (g->relu ? 2u : 0u));
     size_t tiles_n = ldk / t->nr, tiles_m = (pq + t->mr - 1) / t->mr;
     size_t global[3] = {tiles_n, tiles_m, nb}, local[3];
     tile_launch(tiles_n, tiles_m, local);
@@ -247,6 +266,8 @@ static clg_status by_image(clg_ctx *ctx, const shift_tiles *t, const clg__conv_g
                            clg_tensor *out)
 {
     int data = pass == CLG_CONV_BWD_DATA, px = pixel_rows(g, pass, t->mr, t->nr);
+    if ((g->bias || g->relu) && !px) /* clg__conv_shift_fuses promised the epilogue */
+        return clg__fail(ctx, CLG_ERR_INTERNAL, "conv2d: epilogue asked of the channel-row form");
     shift_grid s = grid_for(g, pass);
     size_t in_ch = data ? g->K : g->C, in_g = data ? g->Kg : g->Cg;
     size_t out_ch = data ? g->C : g->K, out_g = data ? g->Cg : g->Kg;
@@ -267,7 +288,7 @@ static clg_status by_image(clg_ctx *ctx, const shift_tiles *t, const clg__conv_g
             if (data || px)
                 st = weights_layout(ctx, t, g, w, gi, data, px, px ? ldk : taps, wt);
             if (st == CLG_OK && px)
-                st = forward_px(ctx, t, &s, out_g, ldk, in_g, g, padded, x_off, x_img, wt,
+                st = forward_px(ctx, t, &s, out_g, ldk, in_g, g, gi, padded, x_off, x_img, wt,
                                 out->mem, y_off, y_img, cnt);
             else if (st == CLG_OK)
                 st = forward(ctx, t, &s, out_g, in_g, g->R, g->S, g->dh, g->dw,
