@@ -79,7 +79,7 @@ __kernel void clg_pool_fwd(__global const float *x, ulong x_off, __global float 
 __kernel void clg_pool_bwd(__global const float *x, ulong x_off, __global const float *dy,
                            ulong dy_off, __global float *dx, ulong dx_off,
                            uint H, uint W, uint R, uint S, uint sh, uint sw, uint pt, uint pl,
-                           uint pb, uint pr, uint P, uint Q, uint mode, uint NC)
+                           uint pb, uint pr, uint P, uint Q, uint mode, uint NC, uint relu)
 {
     uint hrow = get_global_id(0), nc = get_global_id(1);
     if (hrow >= H || nc >= NC)
@@ -110,7 +110,7 @@ __kernel void clg_pool_bwd(__global const float *x, ulong x_off, __global const 
                         sum += g / cnt;
                 }
             }
-        out[w] = sum;
+        out[w] = relu && xc[h * (int)W + w] <= 0.0f ? 0.0f : sum;
     }
 }
 
@@ -120,7 +120,7 @@ __kernel void clg_pool_bwd(__global const float *x, ulong x_off, __global const 
  * covers (zero). Every element of dx is written exactly once. */
 __kernel void clg_pool_bwd_tiled(__global const float *x, ulong x_off, __global const float *dy,
                                  ulong dy_off, __global float *dx, ulong dx_off, uint H, uint W,
-                                 uint R_, uint S_, uint P, uint Q, uint mode, uint NC)
+                                 uint R_, uint S_, uint P, uint Q, uint mode, uint NC, uint relu)
 {
     /* TR x TS: the window, fixed at build time so that the block loops unroll. */
     uint p = get_global_id(0), nc = get_global_id(1);
@@ -147,8 +147,10 @@ __kernel void clg_pool_bwd_tiled(__global const float *x, ulong x_off, __global 
 #pragma unroll
         for (uint r = 0; r < TR; r++)
 #pragma unroll
-            for (uint s = 0; s < TS; s++)
-                out[r * W + w0 + s] = mode != 0 || r * TS + s == at ? share : 0.0f;
+            for (uint s = 0; s < TS; s++) {
+                float v = mode != 0 || r * TS + s == at ? share : 0.0f;
+                out[r * W + w0 + s] = relu && xc[r * W + w0 + s] <= 0.0f ? 0.0f : v;
+            }
     }
     uint rows = p + 1 == P ? H - p * TR : TR;
     for (uint r = 0; r < rows; r++)

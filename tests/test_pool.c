@@ -16,7 +16,7 @@ typedef struct pool_case {
     clg_pool2d_desc d;
 } pool_case;
 
-#define D(mode, r, s, sh, sw, pt, pb, pl, pr, ceil) {mode, r, s, sh, sw, pt, pb, pl, pr, ceil}
+#define D(mode, r, s, sh, sw, pt, pb, pl, pr, ceil) {mode, r, s, sh, sw, pt, pb, pl, pr, ceil, 0}
 static const pool_case cases[] = {
     {3, 4, 28, 28, D(CLG_POOL_MAX, 2, 2, 2, 2, 0, 0, 0, 0, 0)},
     {2, 3, 7, 5, D(CLG_POOL_MAX, 3, 3, 2, 2, 1, 1, 1, 1, 1)},
@@ -134,8 +134,12 @@ static void every_case_matches_the_reference(void **state)
     (void)state;
     int failures = 0;
     for (size_t ci = 0; ci < N_CASES; ci++)
-        for (int integer = 0; integer < 2; integer++) {
+        for (int variant = 0; variant < 4; variant++) {
+            /* relu: x is a ReLU's output (many zeros) and the ReLU's backward is folded in */
+            int integer = variant & 1, relu = variant >> 1;
             const pool_case *c = &cases[ci];
+            clg_pool2d_desc d = c->d;
+            d.relu_input = relu;
             clg_shape xs = {c->N, c->C, c->H, c->W}, ys;
             CLG_ASSERT_STATUS(clg_pool2d_output_shape(&c->d, xs, &ys), CLG_OK);
             size_t nx = clg_shape_numel(xs), ny = clg_shape_numel(ys);
@@ -150,9 +154,11 @@ static void every_case_matches_the_reference(void **state)
                 clg_test_fill_uniform(&rng, dy, ny, -1, 1);
             }
             for (size_t i = 0; i < nx; i++)
-                xd[i] = x[i];
+                xd[i] = x[i] = relu && x[i] < 0 ? 0.0f : x[i];
             ref_pool(c, ys.h, ys.w, xd, yr, NULL);
             ref_pool_backward(c, ys.h, ys.w, xd, dy, dxr);
+            for (size_t i = 0; relu && i < nx; i++)
+                dxr[i] = xd[i] > 0 ? dxr[i] : 0.0;
             /* Outputs are views of one image less than their NaN-filled tensors: the image
              * after them must stay NaN. */
             clg_shape ys1 = ys, xs1 = xs;
@@ -162,8 +168,8 @@ static void every_case_matches_the_reference(void **state)
             clg_tensor *ty, *tdx;
             CLG_ASSERT_STATUS(clg_tensor_view_batch(tyg, 0, c->N, &ty), CLG_OK);
             CLG_ASSERT_STATUS(clg_tensor_view_batch(tdxg, 0, c->N, &tdx), CLG_OK);
-            CLG_ASSERT_STATUS(clg_pool2d_forward(ctx, &c->d, tx, ty), CLG_OK);
-            CLG_ASSERT_STATUS(clg_pool2d_backward(ctx, &c->d, tx, tdy, tdx), CLG_OK);
+            CLG_ASSERT_STATUS(clg_pool2d_forward(ctx, &d, tx, ty), CLG_OK);
+            CLG_ASSERT_STATUS(clg_pool2d_backward(ctx, &d, tx, tdy, tdx), CLG_OK);
             float *gy = malloc(clg_shape_numel(ys1) * sizeof *gy), *gx = malloc(clg_shape_numel(xs1) * sizeof *gx);
             CLG_ASSERT_STATUS(clg_tensor_download(tyg, gy, clg_shape_numel(ys1)), CLG_OK);
             CLG_ASSERT_STATUS(clg_tensor_download(tdxg, gx, clg_shape_numel(xs1)), CLG_OK);
@@ -178,10 +184,12 @@ static void every_case_matches_the_reference(void **state)
             free(gy);
             free(gx);
             char what[64];
-            snprintf(what, sizeof what, "case %zu%s forward", ci, integer ? " integer" : "");
+            snprintf(what, sizeof what, "case %zu%s%s forward", ci, integer ? " integer" : "",
+                     relu ? " relu" : "");
             int exact_fwd = c->d.mode == CLG_POOL_MAX, exact_bwd = c->d.mode == CLG_POOL_MAX && integer;
             failures += check_close(y, yr, ny, exact_fwd, what);
-            snprintf(what, sizeof what, "case %zu%s backward", ci, integer ? " integer" : "");
+            snprintf(what, sizeof what, "case %zu%s%s backward", ci, integer ? " integer" : "",
+                     relu ? " relu" : "");
             failures += check_close(dx, dxr, nx, exact_bwd, what);
             clg_tensor_destroy(tx);
             clg_tensor_destroy(ty);

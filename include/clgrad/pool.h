@@ -22,9 +22,13 @@ typedef struct clg_pool2d_desc {
     int ceil_mode;                                 /* 1: output size rounded up (a last,
                                                       partial window that starts inside the
                                                       input or its left/top padding) */
+    int relu_input;                                /* 1: x is a ReLU's output, and backward
+                                                      gives the gradient with respect to the
+                                                      ReLU's input (zero where x <= 0): the
+                                                      ReLU's backward pass folded in */
 } clg_pool2d_desc;
 
-/** 2x2 max pooling, stride 2, no padding, floor mode. */
+/** 2x2 max pooling, stride 2, no padding, floor mode, relu_input 0. */
 CLG_API clg_pool2d_desc clg_pool2d_desc_default(void);
 
 /** N x C x P x Q for input x. @return CLG_OK, CLG_ERR_INVALID_ARG (bad descriptor, naming the

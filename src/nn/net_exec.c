@@ -152,6 +152,14 @@ clg_status clg__net_loss(clg_net *net, const int32_t *labels, double *mean_loss,
                                     mean_loss, correct);
 }
 
+/* A pooling layer right after a ReLU returns the gradient with respect to the ReLU's input
+ * (clg_pool2d_desc.relu_input): the ReLU's own backward pass is then the identity. */
+static int relu_folded_into_pool(const clg_net *net, size_t relu)
+{
+    return net->layers[relu].kind == CLG_LAYER_ACTIVATION && net->layers[relu].act == CLG_ACT_RELU &&
+           relu + 1 < net->count && net->layers[relu + 1].kind == CLG_LAYER_POOL2D;
+}
+
 /* Gradients of layer i's parameters and (unless it is the first layer) of its input. */
 static clg_status layer_backward(clg_net *net, size_t i, uint64_t step)
 {
@@ -168,8 +176,11 @@ static clg_status layer_backward(clg_net *net, size_t i, uint64_t step)
         if (st == CLG_OK && need_dx)
             st = clg_conv2d_backward_data(ctx, &l->conv, dy, l->param[0], dx);
         return st;
-    case CLG_LAYER_POOL2D:
-        return need_dx ? clg_pool2d_backward(ctx, &l->pool, x, dy, dx) : CLG_OK;
+    case CLG_LAYER_POOL2D: {
+        clg_pool2d_desc d = l->pool;
+        d.relu_input = relu_folded_into_pool(net, i - 1);
+        return need_dx ? clg_pool2d_backward(ctx, &d, x, dy, dx) : CLG_OK;
+    }
     case CLG_LAYER_GLOBAL_AVG_POOL:
         return need_dx ? clg_global_avg_pool_backward(ctx, dy, dx) : CLG_OK;
     case CLG_LAYER_FC:
@@ -190,6 +201,10 @@ static clg_status layer_backward(clg_net *net, size_t i, uint64_t step)
                                 net->shard_first * clg_shape_numel(l->in), dy, dx);
         return clg_tensor_copy(dx, dy);
     case CLG_LAYER_ACTIVATION:
+        if (need_dx && relu_folded_into_pool(net, i)) {
+            *dx = *dy; /* the pooling layer gave the gradient of the ReLU's input */
+            return CLG_OK;
+        }
         return need_dx ? clg_activation_backward(ctx, l->act, l->alpha, x, &l->y_n, dy, dx)
                        : CLG_OK;
     case CLG_LAYER_SOFTMAX_XENT:

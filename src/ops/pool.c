@@ -7,7 +7,7 @@ enum { LOCAL0 = 64, ROWS = 8 };
 
 clg_pool2d_desc clg_pool2d_desc_default(void)
 {
-    clg_pool2d_desc d = {CLG_POOL_MAX, 2, 2, 2, 2, 0, 0, 0, 0, 0};
+    clg_pool2d_desc d = {CLG_POOL_MAX, 2, 2, 2, 2, 0, 0, 0, 0, 0, 0};
     return d;
 }
 
@@ -130,6 +130,7 @@ clg_status clg_pool2d_backward(clg_ctx *ctx, const clg_pool2d_desc *d, const clg
     } else {
         geom_args(&l, &g, d->mode);
     }
+    clg__arg_u32(&l, d->relu_input != 0);
     size_t global[3] = {tiled ? g.P : g.H, g.N * g.C, 1}, local[3] = {1, ROWS, 1};
     return clg__launch_run(&l, global, local);
 }
