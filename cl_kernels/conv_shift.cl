@@ -159,8 +159,8 @@ __kernel void clg_conv_shift_fwd_px(uint PQ, uint Q, uint Cin, uint R, uint S, u
     }
 }
 
-__kernel void clg_conv_shift_wgrad(uint m, uint P, uint Q, uint R, uint S, uint dh, uint dw,
-                                   uint Hp, uint Wp, uint N, uint per_slice,
+__kernel void clg_conv_shift_wgrad(uint m, uint taps, uint ones, uint P, uint Q, uint R, uint S,
+                                   uint dh, uint dw, uint Hp, uint Wp, uint N, uint per_slice,
                                    __global const float *X, ulong x_off, ulong x_img,
                                    __global const float *D, uint ldd,
                                    __global float *part, ulong part_off, uint accumulate)
@@ -170,14 +170,15 @@ __kernel void clg_conv_shift_wgrad(uint m, uint P, uint Q, uint R, uint S, uint 
     if (row0 >= m || col0 >= ldd)
         return;
     uint plane = Hp * Wp;
-    /* Each row is a tap (c, r, s): its shift into the padded image. Rows past m repeat the
-     * last tap and are not stored. */
+    /* Each row is a tap (c, r, s): its shift into the padded image; row `taps` (when m >
+     * taps) reads the ones after the planes, so that it sums dy: the bias gradient. Rows past
+     * m repeat the last one and are not stored. */
     uint shift[MR];
 #pragma unroll
     for (int i = 0; i < MR; i++) {
         uint t = min(row0 + (uint)i, m - 1);
         uint s = t % S, r = (t / S) % R, c = t / (R * S);
-        shift[i] = c * plane + r * dh * Wp + s * dw;
+        shift[i] = t < taps ? c * plane + r * dh * Wp + s * dw : ones;
     }
     float16 acc[MR][NV];
 #pragma unroll
@@ -219,21 +220,22 @@ __kernel void clg_conv_shift_wgrad(uint m, uint P, uint Q, uint R, uint S, uint 
 }
 
 /* dst[n][c][hp][wp] = src[n][c][hp - top][wp - left], zero outside src (top and left may be
- * negative: rows and columns of src are then skipped). dst planes are Hp x Wp. One work-item
- * per (dst row of any channel, image). */
+ * negative: rows and columns of src are then skipped). dst planes are Hp x Wp, followed by
+ * `ones` rows of 1. One work-item per (dst row of any channel, image). */
 __kernel void clg_conv_shift_pad(__global const float *src, ulong src_off, ulong src_img,
                                  uint C, uint H, uint W, int top, int left, uint Hp, uint Wp,
-                                 __global float *dst, ulong dst_img)
+                                 uint ones, __global float *dst, ulong dst_img)
 {
     uint row = get_global_id(0), n = get_global_id(1);
-    if (row >= C * Hp)
+    if (row >= C * Hp + ones)
         return;
     uint c = row / Hp, hp = row % Hp;
     __global float *out = dst + n * dst_img + (size_t)row * Wp;
     int h = (int)hp - top;
-    if (h < 0 || h >= (int)H) {
+    if (row >= C * Hp || h < 0 || h >= (int)H) {
+        float v = row >= C * Hp ? 1.0f : 0.0f;
         for (uint w = 0; w < Wp; w++)
-            out[w] = 0.0f;
+            out[w] = v;
         return;
     }
     const __global float *in = src + src_off + n * src_img + ((size_t)c * H + (uint)h) * W;
@@ -282,15 +284,20 @@ __kernel void clg_conv_shift_dy(__global const float *dy, ulong dy_off, ulong dy
         out[k] = 0.0f;
 }
 
-/* dW[k][t] = sum over slices of part[slice][t][k], slices in order. */
-__kernel void clg_conv_shift_wsum(__global const float *part, uint slices, uint taps, uint ldd,
-                                  uint Kg, __global float *dw, ulong dw_off)
+/* dW[k][t] = sum over slices of part[slice][t][k], slices in order; row t = taps (when m >
+ * taps) is the bias gradient db[k]. */
+__kernel void clg_conv_shift_wsum(__global const float *part, uint slices, uint m, uint taps,
+                                  uint ldd, uint Kg, __global float *dw, ulong dw_off,
+                                  __global float *db, ulong db_off)
 {
     uint t = get_global_id(0), k = get_global_id(1);
-    if (t >= taps || k >= Kg)
+    if (t >= m || k >= Kg)
         return;
     float sum = 0.0f;
     for (uint s = 0; s < slices; s++)
-        sum += part[((size_t)s * taps + t) * ldd + k];
-    dw[dw_off + (size_t)k * taps + t] = sum;
+        sum += part[((size_t)s * m + t) * ldd + k];
+    if (t < taps)
+        dw[dw_off + (size_t)k * taps + t] = sum;
+    else
+        db[db_off + k] = sum;
 }

@@ -99,6 +99,7 @@ static void p_conv(void)
     BAD(clg_conv2d_forward(ctx, &d, NULL, NULL, NULL, NULL));
     BAD(clg_conv2d_backward_data(ctx, &d, NULL, NULL, NULL));
     BAD(clg_conv2d_backward_weights(ctx, &d, NULL, NULL, NULL));
+    BAD(clg_conv2d_backward_weights_bias(ctx, &d, NULL, NULL, NULL, NULL));
     BAD(clg_conv2d_backward_bias(ctx, NULL, NULL));
     BAD(clg_conv2d_workspace(NULL, &d, CLG_CONV_FWD, CLG_CONV_ALGO_IM2COL, s, s, &lo, &hi));
     BAD(clg_conv2d_workspace(ctx, NULL, CLG_CONV_FWD, CLG_CONV_ALGO_IM2COL, s, s, &lo, &hi));
@@ -322,7 +323,8 @@ static const entry table[] = {
                      "clg_gemm_set_params clg_gemm_save_tuning clg_gemm_default_params clg_gemm_classify "
                      "clg_gemm_has_clblast"},
     {"conv", p_conv, "clg_conv2d_output_shape clg_conv2d_forward clg_conv2d_backward_data "
-                     "clg_conv2d_backward_weights clg_conv2d_backward_bias clg_conv2d_workspace "
+                     "clg_conv2d_backward_weights clg_conv2d_backward_weights_bias "
+                     "clg_conv2d_backward_bias clg_conv2d_workspace "
                      "clg_conv2d_choose clg_conv_algo_name clg_conv2d_desc_default"},
     {"pool", p_pool, "clg_pool2d_output_shape clg_pool2d_forward clg_pool2d_backward clg_global_avg_pool_forward "
                      "clg_global_avg_pool_backward clg_pool2d_desc_default"},

@@ -153,6 +153,7 @@ static int run_case(const conv_case *c, clg_conv_algo algo, clg_conv_pass pass, 
         clg_test_fill_uniform(&rng, b, c->K, -1, 1);
     }
     clg_tensor *tx = make(xs, x), *tw = make(ws, w), *tdy = make(ys, dy), *tb = make(bs, b), *out, *view;
+    clg_tensor *db = NULL, *db_view = NULL;
     double *ref;
     size_t n_out, len;
     char what[160];
@@ -182,7 +183,14 @@ static int run_case(const conv_case *c, clg_conv_algo algo, clg_conv_pass pass, 
         ref = malloc(n_out * sizeof *ref);
         ref_conv_backward_weights(&g, x, dy, ref);
         out = make_guarded(ws, &view);
-        st = clg_conv2d_backward_weights(ctx, &d, tx, tdy, view);
+        /* Cases with a bias take dw and db in one call (the implicit algorithm sums db in
+         * the same pass). */
+        if (c->bias) {
+            db = make_guarded(bs, &db_view);
+            st = clg_conv2d_backward_weights_bias(ctx, &d, tx, tdy, view, db_view);
+        } else {
+            st = clg_conv2d_backward_weights(ctx, &d, tx, tdy, view);
+        }
     }
     int bad = st != CLG_OK;
     if (bad)
@@ -190,6 +198,15 @@ static int run_case(const conv_case *c, clg_conv_algo algo, clg_conv_pass pass, 
     else
         bad = compare(out, n_out, n_out / (pass == CLG_CONV_BWD_WEIGHTS ? c->K : c->N), ref,
                       integer, tolerance(len, algo), what);
+    if (!bad && db) { /* sums of N*P*Q values of dy */
+        double *ref_db = malloc(c->K * sizeof *ref_db);
+        ref_conv_backward_bias(&g, dy, ref_db);
+        strncat(what, " bias", sizeof what - strlen(what) - 1);
+        bad = compare(db, c->K, 1, ref_db, integer, tolerance(len, algo), what);
+        free(ref_db);
+    }
+    clg_tensor_destroy(db_view);
+    clg_tensor_destroy(db);
     /* The weight view's guard is one filter (n_out / K values); others one image. */
     clg_tensor_destroy(view);
     clg_tensor_destroy(out);

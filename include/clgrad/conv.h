@@ -67,6 +67,13 @@ CLG_API clg_status clg_conv2d_backward_weights(clg_ctx *ctx, const clg_conv2d_de
                                                const clg_tensor *x, const clg_tensor *dy,
                                                clg_tensor *dw);
 
+/** dw as clg_conv2d_backward_weights and db as clg_conv2d_backward_bias, in one call: the
+ *  implicit algorithm sums db in the same pass over dy (one more row of its products); the
+ *  others reduce dy after. db: K elements. */
+CLG_API clg_status clg_conv2d_backward_weights_bias(clg_ctx *ctx, const clg_conv2d_desc *d,
+                                                    const clg_tensor *x, const clg_tensor *dy,
+                                                    clg_tensor *dw, clg_tensor *db);
+
 /** db[k] = sum of dy over the batch and every pixel of channel k (overwrites db, K elements). */
 CLG_API clg_status clg_conv2d_backward_bias(clg_ctx *ctx, const clg_tensor *dy, clg_tensor *db);
 

@@ -170,9 +170,8 @@ static clg_status layer_backward(clg_net *net, size_t i, uint64_t step)
     clg_status st = CLG_OK;
     switch (l->kind) {
     case CLG_LAYER_CONV2D:
-        st = clg_conv2d_backward_weights(ctx, &l->conv, x, dy, l->grad[0]);
-        if (st == CLG_OK && l->bias)
-            st = clg_conv2d_backward_bias(ctx, dy, l->grad[1]);
+        st = clg_conv2d_backward_weights_bias(ctx, &l->conv, x, dy, l->grad[0],
+                                              l->bias ? l->grad[1] : NULL);
         if (st == CLG_OK && need_dx)
             st = clg_conv2d_backward_data(ctx, &l->conv, dy, l->param[0], dx);
         return st;

@@ -149,7 +149,7 @@ static clg_status forward_pass(clg_ctx *ctx, const clg_conv2d_desc *d, clg__conv
     clg_status st = clg__conv_resolve(ctx, d, CLG_CONV_FWD, g, x, w, y, &algo);
     if (st != CLG_OK)
         return st;
-    int fused = algo == CLG_CONV_ALGO_IMPLICIT && clg__conv_shift_fuses(ctx, g);
+    int fused = algo == CLG_CONV_ALGO_IMPLICIT && clg__conv_shift_fuses(ctx, g, CLG_CONV_FWD);
     if (fused) {
         g->bias = bias;
         g->relu = d->relu != 0;
@@ -198,15 +198,36 @@ clg_status clg_conv2d_backward_data(clg_ctx *ctx, const clg_conv2d_desc *d, cons
 clg_status clg_conv2d_backward_weights(clg_ctx *ctx, const clg_conv2d_desc *d,
                                        const clg_tensor *x, const clg_tensor *dy, clg_tensor *dw)
 {
+    return clg_conv2d_backward_weights_bias(ctx, d, x, dy, dw, NULL);
+}
+
+clg_status clg_conv2d_backward_weights_bias(clg_ctx *ctx, const clg_conv2d_desc *d,
+                                            const clg_tensor *x, const clg_tensor *dy,
+                                            clg_tensor *dw, clg_tensor *db)
+{
     const clg_tensor *t[3] = {x, dy, dw};
     clg__conv_geom g = {0};
-    clg_status st = clg__tensors_check(ctx, "clg_conv2d_backward_weights", t, 3);
+    clg_status st = clg__tensors_check(ctx, db ? "clg_conv2d_backward_weights_bias"
+                                               : "clg_conv2d_backward_weights", t, 3);
     if (st == CLG_OK)
         st = clg__conv_geom_make(ctx, d, x->shape, dw->shape, &g);
     if (st == CLG_OK)
         st = clg__tensor_expect_shape(ctx, "conv2d", "dy", dy, (clg_shape){g.N, g.K, g.P, g.Q});
+    if (st == CLG_OK && db && (db->ctx != ctx || clg_tensor_numel(db) != g.K))
+        st = clg__fail(ctx, db->ctx != ctx ? CLG_ERR_INVALID_ARG : CLG_ERR_SHAPE,
+                       "conv2d: db must hold %zu values on the same context", g.K);
+    clg_conv_algo algo;
     if (st == CLG_OK)
-        st = run_pass(ctx, d, CLG_CONV_BWD_WEIGHTS, &g, x, dy, dw);
+        st = clg__conv_resolve(ctx, d, CLG_CONV_BWD_WEIGHTS, &g, x, dy, dw, &algo);
+    if (st != CLG_OK)
+        return st;
+    /* The implicit algorithm sums db in the same pass; the others reduce dy after. */
+    int fused = db && algo == CLG_CONV_ALGO_IMPLICIT &&
+                clg__conv_shift_fuses(ctx, &g, CLG_CONV_BWD_WEIGHTS);
+    g.db = fused ? db : NULL;
+    st = clg__conv_run(ctx, &g, CLG_CONV_BWD_WEIGHTS, algo, x, dy, dw);
+    if (st == CLG_OK && db && !fused)
+        st = clg_bias_backward(ctx, dy, db);
     return st;
 }
 

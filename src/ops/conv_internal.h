@@ -15,6 +15,7 @@ typedef struct clg__conv_geom {
     size_t workspace_limit;      /* bytes */
     const clg_tensor *bias;      /* forward: bias and ReLU applied by the algorithm (only when */
     int relu;                    /* clg__conv_shift_fuses says it can); else NULL and 0 */
+    clg_tensor *db;              /* weight gradient: the bias gradient too (the same way) */
 } clg__conv_geom;
 
 /* Validates d against the shapes and fills g; messages name the field or tensor. */
@@ -45,9 +46,10 @@ int clg__conv_shift_applies(const clg__conv_geom *g);
 void clg__conv_shift_bytes(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
                            size_t *fixed, size_t *per_image);
 clg_status clg__conv_shift_options(clg_ctx *ctx, char *out, size_t size);
-/* Whether the implicit algorithm's forward pass of this layer applies g->bias and g->relu
- * itself (its shifted form with pixels as rows, which has them in its epilogue). */
-int clg__conv_shift_fuses(clg_ctx *ctx, const clg__conv_geom *g);
+/* Whether the implicit algorithm's pass of this layer does the extra work itself: the forward
+ * pass g->bias and g->relu (its shifted form with pixels as rows, in its epilogue), the
+ * weight gradient g->db (one more row of products). */
+int clg__conv_shift_fuses(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass);
 
 /* Resolves AUTO / FIND / CLGRAD_CONV_ALGO / workspace fallback to a concrete algorithm. FIND
  * times the candidates on a, b, out (which may be NULL: then the heuristic decides). */

@@ -96,18 +96,19 @@ static int pixel_rows(const clg__conv_geom *g, clg_conv_pass pass, unsigned mr, 
     return by_pixel <= by_channel;
 }
 
-int clg__conv_shift_fuses(clg_ctx *ctx, const clg__conv_geom *g)
+int clg__conv_shift_fuses(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass)
 {
     size_t fixed, per_image;
-    if (!clg__conv_shift_applies(g))
+    if (!clg__conv_shift_applies(g) || pass == CLG_CONV_BWD_DATA)
         return 0;
-    clg__conv_shift_bytes(ctx, g, CLG_CONV_FWD, &fixed, &per_image);
+    clg__conv_shift_bytes(ctx, g, pass, &fixed, &per_image);
     shift_tiles t;
     char saved[CLG__ERR_TEXT];
     memcpy(saved, ctx->last_error, sizeof saved);
     int known = tiles_get(ctx, &t) == CLG_OK; /* else the pass itself fails with the reason */
     memcpy(ctx->last_error, saved, sizeof saved);
-    return known && fixed + per_image <= g->workspace_limit && pixel_rows(g, CLG_CONV_FWD, t.mr, t.nr);
+    return known && fixed + per_image <= g->workspace_limit &&
+           (pass == CLG_CONV_BWD_WEIGHTS || pixel_rows(g, CLG_CONV_FWD, t.mr, t.nr));
 }
 
 int clg__conv_shift_applies(const clg__conv_geom *g)
@@ -133,14 +134,17 @@ void clg__conv_shift_bytes(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass 
         *fixed += (outs + t.nr - 1) / t.nr * t.nr * (g->Kg + g->Cg - outs) * g->R * g->S * sizeof(float);
     }
     if (pass == CLG_CONV_BWD_WEIGHTS) {
-        *per_image += g->P * g->Q * ldd_for(g, t.nr) * sizeof(float);
+        /* dy's rows, and the rows of ones for a bias gradient */
+        *per_image += (g->P * g->Q * ldd_for(g, t.nr) + g->P * s.Wp) * sizeof(float);
         size_t slices = slices_for(ctx, g, t.mr, t.nr, g->N);
-        *fixed += slices * g->Cg * g->R * g->S * ldd_for(g, t.nr) * sizeof(float);
+        *fixed += slices * (g->Cg * g->R * g->S + 1) * ldd_for(g, t.nr) * sizeof(float);
     }
 }
 
+/* The padded copy of images [n0, n0+nb) of src, each followed by `ones` rows of 1. */
 static clg_status pad(clg_ctx *ctx, const shift_tiles *t, const shift_grid *s,
-                      const clg_tensor *src, size_t channels, size_t n0, size_t nb, cl_mem dst)
+                      const clg_tensor *src, size_t channels, size_t ones, size_t n0, size_t nb,
+                      cl_mem dst)
 {
     clg__launch l;
     clg_status st = clg__launch_begin(ctx, "conv_shift", t->opts, "clg_conv_shift_pad", &l);
@@ -157,9 +161,10 @@ static clg_status pad(clg_ctx *ctx, const shift_tiles *t, const shift_grid *s,
     clg__arg_u32(&l, (uint32_t)(int32_t)s->left);
     clg__arg_u32(&l, s->Hp);
     clg__arg_u32(&l, s->Wp);
+    clg__arg_u32(&l, ones);
     clg__arg_mem(&l, dst);
-    clg__arg_u64(&l, channels * s->Hp * s->Wp);
-    size_t rows = channels * s->Hp;
+    size_t rows = channels * s->Hp + ones;
+    clg__arg_u64(&l, rows * s->Wp);
     size_t global[3] = {rows, nb, 1}, local[3] = {rows < 64 ? rows : 64, 1, 1};
     return clg__launch_run(&l, global, local);
 }
@@ -281,7 +286,7 @@ static clg_status by_image(clg_ctx *ctx, const shift_tiles *t, const clg__conv_g
         st = clg__scratch_get(ctx, CLG__SLOT_CONV_AUX, ldk * taps * sizeof(float), &wt);
     for (size_t n0 = 0; n0 < g->N && st == CLG_OK; n0 += nb) {
         size_t cnt = g->N - n0 < nb ? g->N - n0 : nb;
-        st = pad(ctx, t, &s, a, in_ch, n0, cnt, padded);
+        st = pad(ctx, t, &s, a, in_ch, 0, n0, cnt, padded);
         for (size_t gi = 0; gi < g->G && st == CLG_OK; gi++) {
             size_t x_off = gi * in_g * s.Hp * s.Wp;
             size_t y_off = out->offset + n0 * y_img + gi * out_g * s.P * s.Q;
@@ -320,17 +325,18 @@ static clg_status dy_rows(clg_ctx *ctx, const shift_tiles *t, const clg__conv_ge
     return clg__launch_run(&l, global, local);
 }
 
+/* Rows m = taps, or taps + 1 with the bias row reading the ones at `ones` past x_off. */
 static clg_status wgrad(clg_ctx *ctx, const shift_tiles *t, const clg__conv_geom *g,
-                        const shift_grid *s, cl_mem padded, size_t x_off, size_t x_img,
-                        size_t nb, size_t per_slice, size_t slices, cl_mem d, size_t ldd,
-                        cl_mem part, int accumulate)
+                        const shift_grid *s, size_t m, size_t ones, cl_mem padded, size_t x_off,
+                        size_t x_img, size_t nb, size_t per_slice, size_t slices, cl_mem d,
+                        size_t ldd, cl_mem part, int accumulate)
 {
     clg__launch l;
     clg_status st = clg__launch_begin(ctx, "conv_shift", t->opts, "clg_conv_shift_wgrad", &l);
     if (st != CLG_OK)
         return st;
     size_t taps = g->Cg * g->R * g->S;
-    size_t v[] = {taps, g->P, g->Q, g->R, g->S, g->dh, g->dw, s->Hp, s->Wp, nb, per_slice};
+    size_t v[] = {m, taps, ones, g->P, g->Q, g->R, g->S, g->dh, g->dw, s->Hp, s->Wp, nb, per_slice};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
         clg__arg_u32(&l, v[i]);
     clg__arg_mem(&l, padded);
@@ -341,14 +347,14 @@ static clg_status wgrad(clg_ctx *ctx, const shift_tiles *t, const clg__conv_geom
     clg__arg_mem(&l, part);
     clg__arg_u64(&l, 0);
     clg__arg_u32(&l, (size_t)accumulate);
-    size_t tiles_n = ldd / t->nr, tiles_m = (taps + t->mr - 1) / t->mr;
+    size_t tiles_n = ldd / t->nr, tiles_m = (m + t->mr - 1) / t->mr;
     size_t global[3] = {tiles_n, tiles_m, slices}, local[3];
     tile_launch(tiles_n, tiles_m, local);
     return clg__launch_run(&l, global, local);
 }
 
 static clg_status wsum(clg_ctx *ctx, const shift_tiles *t, const clg__conv_geom *g, cl_mem part,
-                       size_t slices, size_t ldd, clg_tensor *dw, size_t gi)
+                       size_t slices, size_t m, size_t ldd, clg_tensor *dw, size_t gi)
 {
     clg__launch l;
     clg_status st = clg__launch_begin(ctx, "conv_shift", t->opts, "clg_conv_shift_wsum", &l);
@@ -357,24 +363,29 @@ static clg_status wsum(clg_ctx *ctx, const shift_tiles *t, const clg__conv_geom 
     size_t taps = g->Cg * g->R * g->S;
     clg__arg_mem(&l, part);
     clg__arg_u32(&l, slices);
+    clg__arg_u32(&l, m);
     clg__arg_u32(&l, taps);
     clg__arg_u32(&l, ldd);
     clg__arg_u32(&l, g->Kg);
     clg__arg_mem(&l, dw->mem);
     clg__arg_u64(&l, dw->offset + gi * g->Kg * taps);
-    size_t global[3] = {taps, g->Kg, 1}, local[3] = {taps < 16 ? taps : 16, 1, 1};
+    clg__arg_mem(&l, g->db ? g->db->mem : dw->mem); /* any buffer when unused */
+    clg__arg_u64(&l, g->db ? g->db->offset + gi * g->Kg : 0);
+    size_t global[3] = {m, g->Kg, 1}, local[3] = {m < 16 ? m : 16, 1, 1};
     return clg__launch_run(&l, global, local);
 }
 
 /* Weight gradient: per group, slice s of every chunk of images adds its partial sum to slot s
  * of `part` (chunks in order; a slice without images adds zero), then one pass sums the
- * slices in order into dW. */
+ * slices in order into dW. With g->db, one more row of products against ones sums dy: the
+ * bias gradient in the same pass. */
 static clg_status weights(clg_ctx *ctx, const shift_tiles *t, const clg__conv_geom *g,
                           const clg_tensor *x, const clg_tensor *dy, clg_tensor *dw)
 {
     shift_grid s = grid_for(g, CLG_CONV_BWD_WEIGHTS);
-    size_t ldd = ldd_for(g, t->nr), taps = g->Cg * g->R * g->S;
-    size_t x_img = g->C * s.Hp * s.Wp, d_img = g->P * g->Q * ldd, fixed, per_image;
+    size_t ldd = ldd_for(g, t->nr), taps = g->Cg * g->R * g->S, m = taps + (g->db != NULL);
+    size_t ones = g->db ? g->P : 0; /* rows of ones after each image's planes */
+    size_t x_img = (g->C * s.Hp + ones) * s.Wp, d_img = g->P * g->Q * ldd, fixed, per_image;
     clg__conv_shift_bytes(ctx, g, CLG_CONV_BWD_WEIGHTS, &fixed, &per_image);
     size_t nb = chunk_for(g, fixed, per_image);
     size_t slices = slices_for(ctx, g, t->mr, t->nr, nb), per_slice = (nb + slices - 1) / slices;
@@ -385,20 +396,21 @@ static clg_status weights(clg_ctx *ctx, const shift_tiles *t, const clg__conv_ge
     if (st == CLG_OK)
         st = clg__scratch_get(ctx, CLG__SLOT_CONV_AUX, nb * d_img * sizeof(float), &d);
     if (st == CLG_OK)
-        st = clg__scratch_get(ctx, CLG__SLOT_CONV_DW, slices * taps * ldd * sizeof(float), &part);
+        st = clg__scratch_get(ctx, CLG__SLOT_CONV_DW, slices * m * ldd * sizeof(float), &part);
     for (size_t gi = 0; gi < g->G && st == CLG_OK; gi++) {
         for (size_t c = 0; c < chunks && st == CLG_OK; c++) {
             size_t n0 = c * nb, cnt = g->N - n0 < nb ? g->N - n0 : nb;
             if (gi == 0 || chunks > 1) /* one chunk: padded once for every group */
-                st = pad(ctx, t, &s, x, g->C, n0, cnt, padded);
+                st = pad(ctx, t, &s, x, g->C, ones, n0, cnt, padded);
+            size_t x_off = gi * g->Cg * s.Hp * s.Wp;
             if (st == CLG_OK)
                 st = dy_rows(ctx, t, g, dy, n0, cnt, gi, ldd, d);
             if (st == CLG_OK)
-                st = wgrad(ctx, t, g, &s, padded, gi * g->Cg * s.Hp * s.Wp, x_img, cnt,
-                           per_slice, slices, d, ldd, part, c > 0);
+                st = wgrad(ctx, t, g, &s, m, g->C * s.Hp * s.Wp - x_off, padded, x_off, x_img,
+                           cnt, per_slice, slices, d, ldd, part, c > 0);
         }
         if (st == CLG_OK)
-            st = wsum(ctx, t, g, part, slices, ldd, dw, gi);
+            st = wsum(ctx, t, g, part, slices, m, ldd, dw, gi);
     }
     return st;
 }
