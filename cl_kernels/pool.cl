@@ -144,13 +144,19 @@ __kernel void clg_pool_bwd_tiled(__global const float *x, ulong x_off, __global 
                 }
             }
         float share = mode == 0 ? g[q] : g[q] / (float)(TR * TS);
+        if (mode == 0 && relu && best <= 0.0f)
+            share = 0.0f; /* the ReLU passed nothing here: its window is all zeros */
+        if (mode != 0 && relu) {
+            for (uint r = 0; r < TR; r++)
+                for (uint s = 0; s < TS; s++)
+                    out[r * W + w0 + s] = xc[r * W + w0 + s] <= 0.0f ? 0.0f : share;
+            continue;
+        }
 #pragma unroll
         for (uint r = 0; r < TR; r++)
 #pragma unroll
-            for (uint s = 0; s < TS; s++) {
-                float v = mode != 0 || r * TS + s == at ? share : 0.0f;
-                out[r * W + w0 + s] = relu && xc[r * W + w0 + s] <= 0.0f ? 0.0f : v;
-            }
+            for (uint s = 0; s < TS; s++)
+                out[r * W + w0 + s] = mode != 0 || r * TS + s == at ? share : 0.0f;
     }
     uint rows = p + 1 == P ? H - p * TR : TR;
     for (uint r = 0; r < rows; r++)
