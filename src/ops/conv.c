@@ -139,8 +139,8 @@ static clg_status run_pass(clg_ctx *ctx, const clg_conv2d_desc *d, clg_conv_pass
     return clg__conv_run(ctx, g, pass, algo, a, b, out);
 }
 
-/* The forward pass with its epilogue (bias, ReLU) fused where the algorithm can, else run
- * after it. */
+/* The forward pass with its epilogue (bias, ReLU) fused where the algorithm can (Winograd,
+ * the implicit shifted form with pixels as rows), else run after it. */
 static clg_status forward_pass(clg_ctx *ctx, const clg_conv2d_desc *d, clg__conv_geom *g,
                                const clg_tensor *x, const clg_tensor *w, const clg_tensor *bias,
                                clg_tensor *y)
@@ -149,7 +149,8 @@ static clg_status forward_pass(clg_ctx *ctx, const clg_conv2d_desc *d, clg__conv
     clg_status st = clg__conv_resolve(ctx, d, CLG_CONV_FWD, g, x, w, y, &algo);
     if (st != CLG_OK)
         return st;
-    int fused = algo == CLG_CONV_ALGO_IMPLICIT && clg__conv_shift_fuses(ctx, g, CLG_CONV_FWD);
+    int fused = algo == CLG_CONV_ALGO_WINOGRAD ||
+                (algo == CLG_CONV_ALGO_IMPLICIT && clg__conv_shift_fuses(ctx, g, CLG_CONV_FWD));
     if (fused) {
         g->bias = bias;
         g->relu = d->relu != 0;

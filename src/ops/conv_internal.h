@@ -68,8 +68,23 @@ size_t clg__conv_find_parse(void *state, const char *text);
 void *clg__conv_find_state_create(void);
 void clg__conv_find_state_destroy(void *state);
 
-/* Images per chunk so that `per_image` bytes of scratch each stay within the limit (>= 1). */
+/* Images per chunk so that `per_image` bytes of scratch each stay within the limit (>= 1);
+ * _after: within what the limit leaves after `fixed` bytes. */
 size_t clg__conv_chunk(const clg__conv_geom *g, size_t per_image);
+size_t clg__conv_chunk_after(const clg__conv_geom *g, size_t fixed, size_t per_image);
+
+/* The register tile of the products (the GEMM's MR x NR), or 8 x 32 when it cannot be read
+ * (for sizes only). */
+clg_status clg__conv_tiles(clg_ctx *ctx, unsigned *mr, unsigned *nr);
+void clg__conv_tiles_or_default(clg_ctx *ctx, unsigned *mr, unsigned *nr);
+
+/* Winograd (conv_winograd.c): F(2x2, 3x3) and F(2x2, 5x5), stride 1, dilation 1, forward and
+ * backward-data; its scratch is `fixed` plus `per_image` per image of a chunk; the build
+ * options of its kernels for an r x r kernel. */
+int clg__conv_winograd_applies(const clg__conv_geom *g);
+void clg__conv_winograd_bytes(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
+                              size_t *fixed, size_t *per_image);
+clg_status clg__conv_winograd_options(clg_ctx *ctx, size_t r, char *out, size_t size);
 
 /* Scratch slots the conv algorithms use (slot 0 is GEMM's packing). */
 enum { CLG__SLOT_CONV_COLS = 1, CLG__SLOT_CONV_AUX = 2, CLG__SLOT_CONV_DW = 5 };

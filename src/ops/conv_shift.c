@@ -38,16 +38,32 @@ typedef struct shift_tiles {
     char opts[48];
 } shift_tiles;
 
-static clg_status tiles_get(clg_ctx *ctx, shift_tiles *t)
+clg_status clg__conv_tiles(clg_ctx *ctx, unsigned *mr, unsigned *nr)
 {
     clg__gemm_state *gs;
     clg_status st = clg__gemm_state_get(ctx, &gs);
     if (st != CLG_OK)
         return st;
-    t->mr = gs->params.mr;
-    t->nr = gs->params.nr;
-    snprintf(t->opts, sizeof t->opts, "-DMR=%u -DNR=%u", t->mr, t->nr);
+    *mr = gs->params.mr;
+    *nr = gs->params.nr;
     return CLG_OK;
+}
+
+void clg__conv_tiles_or_default(clg_ctx *ctx, unsigned *mr, unsigned *nr)
+{
+    char saved[CLG__ERR_TEXT];
+    memcpy(saved, ctx->last_error, sizeof saved);
+    if (clg__conv_tiles(ctx, mr, nr) != CLG_OK) /* sizes only: the defaults bound them */
+        *mr = 8, *nr = 32;
+    memcpy(ctx->last_error, saved, sizeof saved);
+}
+
+static clg_status tiles_get(clg_ctx *ctx, shift_tiles *t)
+{
+    clg_status st = clg__conv_tiles(ctx, &t->mr, &t->nr);
+    if (st == CLG_OK)
+        snprintf(t->opts, sizeof t->opts, "-DMR=%u -DNR=%u", t->mr, t->nr);
+    return st;
 }
 
 clg_status clg__conv_shift_options(clg_ctx *ctx, char *out, size_t size)
@@ -74,14 +90,6 @@ static size_t slices_for(clg_ctx *ctx, const clg__conv_geom *g, unsigned mr, uns
     size_t want = 4 * (ctx->device.compute_units ? ctx->device.compute_units : 1);
     size_t s = tiles >= want ? 1 : (want + tiles - 1) / tiles;
     return s < nb ? s : nb;
-}
-
-/* Images per chunk: the scratch beyond the fixed part split into whole images (>= 1). */
-static size_t chunk_for(const clg__conv_geom *g, size_t fixed, size_t per_image)
-{
-    clg__conv_geom rest = *g;
-    rest.workspace_limit = g->workspace_limit > fixed ? g->workspace_limit - fixed : 0;
-    return clg__conv_chunk(&rest, per_image);
 }
 
 /* Pixels as rows (clg_conv_shift_fwd_px) or channels as rows (clg_conv_shift_fwd): whichever
@@ -119,12 +127,8 @@ int clg__conv_shift_applies(const clg__conv_geom *g)
 void clg__conv_shift_bytes(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
                            size_t *fixed, size_t *per_image)
 {
-    shift_tiles t = {8, 32, ""};
-    char saved[CLG__ERR_TEXT];
-    memcpy(saved, ctx->last_error, sizeof saved);
-    if (tiles_get(ctx, &t) != CLG_OK) /* sizes only: the defaults bound them well enough */
-        t.mr = 8, t.nr = 32;
-    memcpy(ctx->last_error, saved, sizeof saved);
+    shift_tiles t;
+    clg__conv_tiles_or_default(ctx, &t.mr, &t.nr);
     shift_grid s = grid_for(g, pass);
     size_t planes = pass == CLG_CONV_BWD_DATA ? g->K : g->C;
     *per_image = planes * s.Hp * s.Wp * sizeof(float);
@@ -279,7 +283,7 @@ static clg_status by_image(clg_ctx *ctx, const shift_tiles *t, const clg__conv_g
     size_t x_img = in_ch * s.Hp * s.Wp, y_img = out_ch * s.P * s.Q, taps = in_g * g->R * g->S;
     size_t ldk = (out_g + t->nr - 1) / t->nr * t->nr, fixed, per_image;
     clg__conv_shift_bytes(ctx, g, pass, &fixed, &per_image);
-    size_t nb = chunk_for(g, fixed, per_image);
+    size_t nb = clg__conv_chunk_after(g, fixed, per_image);
     cl_mem padded, wt = NULL;
     clg_status st = clg__scratch_get(ctx, CLG__SLOT_CONV_COLS, (nb * x_img + t->nr) * sizeof(float), &padded);
     if (st == CLG_OK && (data || px))
@@ -387,7 +391,7 @@ static clg_status weights(clg_ctx *ctx, const shift_tiles *t, const clg__conv_ge
     size_t ones = g->db ? g->P : 0; /* rows of ones after each image's planes */
     size_t x_img = (g->C * s.Hp + ones) * s.Wp, d_img = g->P * g->Q * ldd, fixed, per_image;
     clg__conv_shift_bytes(ctx, g, CLG_CONV_BWD_WEIGHTS, &fixed, &per_image);
-    size_t nb = chunk_for(g, fixed, per_image);
+    size_t nb = clg__conv_chunk_after(g, fixed, per_image);
     size_t slices = slices_for(ctx, g, t->mr, t->nr, nb), per_slice = (nb + slices - 1) / slices;
     slices = (nb + per_slice - 1) / per_slice;
     size_t chunks = (g->N + nb - 1) / nb;

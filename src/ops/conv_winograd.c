@@ -1,117 +1,209 @@
-/* Winograd F(2x2, 3x3) for 3x3 stride-1 layers: forward, and backward-data as the forward of
- * dy with the flipped, transposed filters and padding 2 - p. */
+/* Winograd convolution (cl_kernels/winograd.cl): F(2x2, 3x3) and F(2x2, 5x5) for stride-1,
+ * dilation-1 layers, forward and backward-data (the forward of dy, padded R-1-p, with the
+ * rotated, transposed filters). The input goes channels-last into a padded buffer, is
+ * transformed tile by tile, and one kernel does the products, the output transform and the
+ * epilogue, so neither the products nor the column matrix ever reach memory. */
+#include <stdint.h>
+#include <stdio.h>
 #include "conv_internal.h"
-#include "gemm_internal.h"
 
-enum { LOCAL0 = 16 };
-
-/* The layer seen as a forward convolution from `in` to `out` channels. */
+/* The pass seen as a forward convolution of `ins` channels (per group) into `outs`. */
 typedef struct wino_problem {
-    size_t N, Ctot_in, Cin, Hin, Win, Ctot_out, Cout, Hout, Wout, G, pt, pl;
+    size_t ins_total, ins, outs_total, outs;
+    size_t Hin, Win, P, Q;   /* input and output planes */
+    long top, left;          /* the input's place in the padded grid */
+    size_t th, tw, Hq, Wq;   /* tiles and the padded grid they read */
+    size_t ldc, ldv, ldk;    /* row lengths: padded input, V, U */
     int flip;
 } wino_problem;
 
-static clg_status filter_transform(clg_ctx *ctx, const clg__conv_geom *g, const wino_problem *w,
-                                   const clg_tensor *wt, cl_mem U)
+enum { WM = 2, LANES = 16 };
+
+static size_t round_up(size_t v, size_t to)
+{
+    return (v + to - 1) / to * to;
+}
+
+static wino_problem problem_of(const clg__conv_geom *g, clg_conv_pass pass, unsigned nr)
+{
+    wino_problem w;
+    w.flip = pass == CLG_CONV_BWD_DATA;
+    if (w.flip) {
+        w.ins_total = g->K, w.ins = g->Kg, w.outs_total = g->C, w.outs = g->Cg;
+        w.Hin = g->P, w.Win = g->Q, w.P = g->H, w.Q = g->W;
+        w.top = (long)g->R - 1 - (long)g->pt, w.left = (long)g->S - 1 - (long)g->pl;
+    } else {
+        w.ins_total = g->C, w.ins = g->Cg, w.outs_total = g->K, w.outs = g->Kg;
+        w.Hin = g->H, w.Win = g->W, w.P = g->P, w.Q = g->Q;
+        w.top = (long)g->pt, w.left = (long)g->pl;
+    }
+    w.th = (w.P + WM - 1) / WM, w.tw = (w.Q + WM - 1) / WM;
+    w.Hq = w.th * WM + g->R - 1, w.Wq = w.tw * WM + g->S - 1;
+    w.ldc = round_up(w.ins_total, LANES);
+    w.ldv = round_up(w.ins, LANES);
+    w.ldk = round_up(w.outs, nr);
+    return w;
+}
+
+int clg__conv_winograd_applies(const clg__conv_geom *g)
+{
+    return g->R == g->S && (g->R == 3 || g->R == 5) && g->sh == 1 && g->sw == 1 && g->dh == 1 &&
+           g->dw == 1;
+}
+
+clg_status clg__conv_winograd_options(clg_ctx *ctx, size_t r, char *out, size_t size)
+{
+    unsigned mr, nr;
+    clg_status st = clg__conv_tiles(ctx, &mr, &nr);
+    if (st == CLG_OK)
+        snprintf(out, size, "-DMR=%u -DNR=%u -DWM=%d -DWR=%zu", mr, nr, WM, r);
+    return st;
+}
+
+void clg__conv_winograd_bytes(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
+                              size_t *fixed, size_t *per_image)
+{
+    unsigned mr = 8, nr = 32;
+    clg__conv_tiles_or_default(ctx, &mr, &nr);
+    wino_problem w = problem_of(g, pass, nr);
+    size_t a2 = (g->R + WM - 1) * (g->R + WM - 1);
+    *fixed = (g->G * a2 * w.ins * w.ldk + LANES) * sizeof(float); /* U, and read slack */
+    *per_image = (w.Hq * w.Wq * w.ldc + a2 * w.th * w.tw * w.ldv) * sizeof(float);
+}
+
+static clg_status filter_transform(clg_ctx *ctx, const char *opts, const clg__conv_geom *g,
+                                   const wino_problem *w, const clg_tensor *wt, size_t gi,
+                                   cl_mem U, size_t u_off)
 {
     clg__launch l;
-    clg_status st = clg__launch_begin(ctx, "winograd", NULL, "clg_wino_filter", &l);
+    clg_status st = clg__launch_begin(ctx, "winograd", opts, "clg_wino_filter", &l);
     if (st != CLG_OK)
         return st;
-    clg__arg_tensor(&l, wt);
+    clg__arg_mem(&l, wt->mem);
+    clg__arg_u64(&l, wt->offset + gi * g->Kg * g->Cg * g->R * g->S);
     clg__arg_u32(&l, g->Kg);
     clg__arg_u32(&l, g->Cg);
     clg__arg_u32(&l, (size_t)w->flip);
+    clg__arg_u32(&l, w->ldk);
     clg__arg_mem(&l, U);
-    size_t global[3] = {w->Cin, w->Cout, w->G}, local[3] = {1, 1, 1};
+    clg__arg_u64(&l, u_off);
+    size_t global[3] = {w->ldk, w->ins, 1}, local[3] = {LANES, 1, 1};
     return clg__launch_run(&l, global, local);
 }
 
-static clg_status input_transform(clg_ctx *ctx, const wino_problem *w, const clg_tensor *x,
-                                  size_t n0, size_t nb, size_t gi, size_t th, size_t tw,
-                                  cl_mem V, size_t T)
+static clg_status pad(clg_ctx *ctx, const char *opts, const wino_problem *w, const clg_tensor *x,
+                      size_t n0, size_t nb, cl_mem xq)
 {
     clg__launch l;
-    clg_status st = clg__launch_begin(ctx, "winograd", NULL, "clg_wino_input", &l);
+    clg_status st = clg__launch_begin(ctx, "winograd", opts, "clg_wino_pad", &l);
     if (st != CLG_OK)
         return st;
-    size_t img = w->Ctot_in * w->Hin * w->Win;
+    size_t img = w->ins_total * w->Hin * w->Win;
     clg__arg_mem(&l, x->mem);
-    clg__arg_u64(&l, x->offset + n0 * img + gi * w->Cin * w->Hin * w->Win);
+    clg__arg_u64(&l, x->offset + n0 * img);
     clg__arg_u64(&l, img);
-    clg__arg_u32(&l, w->Cin);
+    clg__arg_u32(&l, w->ins_total);
     clg__arg_u32(&l, w->Hin);
     clg__arg_u32(&l, w->Win);
-    clg__arg_u32(&l, w->pt);
-    clg__arg_u32(&l, w->pl);
-    clg__arg_u32(&l, th);
-    clg__arg_u32(&l, tw);
-    clg__arg_u64(&l, T);
-    clg__arg_mem(&l, V);
-    size_t global[3] = {th * tw, w->Cin, nb}, local[3] = {LOCAL0, 1, 1};
+    clg__arg_u32(&l, (uint32_t)(int32_t)w->top); /* the kernel reads them as int */
+    clg__arg_u32(&l, (uint32_t)(int32_t)w->left);
+    clg__arg_u32(&l, w->Hq);
+    clg__arg_u32(&l, w->Wq);
+    clg__arg_u32(&l, w->ldc);
+    clg__arg_mem(&l, xq);
+    clg__arg_u64(&l, w->Hq * w->Wq * w->ldc);
+    size_t global[3] = {w->Wq, w->Hq, nb}, local[3] = {w->Wq < LANES ? w->Wq : LANES, 1, 1};
     return clg__launch_run(&l, global, local);
 }
 
-static clg_status output_transform(clg_ctx *ctx, const wino_problem *w, cl_mem M, size_t m_off,
-                                   size_t T, size_t th, size_t tw, clg_tensor *y, size_t n0,
-                                   size_t nb, size_t gi)
+static clg_status input_transform(clg_ctx *ctx, const char *opts, const wino_problem *w,
+                                  cl_mem xq, size_t gi, size_t T, cl_mem V)
 {
     clg__launch l;
-    clg_status st = clg__launch_begin(ctx, "winograd", NULL, "clg_wino_output", &l);
+    clg_status st = clg__launch_begin(ctx, "winograd", opts, "clg_wino_input", &l);
     if (st != CLG_OK)
         return st;
-    size_t img = w->Ctot_out * w->Hout * w->Wout;
-    clg__arg_mem(&l, M);
-    clg__arg_u64(&l, m_off);
-    clg__arg_u64(&l, T);
-    clg__arg_u32(&l, w->Cout);
-    clg__arg_u32(&l, th);
-    clg__arg_u32(&l, tw);
+    clg__arg_mem(&l, xq);
+    clg__arg_u64(&l, w->Hq * w->Wq * w->ldc);
+    clg__arg_u32(&l, w->Wq);
+    clg__arg_u32(&l, w->ldc);
+    clg__arg_u32(&l, gi * w->ins);
+    clg__arg_u32(&l, w->th);
+    clg__arg_u32(&l, w->tw);
+    clg__arg_u32(&l, T);
+    clg__arg_u32(&l, w->ldv);
+    clg__arg_mem(&l, V);
+    size_t blocks = w->ldv / LANES;
+    size_t global[3] = {blocks, T, 1}, local[3] = {blocks, 8, 1};
+    return clg__launch_run(&l, global, local);
+}
+
+static clg_status products(clg_ctx *ctx, const char *opts, unsigned mr, unsigned nr,
+                           const clg__conv_geom *g, const wino_problem *w, cl_mem V, size_t T,
+                           cl_mem U, size_t u_off, clg_tensor *y, size_t n0, size_t gi)
+{
+    clg__launch l;
+    clg_status st = clg__launch_begin(ctx, "winograd", opts, "clg_wino_gemm", &l);
+    if (st != CLG_OK)
+        return st;
+    size_t plane = w->P * w->Q, img = w->outs_total * plane;
+    clg__arg_mem(&l, V);
+    clg__arg_u32(&l, w->ldv);
+    clg__arg_u32(&l, T);
+    clg__arg_u32(&l, w->ins);
+    clg__arg_mem(&l, U);
+    clg__arg_u64(&l, u_off);
+    clg__arg_u32(&l, w->ldk);
+    clg__arg_u32(&l, w->outs);
+    clg__arg_u32(&l, w->th);
+    clg__arg_u32(&l, w->tw);
+    clg__arg_u32(&l, w->P);
+    clg__arg_u32(&l, w->Q);
     clg__arg_mem(&l, y->mem);
-    clg__arg_u64(&l, y->offset + n0 * img + gi * w->Cout * w->Hout * w->Wout);
+    clg__arg_u64(&l, y->offset + n0 * img + gi * w->outs * plane);
     clg__arg_u64(&l, img);
-    clg__arg_u32(&l, w->Hout);
-    clg__arg_u32(&l, w->Wout);
-    size_t global[3] = {th * tw, w->Cout, nb}, local[3] = {LOCAL0, 1, 1};
+    clg__arg_u64(&l, plane);
+    clg__arg_mem(&l, g->bias ? g->bias->mem : V); /* any buffer when unused */
+    clg__arg_u64(&l, g->bias ? g->bias->offset + gi * w->outs : 0);
+    clg__arg_u32(&l, (g->bias ? 1u : 0u) | (g->relu ? 2u : 0u));
+    size_t tiles_n = w->ldk / nr, tiles_m = (T + mr - 1) / mr;
+    size_t global[3] = {tiles_n, tiles_m, 1}, local[3] = {tiles_n, tiles_m < 4 ? tiles_m : 4, 1};
     return clg__launch_run(&l, global, local);
 }
 
 clg_status clg__conv_winograd_run(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
                                   const clg_tensor *a, const clg_tensor *b, clg_tensor *out)
 {
-    wino_problem w;
-    if (pass == CLG_CONV_FWD) {
-        wino_problem f = {g->N, g->C, g->Cg, g->H, g->W, g->K, g->Kg, g->P, g->Q, g->G, g->pt, g->pl, 0};
-        w = f;
-    } else if (pass == CLG_CONV_BWD_DATA) {
-        wino_problem f = {g->N, g->K, g->Kg, g->P, g->Q, g->C, g->Cg, g->H, g->W, g->G,
-                          2 - g->pt, 2 - g->pl, 1};
-        w = f;
-    } else {
-        return clg__fail(ctx, CLG_ERR_UNSUPPORTED, "conv2d: winograd has no weight-gradient form here");
-    }
-    size_t th = (w.Hout + 1) / 2, tw = (w.Wout + 1) / 2, tiles = th * tw;
-    size_t per_image = (w.Cin + w.Cout) * 16 * tiles * sizeof(float);
-    size_t nb = clg__conv_chunk(g, per_image);
-    cl_mem U, VM;
-    clg_status st = clg__scratch_get(ctx, CLG__SLOT_CONV_AUX, 16 * g->K * g->Cg * sizeof(float), &U);
+    if (pass == CLG_CONV_BWD_WEIGHTS || !clg__conv_winograd_applies(g))
+        return clg__fail(ctx, CLG_ERR_UNSUPPORTED, "conv2d: winograd does not apply to this pass");
+    unsigned mr, nr;
+    char opts[64];
+    clg_status st = clg__conv_tiles(ctx, &mr, &nr);
     if (st == CLG_OK)
-        st = clg__scratch_get(ctx, CLG__SLOT_CONV_COLS, nb * per_image, &VM);
+        st = clg__conv_winograd_options(ctx, g->R, opts, sizeof opts);
+    if (st != CLG_OK)
+        return st;
+    wino_problem w = problem_of(g, pass, nr);
+    size_t a2 = (g->R + WM - 1) * (g->R + WM - 1), u_group = a2 * w.ins * w.ldk;
+    size_t fixed, per_image;
+    clg__conv_winograd_bytes(ctx, g, pass, &fixed, &per_image);
+    size_t nb = clg__conv_chunk_after(g, fixed, per_image);
+    size_t xq_img = w.Hq * w.Wq * w.ldc, v_img = a2 * w.th * w.tw * w.ldv;
+    cl_mem U, V, xq;
+    st = clg__scratch_get(ctx, CLG__SLOT_CONV_AUX, g->G * u_group * sizeof(float), &U);
     if (st == CLG_OK)
-        st = filter_transform(ctx, g, &w, b, U);
-    for (size_t n0 = 0; n0 < w.N && st == CLG_OK; n0 += nb) {
-        size_t cnt = w.N - n0 < nb ? w.N - n0 : nb, T = cnt * tiles;
-        size_t m_off = 16 * w.Cin * T; /* M follows V in the same buffer */
-        for (size_t gi = 0; gi < w.G && st == CLG_OK; gi++) {
-            st = input_transform(ctx, &w, a, n0, cnt, gi, th, tw, VM, T);
-            if (st == CLG_OK) { /* M[xi] (Cout x T) = U[gi][xi] (Cout x Cin) . V[xi] (Cin x T) */
-                clg__gemm_call c = {CLG_NO_TRANS, CLG_NO_TRANS, w.Cout, T, w.Cin, 16, 1.0f, 0.0f,
-                                    U, VM, VM, gi * 16 * w.Cout * w.Cin, 0, m_off, w.Cin, T, T,
-                                    w.Cout * w.Cin, w.Cin * T, w.Cout * T};
-                st = clg__gemm_dispatch(ctx, &c);
-            }
+        st = clg__scratch_get(ctx, CLG__SLOT_CONV_DW, (nb * xq_img + LANES) * sizeof(float), &xq);
+    if (st == CLG_OK)
+        st = clg__scratch_get(ctx, CLG__SLOT_CONV_COLS, nb * v_img * sizeof(float), &V);
+    for (size_t gi = 0; gi < g->G && st == CLG_OK; gi++)
+        st = filter_transform(ctx, opts, g, &w, b, gi, U, gi * u_group);
+    for (size_t n0 = 0; n0 < g->N && st == CLG_OK; n0 += nb) {
+        size_t cnt = g->N - n0 < nb ? g->N - n0 : nb, T = cnt * w.th * w.tw;
+        st = pad(ctx, opts, &w, a, n0, cnt, xq);
+        for (size_t gi = 0; gi < g->G && st == CLG_OK; gi++) {
+            st = input_transform(ctx, opts, &w, xq, gi, T, V);
             if (st == CLG_OK)
-                st = output_transform(ctx, &w, VM, m_off, T, th, tw, out, n0, cnt, gi);
+                st = products(ctx, opts, mr, nr, g, &w, V, T, U, gi * u_group, out, n0, gi);
         }
     }
     return st;

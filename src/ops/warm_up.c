@@ -20,6 +20,13 @@ clg_status clg_ctx_warm_up(clg_ctx *ctx)
             st = clg__conv_shift_options(ctx, opts, sizeof opts);
             if (st == CLG_OK)
                 st = clg__program_get(ctx, family, opts, &prog);
+        } else if (strcmp(family, "winograd") == 0) { /* 3x3 and 5x5 programs */
+            char opts[64];
+            for (size_t r = 3; r <= 5 && st == CLG_OK; r += 2) {
+                st = clg__conv_winograd_options(ctx, r, opts, sizeof opts);
+                if (st == CLG_OK)
+                    st = clg__program_get(ctx, family, opts, &prog);
+            }
         } else if (strcmp(family, "common") != 0)
             st = clg__program_get(ctx, family, NULL, &prog);
         if (st != CLG_OK)
