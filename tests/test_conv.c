@@ -37,6 +37,8 @@ static const conv_case cases[] = {
     {3, 4, 5, 3, 6, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 2, 1},   /* 1x1, groups 2 */
     {1, 2, 4, 4, 3, 4, 4, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0},   /* kernel as large as the input */
     {2, 3, 8, 8, 4, 3, 3, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0},   /* 3x3 without padding */
+    {2, 3, 6, 7, 4, 3, 3, 1, 1, 3, 1, 0, 3, 1, 1, 1, 1},   /* padding beyond the kernel, uneven */
+    {2, 40, 6, 6, 36, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 2, 1}, /* 5x5, groups of 20 and 18 channels */
 };
 #define N_CASES (sizeof cases / sizeof cases[0])
 
@@ -466,29 +468,33 @@ static void choice_follows_find_results_overrides_and_workspace(void **state)
     free(dir);
 }
 
-/* A workspace limit of one image's columns makes im2col run image by image (and Winograd tile
- * set by tile set): the results still match the reference. */
+/* A workspace limit of what one image needs (each algorithm's least workspace) makes im2col,
+ * Winograd and the implicit shifted form run image by image: the results still match. */
 static void chunked_algorithms_match_the_reference(void **state)
 {
     (void)state;
-    int failures = 0;
-    const size_t picks[] = {1, 5, 9, 10};
+    int failures = 0, chunked = 0;
+    const size_t picks[] = {1, 5, 9, 10, 14, 15};
+    const clg_conv_algo algos[] = {CLG_CONV_ALGO_IM2COL, CLG_CONV_ALGO_WINOGRAD};
     for (size_t i = 0; i < sizeof picks / sizeof picks[0]; i++) {
         const conv_case *c = &cases[picks[i]];
-        ref_conv g = ref_of(c);
-        /* One image's im2col columns for the weight gradient, the largest per-image need. */
-        workspace_limit = ((c->C / c->G) * c->R * c->S + c->K / c->G) * g.P * g.Q * sizeof(float);
-        if (c->R == 3)
-            workspace_limit += 16 * (c->C + c->K) * ((g.P + 1) / 2 + 1) * ((g.Q + 1) / 2 + 1) * sizeof(float) +
-                               16 * c->K * c->C * sizeof(float);
-        for (int pass = 0; pass < 3; pass++) {
-            failures += run_case(c, CLG_CONV_ALGO_IM2COL, (clg_conv_pass)pass, 0);
-            if (c->R == 3 && pass < 2)
-                failures += run_case(c, CLG_CONV_ALGO_WINOGRAD, (clg_conv_pass)pass, 0);
-        }
+        clg_shape xs = {c->N, c->C, c->H, c->W}, ws = {c->K, c->C / c->G, c->R, c->S};
+        for (int pass = 0; pass < 3; pass++)
+            for (size_t a = 0; a < sizeof algos / sizeof algos[0]; a++) {
+                clg_conv2d_desc d = desc_of(c, algos[a]);
+                size_t lo, hi;
+                if (clg_conv2d_workspace(ctx, &d, (clg_conv_pass)pass, algos[a], xs, ws, &lo, &hi) != CLG_OK)
+                    continue; /* does not apply */
+                assert_true(c->N == 1 || hi > lo); /* several images need more */
+                workspace_limit = lo;
+                failures += run_case(c, algos[a], (clg_conv_pass)pass, 0);
+                failures += run_case(c, algos[a], (clg_conv_pass)pass, 1);
+                workspace_limit = 0;
+                chunked++;
+            }
     }
-    workspace_limit = 0;
     assert_int_equal(failures, 0);
+    assert_true(chunked >= 16);
 }
 
 /* The forward pass with the ReLU fused (in the implicit algorithm's epilogue, after the
