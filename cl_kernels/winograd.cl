@@ -117,6 +117,61 @@ static inline void wino_filter_tf(const float *g, float *u)
     u[14] = (1.0f / 2.0f) * t[9] - (1.0f / 2.0f) * t[10] + (1.0f / 2.0f) * t[11];
     u[15] = t[11];
 }
+/* E = G' e G'^T for an m x m tile e of dy (weight gradient) */
+static inline void wino_dy_tf(const float16 *e, float16 *u)
+{
+    float16 t[8];
+    t[0] = -e[0];
+    t[1] = -e[1];
+    t[2] = (1.0f / 2.0f) * e[0] + (1.0f / 2.0f) * e[2];
+    t[3] = (1.0f / 2.0f) * e[1] + (1.0f / 2.0f) * e[3];
+    t[4] = (1.0f / 2.0f) * e[0] - (1.0f / 2.0f) * e[2];
+    t[5] = (1.0f / 2.0f) * e[1] - (1.0f / 2.0f) * e[3];
+    t[6] = e[2];
+    t[7] = e[3];
+    u[0] = -t[0];
+    u[1] = (1.0f / 2.0f) * t[0] + (1.0f / 2.0f) * t[1];
+    u[2] = (1.0f / 2.0f) * t[0] - (1.0f / 2.0f) * t[1];
+    u[3] = t[1];
+    u[4] = -t[2];
+    u[5] = (1.0f / 2.0f) * t[2] + (1.0f / 2.0f) * t[3];
+    u[6] = (1.0f / 2.0f) * t[2] - (1.0f / 2.0f) * t[3];
+    u[7] = t[3];
+    u[8] = -t[4];
+    u[9] = (1.0f / 2.0f) * t[4] + (1.0f / 2.0f) * t[5];
+    u[10] = (1.0f / 2.0f) * t[4] - (1.0f / 2.0f) * t[5];
+    u[11] = t[5];
+    u[12] = -t[6];
+    u[13] = (1.0f / 2.0f) * t[6] + (1.0f / 2.0f) * t[7];
+    u[14] = (1.0f / 2.0f) * t[6] - (1.0f / 2.0f) * t[7];
+    u[15] = t[7];
+}
+/* dW = A'^T dU A' (weight gradient) */
+static inline void wino_dw_tf(const float *mm, float *w)
+{
+    float t[12];
+    t[0] = mm[0] + mm[4] + mm[8];
+    t[1] = mm[1] + mm[5] + mm[9];
+    t[2] = mm[2] + mm[6] + mm[10];
+    t[3] = mm[3] + mm[7] + mm[11];
+    t[4] = mm[4] - mm[8];
+    t[5] = mm[5] - mm[9];
+    t[6] = mm[6] - mm[10];
+    t[7] = mm[7] - mm[11];
+    t[8] = mm[4] + mm[8] + mm[12];
+    t[9] = mm[5] + mm[9] + mm[13];
+    t[10] = mm[6] + mm[10] + mm[14];
+    t[11] = mm[7] + mm[11] + mm[15];
+    w[0] = t[0] + t[1] + t[2];
+    w[1] = t[1] - t[2];
+    w[2] = t[1] + t[2] + t[3];
+    w[3] = t[4] + t[5] + t[6];
+    w[4] = t[5] - t[6];
+    w[5] = t[5] + t[6] + t[7];
+    w[6] = t[8] + t[9] + t[10];
+    w[7] = t[9] - t[10];
+    w[8] = t[9] + t[10] + t[11];
+}
 #elif WM == 2 && WR == 5
 /* V = B^T d B */
 static inline void wino_in_tf(const float16 *d, float16 *v)
@@ -287,6 +342,119 @@ static inline void wino_filter_tf(const float *g, float *u)
     u[34] = (1.0f / 24.0f) * t[25] - (1.0f / 12.0f) * t[26] + (1.0f / 6.0f) * t[27] - (1.0f / 3.0f) * t[28] + (2.0f / 3.0f) * t[29];
     u[35] = t[29];
 }
+/* E = G' e G'^T for an m x m tile e of dy (weight gradient) */
+static inline void wino_dy_tf(const float16 *e, float16 *u)
+{
+    float16 t[12];
+    t[0] = (1.0f / 4.0f) * e[0];
+    t[1] = (1.0f / 4.0f) * e[1];
+    t[2] = -(1.0f / 6.0f) * e[0] - (1.0f / 6.0f) * e[2];
+    t[3] = -(1.0f / 6.0f) * e[1] - (1.0f / 6.0f) * e[3];
+    t[4] = -(1.0f / 6.0f) * e[0] + (1.0f / 6.0f) * e[2];
+    t[5] = -(1.0f / 6.0f) * e[1] + (1.0f / 6.0f) * e[3];
+    t[6] = (1.0f / 24.0f) * e[0] + (1.0f / 12.0f) * e[2];
+    t[7] = (1.0f / 24.0f) * e[1] + (1.0f / 12.0f) * e[3];
+    t[8] = (1.0f / 24.0f) * e[0] - (1.0f / 12.0f) * e[2];
+    t[9] = (1.0f / 24.0f) * e[1] - (1.0f / 12.0f) * e[3];
+    t[10] = e[2];
+    t[11] = e[3];
+    u[0] = (1.0f / 4.0f) * t[0];
+    u[1] = -(1.0f / 6.0f) * t[0] - (1.0f / 6.0f) * t[1];
+    u[2] = -(1.0f / 6.0f) * t[0] + (1.0f / 6.0f) * t[1];
+    u[3] = (1.0f / 24.0f) * t[0] + (1.0f / 12.0f) * t[1];
+    u[4] = (1.0f / 24.0f) * t[0] - (1.0f / 12.0f) * t[1];
+    u[5] = t[1];
+    u[6] = (1.0f / 4.0f) * t[2];
+    u[7] = -(1.0f / 6.0f) * t[2] - (1.0f / 6.0f) * t[3];
+    u[8] = -(1.0f / 6.0f) * t[2] + (1.0f / 6.0f) * t[3];
+    u[9] = (1.0f / 24.0f) * t[2] + (1.0f / 12.0f) * t[3];
+    u[10] = (1.0f / 24.0f) * t[2] - (1.0f / 12.0f) * t[3];
+    u[11] = t[3];
+    u[12] = (1.0f / 4.0f) * t[4];
+    u[13] = -(1.0f / 6.0f) * t[4] - (1.0f / 6.0f) * t[5];
+    u[14] = -(1.0f / 6.0f) * t[4] + (1.0f / 6.0f) * t[5];
+    u[15] = (1.0f / 24.0f) * t[4] + (1.0f / 12.0f) * t[5];
+    u[16] = (1.0f / 24.0f) * t[4] - (1.0f / 12.0f) * t[5];
+    u[17] = t[5];
+    u[18] = (1.0f / 4.0f) * t[6];
+    u[19] = -(1.0f / 6.0f) * t[6] - (1.0f / 6.0f) * t[7];
+    u[20] = -(1.0f / 6.0f) * t[6] + (1.0f / 6.0f) * t[7];
+    u[21] = (1.0f / 24.0f) * t[6] + (1.0f / 12.0f) * t[7];
+    u[22] = (1.0f / 24.0f) * t[6] - (1.0f / 12.0f) * t[7];
+    u[23] = t[7];
+    u[24] = (1.0f / 4.0f) * t[8];
+    u[25] = -(1.0f / 6.0f) * t[8] - (1.0f / 6.0f) * t[9];
+    u[26] = -(1.0f / 6.0f) * t[8] + (1.0f / 6.0f) * t[9];
+    u[27] = (1.0f / 24.0f) * t[8] + (1.0f / 12.0f) * t[9];
+    u[28] = (1.0f / 24.0f) * t[8] - (1.0f / 12.0f) * t[9];
+    u[29] = t[9];
+    u[30] = (1.0f / 4.0f) * t[10];
+    u[31] = -(1.0f / 6.0f) * t[10] - (1.0f / 6.0f) * t[11];
+    u[32] = -(1.0f / 6.0f) * t[10] + (1.0f / 6.0f) * t[11];
+    u[33] = (1.0f / 24.0f) * t[10] + (1.0f / 12.0f) * t[11];
+    u[34] = (1.0f / 24.0f) * t[10] - (1.0f / 12.0f) * t[11];
+    u[35] = t[11];
+}
+/* dW = A'^T dU A' (weight gradient) */
+static inline void wino_dw_tf(const float *mm, float *w)
+{
+    float t[30];
+    t[0] = mm[0] + mm[6] + mm[12] + mm[18] + mm[24];
+    t[1] = mm[1] + mm[7] + mm[13] + mm[19] + mm[25];
+    t[2] = mm[2] + mm[8] + mm[14] + mm[20] + mm[26];
+    t[3] = mm[3] + mm[9] + mm[15] + mm[21] + mm[27];
+    t[4] = mm[4] + mm[10] + mm[16] + mm[22] + mm[28];
+    t[5] = mm[5] + mm[11] + mm[17] + mm[23] + mm[29];
+    t[6] = mm[6] - mm[12] + 2.0f * mm[18] - 2.0f * mm[24];
+    t[7] = mm[7] - mm[13] + 2.0f * mm[19] - 2.0f * mm[25];
+    t[8] = mm[8] - mm[14] + 2.0f * mm[20] - 2.0f * mm[26];
+    t[9] = mm[9] - mm[15] + 2.0f * mm[21] - 2.0f * mm[27];
+    t[10] = mm[10] - mm[16] + 2.0f * mm[22] - 2.0f * mm[28];
+    t[11] = mm[11] - mm[17] + 2.0f * mm[23] - 2.0f * mm[29];
+    t[12] = mm[6] + mm[12] + 4.0f * mm[18] + 4.0f * mm[24];
+    t[13] = mm[7] + mm[13] + 4.0f * mm[19] + 4.0f * mm[25];
+    t[14] = mm[8] + mm[14] + 4.0f * mm[20] + 4.0f * mm[26];
+    t[15] = mm[9] + mm[15] + 4.0f * mm[21] + 4.0f * mm[27];
+    t[16] = mm[10] + mm[16] + 4.0f * mm[22] + 4.0f * mm[28];
+    t[17] = mm[11] + mm[17] + 4.0f * mm[23] + 4.0f * mm[29];
+    t[18] = mm[6] - mm[12] + 8.0f * mm[18] - 8.0f * mm[24];
+    t[19] = mm[7] - mm[13] + 8.0f * mm[19] - 8.0f * mm[25];
+    t[20] = mm[8] - mm[14] + 8.0f * mm[20] - 8.0f * mm[26];
+    t[21] = mm[9] - mm[15] + 8.0f * mm[21] - 8.0f * mm[27];
+    t[22] = mm[10] - mm[16] + 8.0f * mm[22] - 8.0f * mm[28];
+    t[23] = mm[11] - mm[17] + 8.0f * mm[23] - 8.0f * mm[29];
+    t[24] = mm[6] + mm[12] + 16.0f * mm[18] + 16.0f * mm[24] + mm[30];
+    t[25] = mm[7] + mm[13] + 16.0f * mm[19] + 16.0f * mm[25] + mm[31];
+    t[26] = mm[8] + mm[14] + 16.0f * mm[20] + 16.0f * mm[26] + mm[32];
+    t[27] = mm[9] + mm[15] + 16.0f * mm[21] + 16.0f * mm[27] + mm[33];
+    t[28] = mm[10] + mm[16] + 16.0f * mm[22] + 16.0f * mm[28] + mm[34];
+    t[29] = mm[11] + mm[17] + 16.0f * mm[23] + 16.0f * mm[29] + mm[35];
+    w[0] = t[0] + t[1] + t[2] + t[3] + t[4];
+    w[1] = t[1] - t[2] + 2.0f * t[3] - 2.0f * t[4];
+    w[2] = t[1] + t[2] + 4.0f * t[3] + 4.0f * t[4];
+    w[3] = t[1] - t[2] + 8.0f * t[3] - 8.0f * t[4];
+    w[4] = t[1] + t[2] + 16.0f * t[3] + 16.0f * t[4] + t[5];
+    w[5] = t[6] + t[7] + t[8] + t[9] + t[10];
+    w[6] = t[7] - t[8] + 2.0f * t[9] - 2.0f * t[10];
+    w[7] = t[7] + t[8] + 4.0f * t[9] + 4.0f * t[10];
+    w[8] = t[7] - t[8] + 8.0f * t[9] - 8.0f * t[10];
+    w[9] = t[7] + t[8] + 16.0f * t[9] + 16.0f * t[10] + t[11];
+    w[10] = t[12] + t[13] + t[14] + t[15] + t[16];
+    w[11] = t[13] - t[14] + 2.0f * t[15] - 2.0f * t[16];
+    w[12] = t[13] + t[14] + 4.0f * t[15] + 4.0f * t[16];
+    w[13] = t[13] - t[14] + 8.0f * t[15] - 8.0f * t[16];
+    w[14] = t[13] + t[14] + 16.0f * t[15] + 16.0f * t[16] + t[17];
+    w[15] = t[18] + t[19] + t[20] + t[21] + t[22];
+    w[16] = t[19] - t[20] + 2.0f * t[21] - 2.0f * t[22];
+    w[17] = t[19] + t[20] + 4.0f * t[21] + 4.0f * t[22];
+    w[18] = t[19] - t[20] + 8.0f * t[21] - 8.0f * t[22];
+    w[19] = t[19] + t[20] + 16.0f * t[21] + 16.0f * t[22] + t[23];
+    w[20] = t[24] + t[25] + t[26] + t[27] + t[28];
+    w[21] = t[25] - t[26] + 2.0f * t[27] - 2.0f * t[28];
+    w[22] = t[25] + t[26] + 4.0f * t[27] + 4.0f * t[28];
+    w[23] = t[25] - t[26] + 8.0f * t[27] - 8.0f * t[28];
+    w[24] = t[25] + t[26] + 16.0f * t[27] + 16.0f * t[28] + t[29];
+}
 #else
 #error "Winograd: WM x WR must be 2x3 or 2x5"
 #endif
@@ -437,4 +605,91 @@ __kernel void clg_wino_gemm(__global const float *V, uint ldv, uint T, uint Cin,
             }
         }
     }
+}
+
+/* Weight gradient, F(r x r, m x m) at the same points: with V of the input patches (as in the
+ * forward pass) and E of the dy tiles, dU[xi] (Kout x Cin) = sum over tiles E[xi]^T V[xi],
+ * then dW = A'^T dU A' per filter. */
+
+/* E[xi][t][k] = (G' e G'^T)[xi] for the m x m tile e of 16 channels of dy (channels last in
+ * dyq, whose grid is th*m x tw*m, zero past P x Q). Launch: (ceil(Kout / 16), T). */
+__kernel void clg_wino_dy(__global const float *dyq, ulong dyq_img, uint Wq, uint ldc,
+                          uint c_first, uint th, uint tw, uint T, uint lde,
+                          __global float *E)
+{
+    uint cb = get_global_id(0), t = get_global_id(1);
+    if (t >= T)
+        return;
+    uint per_image = th * tw, n = t / per_image, ty = (t % per_image) / tw, tx = t % tw;
+    const __global float *p = dyq + n * dyq_img + ((size_t)(ty * WM) * Wq + tx * WM) * ldc +
+                              c_first + cb * 16;
+    float16 e[WM * WM], u[WA2];
+#pragma unroll
+    for (int r = 0; r < WM; r++)
+#pragma unroll
+        for (int s = 0; s < WM; s++)
+            e[r * WM + s] = vload16(0, p + ((size_t)r * Wq + s) * ldc);
+    wino_dy_tf(e, u);
+#pragma unroll
+    for (int x = 0; x < WA2; x++)
+        vstore16(u[x], 0, E + ((size_t)x * T + t) * lde + cb * 16);
+}
+
+/* dU[xi][k][c] (+)= sum over the T tiles of E[xi][t][k] V[xi][t][c], for MR output channels k
+ * and NR input channels c per work-item; accumulate adds to dU (the next chunk of images).
+ * Launch: (ceil(Cin / NR), ceil(Kout / MR), WA2). */
+__kernel void clg_wino_wgemm(__global const float *E, uint lde, __global const float *V,
+                             uint ldv, uint T, uint Kout, uint Cin, __global float *dU,
+                             ulong du_off, uint accumulate)
+{
+    uint tn = get_global_id(0), tm = get_global_id(1), x = get_global_id(2);
+    uint c0 = tn * NR, k0 = tm * MR;
+    if (c0 >= Cin || k0 >= Kout)
+        return;
+    const __global float *e = E + (size_t)x * T * lde + k0;
+    const __global float *v = V + (size_t)x * T * ldv + c0;
+    float16 acc[MR][NV];
+#pragma unroll
+    for (int i = 0; i < MR; i++)
+#pragma unroll
+        for (int w = 0; w < NV; w++)
+            acc[i][w] = (float16)(0.0f);
+    for (uint t = 0; t < T; t++, e += lde, v += ldv) {
+        float16 bv[NV];
+#pragma unroll
+        for (int w = 0; w < NV; w++)
+            bv[w] = vload16(w, v);
+#pragma unroll
+        for (int i = 0; i < MR; i++) {
+            float av = e[i]; /* rows past Kout read E's padding or the next tile: not stored */
+#pragma unroll
+            for (int w = 0; w < NV; w++)
+                acc[i][w] = fma((float16)(av), bv[w], acc[i][w]);
+        }
+    }
+    for (int i = 0; i < MR && k0 + (uint)i < Kout; i++) {
+        __global float *out = dU + du_off + ((size_t)x * Kout + k0 + (uint)i) * Cin + c0;
+        float vals[NR];
+#pragma unroll
+        for (int w = 0; w < NV; w++)
+            vstore16(acc[i][w], w, vals);
+        for (uint l = 0; l < NR && c0 + l < Cin; l++)
+            out[l] = accumulate ? out[l] + vals[l] : vals[l];
+    }
+}
+
+/* dW[k][c] (WR x WR) = A'^T dU[.][k][c] A'. Launch: (Cin, Kout). */
+__kernel void clg_wino_wout(__global const float *dU, ulong du_off, uint Kout, uint Cin,
+                            __global float *dw, ulong dw_off)
+{
+    uint c = get_global_id(0), k = get_global_id(1);
+    if (c >= Cin || k >= Kout)
+        return;
+    float mm[WA2], w[WR * WR];
+    for (int x = 0; x < WA2; x++)
+        mm[x] = dU[du_off + ((size_t)x * Kout + k) * Cin + c];
+    wino_dw_tf(mm, w);
+    __global float *out = dw + dw_off + ((size_t)k * Cin + c) * WR * WR;
+    for (int i = 0; i < WR * WR; i++)
+        out[i] = w[i];
 }

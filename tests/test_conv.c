@@ -462,7 +462,11 @@ static void choice_follows_find_results_overrides_and_workspace(void **state)
     d.workspace_limit = 0;
     CLG_ASSERT_STATUS(clg_conv2d_workspace(ctx, &d, CLG_CONV_FWD, CLG_CONV_ALGO_IM2COL, xs, ws, &lo, &hi), CLG_OK);
     assert_true(lo > 0 && hi == lo * cc->N);
+    /* Winograd covers every pass of 3x3 and 5x5 stride-1 layers, and nothing else. */
     CLG_ASSERT_STATUS(clg_conv2d_workspace(ctx, &d, CLG_CONV_BWD_WEIGHTS, CLG_CONV_ALGO_WINOGRAD, xs, ws, &lo, &hi),
+                      CLG_OK);
+    d.stride_h = 2;
+    CLG_ASSERT_STATUS(clg_conv2d_workspace(ctx, &d, CLG_CONV_FWD, CLG_CONV_ALGO_WINOGRAD, xs, ws, &lo, &hi),
                       CLG_ERR_UNSUPPORTED);
     clg_test_rmtree(dir);
     free(dir);

@@ -160,8 +160,6 @@ clg_status clg__conv_algo_fits(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_p
     case CLG_CONV_ALGO_WINOGRAD:
         if (!clg__conv_winograd_applies(g))
             why = "needs a 3x3 or 5x5 kernel, stride 1 and dilation 1";
-        else if (pass == CLG_CONV_BWD_WEIGHTS)
-            why = "has no weight-gradient form here";
         else
             clg__conv_winograd_bytes(ctx, g, pass, &fixed, &per_image);
         break;

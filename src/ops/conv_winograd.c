@@ -2,7 +2,9 @@
  * dilation-1 layers, forward and backward-data (the forward of dy, padded R-1-p, with the
  * rotated, transposed filters). The input goes channels-last into a padded buffer, is
  * transformed tile by tile, and one kernel does the products, the output transform and the
- * epilogue, so neither the products nor the column matrix ever reach memory. */
+ * epilogue, so neither the products nor the column matrix ever reach memory. The weight
+ * gradient is F(3x3, 2x2) or F(5x5, 2x2) at the same points: the same input transform, dy's
+ * tiles transformed, one product per transform point summed over every tile, then dW. */
 #include <stdint.h>
 #include <stdio.h>
 #include "conv_internal.h"
@@ -60,15 +62,28 @@ clg_status clg__conv_winograd_options(clg_ctx *ctx, size_t r, char *out, size_t 
     return st;
 }
 
+/* Weight gradient: dy channels-last on the tiles' grid, and its row length in E. */
+static size_t dy_grid(const wino_problem *w)
+{
+    return w->th * WM * w->tw * WM * round_up(w->outs_total, LANES);
+}
+
 void clg__conv_winograd_bytes(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
                               size_t *fixed, size_t *per_image)
 {
     unsigned mr = 8, nr = 32;
     clg__conv_tiles_or_default(ctx, &mr, &nr);
-    wino_problem w = problem_of(g, pass, nr);
-    size_t a2 = (g->R + WM - 1) * (g->R + WM - 1);
-    *fixed = (g->G * a2 * w.ins * w.ldk + LANES) * sizeof(float); /* U, and read slack */
-    *per_image = (w.Hq * w.Wq * w.ldc + a2 * w.th * w.tw * w.ldv) * sizeof(float);
+    int wgrad = pass == CLG_CONV_BWD_WEIGHTS;
+    wino_problem w = problem_of(g, wgrad ? CLG_CONV_FWD : pass, nr);
+    size_t a2 = (g->R + WM - 1) * (g->R + WM - 1), tiles = w.th * w.tw;
+    /* U (forward) or dU (weight gradient), and slack for vector reads past the last row */
+    *fixed = ((wgrad ? g->G * a2 * g->Kg * g->Cg : g->G * a2 * w.ins * w.ldk) + nr) * sizeof(float);
+    *per_image = (w.Hq * w.Wq * w.ldc + a2 * tiles * w.ldv) * sizeof(float);
+    if (wgrad) { /* dy on the grid (sharing the padded input's buffer) and E */
+        size_t grid = dy_grid(&w), xq = w.Hq * w.Wq * w.ldc;
+        size_t extra = (grid > xq ? grid - xq : 0) + a2 * tiles * round_up(w.outs, LANES);
+        *per_image += extra * sizeof(float);
+    }
 }
 
 static clg_status filter_transform(clg_ctx *ctx, const char *opts, const clg__conv_geom *g,
@@ -91,49 +106,73 @@ static clg_status filter_transform(clg_ctx *ctx, const char *opts, const clg__co
     return clg__launch_run(&l, global, local);
 }
 
-static clg_status pad(clg_ctx *ctx, const char *opts, const wino_problem *w, const clg_tensor *x,
+/* Channels-last padded copy: xq[n][hq][wq][c] of images [n0, n0+nb) of a tensor of `channels`
+ * planes of H x W placed at (top, left) in an Hq x Wq grid, rows of ldc. */
+typedef struct grid_copy {
+    size_t channels, H, W, Hq, Wq, ldc;
+    long top, left;
+} grid_copy;
+
+static clg_status pad(clg_ctx *ctx, const char *opts, const grid_copy *c, const clg_tensor *x,
                       size_t n0, size_t nb, cl_mem xq)
 {
     clg__launch l;
     clg_status st = clg__launch_begin(ctx, "winograd", opts, "clg_wino_pad", &l);
     if (st != CLG_OK)
         return st;
-    size_t img = w->ins_total * w->Hin * w->Win;
+    size_t img = c->channels * c->H * c->W;
     clg__arg_mem(&l, x->mem);
     clg__arg_u64(&l, x->offset + n0 * img);
     clg__arg_u64(&l, img);
-    clg__arg_u32(&l, w->ins_total);
-    clg__arg_u32(&l, w->Hin);
-    clg__arg_u32(&l, w->Win);
-    clg__arg_u32(&l, (uint32_t)(int32_t)w->top); /* the kernel reads them as int */
-    clg__arg_u32(&l, (uint32_t)(int32_t)w->left);
-    clg__arg_u32(&l, w->Hq);
-    clg__arg_u32(&l, w->Wq);
-    clg__arg_u32(&l, w->ldc);
+    clg__arg_u32(&l, c->channels);
+    clg__arg_u32(&l, c->H);
+    clg__arg_u32(&l, c->W);
+    clg__arg_u32(&l, (uint32_t)(int32_t)c->top); /* the kernel reads them as int */
+    clg__arg_u32(&l, (uint32_t)(int32_t)c->left);
+    clg__arg_u32(&l, c->Hq);
+    clg__arg_u32(&l, c->Wq);
+    clg__arg_u32(&l, c->ldc);
     clg__arg_mem(&l, xq);
-    clg__arg_u64(&l, w->Hq * w->Wq * w->ldc);
-    size_t global[3] = {w->Wq, w->Hq, nb}, local[3] = {w->Wq < LANES ? w->Wq : LANES, 1, 1};
+    clg__arg_u64(&l, c->Hq * c->Wq * c->ldc);
+    size_t global[3] = {c->Wq, c->Hq, nb}, local[3] = {c->Wq < LANES ? c->Wq : LANES, 1, 1};
     return clg__launch_run(&l, global, local);
 }
 
-static clg_status input_transform(clg_ctx *ctx, const char *opts, const wino_problem *w,
-                                  cl_mem xq, size_t gi, size_t T, cl_mem V)
+static grid_copy input_grid(const wino_problem *w)
+{
+    grid_copy c = {w->ins_total, w->Hin, w->Win, w->Hq, w->Wq, w->ldc, w->top, w->left};
+    return c;
+}
+
+/* dy on the tiles' grid (th*m x tw*m, zero past P x Q), for the weight gradient. */
+static grid_copy dy_grid_copy(const wino_problem *w)
+{
+    grid_copy c = {w->outs_total, w->P, w->Q, w->th * WM, w->tw * WM,
+                   round_up(w->outs_total, LANES), 0, 0};
+    return c;
+}
+
+/* V (kernel clg_wino_input, the input patches) or E (clg_wino_dy, dy's tiles) of a group's
+ * channels [c_first, +channels) of the channels-last copy `c`, rows of ld. */
+static clg_status transform(clg_ctx *ctx, const char *opts, const char *kernel, const grid_copy *c,
+                            const wino_problem *w, cl_mem xq, size_t c_first, size_t channels,
+                            size_t T, cl_mem out, size_t ld)
 {
     clg__launch l;
-    clg_status st = clg__launch_begin(ctx, "winograd", opts, "clg_wino_input", &l);
+    clg_status st = clg__launch_begin(ctx, "winograd", opts, kernel, &l);
     if (st != CLG_OK)
         return st;
     clg__arg_mem(&l, xq);
-    clg__arg_u64(&l, w->Hq * w->Wq * w->ldc);
-    clg__arg_u32(&l, w->Wq);
-    clg__arg_u32(&l, w->ldc);
-    clg__arg_u32(&l, gi * w->ins);
+    clg__arg_u64(&l, c->Hq * c->Wq * c->ldc);
+    clg__arg_u32(&l, c->Wq);
+    clg__arg_u32(&l, c->ldc);
+    clg__arg_u32(&l, c_first);
     clg__arg_u32(&l, w->th);
     clg__arg_u32(&l, w->tw);
     clg__arg_u32(&l, T);
-    clg__arg_u32(&l, w->ldv);
-    clg__arg_mem(&l, V);
-    size_t blocks = w->ldv / LANES;
+    clg__arg_u32(&l, ld);
+    clg__arg_mem(&l, out);
+    size_t blocks = (channels + LANES - 1) / LANES;
     size_t global[3] = {blocks, T, 1}, local[3] = {blocks, 8, 1};
     return clg__launch_run(&l, global, local);
 }
@@ -171,11 +210,94 @@ static clg_status products(clg_ctx *ctx, const char *opts, unsigned mr, unsigned
     return clg__launch_run(&l, global, local);
 }
 
+static clg_status wgemm(clg_ctx *ctx, const char *opts, unsigned mr, unsigned nr,
+                        const clg__conv_geom *g, cl_mem E, size_t lde, cl_mem V, size_t ldv,
+                        size_t T, cl_mem dU, size_t du_off, int accumulate)
+{
+    clg__launch l;
+    clg_status st = clg__launch_begin(ctx, "winograd", opts, "clg_wino_wgemm", &l);
+    if (st != CLG_OK)
+        return st;
+    size_t a2 = (g->R + WM - 1) * (g->R + WM - 1);
+    clg__arg_mem(&l, E);
+    clg__arg_u32(&l, lde);
+    clg__arg_mem(&l, V);
+    clg__arg_u32(&l, ldv);
+    clg__arg_u32(&l, T);
+    clg__arg_u32(&l, g->Kg);
+    clg__arg_u32(&l, g->Cg);
+    clg__arg_mem(&l, dU);
+    clg__arg_u64(&l, du_off);
+    clg__arg_u32(&l, (size_t)accumulate);
+    size_t tiles_n = (g->Cg + nr - 1) / nr, tiles_m = (g->Kg + mr - 1) / mr;
+    size_t global[3] = {tiles_n, tiles_m, a2}, local[3] = {1, 1, 1};
+    return clg__launch_run(&l, global, local);
+}
+
+static clg_status wout(clg_ctx *ctx, const char *opts, const clg__conv_geom *g, cl_mem dU,
+                       size_t du_off, clg_tensor *dw, size_t gi)
+{
+    clg__launch l;
+    clg_status st = clg__launch_begin(ctx, "winograd", opts, "clg_wino_wout", &l);
+    if (st != CLG_OK)
+        return st;
+    clg__arg_mem(&l, dU);
+    clg__arg_u64(&l, du_off);
+    clg__arg_u32(&l, g->Kg);
+    clg__arg_u32(&l, g->Cg);
+    clg__arg_mem(&l, dw->mem);
+    clg__arg_u64(&l, dw->offset + gi * g->Kg * g->Cg * g->R * g->S);
+    size_t global[3] = {g->Cg, g->Kg, 1}, local[3] = {g->Cg < LANES ? g->Cg : LANES, 1, 1};
+    return clg__launch_run(&l, global, local);
+}
+
+/* Weight gradient: per chunk of images and group, V of x's patches and E of dy's tiles (one
+ * channels-last buffer holds x, then dy), the products summed into dU chunk after chunk;
+ * then dW per group. */
+static clg_status weights(clg_ctx *ctx, const char *opts, unsigned mr, unsigned nr,
+                          const clg__conv_geom *g, const clg_tensor *x, const clg_tensor *dy,
+                          clg_tensor *dw)
+{
+    wino_problem w = problem_of(g, CLG_CONV_FWD, nr);
+    size_t a2 = (g->R + WM - 1) * (g->R + WM - 1), tiles = w.th * w.tw;
+    size_t fixed, per_image, du_group = a2 * g->Kg * g->Cg, lde = round_up(g->Kg, LANES);
+    clg__conv_winograd_bytes(ctx, g, CLG_CONV_BWD_WEIGHTS, &fixed, &per_image);
+    size_t nb = clg__conv_chunk_after(g, fixed, per_image);
+    grid_copy in = input_grid(&w), out = dy_grid_copy(&w);
+    size_t xq_img = in.Hq * in.Wq * in.ldc, dq_img = out.Hq * out.Wq * out.ldc;
+    size_t q_img = xq_img > dq_img ? xq_img : dq_img;
+    cl_mem xq, V, E, dU;
+    clg_status st = clg__scratch_get(ctx, CLG__SLOT_CONV_DW, (nb * q_img + LANES) * sizeof(float), &xq);
+    if (st == CLG_OK)
+        st = clg__scratch_get(ctx, CLG__SLOT_CONV_COLS, (nb * a2 * tiles * w.ldv + nr) * sizeof(float), &V);
+    if (st == CLG_OK)
+        st = clg__scratch_get(ctx, CLG__SLOT_CONV_AUX, (nb * a2 * tiles * lde + mr) * sizeof(float), &E);
+    if (st == CLG_OK)
+        st = clg__scratch_get(ctx, CLG__SLOT_CONV_WINO, g->G * du_group * sizeof(float), &dU);
+    for (size_t n0 = 0; n0 < g->N && st == CLG_OK; n0 += nb) {
+        size_t cnt = g->N - n0 < nb ? g->N - n0 : nb, T = cnt * tiles;
+        for (size_t gi = 0; gi < g->G && st == CLG_OK; gi++) {
+            st = pad(ctx, opts, &in, x, n0, cnt, xq);
+            if (st == CLG_OK)
+                st = transform(ctx, opts, "clg_wino_input", &in, &w, xq, gi * g->Cg, g->Cg, T, V, w.ldv);
+            if (st == CLG_OK)
+                st = pad(ctx, opts, &out, dy, n0, cnt, xq);
+            if (st == CLG_OK)
+                st = transform(ctx, opts, "clg_wino_dy", &out, &w, xq, gi * g->Kg, g->Kg, T, E, lde);
+            if (st == CLG_OK)
+                st = wgemm(ctx, opts, mr, nr, g, E, lde, V, w.ldv, T, dU, gi * du_group, n0 > 0);
+        }
+    }
+    for (size_t gi = 0; gi < g->G && st == CLG_OK; gi++)
+        st = wout(ctx, opts, g, dU, gi * du_group, dw, gi);
+    return st;
+}
+
 clg_status clg__conv_winograd_run(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
                                   const clg_tensor *a, const clg_tensor *b, clg_tensor *out)
 {
-    if (pass == CLG_CONV_BWD_WEIGHTS || !clg__conv_winograd_applies(g))
-        return clg__fail(ctx, CLG_ERR_UNSUPPORTED, "conv2d: winograd does not apply to this pass");
+    if (!clg__conv_winograd_applies(g))
+        return clg__fail(ctx, CLG_ERR_UNSUPPORTED, "conv2d: winograd does not apply to this layer");
     unsigned mr, nr;
     char opts[64];
     clg_status st = clg__conv_tiles(ctx, &mr, &nr);
@@ -183,6 +305,8 @@ clg_status clg__conv_winograd_run(clg_ctx *ctx, const clg__conv_geom *g, clg_con
         st = clg__conv_winograd_options(ctx, g->R, opts, sizeof opts);
     if (st != CLG_OK)
         return st;
+    if (pass == CLG_CONV_BWD_WEIGHTS)
+        return weights(ctx, opts, mr, nr, g, a, b, out);
     wino_problem w = problem_of(g, pass, nr);
     size_t a2 = (g->R + WM - 1) * (g->R + WM - 1), u_group = a2 * w.ins * w.ldk;
     size_t fixed, per_image;
@@ -199,9 +323,10 @@ clg_status clg__conv_winograd_run(clg_ctx *ctx, const clg__conv_geom *g, clg_con
         st = filter_transform(ctx, opts, g, &w, b, gi, U, gi * u_group);
     for (size_t n0 = 0; n0 < g->N && st == CLG_OK; n0 += nb) {
         size_t cnt = g->N - n0 < nb ? g->N - n0 : nb, T = cnt * w.th * w.tw;
-        st = pad(ctx, opts, &w, a, n0, cnt, xq);
+        grid_copy in = input_grid(&w);
+        st = pad(ctx, opts, &in, a, n0, cnt, xq);
         for (size_t gi = 0; gi < g->G && st == CLG_OK; gi++) {
-            st = input_transform(ctx, opts, &w, xq, gi, T, V);
+            st = transform(ctx, opts, "clg_wino_input", &in, &w, xq, gi * w.ins, w.ins, T, V, w.ldv);
             if (st == CLG_OK)
                 st = products(ctx, opts, mr, nr, g, &w, V, T, U, gi * u_group, out, n0, gi);
         }

@@ -34,7 +34,7 @@ typedef struct clg__ext {
 } clg__ext;
 
 /* Reusable device buffers (fresh memory costs ~10 us per 4 KiB page on first touch). */
-enum { CLG__SCRATCH_SLOTS = 9 }; /* 7: tensor reductions, 8: fully connected */
+enum { CLG__SCRATCH_SLOTS = 10 }; /* 7: tensor reductions, 8: fully connected, 9: conv */
 typedef struct clg__scratch {
     cl_mem mem;
     size_t bytes;

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Writes the Winograd transforms of cl_kernels/winograd.cl (a development tool, not run at
 build time): for each F(m x m, r x r) the matrices A^T, G, B^T from Toom-Cook interpolation at
-the points 0, +-1, +-2 (and infinity), checked exactly against direct correlation, then
-emitted as straight-line code that skips zero coefficients and multiplications by +-1.
+the points 0, +-1, +-2 (and infinity), checked exactly against direct correlation, and those
+of F(r x r, m x m) for the weight gradient, then emitted as straight-line code that skips
+zero coefficients and multiplications by +-1.
 
     python3 tools/dev/winograd_transforms.py > /tmp/tf.cl   # then paste between the markers
 Needs sympy."""
@@ -92,6 +93,24 @@ def variant(m, r, pts):
     L.append("    float t[%d];" % (a * r))
     L += matmul_lines(G, lambda k, j: "g[%d]" % (k * r + j), lambda i, j: "t[%d]" % (i * r + j), r, r, True)
     L += matmul_lines(G, lambda i, k: "t[%d]" % (i * r + k), lambda i, j: "u[%d]" % (i * a + j), a, r, False)
+    L.append("}")
+    # The weight gradient is F(r x r, m x m) at the same points: dy tiles take the place of
+    # the filter (E = G' e G'^T) and dW = A'^T dU A' (its B^T is the same as above).
+    AT2, G2, BT2 = derive(r, m, [sp.Rational(p) for p in pts])
+    assert BT2 == BT
+    L.append("/* E = G' e G'^T for an m x m tile e of dy (weight gradient) */")
+    L.append("static inline void wino_dy_tf(const float16 *e, float16 *u)")
+    L.append("{")
+    L.append("    float16 t[%d];" % (a * m))
+    L += matmul_lines(G2, lambda k, j: "e[%d]" % (k * m + j), lambda i, j: "t[%d]" % (i * m + j), m, m, True)
+    L += matmul_lines(G2, lambda i, k: "t[%d]" % (i * m + k), lambda i, j: "u[%d]" % (i * a + j), a, m, False)
+    L.append("}")
+    L.append("/* dW = A'^T dU A' (weight gradient) */")
+    L.append("static inline void wino_dw_tf(const float *mm, float *w)")
+    L.append("{")
+    L.append("    float t[%d];" % (r * a))
+    L += matmul_lines(AT2, lambda k, j: "mm[%d]" % (k * a + j), lambda i, j: "t[%d]" % (i * a + j), a, a, True)
+    L += matmul_lines(AT2, lambda i, k: "t[%d]" % (i * a + k), lambda i, j: "w[%d]" % (i * r + j), r, a, False)
     L.append("}")
     return "\n".join(L)
 parts = [variant(2, 3, [0, 1, -1]), variant(2, 5, [0, 1, -1, 2, -2])]
