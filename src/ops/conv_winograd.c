@@ -62,7 +62,7 @@ clg_status clg__conv_winograd_options(clg_ctx *ctx, size_t r, char *out, size_t 
     return st;
 }
 
-/* Weight gradient: dy channels-last on the tiles' grid, and its row length in E. */
+/* Weight gradient: floats of one image's dy, channels-last on the tiles' grid. */
 static size_t dy_grid(const wino_problem *w)
 {
     return w->th * WM * w->tw * WM * round_up(w->outs_total, LANES);
@@ -76,8 +76,10 @@ void clg__conv_winograd_bytes(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pa
     int wgrad = pass == CLG_CONV_BWD_WEIGHTS;
     wino_problem w = problem_of(g, wgrad ? CLG_CONV_FWD : pass, nr);
     size_t a2 = (g->R + WM - 1) * (g->R + WM - 1), tiles = w.th * w.tw;
-    /* U (forward) or dU (weight gradient), and slack for vector reads past the last row */
-    *fixed = ((wgrad ? g->G * a2 * g->Kg * g->Cg : g->G * a2 * w.ins * w.ldk) + nr) * sizeof(float);
+    /* U (forward) or dU (weight gradient), and the slack after the buffers that vector reads
+     * of the last rows run into */
+    *fixed = ((wgrad ? g->G * a2 * g->Kg * g->Cg : g->G * a2 * w.ins * w.ldk) + nr + mr + LANES) *
+             sizeof(float);
     *per_image = (w.Hq * w.Wq * w.ldc + a2 * tiles * w.ldv) * sizeof(float);
     if (wgrad) { /* dy on the grid (sharing the padded input's buffer) and E */
         size_t grid = dy_grid(&w), xq = w.Hq * w.Wq * w.ldc;
