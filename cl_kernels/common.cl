@@ -4,3 +4,18 @@
 
 /* Index of the current work-item in a 1-D launch, as a size_t for large tensors. */
 #define CLG_GID0 ((size_t)get_global_id(0))
+
+/* Register blocks of MR rows x NV float16 vectors (MR and NV from the family), the inner step
+ * of the CPU-style products: zero them, load a row of B, and acc[i] += A(i) * B for every
+ * row, A(i) an expression giving row i's scalar. Fully unrolled, so acc stays in registers. */
+#define CLG_BLOCK_ZERO(acc)                                                                   \
+    _Pragma("unroll") for (int zi_ = 0; zi_ < MR; zi_++)                                      \
+        _Pragma("unroll") for (int zv_ = 0; zv_ < NV; zv_++) acc[zi_][zv_] = (float16)(0.0f)
+#define CLG_BLOCK_LOAD(bv, ptr)                                                               \
+    _Pragma("unroll") for (int lv_ = 0; lv_ < NV; lv_++) bv[lv_] = vload16(lv_, (ptr))
+#define CLG_BLOCK_FMA(acc, bv, A)                                                             \
+    _Pragma("unroll") for (int fi_ = 0; fi_ < MR; fi_++) {                                    \
+        float fa_ = (A(fi_));                                                                 \
+        _Pragma("unroll") for (int fv_ = 0; fv_ < NV; fv_++)                                  \
+            acc[fi_][fv_] = fma((float16)(fa_), bv[fv_], acc[fi_][fv_]);                      \
+    }

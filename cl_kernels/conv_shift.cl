@@ -46,27 +46,17 @@ __kernel void clg_conv_shift_fwd(uint m, uint L, uint Cin, uint R, uint S, uint 
     for (int r = 0; r < MR; r++)
         a[r] = A + a_off + (size_t)min(row0 + (uint)r, m - 1) * lda;
     float16 acc[MR][NV];
-#pragma unroll
-    for (int r = 0; r < MR; r++)
-#pragma unroll
-        for (int v = 0; v < NV; v++)
-            acc[r][v] = (float16)(0.0f);
+    CLG_BLOCK_ZERO(acc);
     uint ap = 0;
     for (uint c = 0; c < Cin; c++)
         for (uint r = 0; r < R; r++) {
             const __global float *brow = b + c * plane + r * dh * Wp;
             for (uint s = 0; s < S; s++, brow += dw, ap++) {
                 float16 bv[NV];
-#pragma unroll
-                for (int v = 0; v < NV; v++)
-                    bv[v] = vload16(v, brow);
-#pragma unroll
-                for (int i = 0; i < MR; i++) {
-                    float av = a[i][ap];
-#pragma unroll
-                    for (int v = 0; v < NV; v++)
-                        acc[i][v] = fma((float16)(av), bv[v], acc[i][v]);
-                }
+                CLG_BLOCK_LOAD(bv, brow);
+#define A_ROW(i) a[i][ap]
+                CLG_BLOCK_FMA(acc, bv, A_ROW);
+#undef A_ROW
             }
         }
     /* Column j of the grid is output pixel (j / Wp, j % Wp) when j % Wp < Q. */
@@ -116,26 +106,16 @@ __kernel void clg_conv_shift_fwd_px(uint PQ, uint Q, uint Cin, uint R, uint S, u
         a[i] = X + x_off + n * x_img + (pix / Q) * Wp + pix % Q;
     }
     float16 acc[MR][NV];
-#pragma unroll
-    for (int i = 0; i < MR; i++)
-#pragma unroll
-        for (int v = 0; v < NV; v++)
-            acc[i][v] = (float16)(0.0f);
+    CLG_BLOCK_ZERO(acc);
     const __global float *b = Wt + col0;
     for (uint c = 0; c < Cin; c++)
         for (uint r = 0; r < R; r++)
             for (uint s = 0, off = c * plane + r * dh * Wp; s < S; s++, off += dw, b += ldk) {
                 float16 bv[NV];
-#pragma unroll
-                for (int v = 0; v < NV; v++)
-                    bv[v] = vload16(v, b);
-#pragma unroll
-                for (int i = 0; i < MR; i++) {
-                    float av = a[i][off];
-#pragma unroll
-                    for (int v = 0; v < NV; v++)
-                        acc[i][v] = fma((float16)(av), bv[v], acc[i][v]);
-                }
+                CLG_BLOCK_LOAD(bv, b);
+#define A_PIXEL(i) a[i][off]
+                CLG_BLOCK_FMA(acc, bv, A_PIXEL);
+#undef A_PIXEL
             }
     __global float *y = Y + y_off + n * y_img;
     uint kn = min((uint)NR, Kout - col0);
@@ -181,11 +161,7 @@ __kernel void clg_conv_shift_wgrad(uint m, uint taps, uint ones, uint P, uint Q,
         shift[i] = t < taps ? c * plane + r * dh * Wp + s * dw : ones;
     }
     float16 acc[MR][NV];
-#pragma unroll
-    for (int i = 0; i < MR; i++)
-#pragma unroll
-        for (int v = 0; v < NV; v++)
-            acc[i][v] = (float16)(0.0f);
+    CLG_BLOCK_ZERO(acc);
     uint n_end = min(N, (slice + 1) * per_slice);
     for (uint n = slice * per_slice; n < n_end; n++) {
         const __global float *d = D + (size_t)n * P * Q * ldd + col0;
@@ -193,16 +169,10 @@ __kernel void clg_conv_shift_wgrad(uint m, uint taps, uint ones, uint P, uint Q,
             const __global float *x = X + x_off + n * x_img + p * Wp;
             for (uint q = 0; q < Q; q++, d += ldd) {
                 float16 bv[NV];
-#pragma unroll
-                for (int v = 0; v < NV; v++)
-                    bv[v] = vload16(v, d);
-#pragma unroll
-                for (int i = 0; i < MR; i++) {
-                    float av = x[shift[i] + q];
-#pragma unroll
-                    for (int v = 0; v < NV; v++)
-                        acc[i][v] = fma((float16)(av), bv[v], acc[i][v]);
-                }
+                CLG_BLOCK_LOAD(bv, d);
+#define A_TAP(i) x[shift[i] + q]
+                CLG_BLOCK_FMA(acc, bv, A_TAP);
+#undef A_TAP
             }
         }
     }

@@ -547,23 +547,13 @@ __kernel void clg_wino_gemm(__global const float *V, uint ldv, uint T, uint Cin,
             a[i] = V + ((size_t)x * T + min(t0 + (uint)i, T - 1)) * ldv;
         const __global float *b = U + u_off + (size_t)x * Cin * ldk + k0;
         float16 acc[MR][NV];
-#pragma unroll
-        for (int i = 0; i < MR; i++)
-#pragma unroll
-            for (int v = 0; v < NV; v++)
-                acc[i][v] = (float16)(0.0f);
+        CLG_BLOCK_ZERO(acc);
         for (uint c = 0; c < Cin; c++, b += ldk) {
             float16 bv[NV];
-#pragma unroll
-            for (int v = 0; v < NV; v++)
-                bv[v] = vload16(v, b);
-#pragma unroll
-            for (int i = 0; i < MR; i++) {
-                float av = a[i][c];
-#pragma unroll
-                for (int v = 0; v < NV; v++)
-                    acc[i][v] = fma((float16)(av), bv[v], acc[i][v]);
-            }
+            CLG_BLOCK_LOAD(bv, b);
+#define A_TILE(i) a[i][c]
+            CLG_BLOCK_FMA(acc, bv, A_TILE);
+#undef A_TILE
         }
 #pragma unroll
         for (int i = 0; i < MR; i++)
@@ -649,23 +639,14 @@ __kernel void clg_wino_wgemm(__global const float *E, uint lde, __global const f
     const __global float *e = E + (size_t)x * T * lde + k0;
     const __global float *v = V + (size_t)x * T * ldv + c0;
     float16 acc[MR][NV];
-#pragma unroll
-    for (int i = 0; i < MR; i++)
-#pragma unroll
-        for (int w = 0; w < NV; w++)
-            acc[i][w] = (float16)(0.0f);
+    CLG_BLOCK_ZERO(acc);
     for (uint t = 0; t < T; t++, e += lde, v += ldv) {
         float16 bv[NV];
-#pragma unroll
-        for (int w = 0; w < NV; w++)
-            bv[w] = vload16(w, v);
-#pragma unroll
-        for (int i = 0; i < MR; i++) {
-            float av = e[i]; /* rows past Kout read E's padding or the next tile: not stored */
-#pragma unroll
-            for (int w = 0; w < NV; w++)
-                acc[i][w] = fma((float16)(av), bv[w], acc[i][w]);
-        }
+        CLG_BLOCK_LOAD(bv, v);
+        /* rows past Kout read E's padding or the next tile: not stored */
+#define A_CHANNEL(i) e[i]
+        CLG_BLOCK_FMA(acc, bv, A_CHANNEL);
+#undef A_CHANNEL
     }
     for (int i = 0; i < MR && k0 + (uint)i < Kout; i++) {
         __global float *out = dU + du_off + ((size_t)x * Kout + k0 + (uint)i) * Cin + c0;
