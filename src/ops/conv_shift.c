@@ -133,7 +133,8 @@ void clg__conv_shift_bytes(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass 
     size_t planes = pass == CLG_CONV_BWD_DATA ? g->K : g->C;
     *per_image = planes * s.Hp * s.Wp * sizeof(float);
     *fixed = t.nr * sizeof(float); /* slack: the last tile's loads run past the last image */
-    if (pass == CLG_CONV_BWD_DATA || pixel_rows(g, pass, t.mr, t.nr)) {
+    if (pass == CLG_CONV_BWD_DATA || (pass == CLG_CONV_FWD && pixel_rows(g, pass, t.mr, t.nr))) {
+        /* the weights laid out as rows of taps */
         size_t outs = pass == CLG_CONV_BWD_DATA ? g->Cg : g->Kg;
         *fixed += (outs + t.nr - 1) / t.nr * t.nr * (g->Kg + g->Cg - outs) * g->R * g->S * sizeof(float);
     }
