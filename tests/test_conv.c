@@ -156,9 +156,9 @@ static int run_case(const conv_case *c, clg_conv_algo algo, clg_conv_pass pass, 
     }
     clg_tensor *tx = make(xs, x), *tw = make(ws, w), *tdy = make(ys, dy), *tb = make(bs, b), *out, *view;
     clg_tensor *db = NULL, *db_view = NULL;
-    /* Small integers make every algorithm exact but Winograd F(2x2, 5x5), whose filter
-     * transform holds 1/6 and 1/24 (not binary fractions): it gets the float tolerance. */
-    int exact = integer && !(algo == CLG_CONV_ALGO_WINOGRAD && c->R == 5);
+    /* Small integers make every algorithm exact but Winograd, whose transforms (F(4x4, 3x3)
+     * and F(2x2, 5x5)) hold 1/6 and 1/24, not binary fractions: it gets the float tolerance. */
+    int exact = integer && algo != CLG_CONV_ALGO_WINOGRAD;
     double *ref;
     size_t n_out, len;
     char what[160];

@@ -113,7 +113,7 @@ def variant(m, r, pts):
     L += matmul_lines(AT2, lambda i, k: "t[%d]" % (i * a + k), lambda i, j: "w[%d]" % (i * r + j), r, a, False)
     L.append("}")
     return "\n".join(L)
-parts = [variant(2, 3, [0, 1, -1]), variant(2, 5, [0, 1, -1, 2, -2])]
+parts = [variant(2, 3, [0, 1, -1]), variant(4, 3, [0, 1, -1, 2, -2]), variant(2, 5, [0, 1, -1, 2, -2])]
 txt = "\n".join(parts)
 txt = txt.replace("#elif", "#if", 1)
-print(txt + "\n#else\n#error \"Winograd: WM x WR must be 2x3 or 2x5\"\n#endif")
+print(txt + "\n#else\n#error \"Winograd: WM x WR must be 2x3, 4x3 or 2x5\"\n#endif")
