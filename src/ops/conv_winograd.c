@@ -68,10 +68,20 @@ int clg__conv_winograd_applies(const clg__conv_geom *g)
            g->dw == 1;
 }
 
+/* The products' register tile: the GEMM's MR rows by one 16-float vector of channels (not
+ * the GEMM's NR), which halves the private block of products each work-item keeps for its
+ * output transform (36 x MR x 16 floats) and pads channel counts to 16, not 32. */
+static clg_status wino_tiles(clg_ctx *ctx, unsigned *mr, unsigned *nr)
+{
+    clg_status st = clg__conv_tiles(ctx, mr, nr);
+    *nr = LANES;
+    return st;
+}
+
 clg_status clg__conv_winograd_options(clg_ctx *ctx, size_t r, char *out, size_t size)
 {
     unsigned mr, nr;
-    clg_status st = clg__conv_tiles(ctx, &mr, &nr);
+    clg_status st = wino_tiles(ctx, &mr, &nr);
     if (st == CLG_OK)
         snprintf(out, size, "-DMR=%u -DNR=%u -DWM=%zu -DWR=%zu", mr, nr, tile_of(r), r);
     return st;
@@ -88,6 +98,7 @@ void clg__conv_winograd_bytes(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pa
 {
     unsigned mr = 8, nr = 32;
     clg__conv_tiles_or_default(ctx, &mr, &nr);
+    nr = LANES; /* as wino_tiles */
     int wgrad = pass == CLG_CONV_BWD_WEIGHTS;
     wino_problem w = problem_of(g, wgrad ? CLG_CONV_FWD : pass, nr);
     size_t a2 = points_of(g), tiles = w.th * w.tw;
@@ -317,7 +328,7 @@ clg_status clg__conv_winograd_run(clg_ctx *ctx, const clg__conv_geom *g, clg_con
         return clg__fail(ctx, CLG_ERR_UNSUPPORTED, "conv2d: winograd does not apply to this layer");
     unsigned mr, nr;
     char opts[64];
-    clg_status st = clg__conv_tiles(ctx, &mr, &nr);
+    clg_status st = wino_tiles(ctx, &mr, &nr);
     if (st == CLG_OK)
         st = clg__conv_winograd_options(ctx, g->R, opts, sizeof opts);
     if (st != CLG_OK)
