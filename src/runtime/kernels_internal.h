@@ -5,7 +5,8 @@
 #include <stddef.h>
 
 typedef struct clg__kernel_source {
-    const char *family;    /* "common", "tensor", "gemm", ... (file name without .cl) */
+    const char *family;    /* "common", "tensor", "gemm", ... (file name without .cl); a name
+                              ending in "_h" is a header put before its family's source */
     const char *text;      /* NUL-terminated OpenCL C */
     const size_t *length;  /* bytes, without the NUL */
     const char *sha256;    /* hex SHA-256 of the .cl file */

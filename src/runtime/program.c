@@ -116,18 +116,24 @@ static clg_status obtain(clg_ctx *ctx, const clg__kernel_source *src, const char
     const clg__kernel_source *common = clg__kernel_source_find("common");
     if (!common)
         return clg__fail(ctx, CLG_ERR_INTERNAL, "common.cl is not embedded");
-    char digest[2 * 65 + 1];
-    snprintf(digest, sizeof digest, "%s+%s", common->sha256, src->sha256);
+    /* A family F may have a header source F_h (e.g. generated code), put before it. */
+    char hname[72];
+    snprintf(hname, sizeof hname, "%s_h", src->family);
+    const clg__kernel_source *hdr = clg__kernel_source_find(hname);
+    char digest[3 * 65 + 1];
+    snprintf(digest, sizeof digest, "%s+%s+%s", common->sha256, hdr ? hdr->sha256 : "",
+             src->sha256);
     unsigned char key[32];
     clg__bincache_key(ctx, digest, options, key);
     if (ctx->cache_dir && (*out = load_cached(ctx, key, options)) != NULL) {
         ctx->stats.programs_from_cache++;
         return CLG_OK;
     }
-    char line[96];
+    char line[96], hline[96];
     snprintf(line, sizeof line, "\n#line 1 \"%s.cl\"\n", src->family);
-    const char *strings[3] = {common->text, line, src->text};
-    clg_status st = build_from_strings(ctx, src->family, 3, strings, options, out);
+    snprintf(hline, sizeof hline, "\n#line 1 \"%s.cl\"\n", hname);
+    const char *strings[5] = {common->text, hline, hdr ? hdr->text : "", line, src->text};
+    clg_status st = build_from_strings(ctx, src->family, 5, strings, options, out);
     if (st != CLG_OK)
         return st;
     ctx->stats.programs_from_source++;
