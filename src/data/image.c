@@ -1,40 +1,14 @@
-/* Image decoding, the only file that compiles stb_image (and stb_image_resize): PNG, JPEG,
- * BMP and PNM only (Debian's stb_image 2.27 has unfixed bugs in its other decoders, e.g. GIF),
- * sizes checked with stbi_info before any pixel is decoded. */
+/* Image decoding through stb_image (and stb_image_resize), compiled in stb.c: PNG, JPEG, BMP
+ * and PNM only (Debian's stb_image 2.27 has unfixed bugs in its other decoders, e.g. GIF),
+ * inputs that trip its known bugs refused here, sizes checked with stbi_info before any pixel
+ * is decoded. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "data/data_internal.h"
+#include "data/stb.h"
 
-#define STB_IMAGE_STATIC
-#define STB_IMAGE_IMPLEMENTATION
-#define STBI_ONLY_PNG
-#define STBI_ONLY_JPEG
-#define STBI_ONLY_BMP
-#define STBI_ONLY_PNM
-#define STBI_NO_STDIO
-#define STBI_NO_LINEAR
-#define STBI_NO_HDR
-#define STBI_MAX_DIMENSIONS CLG_IMAGE_MAX_SIDE
-/* Zeroed: stb's PNM reader ignores a short read, which would leave uninitialised pixels. */
-#define STBI_MALLOC(n) clg__calloc(1, n)
-#define STBI_REALLOC(p, n) clg__realloc(p, n)
-#define STBI_FREE(p) free(p)
-#define STB_IMAGE_RESIZE_STATIC
-#define STB_IMAGE_RESIZE_IMPLEMENTATION
-#define STBIR_MALLOC(n, c) ((void)(c), clg__malloc(n))
-#define STBIR_FREE(p, c) ((void)(c), free(p))
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wunused-function"
-#pragma GCC diagnostic ignored "-Wsign-compare"
-#pragma GCC diagnostic ignored "-Wunused-parameter"
-#pragma GCC diagnostic ignored "-Wimplicit-fallthrough"
-#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
-#pragma GCC diagnostic ignored "-Wdouble-promotion"
-#include <stb/stb_image.h>
-#include <stb/stb_image_resize.h>
-#pragma GCC diagnostic pop
 
 /* stb 2.27 builds JPEG Huffman tables without checking that a table's 16 counts sum to at most
  * 256 codes, and then writes past its arrays (found by fuzzing; later stb versions check).
@@ -145,7 +119,7 @@ clg_status clg__image_decode(const unsigned char *data, size_t len, size_t c, si
         snprintf(msg, msg_cap, "corrupt JPEG: a Huffman table defines more than 256 codes");
         return CLG_ERR_CORRUPT;
     }
-    if (len > (size_t)CLG_IMAGE_MAX_FILE || !stbi_info_from_memory(data, (int)len, &iw, &ih, &ic)) {
+    if (len > (size_t)CLG_IMAGE_MAX_FILE || !clg__stbi_info(data, (int)len, &iw, &ih, &ic)) {
         snprintf(msg, msg_cap, "not a PNG, JPEG, BMP or PNM image%s",
                  len > (size_t)CLG_IMAGE_MAX_FILE ? " (file too large)" : "");
         return CLG_ERR_CORRUPT;
@@ -158,20 +132,20 @@ clg_status clg__image_decode(const unsigned char *data, size_t len, size_t c, si
     }
     /* stb 2.27 converts 16-bit PNM data it never checked was all there (a heap overflow found
      * by fuzzing): 16-bit images are refused outright. */
-    if (stbi_is_16_bit_from_memory(data, (int)len)) {
+    if (clg__stbi_is_16_bit(data, (int)len)) {
         snprintf(msg, msg_cap, "16-bit images are not supported (convert to 8 bits per channel)");
         return CLG_ERR_CORRUPT;
     }
     int want = c == 1 ? 1 : 3;
-    unsigned char *pix = stbi_load_from_memory(data, (int)len, &iw, &ih, &ic, want);
+    unsigned char *pix = clg__stbi_load(data, (int)len, &iw, &ih, &ic, want);
     if (!pix) {
-        snprintf(msg, msg_cap, "cannot decode: %s", stbi_failure_reason());
+        snprintf(msg, msg_cap, "cannot decode: %s", clg__stbi_failure_reason());
         return CLG_ERR_CORRUPT;
     }
     unsigned char *sized = pix;
     if ((size_t)iw != w || (size_t)ih != h) {
         sized = clg__malloc(w * h * (size_t)want);
-        if (!sized || !stbir_resize_uint8(pix, iw, ih, 0, sized, (int)w, (int)h, 0, want)) {
+        if (!sized || !clg__stbir_resize(pix, iw, ih, 0, sized, (int)w, (int)h, 0, want)) {
             free(sized);
             free(pix);
             snprintf(msg, msg_cap, "out of host memory resizing %dx%d to %zux%zu", iw, ih, w, h);
@@ -259,7 +233,7 @@ clg_status clg__image_size(const char *path, size_t *h, size_t *w)
     if (st == CLG_OK && (!len || len > (size_t)CLG_IMAGE_MAX_FILE || !pnm_header_ok(data, len) ||
                          !png_chunks_ok(data, len) ||
                          !jpeg_tables_ok(data, len) ||
-                         !stbi_info_from_memory(data, (int)len, &iw, &ih, &ic) || iw < 1 ||
+                         !clg__stbi_info(data, (int)len, &iw, &ih, &ic) || iw < 1 ||
                          ih < 1 || iw > CLG_IMAGE_MAX_SIDE || ih > CLG_IMAGE_MAX_SIDE))
         st = clg__datastore_fail(NULL, CLG_ERR_CORRUPT, "image %s: not a readable PNG, JPEG, BMP "
                                  "or PNM image within the size limits", path);
