@@ -226,7 +226,7 @@ static void whole_network_gradient_matches_finite_differences(void **state)
     size_t nrefs = clg__net_params(net, refs, 16);
     assert_int_equal(nrefs, 10); /* conv w b, bn g b, conv w b, fc w b, fc w b */
     double worst = 0;
-    int skipped = 0;
+    int kinks = 0;
     for (size_t r = 0; r < nrefs; r++) {
         size_t n = clg_tensor_numel(refs[r].param);
         float *w = malloc(n * sizeof *w), *g = malloc(n * sizeof *g);
@@ -234,11 +234,13 @@ static void whole_network_gradient_matches_finite_differences(void **state)
         CLG_ASSERT_STATUS(clg_tensor_download(refs[r].grad, g, n), CLG_OK);
         for (int k = 0; k < 3; k++) {
             size_t i = (size_t)(clg_test_rng_next(&rng) % n);
-            /* Central differences at two step sizes, and one-sided ones: where the one-sided
-             * slopes or the two central ones disagree, the loss has a kink within the step (a max
-             * pooling window switched), and the element is skipped; at most two in the test's
-             * 30 may be. */
-            double fd[2], base = loss_at(net, labels), one_sided = 0;
+            /* Central differences at two step sizes, and the one-sided slopes of the smaller.
+             * Where a max-pooling window switches within the step (a kink), the central
+             * difference mixes the slopes on both sides, but the derivative at the point is
+             * the slope on the side without the switch: the gradient must then match one of
+             * the one-sided slopes instead. At most a few of the test's 30 elements may sit at
+             * a kink. */
+            double fd[2], base = loss_at(net, labels), s_up = 0, s_down = 0;
             for (int h = 0; h < 2; h++) {
                 const float eps = h ? 1.5e-3f : 3e-3f;
                 float keep = w[i];
@@ -251,27 +253,32 @@ static void whole_network_gradient_matches_finite_differences(void **state)
                 w[i] = keep;
                 CLG_ASSERT_STATUS(clg_tensor_upload(refs[r].param, w, n), CLG_OK);
                 fd[h] = (up - down) / (2.0 * eps);
-                one_sided = fabs((up - base) - (base - down)) / eps; /* forward - backward */
+                s_up = (up - base) / eps;
+                s_down = (base - down) / eps;
             }
             /* float forward passes: the difference quotient carries ~1e-7 / eps of noise, and
-             * O(eps^2) curvature; 1e-3 absolute plus 2% relative covers both. */
-            if (fabs(fd[0] - fd[1]) > 1e-3 + 0.02 * fabs(fd[1]) ||
-                one_sided > 2e-3 + 0.05 * fabs(fd[1])) {
-                skipped++;
+             * O(eps^2) curvature; 1e-3 absolute plus 2% relative covers both. One-sided slopes
+             * carry O(eps) curvature: 5% relative. */
+            double tol = 1e-3 + 0.02 * fabs(fd[1]), tol_one = 1e-3 + 0.05 * fabs(fd[1]);
+            int smooth = fabs(fd[0] - fd[1]) <= tol;
+            double err = fabs(fd[1] - g[i]) / tol;
+            if (smooth && err <= 1) {
+                worst = err > worst ? err : worst;
                 continue;
             }
-            double err = fabs(fd[1] - g[i]) / (1e-3 + 0.02 * fabs(fd[1]));
-            if (err > 1)
-                fail_msg("param %zu element %zu: backward %g, finite difference %g", r, i,
-                         (double)g[i], fd[1]);
-            worst = err > worst ? err : worst;
+            if (fabs(s_up - g[i]) <= tol_one || fabs(s_down - g[i]) <= tol_one) {
+                kinks++;
+                continue;
+            }
+            fail_msg("param %zu element %zu: backward %g, finite differences %g and %g, "
+                     "one-sided slopes %g and %g", r, i, (double)g[i], fd[0], fd[1], s_down, s_up);
         }
         free(w);
         free(g);
     }
-    print_message("worst gradient error %.3f of the bound (%d of 30 elements at a kink)\n", worst,
-                  skipped);
-    assert_true(skipped <= 2);
+    print_message("worst gradient error %.3f of the bound (%d of 30 elements at a kink, matched "
+                  "by a one-sided slope)\n", worst, kinks);
+    assert_true(kinks <= 4); /* the rest, at least 26, by central differences */
     clg_net_destroy(net);
 }
 
