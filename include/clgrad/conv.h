@@ -14,7 +14,7 @@ typedef enum clg_conv_algo {
     CLG_CONV_ALGO_AUTO = 0,     /* the stored `find` result if any, else a heuristic */
     CLG_CONV_ALGO_IM2COL = 1,   /* im2col into a bounded workspace, then GEMM */
     CLG_CONV_ALGO_IMPLICIT = 2, /* fused: register-blocked products reading the input in place */
-    CLG_CONV_ALGO_WINOGRAD = 3, /* F(2x2, 3x3): 3x3, stride 1, dilation 1 */
+    CLG_CONV_ALGO_WINOGRAD = 3, /* F(4x4, 3x3) and F(2x2, 5x5): stride 1, dilation 1 */
     CLG_CONV_ALGO_GEMM = 4,     /* 1x1, stride 1, no padding: the input is already the matrix */
     CLG_CONV_ALGO_FIND = 5      /* time every valid algorithm on first use of a shape, store
                                    the winner per device in the cache folder, reuse it */

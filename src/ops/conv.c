@@ -139,8 +139,18 @@ static clg_status run_pass(clg_ctx *ctx, const clg_conv2d_desc *d, clg_conv_pass
     return clg__conv_run(ctx, g, pass, algo, a, b, out);
 }
 
-/* The forward pass with its epilogue (bias, ReLU) fused where the algorithm can (Winograd,
- * the implicit shifted form with pixels as rows), else run after it. */
+/* Whether the algorithm does the pass's extra work itself: the forward pass's bias and ReLU
+ * (Winograd; the implicit shifted form with pixels as rows), the weight gradient's bias
+ * gradient (the implicit shifted form). */
+static int does_extra(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass, clg_conv_algo algo)
+{
+    if (algo == CLG_CONV_ALGO_WINOGRAD)
+        return pass == CLG_CONV_FWD;
+    return algo == CLG_CONV_ALGO_IMPLICIT && clg__conv_shift_fuses(ctx, g, pass);
+}
+
+/* The forward pass with its epilogue (bias, ReLU) fused where the algorithm can, else run
+ * after it. */
 static clg_status forward_pass(clg_ctx *ctx, const clg_conv2d_desc *d, clg__conv_geom *g,
                                const clg_tensor *x, const clg_tensor *w, const clg_tensor *bias,
                                clg_tensor *y)
@@ -149,8 +159,7 @@ static clg_status forward_pass(clg_ctx *ctx, const clg_conv2d_desc *d, clg__conv
     clg_status st = clg__conv_resolve(ctx, d, CLG_CONV_FWD, g, x, w, y, &algo);
     if (st != CLG_OK)
         return st;
-    int fused = algo == CLG_CONV_ALGO_WINOGRAD ||
-                (algo == CLG_CONV_ALGO_IMPLICIT && clg__conv_shift_fuses(ctx, g, CLG_CONV_FWD));
+    int fused = does_extra(ctx, g, CLG_CONV_FWD, algo);
     if (fused) {
         g->bias = bias;
         g->relu = d->relu != 0;
@@ -223,8 +232,7 @@ clg_status clg_conv2d_backward_weights_bias(clg_ctx *ctx, const clg_conv2d_desc 
     if (st != CLG_OK)
         return st;
     /* The implicit algorithm sums db in the same pass; the others reduce dy after. */
-    int fused = db && algo == CLG_CONV_ALGO_IMPLICIT &&
-                clg__conv_shift_fuses(ctx, &g, CLG_CONV_BWD_WEIGHTS);
+    int fused = db && does_extra(ctx, &g, CLG_CONV_BWD_WEIGHTS, algo);
     g.db = fused ? db : NULL;
     st = clg__conv_run(ctx, &g, CLG_CONV_BWD_WEIGHTS, algo, x, dy, dw);
     if (st == CLG_OK && db && !fused)

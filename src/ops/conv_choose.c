@@ -217,8 +217,8 @@ static int fits(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass, clg_c
 }
 
 /* Without measurements: 1x1 goes straight to GEMM. On CPUs, 3x3 and 5x5 stride-1 layers with
- * enough channels to fill the vector lanes and amortise the transforms use Winograd (2.25x
- * and 2.78x fewer multiplications; measured on c2 at 1.5x the implicit algorithm in all three
+ * enough channels to fill the vector lanes and amortise the transforms use Winograd (4x and
+ * 2.78x fewer multiplications; measured on c2 at 1.5x the implicit algorithm in all three
  * passes), other stride-1 layers whose lanes (output channels; input channels for
  * backward-data) fill at least half a vector the implicit shifted-row products (1.3-2x
  * im2col on c2: no column matrix to write and read back). Both keep whole register blocks
@@ -232,12 +232,8 @@ static clg_conv_algo heuristic(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_p
     if (cpu && g->Cg >= 16 && g->Kg >= 16 && fits(ctx, g, pass, CLG_CONV_ALGO_WINOGRAD))
         return CLG_CONV_ALGO_WINOGRAD;
     size_t lanes = pass == CLG_CONV_BWD_DATA ? g->Cg : g->Kg;
-    if (cpu && clg__conv_shift_applies(g) && lanes >= 16) {
-        size_t fixed, per_image;
-        clg__conv_shift_bytes(ctx, g, pass, &fixed, &per_image);
-        if (fixed + per_image <= g->workspace_limit)
-            return CLG_CONV_ALGO_IMPLICIT;
-    }
+    if (cpu && lanes >= 16 && clg__conv_shift_fits(ctx, g, pass))
+        return CLG_CONV_ALGO_IMPLICIT;
     if (fits(ctx, g, pass, CLG_CONV_ALGO_IM2COL))
         return CLG_CONV_ALGO_IM2COL;
     return CLG_CONV_ALGO_IMPLICIT;

@@ -8,12 +8,8 @@ enum { CB = 8, LOCAL0 = 16 };
 clg_status clg__conv_implicit_run(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
                                   const clg_tensor *a, const clg_tensor *b, clg_tensor *out)
 {
-    if (clg__conv_shift_applies(g)) {
-        size_t fixed, per_image;
-        clg__conv_shift_bytes(ctx, g, pass, &fixed, &per_image);
-        if (fixed + per_image <= g->workspace_limit)
-            return clg__conv_shift_run(ctx, g, pass, a, b, out);
-    }
+    if (clg__conv_shift_fits(ctx, g, pass))
+        return clg__conv_shift_run(ctx, g, pass, a, b, out);
     static const char *const names[] = {"clg_conv_implicit_fwd", "clg_conv_implicit_bwd_data",
                                         "clg_conv_implicit_bwd_weights"};
     clg__launch l;

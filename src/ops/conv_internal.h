@@ -43,6 +43,8 @@ clg_status clg__conv_winograd_run(clg_ctx *ctx, const clg__conv_geom *g, clg_con
  * a padded copy of the input. Its scratch is `fixed` bytes plus `per_image` per image of a
  * chunk; the build options of its kernels go to out. */
 int clg__conv_shift_applies(const clg__conv_geom *g);
+/* It applies and one image's padded input (and its fixed scratch) fits the workspace. */
+int clg__conv_shift_fits(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass);
 void clg__conv_shift_bytes(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
                            size_t *fixed, size_t *per_image);
 clg_status clg__conv_shift_options(clg_ctx *ctx, char *out, size_t size);
@@ -78,8 +80,8 @@ size_t clg__conv_chunk_after(const clg__conv_geom *g, size_t fixed, size_t per_i
 clg_status clg__conv_tiles(clg_ctx *ctx, unsigned *mr, unsigned *nr);
 void clg__conv_tiles_or_default(clg_ctx *ctx, unsigned *mr, unsigned *nr);
 
-/* Winograd (conv_winograd.c): F(2x2, 3x3) and F(2x2, 5x5), stride 1, dilation 1, forward and
- * backward-data; its scratch is `fixed` plus `per_image` per image of a chunk; the build
+/* Winograd (conv_winograd.c): F(4x4, 3x3) and F(2x2, 5x5), stride 1, dilation 1, all three
+ * passes; its scratch is `fixed` plus `per_image` per image of a chunk; the build
  * options of its kernels for an r x r kernel. */
 int clg__conv_winograd_applies(const clg__conv_geom *g);
 void clg__conv_winograd_bytes(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,

@@ -104,19 +104,24 @@ static int pixel_rows(const clg__conv_geom *g, clg_conv_pass pass, unsigned mr, 
     return by_pixel <= by_channel;
 }
 
-int clg__conv_shift_fuses(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass)
+int clg__conv_shift_fits(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass)
 {
     size_t fixed, per_image;
-    if (!clg__conv_shift_applies(g) || pass == CLG_CONV_BWD_DATA)
+    if (!clg__conv_shift_applies(g))
         return 0;
     clg__conv_shift_bytes(ctx, g, pass, &fixed, &per_image);
-    shift_tiles t;
-    char saved[CLG__ERR_TEXT];
-    memcpy(saved, ctx->last_error, sizeof saved);
-    int known = tiles_get(ctx, &t) == CLG_OK; /* else the pass itself fails with the reason */
-    memcpy(ctx->last_error, saved, sizeof saved);
-    return known && fixed + per_image <= g->workspace_limit &&
-           (pass == CLG_CONV_BWD_WEIGHTS || pixel_rows(g, CLG_CONV_FWD, t.mr, t.nr));
+    return fixed + per_image <= g->workspace_limit;
+}
+
+int clg__conv_shift_fuses(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass)
+{
+    if (pass == CLG_CONV_BWD_DATA || !clg__conv_shift_fits(ctx, g, pass))
+        return 0;
+    if (pass == CLG_CONV_BWD_WEIGHTS)
+        return 1;
+    unsigned mr, nr; /* when they cannot be read, the pass itself fails with the reason */
+    clg__conv_tiles_or_default(ctx, &mr, &nr);
+    return pixel_rows(g, CLG_CONV_FWD, mr, nr);
 }
 
 int clg__conv_shift_applies(const clg__conv_geom *g)
