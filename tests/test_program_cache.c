@@ -18,8 +18,7 @@ static unsigned family_count(void)
     unsigned n = 0;
     for (size_t i = 0; i < clg__kernel_source_count; i++) {
         const char *f = clg__kernel_sources[i].family;
-        size_t len = strlen(f);
-        n += strcmp(f, "common") != 0 && !(len > 2 && strcmp(f + len - 2, "_h") == 0);
+        n += strcmp(f, "common") != 0 && !clg__kernel_source_is_header(f);
     }
     return n;
 }

@@ -11,11 +11,10 @@ clg_status clg_ctx_warm_up(clg_ctx *ctx)
         return clg__fail(NULL, CLG_ERR_INVALID_ARG, "clg_ctx_warm_up: ctx is NULL");
     for (size_t i = 0; i < clg__kernel_source_count; i++) {
         const char *family = clg__kernel_sources[i].family;
-        size_t len = strlen(family);
         cl_program prog;
         clg_status st = CLG_OK;
-        if (len > 2 && strcmp(family + len - 2, "_h") == 0)
-            continue; /* a header, built with its family */
+        if (clg__kernel_source_is_header(family))
+            continue; /* built with its family */
         if (strcmp(family, "gemm") == 0)
             st = clg__gemm_warm_up(ctx); /* tuned options */
         else if (strcmp(family, "conv_shift") == 0) { /* the GEMM's tile sizes */

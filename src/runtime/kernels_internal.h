@@ -18,4 +18,7 @@ extern const size_t clg__kernel_source_count;
 /* The embedded family of that name, or NULL. */
 const clg__kernel_source *clg__kernel_source_find(const char *family);
 
+/* Whether the family is a header ("F_h"), built only as part of family F. */
+int clg__kernel_source_is_header(const char *family);
+
 #endif

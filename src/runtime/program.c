@@ -16,6 +16,12 @@ const clg__kernel_source *clg__kernel_source_find(const char *family)
     return NULL;
 }
 
+int clg__kernel_source_is_header(const char *family)
+{
+    size_t len = strlen(family);
+    return len > 2 && strcmp(family + len - 2, "_h") == 0;
+}
+
 static char *full_options(const char *options)
 {
     /* No fast-math flags: results must stay comparable across devices. */
