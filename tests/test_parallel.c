@@ -57,7 +57,8 @@ static int record(const clg_train_progress *p, void *user)
 static const char net_text[] = "input 8x8x1\nconv 3x3x4 pad=1\nrelu\nmaxpool 2x2\ndropout 0.25\n"
                                "fc 6\ntanh\nfc 4\nsoftmax\n";
 
-static float *train_on(clg_ctx *const *ctxs, size_t n, const float *load, losses *l, size_t *count)
+static float *train_on(clg_ctx *const *ctxs, size_t n, const float *load, float clip, losses *l,
+                       size_t *count)
 {
     clg_net *net;
     CLG_ASSERT_STATUS(clg_net_parse(ctx, net_text, &net), CLG_OK);
@@ -67,6 +68,8 @@ static float *train_on(clg_ctx *const *ctxs, size_t n, const float *load, losses
     o.max_epochs = 4; /* 24 steps */
     o.initial_learn_rate = 0.05f;
     o.seed = 5;
+    o.gradient_threshold = clip;
+    o.gradient_threshold_method = CLG_GRAD_GLOBAL_L2NORM;
     o.shuffle = CLG_SHUFFLE_EVERY_EPOCH;
     o.verbose_frequency = 1;
     o.contexts = ctxs;
@@ -99,7 +102,7 @@ static void one_two_and_three_devices_agree(void **state)
     (void)state;
     losses ref_l, l;
     size_t n, m;
-    float *ref = train_on(NULL, 0, NULL, &ref_l, &n); /* one device, optimizer on the device */
+    float *ref = train_on(NULL, 0, NULL, INFINITY, &ref_l, &n); /* optimizer on the device */
     assert_int_equal(ref_l.n, 24);
     clg_ctx *one[1] = {ctx}, *two[2] = {sub[0], sub[1]}, *three[3] = {ctx, sub[0], sub[1]};
     static const float uneven[3] = {1, 2, 0}, thirds[3] = {1, 1, 1}, skew[2] = {3, 1};
@@ -116,7 +119,7 @@ static void one_two_and_three_devices_agree(void **state)
         {"3 devices, one empty shard", three, 3, uneven},
     };
     for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
-        float *w = train_on(runs[r].ctxs, runs[r].n, runs[r].load, &l, &m);
+        float *w = train_on(runs[r].ctxs, runs[r].n, runs[r].load, INFINITY, &l, &m);
         assert_int_equal(m, n);
         assert_int_equal(l.n, ref_l.n);
         double e = rel_l2(w, ref, n), worst_loss = 0;
@@ -129,6 +132,14 @@ static void one_two_and_three_devices_agree(void **state)
         free(w);
     }
     free(ref);
+    /* clipped by the global norm: the host then has the whole gradient before updating */
+    ref = train_on(NULL, 0, NULL, 0.05f, &ref_l, &n);
+    float *w = train_on(two, 2, skew, 0.05f, &l, &m);
+    double e = rel_l2(w, ref, n);
+    print_message("%-28s weights rel. L2 %.2e\n", "2 devices, clipped gradients", e);
+    assert_true(e < 1e-5);
+    free(w);
+    free(ref);
 }
 
 static void multi_device_checkpoints_resume_exactly(void **state)
@@ -138,7 +149,7 @@ static void multi_device_checkpoints_resume_exactly(void **state)
     static const float load[2] = {1, 1};
     losses l;
     size_t n;
-    float *whole = train_on(two, 2, load, &l, &n);
+    float *whole = train_on(two, 2, load, INFINITY, &l, &n);
     char ck[4096];
     snprintf(ck, sizeof ck, "%s/ck", dir);
     clg_net *net;
@@ -259,20 +270,30 @@ static void device_faults_continue_or_stop(void **state)
     free(clean);
 }
 
-/* Auto balancing gives a device slowed 3x (it computes everything three times) clearly less of
- * the batch than the equal split it starts from: its share must fall from 1/2 to within
- * [0.12, 0.38] (ideally 1/4; fixed per-step costs move it, and the test machine is noisy;
- * CLG_TEST_NO_TIMING=1 skips it where timing means nothing, e.g. under ThreadSanitizer). The
- * work per sample is made large enough (two 5x5 convolutions on 28x28 images) for compute to
- * dominate the step. */
-static int last_split(const clg_train_progress *p, void *user)
+/* Auto balancing: with device 1 slowed 3x (it computes everything three times), the split
+ * must settle within 10% of the one that speed ratio gives (3/4 and 1/4 of the batch): device
+ * 1's share within [0.225, 0.275] (the median over the last 10 of 30 steps; fixed per-step
+ * costs, also tripled, move the balance point a little below 1/4). Other processes taking a
+ * core for a while move it too, rightly: the run is tried up to 3 times, and one must settle
+ * inside (a balancer that does not settle fails all three). The work per sample is large enough (two 5x5
+ * convolutions on 28x28 images) for compute to dominate the step. CLG_TEST_NO_TIMING=1 skips
+ * it where timing means nothing (under ThreadSanitizer). */
+typedef struct splits {
+    size_t slow[64], n;
+} splits;
+
+static int record_split(const clg_train_progress *p, void *user)
 {
-    size_t *out = user;
-    if (p->kind == CLG_PROGRESS_ITERATION && p->split && p->devices == 2) {
-        out[0] = p->split[0];
-        out[1] = p->split[1];
-    }
+    splits *s = user;
+    if (p->kind == CLG_PROGRESS_ITERATION && p->split && p->devices == 2 && s->n < 64)
+        s->slow[s->n++] = p->split[1];
     return 0;
+}
+
+static int cmp_size(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return x < y ? -1 : x > y;
 }
 
 static void auto_split_follows_a_slow_device(void **state)
@@ -283,7 +304,7 @@ static void auto_split_follows_a_slow_device(void **state)
         skip();
     }
     clg_ctx *two[2] = {sub[0], sub[1]};
-    enum { N = 96 };
+    enum { N = 96, STEPS = 30, LAST = 10 };
     float *x = malloc(N * 784 * sizeof *x);
     int32_t y[N];
     clg_test_fill_uniform(&rng, x, N * 784, 0, 1);
@@ -297,17 +318,28 @@ static void auto_split_follows_a_slow_device(void **state)
                       "conv 5x5x64 pad=2\nrelu\nmaxpool 2x2\nfc 10\nsoftmax\n", &net), CLG_OK);
     CLG_ASSERT_STATUS(clg_net_init(net, 1), CLG_OK);
     clg_train_options o = fault_options(two, NULL);
-    o.mini_batch_size = 48;
-    o.max_epochs = 12; /* 24 steps: 6 re-splits */
+    o.mini_batch_size = N;
+    o.max_epochs = STEPS;
     o.fault_injection = "1:slow=3";
     o.verbose_frequency = 1;
-    size_t split[2] = {0, 0};
-    o.progress = last_split;
-    o.progress_user = split;
-    CLG_ASSERT_STATUS(clg_train(net, big, NULL, &o, NULL), CLG_OK);
-    double share = (double)split[1] / (double)(split[0] + split[1]);
-    print_message("split with device 1 slowed 3x: %zu + %zu (share %.2f)\n", split[0], split[1], share);
-    assert_true(share >= 0.12 && share <= 0.38);
+    double share = 0.0;
+    for (int attempt = 0; attempt < 3 && !(share >= 0.9 * 0.25 && share <= 1.1 * 0.25); attempt++) {
+        splits s = {{0}, 0};
+        o.progress = record_split;
+        o.progress_user = &s;
+        CLG_ASSERT_STATUS(clg_net_init(net, 1), CLG_OK);
+        CLG_ASSERT_STATUS(clg_train(net, big, NULL, &o, NULL), CLG_OK);
+        assert_int_equal(s.n, STEPS);
+        print_message("device 1 slowed 3x: its share of %d, step by step:", N);
+        for (size_t i = 0; i < s.n; i++)
+            print_message(" %zu", s.slow[i]);
+        qsort(s.slow + STEPS - LAST, LAST, sizeof s.slow[0], cmp_size);
+        size_t slow = s.slow[STEPS - LAST / 2];
+        share = (double)slow / N;
+        print_message("\nmedian of the last %d: %zu + %zu, share %.3f\n", LAST, N - slow, slow,
+                      share);
+    }
+    assert_true(share >= 0.9 * 0.25 && share <= 1.1 * 0.25);
     clg_net_destroy(net);
     clg_datastore_destroy(big);
     o.fault_injection = "3:fail@2"; /* no device 3 */
@@ -316,32 +348,40 @@ static void auto_split_follows_a_slow_device(void **state)
     clg_net_destroy(net);
 }
 
-/* Reading each layer's gradients while earlier layers compute changes when they arrive, not
- * what they are: the same weights bit for bit; the exposed read-back time is reported. */
-static void overlapped_readback_changes_nothing(void **state)
+/* Reading each layer's gradients while earlier layers compute, or computing in host memory
+ * (no copies; each layer's gradients mapped as its backward ends), changes when gradients
+ * arrive, not what they are: the same weights bit for bit in every mode. The exposed
+ * read-back time is reported where there is one to read back. */
+static void overlap_and_zero_copy_change_nothing(void **state)
 {
     (void)state;
     clg_ctx *two[2] = {sub[0], sub[1]};
     static const float load[2] = {1, 1};
-    float *w[2];
+    static const struct {
+        int overlap, zero_copy;
+    } modes[] = {{0, 0}, {1, 0}, {-1, -1}, {1, 1}, {0, 1}};
+    enum { MODES = sizeof modes / sizeof modes[0] };
+    float *w[MODES];
     size_t n = 0;
-    double ms[2];
-    for (int ov = 0; ov < 2; ov++) {
+    double ms[MODES];
+    for (size_t k = 0; k < MODES; k++) {
         clg_net *net = fresh_net();
         clg_train_options o = fault_options(two, load);
-        o.overlap = ov;
+        o.overlap = modes[k].overlap;
+        o.zero_copy = modes[k].zero_copy;
         clg_train_report r;
         CLG_ASSERT_STATUS(clg_train(net, data, NULL, &o, &r), CLG_OK);
-        w[ov] = weights_of(net, &n);
-        ms[ov] = r.readback_ms;
+        w[k] = weights_of(net, &n);
+        ms[k] = r.readback_ms;
         clg_net_destroy(net);
+        if (k)
+            assert_memory_equal(w[0], w[k], n * sizeof *w[0]);
     }
     print_message("gradient read-back left exposed per step: %.3f ms without overlap, %.3f ms "
-                  "with\n", ms[0], ms[1]);
-    assert_memory_equal(w[0], w[1], n * sizeof *w[0]);
+                  "with; in host memory %.3f ms\n", ms[0], ms[1], ms[2]);
     assert_true(ms[0] > 0.0);
-    free(w[0]);
-    free(w[1]);
+    for (size_t k = 0; k < MODES; k++)
+        free(w[k]);
 }
 
 static void bad_groups_are_rejected(void **state)
@@ -441,7 +481,7 @@ int main(void)
         cmocka_unit_test(multi_device_checkpoints_resume_exactly),
         cmocka_unit_test(device_faults_continue_or_stop),
         cmocka_unit_test(auto_split_follows_a_slow_device),
-        cmocka_unit_test(overlapped_readback_changes_nothing),
+        cmocka_unit_test(overlap_and_zero_copy_change_nothing),
         cmocka_unit_test(bad_groups_are_rejected),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -130,6 +130,12 @@ typedef struct clg_train_options {
                                          earlier layers compute backward: -1 (default) on
                                          devices other than CPUs (where the copy would take
                                          the cores that compute), 1 always, 0 never */
+    int zero_copy;                    /* multi-device: replicas compute on the host's master
+                                         weights and write their gradients into host
+                                         memory (buffers over it, mapped between steps), so
+                                         a step copies neither: -1 (default) on devices
+                                         that share the host's memory (CPUs), 1 on every
+                                         device, 0 never */
     int check_numerics;               /* 1 (or CLGRAD_CHECK_NUMERICS=1): every layer's outputs
                                          and gradients are checked for NaN and infinity each
                                          step; the first is CLG_ERR_NUMERICS naming the layer

@@ -354,6 +354,37 @@ size_t clg__net_params(clg_net *net, clg__param_ref *refs, size_t cap)
     return n;
 }
 
+/* A view of mem at element offset `at` with t's shape, replacing t. */
+static clg_status rebind(clg_tensor **t, cl_mem mem, size_t at)
+{
+    clg_tensor *v = clg__calloc(1, sizeof *v);
+    if (!v)
+        return clg__fail((*t)->ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "binding parameters: out of host memory");
+    *v = **t;
+    v->mem = mem;
+    v->offset = at;
+    clRetainMemObject(mem);
+    clg_tensor_destroy(*t);
+    *t = v;
+    return CLG_OK;
+}
+
+clg_status clg__net_bind_params(clg_net *net, cl_mem params, cl_mem grads)
+{
+    size_t at = 0;
+    clg_status st = CLG_OK;
+    for (size_t i = 0; i < net->count; i++) {
+        clg__layer *l = &net->layers[i];
+        for (size_t p = 0; st == CLG_OK && p < l->nparams; p++) {
+            st = rebind(&l->param[p], params, at);
+            if (st == CLG_OK)
+                st = rebind(&l->grad[p], grads, at);
+            at += clg_tensor_numel(l->param[p]);
+        }
+    }
+    return st;
+}
+
 /* The tensors of a parameter set in order, visited with fn. */
 static clg_status each_param(clg_net *net, clg_param_set which,
                              clg_status (*fn)(clg_tensor *t, void *host, size_t n), void *host)

@@ -90,6 +90,12 @@ clg_status clg__net_backward_each(clg_net *net, const int32_t *labels, float sca
  * NULL to count. */
 size_t clg__net_params(clg_net *net, clg__param_ref *refs, size_t cap);
 
+/* Points every learnable at params and its gradient at grads, both holding them packed in
+ * clg_net_get_params order (element offsets; buffers over host memory, for replicas that
+ * compute on the host's master weights): views replace the tensors, whose contents are
+ * dropped. On failure the net may be part rebound; destroy it. */
+clg_status clg__net_bind_params(clg_net *net, cl_mem params, cl_mem grads);
+
 /* clg_net_parse without argument checks; with ctx NULL the network is a spec: shapes and
  * settings, no tensors (for checking text without a device, e.g. fuzzing). */
 clg_status clg__net_parse(clg_ctx *ctx, const char *text, clg_net **out);

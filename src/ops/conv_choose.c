@@ -196,7 +196,9 @@ size_t clg__conv_chunk(const clg__conv_geom *g, size_t per_image)
 {
     size_t budget = g->workspace_limit < CHUNK_TARGET ? g->workspace_limit : CHUNK_TARGET;
     size_t nb = per_image ? budget / per_image : g->N;
-    return nb < 1 ? 1 : nb > g->N ? g->N : nb;
+    nb = nb < 1 ? 1 : nb > g->N ? g->N : nb;
+    size_t chunks = (g->N + nb - 1) / nb; /* as many, but even: no small last one */
+    return chunks ? (g->N + chunks - 1) / chunks : nb;
 }
 
 size_t clg__conv_chunk_after(const clg__conv_geom *g, size_t fixed, size_t per_image)

@@ -107,6 +107,49 @@ clg_status clg_adam_step(clg_ctx *ctx, const clg_adam_params *p, clg_tensor *w, 
     return clg__launch_run(&l, global, local);
 }
 
+/* The host loops, on scalars (stores through a pointer to the settings would stop
+ * vectorisation) and arrays that do not overlap. */
+CLG__VECTOR_CLONES
+static void sgd_host(float lr, float mom, float wd, int nesterov, float *restrict w,
+                     const float *restrict g, float *restrict v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        float wi = w[i], d = g[i] + wd * wi;
+        float vi = mom * v[i] + d;
+        v[i] = vi;
+        w[i] = wi - lr * (nesterov ? d + mom * vi : vi);
+    }
+}
+
+CLG__VECTOR_CLONES
+static void adam_host(float lr, float b1, float b2, float eps, float wd_w, float wd_g, float c1,
+                      float c2, float *restrict w, const float *restrict g, float *restrict m,
+                      float *restrict v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        float wi = w[i], gi = g[i];
+        wi -= lr * wd_w * wi; /* AdamW's decay (0 for Adam) */
+        gi += wd_g * wi;      /* Adam's L2 term (0 for AdamW) */
+        float mi = b1 * m[i] + (1.0f - b1) * gi;
+        float vi = b2 * v[i] + (1.0f - b2) * gi * gi;
+        m[i] = mi;
+        v[i] = vi;
+        w[i] = wi - lr * (mi / c1) / (sqrtf(vi / c2) + eps);
+    }
+}
+
+CLG__VECTOR_CLONES
+static void rmsprop_host(float lr, float alpha, float eps, float wd, float *restrict w,
+                         const float *restrict g, float *restrict v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        float wi = w[i], gi = g[i] + wd * wi;
+        float vi = alpha * v[i] + (1.0f - alpha) * gi * gi;
+        v[i] = vi;
+        w[i] = wi - lr * gi / (sqrtf(vi) + eps);
+    }
+}
+
 clg_status clg_sgd_step_host(const clg_sgd_params *p, float *w, const float *g, float *v, size_t n)
 {
     const char *bad = check_sgd(p);
@@ -114,15 +157,7 @@ clg_status clg_sgd_step_host(const clg_sgd_params *p, float *w, const float *g, 
         bad = "NULL array";
     if (bad)
         return clg__fail(NULL, CLG_ERR_INVALID_ARG, "clg_sgd_step_host: %s", bad);
-    /* Settings in locals: the stores below could alias *p, which would stop vectorisation. */
-    const float lr = p->lr, mom = p->momentum, wd = p->weight_decay;
-    const int nesterov = p->nesterov;
-    for (size_t i = 0; i < n; i++) {
-        float wi = w[i], d = g[i] + wd * wi;
-        float vi = mom * v[i] + d;
-        v[i] = vi;
-        w[i] = wi - lr * (nesterov ? d + mom * vi : vi);
-    }
+    sgd_host(p->lr, p->momentum, p->weight_decay, p->nesterov, w, g, v, n);
     return CLG_OK;
 }
 
@@ -136,18 +171,8 @@ clg_status clg_adam_step_host(const clg_adam_params *p, float *w, const float *g
         return clg__fail(NULL, CLG_ERR_INVALID_ARG, "clg_adam_step_host: %s", bad);
     float c1, c2;
     corrections(p, &c1, &c2);
-    const float lr = p->lr, b1 = p->beta1, b2 = p->beta2, eps = p->eps;
     const float wd_w = p->decoupled ? p->weight_decay : 0.0f, wd_g = p->decoupled ? 0.0f : p->weight_decay;
-    for (size_t i = 0; i < n; i++) {
-        float wi = w[i], gi = g[i];
-        wi -= lr * wd_w * wi; /* AdamW's decay (0 for Adam) */
-        gi += wd_g * wi;      /* Adam's L2 term (0 for AdamW) */
-        float mi = b1 * m[i] + (1.0f - b1) * gi;
-        float vi = b2 * v[i] + (1.0f - b2) * gi * gi;
-        m[i] = mi;
-        v[i] = vi;
-        w[i] = wi - lr * (mi / c1) / (sqrtf(vi / c2) + eps);
-    }
+    adam_host(p->lr, p->beta1, p->beta2, p->eps, wd_w, wd_g, c1, c2, w, g, m, v, n);
     return CLG_OK;
 }
 
@@ -184,12 +209,6 @@ clg_status clg_rmsprop_step_host(const clg_rmsprop_params *p, float *w, const fl
         bad = "NULL array";
     if (bad)
         return clg__fail(NULL, CLG_ERR_INVALID_ARG, "clg_rmsprop_step_host: %s", bad);
-    const float lr = p->lr, alpha = p->alpha, eps = p->eps, wd = p->weight_decay;
-    for (size_t i = 0; i < n; i++) {
-        float wi = w[i], gi = g[i] + wd * wi;
-        float vi = alpha * v[i] + (1.0f - alpha) * gi * gi;
-        v[i] = vi;
-        w[i] = wi - lr * gi / (sqrtf(vi) + eps);
-    }
+    rmsprop_host(p->lr, p->alpha, p->eps, p->weight_decay, w, g, v, n);
     return CLG_OK;
 }

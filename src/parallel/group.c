@@ -8,9 +8,6 @@
 
 #include "parallel/group_internal.h"
 
-/* Auto balancing re-splits every REBALANCE steps from the devices' smoothed time per sample. */
-enum { REBALANCE = 4 };
-
 
 static clg_status make_replica(clg_net *master, clg_ctx *ctx, const char *text, clg_net **out)
 {
@@ -44,7 +41,7 @@ clg_status clg__group_create(clg_net *master, clg_ctx *const *ctxs, size_t n,
     g->r = clg__calloc(n, sizeof *g->r);
     g->weights = clg__malloc(n * sizeof *g->weights);
     g->counts = clg__calloc(n, sizeof *g->counts);
-    g->params = clg__malloc((g->nparams + 1) * sizeof(float));
+    g->params = clg__malloc_pages((g->nparams + 1) * sizeof(float));
     g->state = clg__malloc((g->nstate + 1) * sizeof(float));
     size_t text_len = 0;
     char *text = NULL;
@@ -63,7 +60,7 @@ clg_status clg__group_create(clg_net *master, clg_ctx *const *ctxs, size_t n,
     for (size_t i = 0; st == CLG_OK && i < n; i++) {
         g->weights[i] = weights ? weights[i] : 1.0f;
         g->r[i].g = g;
-        g->r[i].grad = clg__malloc((g->nparams + 1) * sizeof(float));
+        g->r[i].grad = clg__malloc_pages((g->nparams + 1) * sizeof(float));
         g->r[i].state = clg__malloc((g->nstate + 1) * sizeof(float));
         if (!g->r[i].grad || !g->r[i].state)
             st = clg__fail(master->ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "device group: out of host memory");
@@ -84,7 +81,23 @@ clg_status clg__group_create(clg_net *master, clg_ctx *const *ctxs, size_t n,
         return st;
     }
     g->version = 1;
+    g->zero_copy = 0;
     *out = g;
+    return CLG_OK;
+}
+
+clg_status clg__group_zero_copy(clg__group *g, int mode)
+{
+    g->zero_copy = mode;
+    for (size_t i = 0; i < g->n; i++) {
+        replica *r = &g->r[i];
+        if (r->host_params || !clg__group_wants_sharing(g, r))
+            continue;
+        clg_status st = clg__replica_share(r);
+        if (st != CLG_OK)
+            return clg__fail(NULL, st, "device group: replica on %s: %s",
+                             clg_ctx_device(r->net->ctx)->name, clg_last_error());
+    }
     return CLG_OK;
 }
 
@@ -93,6 +106,8 @@ void clg__group_destroy(clg__group *g)
     if (!g)
         return;
     for (size_t i = 0; g->r && i < g->n; i++) {
+        if (g->r[i].net)
+            clg__replica_unshare(&g->r[i]);
         clg_net_destroy(g->r[i].net);
         free(g->r[i].grad);
         free(g->r[i].state);
@@ -212,6 +227,23 @@ static clg_status read_layer(void *user, size_t layer)
     cl_int err = CL_SUCCESS;
     int stream = o->r->g->streaming && o->nev < CLG__MAX_RANGES;
     size_t lo = (size_t)-1, hi = 0;
+    if (o->r->host_grads) { /* in host memory: nothing to read; a map marks the range ready */
+        for (size_t k = 0; k < o->nrefs; k++)
+            if (o->refs[k].layer == layer) {
+                size_t n = clg_tensor_numel(o->refs[k].grad);
+                lo = o->offs[k] < lo ? o->offs[k] : lo;
+                hi = o->offs[k] + n > hi ? o->offs[k] + n : hi;
+            }
+        if (!stream || lo >= hi)
+            return CLG_OK;
+        clg_status st = clg__replica_hold_range(o->r, lo, hi, &o->ev[o->nev]);
+        if (st != CLG_OK)
+            return st;
+        o->lo[o->nev] = lo, o->hi[o->nev] = hi;
+        o->nev++;
+        return clFlush(q) == CL_SUCCESS ? CLG_OK : clg__fail(ctx, CLG_ERR_DEVICE_LOST,
+                                                             "flushing the queue");
+    }
     for (size_t k = 0; k < o->nrefs && err == CL_SUCCESS; k++) {
         if (o->refs[k].layer != layer)
             continue;
@@ -275,7 +307,9 @@ static void *work(void *arg)
         }
     int fresh = r->version == g->version;
     r->version = 0; /* unknown until this step completes */
-    if (st == CLG_OK && !fresh && g->nparams)
+    if (st == CLG_OK && r->host_params)
+        st = clg__replica_release(r); /* the host is done with the weights and gradients */
+    if (st == CLG_OK && !fresh && g->nparams && !r->host_params)
         st = clg_net_set_params(net, CLG_PARAMS_LEARNABLE, g->params, g->nparams);
     if (st == CLG_OK && !fresh && g->nstate)
         st = clg_net_set_params(net, CLG_PARAMS_STATE, g->state, g->nstate);
@@ -322,11 +356,11 @@ static void *work(void *arg)
         if (st == CLG_OK)
             clg__ranges_publish(&g->ranges, r->published++, ov.lo[e], ov.hi[e]);
     }
-    if (st == CLG_OK && overlapped) {
+    if (st == CLG_OK && overlapped && !r->host_grads) {
         cl_int err = clFinish(ov.tq);
         if (err != CL_SUCCESS)
             st = clg__fail_cl(net->ctx, err, "waiting for gradient read-back");
-    } else if (st == CLG_OK) {
+    } else if (st == CLG_OK && !r->host_grads) {
         st = read_grads(net, r->grad);
     }
     r->readback = clg__now() - t_back;
@@ -334,6 +368,10 @@ static void *work(void *arg)
         st = clg__net_check_numerics(net, 1, g->step);
     if (st == CLG_OK && g->nstate)
         st = clg_net_get_params(net, CLG_PARAMS_STATE, r->state, g->nstate);
+    if (r->host_params) { /* the host's again (also after a failure: it updates the weights) */
+        clg_status held = clg__replica_hold(r);
+        st = st == CLG_OK ? held : st;
+    }
     r->st = st;
     if (st != CLG_OK)
         snprintf(r->error, sizeof r->error, "%s", clg_ctx_last_error(net->ctx));
@@ -343,50 +381,6 @@ static void *work(void *arg)
     if (g->streaming)
         clg__ranges_finished(&g->ranges);
     return NULL;
-}
-
-/* Auto split: every REBALANCE steps each working device's share is scaled by
- * sqrt(mean step time / its step time) (times averaged over the steps since the last re-split,
- * which all had one split; the square root damps the moves),
- * which drives the devices towards finishing together even where fixed per-step costs make
- * time per sample a poor guide. No share falls below MIN_SHARE of the whole, so a device
- * keeps being measured. */
-#define MIN_SHARE 0.05
-static void rebalance(clg__group *g)
-{
-    for (size_t i = 0; i < g->n; i++) {
-        replica *r = &g->r[i];
-        if (r->count) {
-            r->window += r->seconds;
-            r->window_steps++;
-        }
-    }
-    if (!g->auto_split || ++g->steps % REBALANCE)
-        return;
-    double mean = 0.0, sum = 0.0, t[64];
-    size_t working = 0;
-    for (size_t i = 0; i < g->n && i < 64; i++) {
-        replica *r = &g->r[i];
-        t[i] = r->window_steps ? r->window / r->window_steps : 0.0;
-        r->window = 0.0;
-        r->window_steps = 0;
-        if (!r->dropped && r->count && t[i] > 0) {
-            mean += t[i];
-            working++;
-        }
-    }
-    if (working < 2)
-        return;
-    mean /= (double)working;
-    for (size_t i = 0; i < g->n && i < 64; i++) {
-        replica *r = &g->r[i];
-        if (!r->dropped && r->count && t[i] > 0)
-            g->weights[i] = (float)(g->weights[i] * sqrt(mean / t[i]));
-        sum += g->weights[i];
-    }
-    for (size_t i = 0; i < g->n; i++)
-        if (g->weights[i] < MIN_SHARE * sum)
-            g->weights[i] = (float)(MIN_SHARE * sum);
 }
 
 clg_status clg__group_step(clg__group *g, const float *images, const int32_t *labels,
@@ -416,7 +410,7 @@ clg_status clg__group_step(clg__group *g, const float *images, const int32_t *la
     }
     size_t first = 0, whole = g->global_batch ? g->global_batch : batch;
     unsigned working = 0;
-    g->streaming = g->has_stream;
+    g->streaming = g->has_stream && grad;
     for (size_t i = 0; i < g->n; i++) {
         if (g->counts[i]) {
             working++;
@@ -473,7 +467,7 @@ clg_status clg__group_step(clg__group *g, const float *images, const int32_t *la
     if (g->streaming) {
         clg__group_take_the_rest(g);
         g->streamed = 1;
-    } else {
+    } else if (grad) {
         g->ntaken = 0;
         clg__group_take_range(g, 0, g->nparams); /* no stream: ready() is not called */
     }
@@ -494,6 +488,6 @@ clg_status clg__group_step(clg__group *g, const float *images, const int32_t *la
     g->readback_steps++;
     *loss = total_loss / (double)whole;
     *correct = total_correct;
-    rebalance(g);
+    clg__group_rebalance(g);
     return CLG_OK;
 }

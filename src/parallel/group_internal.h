@@ -6,6 +6,8 @@
 #include "parallel/parallel_internal.h"
 #include "parallel/ranges.h"
 
+#define CLG__MAX_MAPS (CLG__MAX_RANGES + 2)
+
 typedef struct replica {
     clg__group *g;
     clg_net *net;
@@ -14,7 +16,8 @@ typedef struct replica {
     double loss;             /* shard mean loss */
     size_t correct;
     double seconds;          /* last step's time */
-    double window;           /* step times summed since the last re-split (same split) */
+    size_t timed_count;      /* auto split: the shard the window's steps ran */
+    double window;           /* their times, summed (the first step at a shard left out) */
     unsigned window_steps;
     clg_status st;
     char error[CLG__ERR_TEXT];
@@ -24,6 +27,13 @@ typedef struct replica {
     unsigned slow;           /* injected: compute this many times (1: normal) */
     double readback;         /* last step: seconds spent waiting for gradients after backward */
     size_t published;        /* streaming: ranges published this step */
+    /* computing in host memory (host_shared.c): buffers over g->params and grad, and what
+       the host has mapped of them since the replica's last step */
+    cl_mem host_params, host_grads;
+    cl_mem map_mem[CLG__MAX_MAPS];
+    void *map_ptr[CLG__MAX_MAPS];
+    size_t nmaps;
+    int held;                /* the whole of both is mapped */
 } replica;
 
 struct clg__group {
@@ -35,12 +45,13 @@ struct clg__group {
     int check_numerics;
     int overlap;             /* read each layer's gradients as soon as its backward is done:
                                 1 always, 0 never, -1 on devices other than CPUs */
+    int zero_copy;           /* replicas compute in host memory: 1 on every device, 0 never,
+                                -1 on CPUs */
     double readback_sum;     /* per step, the slowest device's exposed read-back time */
     unsigned long readback_steps;
     float *weights;          /* current shares */
     int auto_split;
     size_t *counts;
-    unsigned long steps;
     /* inputs of the current step, read by the workers */
     const float *images;
     const int32_t *labels;
@@ -67,7 +78,22 @@ void clg__group_take_range(void *user, size_t lo, size_t hi);
 void clg__group_take_the_rest(clg__group *g);
 /* Streaming: the caller's idle() while the stepping thread waits; user is the group. */
 void clg__group_stream_idle(void *user);
+/* Auto split (balance.c): after each step, new shares from the devices' measured speeds. */
+void clg__group_rebalance(clg__group *g);
 /* Whether replica r reads its gradients back layer by layer. */
 int clg__group_overlaps(const clg__group *g, const replica *r);
+
+/* Computing in host memory (host_shared.c). Whether the group's setting puts replica r there;
+ * clg__replica_share makes its parameters and gradients buffers over g->params and r->grad
+ * (page-aligned) and maps them for the host; release unmaps them before a step's kernels
+ * (queued), hold maps them again after its last (blocking); hold_range maps gradients
+ * [lo, hi) for reading once the queue reaches that point (*done: when); unshare unmaps and
+ * releases the buffers, before the replica's net is destroyed. */
+int clg__group_wants_sharing(const clg__group *g, const replica *r);
+clg_status clg__replica_share(replica *r);
+clg_status clg__replica_release(replica *r);
+clg_status clg__replica_hold(replica *r);
+clg_status clg__replica_hold_range(replica *r, size_t lo, size_t hi, cl_event *done);
+void clg__replica_unshare(replica *r);
 
 #endif

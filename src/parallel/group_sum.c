@@ -16,11 +16,47 @@ int clg__group_streamed(const clg__group *g)
     return g->streamed;
 }
 
-/* On a CPU the copies run on the cores that compute: nothing to gain by default. */
+/* On a CPU the copies run on the cores that compute: nothing to gain by default, unless the
+ * replica computes in host memory (then there is nothing to copy, and a layer's gradients are
+ * ready for the host, streaming, as soon as its backward is done). */
 int clg__group_overlaps(const clg__group *g, const replica *r)
 {
     return g->overlap > 0 ||
-           (g->overlap < 0 && clg_ctx_device(r->net->ctx)->type != CLG_DEVICE_CPU);
+           (g->overlap < 0 &&
+            (clg_ctx_device(r->net->ctx)->type != CLG_DEVICE_CPU || r->host_grads));
+}
+
+/* dst = (have ? dst + src : src) * (last ? inv : 1) */
+CLG__VECTOR_CLONES
+static void add_scaled(float *restrict dst, const float *restrict src, size_t n, int have,
+                       int last, float inv)
+{
+    if (!have && !last)
+        memcpy(dst, src, n * sizeof *dst);
+    else if (!have)
+        for (size_t k = 0; k < n; k++)
+            dst[k] = src[k] * inv;
+    else if (last)
+        for (size_t k = 0; k < n; k++)
+            dst[k] = (dst[k] + src[k]) * inv;
+    else
+        for (size_t k = 0; k < n; k++)
+            dst[k] += src[k];
+}
+
+void clg__group_sum(const clg__group *g, float *grad, size_t lo, size_t hi)
+{
+    size_t last = 0;
+    int have = 0;
+    for (size_t i = 0; i < g->n; i++)
+        last = g->r[i].count ? i : last;
+    /* one pass per device (13 MB each for the default net): the last one adds and scales */
+    for (size_t i = 0; i < g->n; i++) {
+        if (!g->r[i].count)
+            continue;
+        add_scaled(grad + lo, g->r[i].grad + lo, hi - lo, have, i == last, g->step_inv);
+        have = 1;
+    }
 }
 
 /* grad[lo, hi) = the working devices' sums, in device order, / the batch; then to the caller. */
@@ -28,28 +64,7 @@ void clg__group_take_range(void *user, size_t lo, size_t hi)
 {
     clg__group *g = user;
     float *grad = g->step_grad;
-    const float inv = g->step_inv;
-    size_t last = 0, have = 0;
-    for (size_t i = 0; i < g->n; i++)
-        last = g->r[i].count ? i : last;
-    /* one pass per device (13 MB each for the default net): the last one adds and scales */
-    for (size_t i = 0; i < g->n; i++) {
-        const float *src = g->r[i].grad;
-        if (!g->r[i].count)
-            continue;
-        if (i == last && !have)
-            for (size_t k = lo; k < hi; k++)
-                grad[k] = src[k] * inv;
-        else if (i == last)
-            for (size_t k = lo; k < hi; k++)
-                grad[k] = (grad[k] + src[k]) * inv;
-        else if (!have)
-            memcpy(grad + lo, src + lo, (hi - lo) * sizeof *grad);
-        else
-            for (size_t k = lo; k < hi; k++)
-                grad[k] += src[k];
-        have = 1;
-    }
+    clg__group_sum(g, grad, lo, hi);
     if (g->ntaken < CLG__MAX_RANGES) {
         g->taken_lo[g->ntaken] = lo;
         g->taken_hi[g->ntaken] = hi;

@@ -28,7 +28,11 @@ clg_status clg__group_step(clg__group *g, const float *images, const int32_t *la
                            size_t batch, uint64_t step, size_t skip, float *grad, double *loss,
                            size_t *correct, size_t *failed);
 /* (skip: a device that sits this step out, or (size_t)-1; on a device's failure *failed is
- * its index and the status its error, the message naming it.) */
+ * its index and the status its error, the message naming it. grad NULL: the caller takes the
+ * gradient itself with clg__group_sum, e.g. slice by slice in the optimizer's pass.) */
+/* grad[lo, hi) of the last step: the working devices' sums, in device order, / the batch.
+ * Threads may take disjoint ranges at once. */
+void clg__group_sum(const clg__group *g, float *grad, size_t lo, size_t hi);
 
 /* Fault injection for tests and benchmarks: "DEVICE:fail@STEP" (that device's work fails with
  * CLG_ERR_DEVICE_LOST at that step, once) and "DEVICE:slow=K" (it computes everything K times),
@@ -37,6 +41,11 @@ clg_status clg__group_inject(clg__group *g, const char *spec);
 /* Every replica checks its outputs and gradients for NaN and infinity (see
  * clg__net_check_numerics); a finding fails the step like a device error, but is not one. */
 void clg__group_check_numerics(clg__group *g, int on);
+
+/* Replicas compute in host memory (mode 1: on every device, -1: on CPUs, 0: never): their
+ * parameters are buffers over the group's weights and their gradients over host arrays, so
+ * that a step copies neither (see host_shared.c). Set once, after create. */
+clg_status clg__group_zero_copy(clg__group *g, int mode);
 
 /* Overlapped gradient read-back on (the default from the options) or off, and the mean per
  * step of the slowest device's read-back time left exposed after its backward. */

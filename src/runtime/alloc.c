@@ -45,6 +45,14 @@ void *clg__realloc(void *p, size_t n)
     return host_fails() ? NULL : realloc(p, n ? n : 1);
 }
 
+void *clg__malloc_pages(size_t n)
+{
+    void *p = NULL;
+    if (host_fails() || posix_memalign(&p, 4096, n ? n : 1) != 0)
+        return NULL;
+    return p;
+}
+
 char *clg__strdup(const char *s)
 {
     size_t n = strlen(s) + 1;
@@ -61,4 +69,13 @@ cl_mem clg__create_buffer(clg_ctx *ctx, size_t bytes, cl_int *err)
         return NULL;
     }
     return clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, bytes, NULL, err);
+}
+
+cl_mem clg__create_host_buffer(clg_ctx *ctx, void *host, size_t bytes, cl_int *err)
+{
+    if (++device_count == device_fail_at) {
+        *err = CL_MEM_OBJECT_ALLOCATION_FAILURE;
+        return NULL;
+    }
+    return clCreateBuffer(ctx->context, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, bytes, host, err);
 }

@@ -74,9 +74,22 @@ void *clg__malloc(size_t n);
 void *clg__calloc(size_t n, size_t size);
 void *clg__realloc(void *p, size_t n);
 char *clg__strdup(const char *s);
+void *clg__malloc_pages(size_t n); /* page-aligned, for buffers over host memory; free() */
 cl_mem clg__create_buffer(clg_ctx *ctx, size_t bytes, cl_int *err);
+/* A buffer over host memory (CL_MEM_USE_HOST_PTR): the device computes on it in place where
+ * it shares the host's memory; the host touches it only while it is mapped. */
+cl_mem clg__create_host_buffer(clg_ctx *ctx, void *host, size_t bytes, cl_int *err);
 void clg__fault_inject(long host_n, long device_n);
 void clg__fault_counts(long *host, long *device);
+
+/* Host loops over long arrays (the multi-device optimizer's pass) built for the widest vectors
+ * the CPU has, chosen when the library loads: the build itself targets the baseline. Bit for
+ * bit the same results (IEEE operations, no contraction in ISO C). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define CLG__VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define CLG__VECTOR_CLONES
+#endif
 
 /* Records a failure: formats the message into ctx (when non-NULL) and the thread-local
  * last error, and returns status so callers can `return clg__fail(...)`. */

@@ -140,19 +140,30 @@ typedef struct range_job {
     float lr;
     float *w;
     size_t begin, end;
+    int sum;
     clg_status st;
 } range_job;
+
+/* Summing the devices' gradients here: slices small enough that the sum is still in cache
+ * when the update reads it. */
+enum { SUM_SLICE = 4096 };
 
 static void *range_work(void *arg)
 {
     range_job *j = arg;
-    j->st = step_range(j->t, j->lr, j->w, j->begin, j->end);
+    j->st = CLG_OK;
+    for (size_t b = j->begin; j->st == CLG_OK && b < j->end; b += j->sum ? SUM_SLICE : j->end) {
+        size_t e = j->sum && b + SUM_SLICE < j->end ? b + SUM_SLICE : j->end;
+        if (j->sum)
+            clg__group_sum(j->t->group, j->t->hgrad, b, e);
+        j->st = step_range(j->t, j->lr, j->w, b, e);
+    }
     return NULL;
 }
 
 /* Slices of the elements on one thread per device (idle while the host updates): the update
  * is elementwise, so the slicing changes no result. */
-clg_status clg__optim_step_host(clg__trainer *t, float lr)
+clg_status clg__optim_step_host(clg__trainer *t, float lr, int sum)
 {
     size_t total = 0, threads = t->o.context_count < 16 ? t->o.context_count : 16;
     float *w = clg__group_params(t->group, &total); /* once: it marks the weights changed */
@@ -164,7 +175,7 @@ clg_status clg__optim_step_host(clg__trainer *t, float lr)
     per = (per + 15) / 16 * 16; /* whole cache lines per thread */
     for (size_t i = 0; i < threads; i++) {
         size_t b = i * per < total ? i * per : total, e = b + per < total ? b + per : total;
-        jobs[i] = (range_job){t, lr, w, b, e, CLG_OK};
+        jobs[i] = (range_job){t, lr, w, b, e, sum, CLG_OK};
         if (i > 0)
             started[i] = pthread_create(&tid[i], NULL, range_work, &jobs[i]) == 0;
         if (i > 0 && !started[i])

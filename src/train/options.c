@@ -29,6 +29,7 @@ clg_train_options clg_train_options_default(void)
     o.checkpoint_frequency = 1;
     o.execution_environment = "auto";
     o.overlap = -1;
+    o.zero_copy = -1;
     return o;
 }
 
@@ -115,6 +116,8 @@ clg_status clg_train_options_check(const clg_train_options *o)
         BAD("dispatch_workers %zu must be at most 64", o->dispatch_workers);
     if (o->overlap < -1 || o->overlap > 1)
         BAD("overlap %d must be -1 (auto), 0 or 1", o->overlap);
+    if (o->zero_copy < -1 || o->zero_copy > 1)
+        BAD("zero_copy %d must be -1 (auto), 0 or 1", o->zero_copy);
     if (o->device_fault_policy != CLG_FAULT_STOP && o->device_fault_policy != CLG_FAULT_CONTINUE)
         BAD("unknown device_fault_policy %d (stop, continue)", (int)o->device_fault_policy);
     const char *env = o->execution_environment;

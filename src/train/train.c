@@ -167,10 +167,15 @@ static clg_status train_step(clg__trainer *t, float lr, double *loss, size_t *co
 {
     if (t->group) {
         size_t skip = (size_t)-1;
+        /* without clipping or other ranks, the optimizer's pass adds the devices' gradients
+         * slice by slice as it goes (one pass over memory fewer) */
+        float thr = t->o.gradient_threshold;
+        int fused = !t->cluster && !(thr > 0.0f && !isinf(thr));
         for (;;) {
             size_t failed = (size_t)-1;
             clg_status st = clg__group_step(t->group, t->images, t->labels, t->local_batch,
-                                            t->step, skip, t->hgrad, loss, correct, &failed);
+                                            t->step, skip, fused ? NULL : t->hgrad, loss,
+                                            correct, &failed);
             if (st == CLG_OK)
                 break;
             /* bad numbers are the model's, not the device's; a cluster rank cannot redo a
@@ -196,8 +201,10 @@ static clg_status train_step(clg__trainer *t, float lr, double *loss, size_t *co
             if (st != CLG_OK)
                 return st;
         }
+        if (fused)
+            return clg__optim_step_host(t, lr, 1);
         clg__clip_gradients_host(t);
-        return clg__optim_step_host(t, lr);
+        return clg__optim_step_host(t, lr, 0);
     }
     clg_status st = clg__net_upload(t->net, t->images, t->batch);
     if (st == CLG_OK)
@@ -442,6 +449,9 @@ static clg_status group_setup(clg__trainer *t)
     if (st == CLG_OK) {
         clg__group_check_numerics(t->group, t->check_numerics);
         clg__group_overlap(t->group, o->overlap);
+        st = clg__group_zero_copy(t->group, o->zero_copy);
+        if (st != CLG_OK)
+            st = clg__fail(t->ctx, st, "clg_train: %s", clg_last_error());
     }
     size_t n = clg_net_param_count(t->net, CLG_PARAMS_LEARNABLE) + 1;
     if (st == CLG_OK) {

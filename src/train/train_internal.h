@@ -59,8 +59,10 @@ void clg__optim_destroy(clg__trainer *t);
 clg_status clg__optim_step(clg__trainer *t, float lr);
 /* Gradient clipping by the options' threshold (no-op when off). */
 clg_status clg__clip_gradients(clg__trainer *t);
-/* Multi-device: the same on the host arrays (group master weights, t->hgrad, t->hm, t->hv). */
-clg_status clg__optim_step_host(clg__trainer *t, float lr);
+/* Multi-device: the same on the host arrays (group master weights, t->hgrad, t->hm, t->hv);
+ * sum: t->hgrad is first taken from the group's last step, slice by slice in the same pass
+ * (the step left it to this). */
+clg_status clg__optim_step_host(clg__trainer *t, float lr, int sum);
 void clg__clip_gradients_host(clg__trainer *t);
 /* Multi-device: host optimizer state from / to the device staging tensors (for checkpoints). */
 clg_status clg__optim_host_from_device(clg__trainer *t);

@@ -1,0 +1,83 @@
+/* Auto split: shares in proportion to each device's measured speed, so that all finish a step
+ * together. A device's speed is its shard over the mean time of the steps it has run at that
+ * shard, leaving out the first (which grows buffers, and at the start builds kernels). Once
+ * every working device has MEASURED such steps, the shares follow the speeds at once
+ * (undamped: where a device's per-step costs do not shrink with its shard, the next re-split
+ * corrects what is left; two or three re-splits settle). A new split is taken only when it is
+ * predicted to end the step at least GAIN sooner (noise would otherwise move a sample back
+ * and forth, each move costing a step unmeasured). No share falls below MIN_SHARE of the
+ * whole, so every device keeps being measured. */
+#include "parallel/group_internal.h"
+
+enum { MEASURED = 2, WINDOW = 8, MAX_DEVICES = 64 };
+#define GAIN 0.02
+#define MIN_SHARE 0.05
+
+/* Accounts the last step's time; returns the device's speed (samples per second) once it
+ * has enough steps at its shard, else 0. */
+static double measure(replica *r)
+{
+    if (r->count != r->timed_count) { /* a new shard: this step is left out */
+        r->timed_count = r->count;
+        r->window = 0.0;
+        r->window_steps = 0;
+        return 0.0;
+    }
+    if (r->window_steps >= WINDOW) { /* forget older steps, keeping the mean */
+        r->window *= 0.5;
+        r->window_steps /= 2;
+    }
+    r->window += r->seconds;
+    r->window_steps++;
+    return r->window_steps >= MEASURED && r->window > 0.0
+               ? (double)r->count * r->window_steps / r->window
+               : 0.0;
+}
+
+/* The step time a split predicts: the slowest device's. */
+static double predicted(const size_t *counts, const double *speed, size_t n)
+{
+    double worst = 0.0;
+    for (size_t i = 0; i < n; i++)
+        if (speed[i] > 0.0 && counts[i] / speed[i] > worst)
+            worst = counts[i] / speed[i];
+    return worst;
+}
+
+void clg__group_rebalance(clg__group *g)
+{
+    size_t n = g->n < MAX_DEVICES ? g->n : MAX_DEVICES, batch = 0, working = 0;
+    double speed[MAX_DEVICES], speeds = 0.0, old = 0.0;
+    int ready = 1;
+    for (size_t i = 0; i < n; i++) {
+        replica *r = &g->r[i];
+        speed[i] = 0.0;
+        batch += r->count;
+        if (r->dropped || !r->count)
+            continue;
+        speed[i] = measure(r);
+        ready &= speed[i] > 0.0;
+        speeds += speed[i];
+        old += g->weights[i];
+        working++;
+    }
+    if (!g->auto_split || !ready || working < 2)
+        return;
+    /* devices not measured keep their share, on the speeds' scale */
+    float w[MAX_DEVICES];
+    double sum = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        w[i] = g->r[i].dropped ? 0.0f
+                               : (float)(speed[i] > 0.0 ? speed[i] : g->weights[i] * speeds / old);
+        sum += w[i];
+    }
+    for (size_t i = 0; i < n; i++)
+        if (!g->r[i].dropped && w[i] < MIN_SHARE * sum)
+            w[i] = (float)(MIN_SHARE * sum);
+    size_t next[MAX_DEVICES];
+    if (clg_split_batch(batch, w, n, next) != CLG_OK ||
+        predicted(next, speed, n) > (1.0 - GAIN) * predicted(g->counts, speed, n))
+        return;
+    for (size_t i = 0; i < n; i++)
+        g->weights[i] = w[i];
+}
