@@ -102,6 +102,12 @@ int display_progress(const clg_train_progress *p, void *user)
             printf("| mini-batch split over %zu devices:", p->devices);
             for (size_t i = 0; i < p->devices; i++)
                 printf(" %zu", p->split[i]);
+            if (p->device_ms) {
+                printf(" samples, last step");
+                for (size_t i = 0; i < p->devices; i++)
+                    printf(" %.1f", p->device_ms[i]);
+                printf(" ms");
+            }
             printf("\n");
         }
         plot_add_epoch(&d->plot, (double)p->iteration);

@@ -70,6 +70,8 @@ typedef struct clg_train_progress {
     const char *text;            /* checkpoint path, or NULL */
     size_t devices;              /* devices training (1 without contexts) */
     const size_t *split;         /* multi-device: samples per device in the last step */
+    const double *device_ms;     /* multi-device: each device's time for its samples in the
+                                    last step (what the auto split evens out) */
 } clg_train_progress;
 
 /* Called from the training thread; a nonzero return stops training after this iteration (the

@@ -41,11 +41,12 @@ clg_status clg__group_create(clg_net *master, clg_ctx *const *ctxs, size_t n,
     g->r = clg__calloc(n, sizeof *g->r);
     g->weights = clg__malloc(n * sizeof *g->weights);
     g->counts = clg__calloc(n, sizeof *g->counts);
+    g->ms = clg__calloc(n, sizeof *g->ms);
     g->params = clg__malloc_pages((g->nparams + 1) * sizeof(float));
     g->state = clg__malloc((g->nstate + 1) * sizeof(float));
     size_t text_len = 0;
     char *text = NULL;
-    clg_status st = g->r && g->weights && g->counts && g->params && g->state
+    clg_status st = g->r && g->weights && g->counts && g->ms && g->params && g->state
                         ? clg_net_text(master, NULL, 0, &text_len)
                         : clg__fail(master->ctx, CLG_ERR_OUT_OF_HOST_MEMORY,
                                     "device group: out of host memory");
@@ -115,6 +116,7 @@ void clg__group_destroy(clg__group *g)
     free(g->r);
     free(g->weights);
     free(g->counts);
+    free(g->ms);
     if (g->ranges_ok)
         clg__ranges_destroy(&g->ranges);
     free(g->params);
@@ -204,6 +206,11 @@ const size_t *clg__group_split(const clg__group *g, size_t *n)
 {
     *n = g->n;
     return g->counts;
+}
+
+const double *clg__group_device_ms(const clg__group *g)
+{
+    return g->ms;
 }
 
 /* Overlapped read-back: a layer's gradients are read on the transfer queue as soon as the
@@ -485,6 +492,8 @@ clg_status clg__group_step(clg__group *g, const float *images, const int32_t *la
         if (g->r[i].count && g->r[i].readback > slowest)
             slowest = g->r[i].readback;
     g->readback_sum += slowest;
+    for (size_t i = 0; i < g->n; i++)
+        g->ms[i] = g->r[i].count ? 1e3 * g->r[i].seconds : 0.0;
     g->readback_steps++;
     *loss = total_loss / (double)whole;
     *correct = total_correct;

@@ -52,6 +52,7 @@ struct clg__group {
     float *weights;          /* current shares */
     int auto_split;
     size_t *counts;
+    double *ms;              /* each device's time in the last step */
     /* inputs of the current step, read by the workers */
     const float *images;
     const int32_t *labels;

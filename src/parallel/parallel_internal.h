@@ -73,7 +73,9 @@ int clg__group_streamed(const clg__group *g);
 void clg__group_drop(clg__group *g, size_t device);
 const char *clg__group_device_name(const clg__group *g, size_t device);
 
-/* The split of the last step (n counts) and the number of devices. */
+/* The split of the last step (n counts) and the number of devices; each device's time for its
+ * shard in that step (ms, 0 for an empty shard). */
 const size_t *clg__group_split(const clg__group *g, size_t *n);
+const double *clg__group_device_ms(const clg__group *g);
 
 #endif
