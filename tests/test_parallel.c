@@ -392,6 +392,17 @@ static void overlap_and_zero_copy_change_nothing(void **state)
         free(w[k]);
 }
 
+static int last_split(const clg_train_progress *p, void *user)
+{
+    size_t *out = user;
+    if (p->kind == CLG_PROGRESS_ITERATION && p->split && p->devices == 2) {
+        out[0] = p->split[0];
+        out[1] = p->split[1];
+    }
+    return 0;
+}
+
+/* Bad groups are refused with a message; one WorkerLoad value is the fraction that trains. */
 static void bad_groups_are_rejected(void **state)
 {
     (void)state;
@@ -406,14 +417,29 @@ static void bad_groups_are_rejected(void **state)
     CLG_ASSERT_STATUS(clg_train(net, data, NULL, &o, NULL), CLG_ERR_INVALID_ARG);
     assert_non_null(strstr(clg_ctx_last_error(ctx), "given twice"));
     o.contexts = two;
-    static const float zeros[2] = {0, 0}, one[1] = {1};
+    static const float zeros[2] = {0, 0};
     o.worker_load = zeros;
     o.worker_load_count = 2;
     CLG_ASSERT_STATUS(clg_train(net, data, NULL, &o, NULL), CLG_ERR_INVALID_ARG);
     assert_non_null(strstr(clg_ctx_last_error(ctx), "every weight is 0"));
-    o.worker_load = one;
+    static const float three[3] = {1, 1, 1}, too_much[1] = {1.5f}, half[1] = {0.5f};
+    o.worker_load = three;
+    o.worker_load_count = 3;
+    CLG_ASSERT_STATUS(clg_train(net, data, NULL, &o, NULL), CLG_ERR_INVALID_ARG);
+    assert_non_null(strstr(clg_ctx_last_error(ctx), "3 worker_load weights for 2"));
+    o.worker_load = too_much; /* one value: the fraction of the devices that train */
     o.worker_load_count = 1;
     CLG_ASSERT_STATUS(clg_train(net, data, NULL, &o, NULL), CLG_ERR_INVALID_ARG);
+    assert_non_null(strstr(clg_ctx_last_error(ctx), "not in (0, 1]"));
+    size_t split[2] = {9, 9};
+    o.worker_load = half; /* the first of the two, alone */
+    o.progress = last_split;
+    o.progress_user = split;
+    o.verbose_frequency = 1;
+    CLG_ASSERT_STATUS(clg_train(net, data, NULL, &o, NULL), CLG_OK);
+    assert_int_equal(split[0], 16);
+    assert_int_equal(split[1], 0);
+    o.progress = NULL;
     o.worker_load = NULL;
     o.worker_load_count = 0;
     o.context_count = 1;

@@ -204,7 +204,7 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
     if (devs.n > 1 && !c.sweep) {
         c.o.contexts = devs.ctx;
         c.o.context_count = devs.n;
-        if (c.worker_load_count && c.worker_load_count != devs.n) {
+        if (c.worker_load_count > 1 && c.worker_load_count != devs.n) {
             fprintf(stderr, "clgrad-train: --worker-load has %zu weights for %zu devices\n",
                     c.worker_load_count, devs.n);
             close_devices(&devs);

@@ -121,7 +121,9 @@ typedef struct clg_train_options {
                                          holding the result */
     size_t context_count;
     const float *worker_load;         /* NULL: auto (by measured speed); else one weight per
-                                         context (MATLAB's WorkerLoad) */
+                                         context (MATLAB's WorkerLoad), or one value in
+                                         (0, 1]: the fraction of the contexts that train
+                                         (the first ones, sharing each batch equally) */
     size_t worker_load_count;
     int dispatch_in_background;       /* 0; 1: worker threads read (decode, augment) the next
                                          mini-batches while a step computes: the same batches

@@ -443,11 +443,28 @@ static clg_status group_setup(clg__trainer *t)
     size_t nctx = o->context_count ? o->context_count : t->cluster ? 1 : 0;
     if (!nctx)
         return CLG_OK;
-    if (o->worker_load && o->worker_load_count != nctx)
+    const float *load = o->worker_load_count ? o->worker_load : NULL;
+    float *fraction = NULL;
+    if (load && o->worker_load_count == 1 && nctx > 1) {
+        /* MATLAB's scalar WorkerLoad: the fraction of the devices that compute, sharing each
+         * batch equally; the others sit idle */
+        if (!(load[0] > 0.0f && load[0] <= 1.0f))
+            return clg__fail(t->ctx, CLG_ERR_INVALID_ARG, "clg_train: a single worker_load is "
+                             "the fraction of the %zu devices that train: %g is not in (0, 1]",
+                             nctx, (double)load[0]);
+        size_t use = (size_t)lround(load[0] * (double)nctx);
+        if (!(fraction = clg__calloc(nctx, sizeof *fraction)))
+            return clg__fail(t->ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "clg_train: out of host memory");
+        for (size_t i = 0; i < nctx; i++)
+            fraction[i] = i < (use ? use : 1) ? 1.0f : 0.0f;
+        load = fraction;
+    } else if (load && o->worker_load_count != nctx) {
         return clg__fail(t->ctx, CLG_ERR_INVALID_ARG, "clg_train: %zu worker_load weights for %zu "
-                         "contexts", o->worker_load_count, nctx);
-    clg_status st = clg__group_create(t->net, ctxs, nctx,
-                                      o->worker_load_count ? o->worker_load : NULL, &t->group);
+                         "contexts (or one: the fraction of them that trains)",
+                         o->worker_load_count, nctx);
+    }
+    clg_status st = clg__group_create(t->net, ctxs, nctx, load, &t->group);
+    free(fraction);
     if (st == CLG_OK) {
         clg__group_check_numerics(t->group, t->check_numerics);
         clg__group_overlap(t->group, o->overlap);
