@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "runtime_internal.h"
 
 clg_ctx_options clg_ctx_options_default(void)
@@ -47,6 +48,23 @@ clg_status clg_ctx_create(const clg_device_info *dev, const clg_ctx_options *opt
     return CLG_OK;
 }
 
+/* POCL 3.1's CPU driver releases a finished kernel's objects on its worker thread a moment
+ * after the queue reports the kernel done, and its contexts do not hold their sub-devices: a
+ * sub-device released in that moment (clg_devices_free right after clg_ctx_destroy) is freed
+ * under the worker, which then crashes (seen under load, a few runs in a hundred). So a
+ * sub-device's context is released only once ours is its last reference (bounded: 2 s). */
+static void await_last_reference(cl_context c)
+{
+    for (int i = 0; i < 20000; i++) {
+        cl_uint refs = 0;
+        if (clGetContextInfo(c, CL_CONTEXT_REFERENCE_COUNT, sizeof refs, &refs, NULL) != CL_SUCCESS ||
+            refs <= 1)
+            return;
+        struct timespec pause = {0, 100000};
+        nanosleep(&pause, NULL);
+    }
+}
+
 void clg_ctx_destroy(clg_ctx *ctx)
 {
     if (!ctx)
@@ -73,6 +91,8 @@ void clg_ctx_destroy(clg_ctx *ctx)
         free(ctx->programs[i].options);
     }
     free(ctx->programs);
+    if (ctx->context && ctx->device.is_subdevice)
+        await_last_reference(ctx->context);
     if (ctx->context)
         clReleaseContext(ctx->context);
     clReleaseDevice((cl_device_id)ctx->device.cl_device);
