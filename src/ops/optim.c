@@ -150,11 +150,15 @@ static void rmsprop_host(float lr, float alpha, float eps, float wd, float *rest
     }
 }
 
+/* The settings' fault, else a missing array's. */
+static const char *host_check(const char *bad, const void *w, const void *g, const void *v)
+{
+    return bad ? bad : !w || !g || !v ? "NULL array" : NULL;
+}
+
 clg_status clg_sgd_step_host(const clg_sgd_params *p, float *w, const float *g, float *v, size_t n)
 {
-    const char *bad = check_sgd(p);
-    if (!bad && (!w || !g || !v))
-        bad = "NULL array";
+    const char *bad = host_check(check_sgd(p), w, g, v);
     if (bad)
         return clg__fail(NULL, CLG_ERR_INVALID_ARG, "clg_sgd_step_host: %s", bad);
     sgd_host(p->lr, p->momentum, p->weight_decay, p->nesterov, w, g, v, n);
@@ -164,9 +168,7 @@ clg_status clg_sgd_step_host(const clg_sgd_params *p, float *w, const float *g, 
 clg_status clg_adam_step_host(const clg_adam_params *p, float *w, const float *g, float *m,
                               float *v, size_t n)
 {
-    const char *bad = check_adam(p);
-    if (!bad && (!w || !g || !m || !v))
-        bad = "NULL array";
+    const char *bad = host_check(check_adam(p), w, g, m ? v : NULL);
     if (bad)
         return clg__fail(NULL, CLG_ERR_INVALID_ARG, "clg_adam_step_host: %s", bad);
     float c1, c2;
@@ -204,9 +206,7 @@ clg_status clg_rmsprop_step(clg_ctx *ctx, const clg_rmsprop_params *p, clg_tenso
 clg_status clg_rmsprop_step_host(const clg_rmsprop_params *p, float *w, const float *g, float *v,
                                  size_t n)
 {
-    const char *bad = check_rmsprop(p);
-    if (!bad && (!w || !g || !v))
-        bad = "NULL array";
+    const char *bad = host_check(check_rmsprop(p), w, g, v);
     if (bad)
         return clg__fail(NULL, CLG_ERR_INVALID_ARG, "clg_rmsprop_step_host: %s", bad);
     rmsprop_host(p->lr, p->alpha, p->eps, p->weight_decay, w, g, v, n);

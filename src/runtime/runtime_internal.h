@@ -84,8 +84,10 @@ void clg__fault_counts(long *host, long *device);
 
 /* Host loops over long arrays (the multi-device optimizer's pass) built for the widest vectors
  * the CPU has, chosen when the library loads: the build itself targets the baseline. Bit for
- * bit the same results (IEEE operations, no contraction in ISO C). */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+ * bit the same results (IEEE operations, no contraction in ISO C). Not in sanitizer builds:
+ * the choosing function runs before the sanitizer's runtime is up (ThreadSanitizer crashes). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
+    !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
 #define CLG__VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define CLG__VECTOR_CLONES
