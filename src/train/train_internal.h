@@ -53,6 +53,12 @@ typedef struct clg__trainer {
     clg_train_report rep;
 } clg__trainer;
 
+/* Multi-device (train_group.c): the device group for the options' contexts (none: nothing to
+ * do) with host optimizer state; and the net, as validation, checkpoints and the caller see
+ * it, set to the group's host master weights and state. */
+clg_status clg__train_group_setup(clg__trainer *t);
+clg_status clg__train_sync_master(clg__trainer *t);
+
 /* Optimizer state tensors for every parameter (zeroed) and one update with rate lr. */
 clg_status clg__optim_create(clg__trainer *t);
 void clg__optim_destroy(clg__trainer *t);
