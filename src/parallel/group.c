@@ -82,7 +82,6 @@ clg_status clg__group_create(clg_net *master, clg_ctx *const *ctxs, size_t n,
         return st;
     }
     g->version = 1;
-    g->zero_copy = 0;
     *out = g;
     return CLG_OK;
 }
@@ -225,6 +224,37 @@ typedef struct overlap {
     size_t lo[CLG__MAX_RANGES], hi[CLG__MAX_RANGES], nev;
 } overlap;
 
+/* [lo, hi): the parameters of layer `layer` (empty: lo >= hi). */
+static void layer_range(const overlap *o, size_t layer, size_t *lo, size_t *hi)
+{
+    *lo = (size_t)-1, *hi = 0;
+    for (size_t k = 0; k < o->nrefs; k++)
+        if (o->refs[k].layer == layer) {
+            size_t n = clg_tensor_numel(o->refs[k].grad);
+            *lo = o->offs[k] < *lo ? o->offs[k] : *lo;
+            *hi = o->offs[k] + n > *hi ? o->offs[k] + n : *hi;
+        }
+}
+
+/* Streaming from host memory: nothing to read; mapping the layer's gradients for the host
+ * (once the queue reaches it) marks its range ready. */
+static clg_status map_layer(void *user, size_t layer)
+{
+    overlap *o = user;
+    clg_ctx *ctx = o->r->net->ctx;
+    size_t lo, hi;
+    layer_range(o, layer, &lo, &hi);
+    if (o->nev >= CLG__MAX_RANGES || lo >= hi)
+        return CLG_OK;
+    clg_status st = clg__replica_hold_range(o->r, lo, hi, &o->ev[o->nev]);
+    if (st != CLG_OK)
+        return st;
+    o->lo[o->nev] = lo, o->hi[o->nev] = hi;
+    o->nev++;
+    cl_int err = clFlush((cl_command_queue)clg_ctx_cl_queue(ctx));
+    return err == CL_SUCCESS ? CLG_OK : clg__fail_cl(ctx, err, "flushing the queue");
+}
+
 static clg_status read_layer(void *user, size_t layer)
 {
     overlap *o = user;
@@ -233,24 +263,8 @@ static clg_status read_layer(void *user, size_t layer)
     cl_event done = NULL, last = NULL;
     cl_int err = CL_SUCCESS;
     int stream = o->r->g->streaming && o->nev < CLG__MAX_RANGES;
-    size_t lo = (size_t)-1, hi = 0;
-    if (o->r->host_grads) { /* in host memory: nothing to read; a map marks the range ready */
-        for (size_t k = 0; k < o->nrefs; k++)
-            if (o->refs[k].layer == layer) {
-                size_t n = clg_tensor_numel(o->refs[k].grad);
-                lo = o->offs[k] < lo ? o->offs[k] : lo;
-                hi = o->offs[k] + n > hi ? o->offs[k] + n : hi;
-            }
-        if (!stream || lo >= hi)
-            return CLG_OK;
-        clg_status st = clg__replica_hold_range(o->r, lo, hi, &o->ev[o->nev]);
-        if (st != CLG_OK)
-            return st;
-        o->lo[o->nev] = lo, o->hi[o->nev] = hi;
-        o->nev++;
-        return clFlush(q) == CL_SUCCESS ? CLG_OK : clg__fail(ctx, CLG_ERR_DEVICE_LOST,
-                                                             "flushing the queue");
-    }
+    size_t lo, hi;
+    layer_range(o, layer, &lo, &hi);
     for (size_t k = 0; k < o->nrefs && err == CL_SUCCESS; k++) {
         if (o->refs[k].layer != layer)
             continue;
@@ -263,8 +277,6 @@ static clg_status read_layer(void *user, size_t layer)
         if (err == CL_SUCCESS)
             err = clEnqueueReadBuffer(o->tq, mem, CL_FALSE, off * sizeof(float), n * sizeof(float),
                                       o->r->grad + o->offs[k], 1, &done, stream ? &last : NULL);
-        lo = o->offs[k] < lo ? o->offs[k] : lo;
-        hi = o->offs[k] + n > hi ? o->offs[k] + n : hi;
     }
     if (last && err == CL_SUCCESS) { /* in-order transfer queue: the last read ends the layer */
         o->ev[o->nev] = last, o->lo[o->nev] = lo, o->hi[o->nev] = hi;
@@ -342,16 +354,19 @@ static void *work(void *arg)
     overlap ov;
     memset(&ov, 0, sizeof ov);
     ov.r = r;
-    int overlapped = clg__group_overlaps(g, r);
+    /* in host memory there is nothing to read: layer by layer only to stream */
+    int overlapped = r->host_grads ? g->streaming : clg__group_overlaps(g, r);
     if (st == CLG_OK && overlapped) {
         ov.nrefs = clg__net_params(net, ov.refs, 256);
         for (size_t k = 1; k < ov.nrefs && k < 256; k++)
             ov.offs[k] = ov.offs[k - 1] + clg_tensor_numel(ov.refs[k - 1].grad);
-        st = ov.nrefs <= 256 ? clg__ctx_transfer_queue(net->ctx, &ov.tq) : CLG_ERR_UNSUPPORTED;
+        st = ov.nrefs > 256 ? CLG_ERR_UNSUPPORTED
+             : r->host_grads ? CLG_OK : clg__ctx_transfer_queue(net->ctx, &ov.tq);
     }
     if (st == CLG_OK) /* the sum over the shard: the host divides by the whole batch */
         st = clg__net_backward_each(net, g->labels + r->first, 1.0f, g->step,
-                                    overlapped ? read_layer : NULL, &ov);
+                                    !overlapped ? NULL : r->host_grads ? map_layer : read_layer,
+                                    &ov);
     if (st == CLG_OK)
         st = clg_ctx_finish(net->ctx);
     double t_back = clg__now();

@@ -4,8 +4,6 @@
  * (26 MB a step per device for the default network). The host touches those arrays only
  * while they are mapped, from the end of the replica's step to the start of its next, as
  * OpenCL asks of buffers over host memory; on such devices a map is no copy. */
-#include <string.h>
-
 #include "parallel/group_internal.h"
 
 int clg__group_wants_sharing(const clg__group *g, const replica *r)

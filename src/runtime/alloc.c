@@ -62,20 +62,22 @@ char *clg__strdup(const char *s)
     return d;
 }
 
-cl_mem clg__create_buffer(clg_ctx *ctx, size_t bytes, cl_int *err)
+/* Every device buffer: the injected failure, else clCreateBuffer. */
+static cl_mem create(clg_ctx *ctx, cl_mem_flags flags, size_t bytes, void *host, cl_int *err)
 {
     if (++device_count == device_fail_at) {
         *err = CL_MEM_OBJECT_ALLOCATION_FAILURE;
         return NULL;
     }
-    return clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, bytes, NULL, err);
+    return clCreateBuffer(ctx->context, flags, bytes, host, err);
+}
+
+cl_mem clg__create_buffer(clg_ctx *ctx, size_t bytes, cl_int *err)
+{
+    return create(ctx, CL_MEM_READ_WRITE, bytes, NULL, err);
 }
 
 cl_mem clg__create_host_buffer(clg_ctx *ctx, void *host, size_t bytes, cl_int *err)
 {
-    if (++device_count == device_fail_at) {
-        *err = CL_MEM_OBJECT_ALLOCATION_FAILURE;
-        return NULL;
-    }
-    return clCreateBuffer(ctx->context, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, bytes, host, err);
+    return create(ctx, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, bytes, host, err);
 }

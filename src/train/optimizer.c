@@ -69,10 +69,16 @@ clg_status clg__optim_step(clg__trainer *t, float lr)
     return st;
 }
 
+int clg__clipping(const clg__trainer *t)
+{
+    float thr = t->o.gradient_threshold;
+    return thr > 0.0f && !isinf(thr);
+}
+
 clg_status clg__clip_gradients(clg__trainer *t)
 {
     float thr = t->o.gradient_threshold;
-    if (!(thr > 0.0f) || isinf(thr))
+    if (!clg__clipping(t))
         return CLG_OK;
     clg_status st = CLG_OK;
     if (t->o.gradient_threshold_method == CLG_GRAD_L2NORM) {
@@ -151,9 +157,10 @@ enum { SUM_SLICE = 4096 };
 static void *range_work(void *arg)
 {
     range_job *j = arg;
+    size_t slice = j->sum ? SUM_SLICE : j->end - j->begin;
     j->st = CLG_OK;
-    for (size_t b = j->begin; j->st == CLG_OK && b < j->end; b += j->sum ? SUM_SLICE : j->end) {
-        size_t e = j->sum && b + SUM_SLICE < j->end ? b + SUM_SLICE : j->end;
+    for (size_t b = j->begin; j->st == CLG_OK && b < j->end; b += slice) {
+        size_t e = j->end - b > slice ? b + slice : j->end;
         if (j->sum)
             clg__group_sum(j->t->group, j->t->hgrad, b, e);
         j->st = step_range(j->t, j->lr, j->w, b, e);
@@ -195,7 +202,7 @@ clg_status clg__optim_step_host(clg__trainer *t, float lr, int sum)
 void clg__clip_gradients_host(clg__trainer *t)
 {
     float thr = t->o.gradient_threshold;
-    if (!(thr > 0.0f) || isinf(thr))
+    if (!clg__clipping(t))
         return;
     size_t at = 0;
     double total = 0.0;

@@ -170,8 +170,7 @@ static clg_status train_step(clg__trainer *t, float lr, double *loss, size_t *co
         size_t skip = (size_t)-1;
         /* without clipping or other ranks, the optimizer's pass adds the devices' gradients
          * slice by slice as it goes (one pass over memory fewer) */
-        float thr = t->o.gradient_threshold;
-        int fused = !t->cluster && !(thr > 0.0f && !isinf(thr));
+        int fused = !t->cluster && !clg__clipping(t);
         for (;;) {
             size_t failed = (size_t)-1;
             clg_status st = clg__group_step(t->group, t->images, t->labels, t->local_batch,

@@ -63,7 +63,9 @@ clg_status clg__train_sync_master(clg__trainer *t);
 clg_status clg__optim_create(clg__trainer *t);
 void clg__optim_destroy(clg__trainer *t);
 clg_status clg__optim_step(clg__trainer *t, float lr);
-/* Gradient clipping by the options' threshold (no-op when off). */
+/* Whether the options clip gradients (a finite threshold above 0); the clipping by it (no-op
+ * when off). */
+int clg__clipping(const clg__trainer *t);
 clg_status clg__clip_gradients(clg__trainer *t);
 /* Multi-device: the same on the host arrays (group master weights, t->hgrad, t->hm, t->hv);
  * sum: t->hgrad is first taken from the group's last step, slice by slice in the same pass
