@@ -4,9 +4,11 @@
  * every working device has MEASURED such steps, the shares follow the speeds at once
  * (undamped: where a device's per-step costs do not shrink with its shard, the next re-split
  * corrects what is left; two or three re-splits settle). A new split is taken only when it is
- * predicted to end the step at least GAIN sooner (noise would otherwise move a sample back
- * and forth, each move costing a step unmeasured). No share falls below MIN_SHARE of the
- * whole, so every device keeps being measured. */
+ * predicted to end the step at least GAIN sooner, or half a sample of the slowest device's
+ * shard sooner where that is less (noise would otherwise move a sample back and forth, each
+ * move costing a step unmeasured; a large shard, where one sample is less than GAIN, still
+ * gets to its balance). No share falls below MIN_SHARE of the whole, so every device keeps
+ * being measured. */
 #include "parallel/group_internal.h"
 
 enum { MEASURED = 2, WINDOW = 8, MAX_DEVICES = 64 };
@@ -34,13 +36,15 @@ static double measure(replica *r)
                : 0.0;
 }
 
-/* The step time a split predicts: the slowest device's. */
-static double predicted(const size_t *counts, const double *speed, size_t n)
+/* The step time a split predicts: the slowest device's (*samples: its shard). */
+static double predicted(const size_t *counts, const double *speed, size_t n, size_t *samples)
 {
     double worst = 0.0;
     for (size_t i = 0; i < n; i++)
-        if (speed[i] > 0.0 && counts[i] / speed[i] > worst)
+        if (speed[i] > 0.0 && counts[i] / speed[i] > worst) {
             worst = counts[i] / speed[i];
+            *samples = counts[i];
+        }
     return worst;
 }
 
@@ -74,9 +78,11 @@ void clg__group_rebalance(clg__group *g)
     for (size_t i = 0; i < n; i++)
         if (!g->r[i].dropped && w[i] < MIN_SHARE * sum)
             w[i] = (float)(MIN_SHARE * sum);
-    size_t next[MAX_DEVICES];
+    size_t next[MAX_DEVICES], slowest = 1, unused;
+    double now = predicted(g->counts, speed, n, &slowest);
+    double gain = 0.5 / (double)slowest < GAIN ? 0.5 / (double)slowest : GAIN;
     if (clg_split_batch(batch, w, n, next) != CLG_OK ||
-        predicted(next, speed, n) > (1.0 - GAIN) * predicted(g->counts, speed, n))
+        predicted(next, speed, n, &unused) > (1.0 - gain) * now)
         return;
     for (size_t i = 0; i < n; i++)
         g->weights[i] = w[i];
