@@ -114,54 +114,138 @@ __kernel void clg_pool_bwd(__global const float *x, ulong x_off, __global const 
     }
 }
 
-/* Backward when windows tile the input (stride = window, no padding): one work-item per
- * output row writes each of its windows' R x S block of dx once (the gradient at the first
- * argmax, or spread evenly), plus the columns and, for the last row, the rows that no window
- * covers (zero). Every element of dx is written exactly once. */
-__kernel void clg_pool_bwd_tiled(__global const float *x, ulong x_off, __global const float *dy,
-                                 ulong dy_off, __global float *dx, ulong dx_off, uint H, uint W,
-                                 uint R_, uint S_, uint P, uint Q, uint mode, uint NC, uint relu)
+/* Tiled windows (stride = window, no padding) of TR x TS, fixed at build time so that the
+ * window loops unroll; 2 x 2 windows go four at a time as vectors along the row (POCL's
+ * per-work-item code is scalar otherwise), the rest one by one. */
+#if TR == 2 && TS == 2
+#define POOL_VEC 4
+#else
+#define POOL_VEC 0
+#endif
+
+/* Index r * TS + s of the first largest element of the window at column q*TS of row xr. */
+float clg_pool_window_max(const __global float *xr, int w, int q, int *at)
 {
-    /* TR x TS: the window, fixed at build time so that the block loops unroll. */
+    float best = xr[q * TS];
+    *at = 0;
+#pragma unroll
+    for (int r = 0; r < TR; r++)
+#pragma unroll
+        for (int s = 0; s < TS; s++) {
+            float v = xr[r * w + q * TS + s];
+            if (v > best) { /* strictly larger: ties keep the first */
+                best = v;
+                *at = r * TS + s;
+            }
+        }
+    return best;
+}
+
+/* Forward when windows tile the input: one work-item per output row. */
+__kernel void clg_pool_fwd_tiled(__global const float *x, ulong x_off, __global float *y, ulong y_off,
+                                 uint H, uint W, uint P, uint Q, uint mode, uint NC)
+{
     uint p = get_global_id(0), nc = get_global_id(1);
     if (p >= P || nc >= NC)
         return;
-    const __global float *xc = x + x_off + (size_t)nc * H * W + (size_t)p * TR * W;
+    const __global float *xr = x + x_off + (size_t)nc * H * W + (size_t)p * TR * W;
+    __global float *out = y + y_off + ((size_t)nc * P + p) * Q;
+    int w = (int)W, nq = (int)Q, q = 0;
+    const float n = (float)(TR * TS);
+#if POOL_VEC
+    for (int q0 = 0; nq >= POOL_VEC && q0 < nq; q0 += POOL_VEC) {
+        q = min(q0, nq - POOL_VEC); /* the last step overlaps the one before */
+        float8 a = vload8(0, xr + 2 * q), b = vload8(0, xr + w + 2 * q);
+        float4 v = mode == 0 ? fmax(fmax(a.even, a.odd), fmax(b.even, b.odd))
+                             : (a.even + a.odd + b.even + b.odd) / n;
+        vstore4(v, 0, out + q);
+    }
+    q = nq >= POOL_VEC ? nq : 0;
+#endif
+    for (; q < nq; q++) {
+        float v = mode == 0 ? -INFINITY : 0.0f;
+#pragma unroll
+        for (int r = 0; r < TR; r++)
+#pragma unroll
+            for (int s = 0; s < TS; s++) {
+                float e = xr[r * w + q * TS + s];
+                v = mode == 0 ? fmax(v, e) : v + e;
+            }
+        out[q] = mode == 0 ? v : v / n;
+    }
+}
+
+/* Backward when windows tile the input: one work-item per output row writes each of its
+ * windows' block of dx once (the gradient at the first argmax, or spread evenly), plus the
+ * columns and, for the last row, the rows that no window covers (zero). Every element of dx
+ * is written exactly once. */
+__kernel void clg_pool_bwd_tiled(__global const float *x, ulong x_off, __global const float *dy,
+                                 ulong dy_off, __global float *dx, ulong dx_off, uint H, uint W,
+                                 uint P, uint Q, uint mode, uint NC, uint relu)
+{
+    uint p = get_global_id(0), nc = get_global_id(1);
+    if (p >= P || nc >= NC)
+        return;
+    const __global float *xr = x + x_off + (size_t)nc * H * W + (size_t)p * TR * W;
     const __global float *g = dy + dy_off + ((size_t)nc * P + p) * Q;
     __global float *out = dx + dx_off + (size_t)nc * H * W + (size_t)p * TR * W;
-    for (uint q = 0; q < Q; q++) {
-        uint w0 = q * TS;
-        float best = xc[w0];
-        uint at = 0;
-#pragma unroll
-        for (uint r = 0; r < TR; r++)
-#pragma unroll
-            for (uint s = 0; s < TS; s++) {
-                float v = xc[r * W + w0 + s];
-                if (v > best) { /* strictly larger: ties keep the first */
-                    best = v;
-                    at = r * TS + s;
-                }
+    int w = (int)W, nq = (int)Q, q = 0;
+    const float n = (float)(TR * TS);
+#if POOL_VEC
+    for (int q0 = 0; nq >= POOL_VEC && q0 < nq; q0 += POOL_VEC) {
+        q = min(q0, nq - POOL_VEC); /* the last step overlaps the one before: same values */
+        float8 a = vload8(0, xr + 2 * q), b = vload8(0, xr + w + 2 * q);
+        float4 share = vload4(0, g + q);
+        float8 top, bottom;
+        if (mode == 0) {
+            float4 best = a.even;
+            int4 at = 0;
+            at = select(at, (int4)1, isgreater(a.odd, best));
+            best = fmax(best, a.odd);
+            at = select(at, (int4)2, isgreater(b.even, best));
+            best = fmax(best, b.even);
+            at = select(at, (int4)3, isgreater(b.odd, best));
+            best = fmax(best, b.odd);
+            if (relu) /* the ReLU passed nothing where the window is all <= 0 */
+                share = select(share, (float4)0.0f, islessequal(best, (float4)0.0f));
+            top.even = select((float4)0.0f, share, at == 0);
+            top.odd = select((float4)0.0f, share, at == 1);
+            bottom.even = select((float4)0.0f, share, at == 2);
+            bottom.odd = select((float4)0.0f, share, at == 3);
+        } else {
+            share /= n;
+            top.even = share;
+            top.odd = share;
+            bottom = top;
+            if (relu) {
+                top = select(top, (float8)0.0f, islessequal(a, (float8)0.0f));
+                bottom = select(bottom, (float8)0.0f, islessequal(b, (float8)0.0f));
             }
-        float share = mode == 0 ? g[q] : g[q] / (float)(TR * TS);
-        if (mode == 0 && relu && best <= 0.0f)
-            share = 0.0f; /* the ReLU passed nothing here: its window is all zeros */
-        if (mode != 0 && relu) {
-            for (uint r = 0; r < TR; r++)
-                for (uint s = 0; s < TS; s++)
-                    out[r * W + w0 + s] = xc[r * W + w0 + s] <= 0.0f ? 0.0f : share;
-            continue;
         }
-#pragma unroll
-        for (uint r = 0; r < TR; r++)
-#pragma unroll
-            for (uint s = 0; s < TS; s++)
-                out[r * W + w0 + s] = mode != 0 || r * TS + s == at ? share : 0.0f;
+        vstore8(top, 0, out + 2 * q);
+        vstore8(bottom, 0, out + w + 2 * q);
     }
-    uint rows = p + 1 == P ? H - p * TR : TR;
-    for (uint r = 0; r < rows; r++)
-        for (uint s = r < TR ? Q * TS : 0; s < W; s++)
-            out[r * W + s] = 0.0f;
+    q = nq >= POOL_VEC ? nq : 0;
+#endif
+    for (; q < nq; q++) {
+        int at;
+        float best = clg_pool_window_max(xr, w, q, &at);
+        float share = mode == 0 ? g[q] : g[q] / n;
+        if (mode == 0 && relu && best <= 0.0f)
+            share = 0.0f;
+#pragma unroll
+        for (int r = 0; r < TR; r++)
+#pragma unroll
+            for (int s = 0; s < TS; s++) {
+                int i = r * w + q * TS + s;
+                float v = mode != 0 || r * TS + s == at ? share : 0.0f;
+                out[i] = mode != 0 && relu && xr[i] <= 0.0f ? 0.0f : v;
+            }
+    }
+    int rows = p + 1 == P ? (int)H - (int)p * TR : TR;
+    for (int r = 0; r < rows; r++)
+        for (int s = r < TR ? nq * TS : 0; s < w; s++)
+            out[r * w + s] = 0.0f;
 }
 
 /* Global average: one work-item per (n, c), summing in a fixed order. */

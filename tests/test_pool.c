@@ -30,6 +30,14 @@ static const pool_case cases[] = {
     {3, 2, 6, 7, D(CLG_POOL_AVG, 2, 3, 2, 2, 1, 1, 2, 0, 1)},
     {2, 3, 9, 11, D(CLG_POOL_MAX, 2, 3, 2, 3, 0, 0, 0, 0, 0)},  /* tiled, with leftover rows/cols */
     {2, 3, 9, 11, D(CLG_POOL_AVG, 3, 2, 3, 2, 0, 0, 0, 0, 0)},  /* tiled average */
+    /* 2x2 tiles go four windows at a time, the last four overlapping those before: rows of
+     * 2, 3 (one by one), 4, 5, 33 windows, leftover rows and columns */
+    {2, 3, 7, 9, D(CLG_POOL_MAX, 2, 2, 2, 2, 0, 0, 0, 0, 0)},
+    {1, 2, 5, 11, D(CLG_POOL_AVG, 2, 2, 2, 2, 0, 0, 0, 0, 0)},
+    {3, 1, 4, 6, D(CLG_POOL_MAX, 2, 2, 2, 2, 0, 0, 0, 0, 0)},
+    {2, 2, 8, 8, D(CLG_POOL_AVG, 2, 2, 2, 2, 0, 0, 0, 0, 0)},
+    {2, 2, 3, 66, D(CLG_POOL_MAX, 2, 2, 2, 2, 0, 0, 0, 0, 0)},
+    {1, 1, 2, 4, D(CLG_POOL_MAX, 2, 2, 2, 2, 0, 0, 0, 0, 0)},
 };
 #define N_CASES (sizeof cases / sizeof cases[0])
 
@@ -259,6 +267,21 @@ static void ties_go_to_the_first_element(void **state)
     CLG_ASSERT_STATUS(clg_tensor_download(tdx, dx, 16), CLG_OK);
     const float want[16] = {1, 0, 2, 0, 0, 0, 0, 0, 3, 0, 4, 0, 0, 0, 0, 0};
     assert_memory_equal(dx, want, sizeof want);
+    clg_tensor_destroy(tx);
+    clg_tensor_destroy(tdy);
+    clg_tensor_destroy(tdx);
+    /* One row of 5 windows, taken four at a time: each window ties in a different pair. */
+    float xr[20] = {7, 7, 1, 1, 2, 3, 0, 0, 4, 0, /* top row */
+                    7, 7, 1, 1, 3, 1, 0, 4, 0, 4},
+          dyr[5] = {1, 2, 3, 4, 5}, dxr[20];
+    tx = make((clg_shape){1, 1, 2, 10}, xr);
+    tdy = make((clg_shape){1, 1, 1, 5}, dyr);
+    tdx = make((clg_shape){1, 1, 2, 10}, NULL);
+    CLG_ASSERT_STATUS(clg_pool2d_backward(ctx, &d, tx, tdy, tdx), CLG_OK);
+    CLG_ASSERT_STATUS(clg_tensor_download(tdx, dxr, 20), CLG_OK);
+    const float want_row[20] = {1, 0, 2, 0, 0, 3, 0, 0, 5, 0, /* 3,3 and 4,4 ties: the first */
+                                0, 0, 0, 0, 0, 0, 0, 4, 0, 0};
+    assert_memory_equal(dxr, want_row, sizeof want_row);
     clg_tensor_destroy(tx);
     clg_tensor_destroy(tdy);
     clg_tensor_destroy(tdx);

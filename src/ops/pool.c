@@ -69,6 +69,18 @@ clg_status clg_pool2d_output_shape(const clg_pool2d_desc *d, clg_shape x, clg_sh
     return st;
 }
 
+/* Windows that tile the input (stride = window, no padding): each input element belongs to
+ * at most one window, and the tiled kernels, built for the window's size, apply. */
+static int tiles(const pool_geom *g, clg_pool_mode mode, char *opts, size_t cap)
+{
+    int tiled = g->sh == g->R && g->sw == g->S && !g->pt && !g->pb && !g->pl && !g->pr &&
+                mode != CLG_POOL_AVG_EXCLUDE && g->P * g->R <= g->H && g->Q * g->S <= g->W;
+    opts[0] = '\0';
+    if (tiled) /* the window is a build option: one small program per window shape */
+        snprintf(opts, cap, "-DTR=%zu -DTS=%zu", g->R, g->S);
+    return tiled;
+}
+
 static void geom_args(clg__launch *l, const pool_geom *g, clg_pool_mode mode)
 {
     size_t v[] = {g->H, g->W, g->R, g->S, g->sh, g->sw, g->pt, g->pl, g->pb, g->pr, g->P, g->Q, mode,
@@ -86,14 +98,22 @@ clg_status clg_pool2d_forward(clg_ctx *ctx, const clg_pool2d_desc *d, const clg_
         st = make_geom(ctx, d, x->shape, &g);
     if (st == CLG_OK)
         st = clg__tensor_expect_shape(ctx, "pool2d", "y", y, (clg_shape){g.N, g.C, g.P, g.Q});
+    char opts[48] = "";
+    int tiled = st == CLG_OK && tiles(&g, d->mode, opts, sizeof opts);
     clg__launch l;
     if (st == CLG_OK)
-        st = clg__launch_begin(ctx, "pool", NULL, "clg_pool_fwd", &l);
+        st = clg__launch_begin(ctx, "pool", opts, tiled ? "clg_pool_fwd_tiled" : "clg_pool_fwd", &l);
     if (st != CLG_OK)
         return st;
     clg__arg_tensor(&l, x);
     clg__arg_tensor(&l, y);
-    geom_args(&l, &g, d->mode);
+    if (tiled) {
+        size_t v[] = {g.H, g.W, g.P, g.Q, d->mode, g.N * g.C};
+        for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+            clg__arg_u32(&l, v[i]);
+    } else {
+        geom_args(&l, &g, d->mode);
+    }
     size_t global[3] = {g.P, g.N * g.C, 1}, local[3] = {1, ROWS, 1};
     return clg__launch_run(&l, global, local);
 }
@@ -109,12 +129,8 @@ clg_status clg_pool2d_backward(clg_ctx *ctx, const clg_pool2d_desc *d, const clg
         st = clg__tensor_expect_shape(ctx, "pool2d", "dy", dy, (clg_shape){g.N, g.C, g.P, g.Q});
     if (st == CLG_OK)
         st = clg__tensor_expect_shape(ctx, "pool2d", "dx", dx, x->shape);
-    /* Windows that tile the input: each dx element belongs to at most one window. */
-    int tiled = g.sh == g.R && g.sw == g.S && !g.pt && !g.pb && !g.pl && !g.pr &&
-                d->mode != CLG_POOL_AVG_EXCLUDE && g.P * g.R <= g.H && g.Q * g.S <= g.W;
     char opts[48] = "";
-    if (tiled) /* the window is a build option: one small program per window shape */
-        snprintf(opts, sizeof opts, "-DTR=%zu -DTS=%zu", g.R, g.S);
+    int tiled = st == CLG_OK && tiles(&g, d->mode, opts, sizeof opts);
     clg__launch l;
     if (st == CLG_OK)
         st = clg__launch_begin(ctx, "pool", opts, tiled ? "clg_pool_bwd_tiled" : "clg_pool_bwd", &l);
@@ -124,7 +140,7 @@ clg_status clg_pool2d_backward(clg_ctx *ctx, const clg_pool2d_desc *d, const clg
     clg__arg_tensor(&l, dy);
     clg__arg_tensor(&l, dx);
     if (tiled) {
-        size_t v[] = {g.H, g.W, g.R, g.S, g.P, g.Q, d->mode, g.N * g.C};
+        size_t v[] = {g.H, g.W, g.P, g.Q, d->mode, g.N * g.C};
         for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
             clg__arg_u32(&l, v[i]);
     } else {
