@@ -56,6 +56,16 @@ __kernel void clg_bias_add(__global float *y, ulong y_off, __global const float 
     y[y_off + ((size_t)n * K + k) * PQ + pq] += bias[b_off + k];
 }
 
+/* y[n][k] += bias[k] for outputs without pixels (fully connected): dimension 0 runs along k. */
+__kernel void clg_bias_add_rows(__global float *y, ulong y_off, __global const float *bias,
+                                ulong b_off, uint K, uint N)
+{
+    uint k = get_global_id(0), n = get_global_id(1);
+    if (k >= K || n >= N)
+        return;
+    y[y_off + (size_t)n * K + k] += bias[b_off + k];
+}
+
 /* db[k] = sum over n and pq of dy[n][k][pq], summed in a fixed order by one work-item. */
 __kernel void clg_bias_grad(__global const float *dy, ulong dy_off, uint N, uint K, uint PQ,
                                  __global float *db, ulong db_off)

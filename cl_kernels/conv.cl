@@ -107,6 +107,17 @@ __kernel void clg_conv_transpose(__global const float *src, uint rows, uint cols
     dst[dst_off + (size_t)c * rows + r] = src[(size_t)r * cols + c];
 }
 
+/* The same plus bias[r] on each of src's rows: a fully connected layer's y = (w . x^T)^T + b. */
+__kernel void clg_transpose_bias(__global const float *src, uint rows, uint cols,
+                                 __global float *dst, ulong dst_off, __global const float *bias,
+                                 ulong b_off)
+{
+    uint c = get_global_id(0), r = get_global_id(1);
+    if (c >= cols || r >= rows)
+        return;
+    dst[dst_off + (size_t)c * rows + r] = src[(size_t)r * cols + c] + bias[b_off + r];
+}
+
 /* Implicit (fused) convolution: no column matrix, the input is read in place.
  * Forward: each work-item computes CB output channels of one output pixel; dimension 0 runs
  * over pixels so that CPUs vectorise across them. CB is a tunable (-DCB). */

@@ -175,6 +175,17 @@ static void fully_connected_case(size_t N, size_t M)
                 s += (double)x[n * K + k] * w[m * K + k];
             assert_true(fabs(out[n * M + m] - s) < 1e-5 * (1 + fabs(s)));
         }
+    clg_test_poison_nan(out, N * M); /* and without a bias */
+    CLG_ASSERT_STATUS(clg_tensor_upload(ty, out, N * M), CLG_OK);
+    CLG_ASSERT_STATUS(clg_fc_forward(ctx, tx, tw, NULL, ty), CLG_OK);
+    CLG_ASSERT_STATUS(clg_tensor_download(ty, out, N * M), CLG_OK);
+    for (size_t n = 0; n < N; n++)
+        for (size_t m = 0; m < M; m++) {
+            double s = 0;
+            for (size_t k = 0; k < K; k++)
+                s += (double)x[n * K + k] * w[m * K + k];
+            assert_true(fabs(out[n * M + m] - s) < 1e-5 * (1 + fabs(s)));
+        }
     CLG_ASSERT_STATUS(clg_tensor_download(tdx, out, N * K), CLG_OK);
     for (size_t n = 0; n < N; n++)
         for (size_t k = 0; k < K; k++) {
@@ -215,12 +226,16 @@ static void fully_connected_case(size_t N, size_t M)
 }
 
 /* Both ways of the forward product: a batch smaller than the layer (y^T = w . x^T, then
- * transposed) and a larger one (y = x . w^T). */
+ * transposed with the bias added) and a larger one (y = x . w^T, then the bias by rows of 1,
+ * 16 or 64 outputs a work-group). */
 static void bias_and_fully_connected_match_the_reference(void **state)
 {
     (void)state;
     fully_connected_case(7, 17);
+    fully_connected_case(1, 70);
     fully_connected_case(19, 5);
+    fully_connected_case(33, 31);
+    fully_connected_case(100, 70);
 }
 
 static int setup(void **state)

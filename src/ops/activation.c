@@ -60,17 +60,22 @@ clg_status clg_bias_add(clg_ctx *ctx, const clg_tensor *bias, clg_tensor *y)
     if (st == CLG_OK && clg_tensor_numel(bias) != y->shape.c)
         st = clg__fail(ctx, CLG_ERR_SHAPE, "clg_bias_add: bias holds %zu values for %zu channels",
                        clg_tensor_numel(bias), y->shape.c);
+    size_t pq = y->shape.h * y->shape.w, c = y->shape.c;
     clg__launch l;
-    if (st == CLG_OK)
-        st = clg__launch_begin(ctx, "activation", NULL, "clg_bias_add", &l);
+    if (st == CLG_OK) /* without pixels, one work-item per pixel would be one per work-group */
+        st = clg__launch_begin(ctx, "activation", NULL, pq == 1 ? "clg_bias_add_rows" : "clg_bias_add", &l);
     if (st != CLG_OK)
         return st;
-    size_t pq = y->shape.h * y->shape.w;
     clg__arg_tensor(&l, y);
     clg__arg_tensor(&l, bias);
-    clg__arg_u32(&l, y->shape.c);
+    clg__arg_u32(&l, c);
+    if (pq == 1) {
+        clg__arg_u32(&l, y->shape.n);
+        size_t global[3] = {c, y->shape.n, 1}, local[3] = {c >= 64 ? 64 : c >= 16 ? 16 : 1, 1, 1};
+        return clg__launch_run(&l, global, local);
+    }
     clg__arg_u32(&l, pq);
-    size_t global[3] = {pq, y->shape.c, y->shape.n}, local[3] = {pq >= 32 ? 32 : 1, 1, 1};
+    size_t global[3] = {pq, c, y->shape.n}, local[3] = {pq >= 32 ? 32 : 1, 1, 1};
     return clg__launch_run(&l, global, local);
 }
 

@@ -30,11 +30,13 @@ static clg_status gemm(clg_ctx *ctx, int ta, int tb, size_t m, size_t n, size_t 
 
 enum { SLOT_FC = 8 };
 
-/* dst (cols x rows) = src^T for src (rows x cols) at offset 0. */
-static clg_status transpose(clg_ctx *ctx, cl_mem src, size_t rows, size_t cols, clg_tensor *dst)
+/* dst (cols x rows) = src^T for src (rows x cols) at offset 0, plus bias[r] on row r when
+ * given. */
+static clg_status transpose(clg_ctx *ctx, cl_mem src, size_t rows, size_t cols, clg_tensor *dst,
+                            const clg_tensor *bias)
 {
     clg__launch l;
-    clg_status st = clg__launch_begin(ctx, "conv", NULL, "clg_conv_transpose", &l);
+    clg_status st = clg__launch_begin(ctx, "conv", NULL, bias ? "clg_transpose_bias" : "clg_conv_transpose", &l);
     if (st != CLG_OK)
         return st;
     clg__arg_mem(&l, src);
@@ -42,6 +44,8 @@ static clg_status transpose(clg_ctx *ctx, cl_mem src, size_t rows, size_t cols, 
     clg__arg_u32(&l, cols);
     clg__arg_mem(&l, dst->mem);
     clg__arg_u64(&l, dst->offset);
+    if (bias)
+        clg__arg_tensor(&l, bias);
     size_t global[3] = {cols, rows, 1}, local[3] = {cols >= 16 ? 16 : 1, 1, 1};
     return clg__launch_run(&l, global, local);
 }
@@ -53,6 +57,8 @@ clg_status clg_fc_forward(clg_ctx *ctx, const clg_tensor *x, const clg_tensor *w
     clg_status st = clg__tensors_check(ctx, "clg_fc_forward", (const clg_tensor *[]){x, w, y}, 3);
     if (st == CLG_OK)
         st = dims(ctx, "clg_fc_forward", x, w, y, &N, &K, &M);
+    if (st == CLG_OK && bias)
+        st = clg__tensors_check(ctx, "clg_fc_forward", (const clg_tensor *[]){bias}, 1);
     if (st == CLG_OK && bias && clg_tensor_numel(bias) != M)
         st = clg__fail(ctx, CLG_ERR_SHAPE, "clg_fc_forward: bias holds %zu values, expected %zu",
                        clg_tensor_numel(bias), M);
@@ -65,11 +71,12 @@ clg_status clg_fc_forward(clg_ctx *ctx, const clg_tensor *x, const clg_tensor *w
             clg_tensor t = {ctx, yt, 0, {M, N, 1, 1}};
             st = gemm(ctx, 0, 1, M, N, K, w, K, x, K, &t, N);
         }
-        if (st == CLG_OK)
-            st = transpose(ctx, yt, M, N, y);
-    } else if (st == CLG_OK) { /* y (N x M) = x (N x K) . w^T */
-        st = gemm(ctx, 0, 1, N, M, K, x, K, w, K, y, M);
+        if (st == CLG_OK) /* with the bias on the way */
+            st = transpose(ctx, yt, M, N, y, bias);
+        return st;
     }
+    if (st == CLG_OK) /* y (N x M) = x (N x K) . w^T */
+        st = gemm(ctx, 0, 1, N, M, K, x, K, w, K, y, M);
     if (st == CLG_OK && bias) {
         clg_tensor flat = *y; /* the bias runs along y's M values per sample */
         flat.shape = (clg_shape){N, M, 1, 1};
