@@ -41,28 +41,39 @@ __kernel void clg_wino_pad(__global const float *x, ulong x_off, ulong x_img, ui
 }
 
 /* One filter per work-item: flip 0: in = c, out = k, g = w[k][c]; flip 1: in = k, out = c,
- * g = w[k][c] rotated 180 degrees. Launch: (outs, ins). */
-__kernel void clg_wino_filter(__global const float *w, ulong w_off, uint Kg, uint Cg, uint flip,
-                              uint ldk, __global float *U, ulong u_off)
+ * g = w[k][c] rotated 180 degrees. Launch: (outs padded to ldk, ins). flip is a constant in
+ * each kernel below and nothing branches, so that POCL runs the work-items as vectors (a
+ * runtime flip and a padding branch left it scalar: 0.3 ms for 2,048 filters). */
+inline void wino_filter_one(__global const float *w, ulong w_off, uint Kg, uint Cg, uint ldk,
+                            __global float *U, ulong u_off, const int flip)
 {
     uint o = get_global_id(0), i = get_global_id(1);
     uint ins = flip ? Kg : Cg, outs = flip ? Cg : Kg;
     if (o >= ldk || i >= ins)
         return;
-    float u[WA2];
-    if (o < outs) {
-        uint k = flip ? i : o, c = flip ? o : i;
-        const __global float *f = w + w_off + ((size_t)k * Cg + c) * WR * WR;
-        float g[WR * WR];
-        for (int t = 0; t < WR * WR; t++)
-            g[t] = f[flip ? WR * WR - 1 - t : t];
-        wino_filter_tf(g, u);
-    } else {
-        for (int t = 0; t < WA2; t++)
-            u[t] = 0.0f;
-    }
+    uint oc = min(o, outs - 1); /* padding lanes transform a real filter, then store zeros */
+    uint k = flip ? i : oc, c = flip ? oc : i;
+    const __global float *f = w + w_off + ((size_t)k * Cg + c) * (WR * WR);
+    float g[WR * WR], u[WA2];
+#pragma unroll
+    for (int t = 0; t < WR * WR; t++)
+        g[t] = f[flip ? WR * WR - 1 - t : t];
+    wino_filter_tf(g, u);
+#pragma unroll
     for (int t = 0; t < WA2; t++)
-        U[u_off + ((size_t)t * ins + i) * ldk + o] = u[t];
+        U[u_off + ((size_t)t * ins + i) * ldk + o] = o < outs ? u[t] : 0.0f;
+}
+
+__kernel void clg_wino_filter(__global const float *w, ulong w_off, uint Kg, uint Cg, uint ldk,
+                              __global float *U, ulong u_off)
+{
+    wino_filter_one(w, w_off, Kg, Cg, ldk, U, u_off, 0);
+}
+
+__kernel void clg_wino_filter_flip(__global const float *w, ulong w_off, uint Kg, uint Cg,
+                                   uint ldk, __global float *U, ulong u_off)
+{
+    wino_filter_one(w, w_off, Kg, Cg, ldk, U, u_off, 1);
 }
 
 /* V for T tiles of th x tw per image; 16 channels (c0 = 16 * dimension 0) per work-item,

@@ -119,14 +119,14 @@ static clg_status filter_transform(clg_ctx *ctx, const char *opts, const clg__co
                                    cl_mem U, size_t u_off)
 {
     clg__launch l;
-    clg_status st = clg__launch_begin(ctx, "winograd", opts, "clg_wino_filter", &l);
+    clg_status st = clg__launch_begin(ctx, "winograd", opts,
+                                      w->flip ? "clg_wino_filter_flip" : "clg_wino_filter", &l);
     if (st != CLG_OK)
         return st;
     clg__arg_mem(&l, wt->mem);
     clg__arg_u64(&l, wt->offset + gi * g->Kg * g->Cg * g->R * g->S);
     clg__arg_u32(&l, g->Kg);
     clg__arg_u32(&l, g->Cg);
-    clg__arg_u32(&l, (size_t)w->flip);
     clg__arg_u32(&l, w->ldk);
     clg__arg_mem(&l, U);
     clg__arg_u64(&l, u_off);
