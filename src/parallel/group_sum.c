@@ -44,7 +44,7 @@ static void add_scaled(float *restrict dst, const float *restrict src, size_t n,
             dst[k] += src[k];
 }
 
-void clg__group_sum(const clg__group *g, float *grad, size_t lo, size_t hi)
+void clg__group_sum(const clg__group *g, float *out, size_t lo, size_t hi)
 {
     size_t last = 0;
     int have = 0;
@@ -54,7 +54,7 @@ void clg__group_sum(const clg__group *g, float *grad, size_t lo, size_t hi)
     for (size_t i = 0; i < g->n; i++) {
         if (!g->r[i].count)
             continue;
-        add_scaled(grad + lo, g->r[i].grad + lo, hi - lo, have, i == last, g->step_inv);
+        add_scaled(out, g->r[i].grad + lo, hi - lo, have, i == last, g->step_inv);
         have = 1;
     }
 }
@@ -64,7 +64,7 @@ void clg__group_take_range(void *user, size_t lo, size_t hi)
 {
     clg__group *g = user;
     float *grad = g->step_grad;
-    clg__group_sum(g, grad, lo, hi);
+    clg__group_sum(g, grad + lo, lo, hi);
     if (g->ntaken < CLG__MAX_RANGES) {
         g->taken_lo[g->ntaken] = lo;
         g->taken_hi[g->ntaken] = hi;

@@ -30,9 +30,9 @@ clg_status clg__group_step(clg__group *g, const float *images, const int32_t *la
 /* (skip: a device that sits this step out, or (size_t)-1; on a device's failure *failed is
  * its index and the status its error, the message naming it. grad NULL: the caller takes the
  * gradient itself with clg__group_sum, e.g. slice by slice in the optimizer's pass.) */
-/* grad[lo, hi) of the last step: the working devices' sums, in device order, / the batch.
- * Threads may take disjoint ranges at once. */
-void clg__group_sum(const clg__group *g, float *grad, size_t lo, size_t hi);
+/* Elements [lo, hi) of the last step's gradient into out[0, hi - lo): the working devices'
+ * sums, in device order, / the batch. Threads may take disjoint ranges at once. */
+void clg__group_sum(const clg__group *g, float *out, size_t lo, size_t hi);
 
 /* Fault injection for tests and benchmarks: "DEVICE:fail@STEP" (that device's work fails with
  * CLG_ERR_DEVICE_LOST at that step, once) and "DEVICE:slow=K" (it computes everything K times),

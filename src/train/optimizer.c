@@ -111,11 +111,12 @@ static size_t param_len(const clg__trainer *t, size_t i)
 
 /* The host update of elements [begin, end) of the flat arrays, tensor by tensor (each has its
  * own weight decay). */
-static clg_status step_range(clg__trainer *t, float lr, float *w, size_t begin, size_t end)
+/* Updates elements [begin, end) of w; g[k] is the gradient of element begin + k. */
+static clg_status step_range(clg__trainer *t, float lr, float *w, float *g, size_t begin, size_t end)
 {
     const clg_train_options *o = &t->o;
     size_t at = 0;
-    float *g = t->hgrad;
+    g -= begin; /* indexed by element from here on */
     clg_status st = CLG_OK;
     for (size_t i = 0; st == CLG_OK && i < t->nparams && at < end; i++) {
         size_t n = param_len(t, i), lo = begin > at ? begin : at, hi = end < at + n ? end : at + n;
@@ -150,20 +151,23 @@ typedef struct range_job {
     clg_status st;
 } range_job;
 
-/* Summing the devices' gradients here: slices small enough that the sum is still in cache
- * when the update reads it. */
-enum { SUM_SLICE = 4096 };
+/* Summing the devices' gradients here: slice by slice into a buffer that stays in the L1
+ * cache, which the update reads at once (a whole-size sum would go to memory and back). */
+enum { SUM_SLICE = 2048 };
 
 static void *range_work(void *arg)
 {
     range_job *j = arg;
-    size_t slice = j->sum ? SUM_SLICE : j->end - j->begin;
+    float slice_sum[SUM_SLICE] __attribute__((aligned(64)));
     j->st = CLG_OK;
-    for (size_t b = j->begin; j->st == CLG_OK && b < j->end; b += slice) {
-        size_t e = j->end - b > slice ? b + slice : j->end;
-        if (j->sum)
-            clg__group_sum(j->t->group, j->t->hgrad, b, e);
-        j->st = step_range(j->t, j->lr, j->w, b, e);
+    if (!j->sum) {
+        j->st = step_range(j->t, j->lr, j->w, j->t->hgrad + j->begin, j->begin, j->end);
+        return NULL;
+    }
+    for (size_t b = j->begin; j->st == CLG_OK && b < j->end; b += SUM_SLICE) {
+        size_t e = j->end - b > SUM_SLICE ? b + SUM_SLICE : j->end;
+        clg__group_sum(j->t->group, slice_sum, b, e);
+        j->st = step_range(j->t, j->lr, j->w, slice_sum, b, e);
     }
     return NULL;
 }
