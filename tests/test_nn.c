@@ -282,6 +282,67 @@ static void whole_network_gradient_matches_finite_differences(void **state)
     clg_net_destroy(net);
 }
 
+/* All gradients of the net, packed. */
+static float *all_grads(clg_net *net, size_t *count)
+{
+    clg__param_ref refs[16];
+    size_t nrefs = clg__net_params(net, refs, 16), total = 0, at = 0;
+    for (size_t r = 0; r < nrefs; r++)
+        total += clg_tensor_numel(refs[r].grad);
+    float *g = malloc(total * sizeof *g);
+    for (size_t r = 0; r < nrefs; r++) {
+        size_t n = clg_tensor_numel(refs[r].grad);
+        CLG_ASSERT_STATUS(clg_tensor_download(refs[r].grad, g + at, n), CLG_OK);
+        at += n;
+    }
+    *count = total;
+    return g;
+}
+
+/* Training reads the loss back while backward runs, which then reuses the staged labels: the
+ * same loss, hits and gradients, bit for bit, as the blocking path; after a step with other
+ * labels, the labels are this step's. */
+static void staged_loss_equals_the_blocking_one(void **state)
+{
+    (void)state;
+    enum { N = 5 };
+    clg_net *net = parse_ok(tiny);
+    CLG_ASSERT_STATUS(clg_net_init(net, 11), CLG_OK);
+    CLG_ASSERT_STATUS(clg__net_reserve(net, N), CLG_OK);
+    float x[N * 72];
+    int32_t labels[N] = {0, 2, 1, 2, 1}, other[N] = {1, 1, 0, 0, 2};
+    clg_test_fill_uniform(&rng, x, N * 72, -1, 1);
+    CLG_ASSERT_STATUS(clg__net_upload(net, x, N), CLG_OK);
+    double want_loss;
+    size_t want_hits, n1, n2;
+    CLG_ASSERT_STATUS(clg__net_forward(net, 1, 3), CLG_OK);
+    CLG_ASSERT_STATUS(clg__net_loss(net, labels, &want_loss, &want_hits), CLG_OK);
+    CLG_ASSERT_STATUS(clg__net_backward(net, labels, 1.0f / N, 3), CLG_OK);
+    float *want = all_grads(net, &n1);
+    for (int round = 0; round < 2; round++) {
+        double loss = -1;
+        size_t hits = 99;
+        CLG_ASSERT_STATUS(clg__net_forward(net, 1, 3), CLG_OK);
+        CLG_ASSERT_STATUS(clg__net_loss_begin(net, round ? labels : other), CLG_OK);
+        CLG_ASSERT_STATUS(clg__net_backward(net, round ? labels : other, 1.0f / N, 3), CLG_OK);
+        CLG_ASSERT_STATUS(clg__net_loss_end(net, &loss, &hits), CLG_OK);
+        if (!round) { /* other labels: another loss */
+            assert_true(loss != want_loss);
+            continue;
+        }
+        assert_true(loss == want_loss);
+        assert_int_equal(hits, want_hits);
+        float *got = all_grads(net, &n2);
+        assert_int_equal(n1, n2);
+        assert_memory_equal(got, want, n1 * sizeof *got);
+        free(got);
+    }
+    double loss;
+    CLG_ASSERT_STATUS(clg__net_loss_end(net, &loss, NULL), CLG_ERR_INTERNAL); /* none pending */
+    free(want);
+    clg_net_destroy(net);
+}
+
 static void predict_and_classify_agree(void **state)
 {
     (void)state;
@@ -417,6 +478,7 @@ int main(void)
         cmocka_unit_test(impossible_shape_names_the_layer),
         cmocka_unit_test(init_is_seeded_and_scaled),
         cmocka_unit_test(whole_network_gradient_matches_finite_differences),
+        cmocka_unit_test(staged_loss_equals_the_blocking_one),
         cmocka_unit_test(predict_and_classify_agree),
         cmocka_unit_test(model_file_round_trip_and_corruption),
     };

@@ -55,6 +55,7 @@ void clg_net_destroy(clg_net *net)
         layer_free(&net->layers[i]);
     free(net->layers);
     free_names(net->class_names, net->classes);
+    clg__xent_pending_free(&net->loss);
     clg_tensor_destroy(net->x);
     free(net->host_in);
     free(net);

@@ -148,8 +148,27 @@ clg_status clg__net_forward(clg_net *net, int train, uint64_t step)
 
 clg_status clg__net_loss(clg_net *net, const int32_t *labels, double *mean_loss, size_t *correct)
 {
+    net->labels_staged = 0; /* the labels' buffer now holds these */
     return clg_softmax_xent_forward(net->ctx, clg__net_logits(net), labels, net->n, NULL,
                                     mean_loss, correct);
+}
+
+clg_status clg__net_loss_begin(clg_net *net, const int32_t *labels)
+{
+    clg_status st = clg__xent_forward_begin(net->ctx, clg__net_logits(net), labels, net->n, &net->loss);
+    net->labels_staged = st == CLG_OK;
+    return st;
+}
+
+clg_status clg__net_loss_end(clg_net *net, double *mean_loss, size_t *correct)
+{
+    return clg__xent_forward_end(net->ctx, &net->loss, mean_loss, correct);
+}
+
+void clg__net_loss_cancel(clg_net *net)
+{
+    clg__xent_pending_cancel(&net->loss);
+    net->labels_staged = 0;
 }
 
 /* A pooling layer right after a ReLU returns the gradient with respect to the ReLU's input
@@ -217,8 +236,11 @@ clg_status clg__net_backward_each(clg_net *net, const int32_t *labels, float sca
                                   void *user)
 {
     clg__layer *out = &net->layers[net->count - 1];
-    clg_status st = clg_softmax_xent_backward(net->ctx, clg__net_logits(net), labels, net->n,
-                                              scale, &out->dx_n);
+    clg_status st = net->labels_staged
+                        ? clg__xent_backward_staged(net->ctx, clg__net_logits(net), scale, &out->dx_n)
+                        : clg_softmax_xent_backward(net->ctx, clg__net_logits(net), labels,
+                                                    net->n, scale, &out->dx_n);
+    net->labels_staged = 0;
     for (size_t i = net->count - 1; st == CLG_OK && i-- > 0;) {
         st = layer_backward(net, i, step);
         if (st == CLG_OK && done)

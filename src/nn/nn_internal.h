@@ -4,6 +4,7 @@
 #define CLGRAD_NN_INTERNAL_H
 
 #include "clgrad/nn.h"
+#include "ops/loss_internal.h"
 #include "tensor/tensor_internal.h"
 
 typedef struct clg__layer {
@@ -44,6 +45,8 @@ struct clg_net {
     uint64_t dropout_seed; /* set by clg_net_init */
     size_t shard_first;    /* this batch's first sample within the whole mini-batch (replicas
                               of multi-device training), so dropout draws the same masks */
+    clg__xent_pending loss;  /* a training step's loss, read back while backward runs */
+    int labels_staged;       /* its labels are on the device for the backward pass */
 };
 
 /* One learnable tensor and its gradient, for optimizers. */
@@ -69,6 +72,11 @@ clg_tensor *clg__net_logits(clg_net *net);
 /* Loss over the current batch: mean loss and correct count (blocks). */
 clg_status clg__net_loss(clg_net *net, const int32_t *labels, double *mean_loss,
                          size_t *correct);
+/* The same for a training step without waiting: begin queues it (labels unchanged until end),
+ * the backward pass that follows reuses its labels, end waits for the figures. */
+clg_status clg__net_loss_begin(clg_net *net, const int32_t *labels);
+clg_status clg__net_loss_end(clg_net *net, double *mean_loss, size_t *correct);
+void clg__net_loss_cancel(clg_net *net); /* after a failure: waits, keeps the error message */
 
 /* Backward from the loss (gradient scaled by `scale`: 1/n for the mean, 1 for the sum),
  * filling every parameter gradient (overwritten). After a training forward with the same step. */

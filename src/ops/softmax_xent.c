@@ -1,7 +1,8 @@
 /* Softmax cross-entropy: labels checked on the host and staged through a pooled buffer; the
  * mean loss and accuracy are reduced on the host in double, in sample order. */
 #include <stdlib.h>
-#include "tensor/tensor_internal.h"
+#include <string.h>
+#include "ops/loss_internal.h"
 #include "clgrad/loss.h"
 
 enum { SLOT_LABELS = 3, SLOT_LOSSES = 4 };
@@ -9,7 +10,8 @@ enum { SLOT_LABELS = 3, SLOT_LOSSES = 4 };
 /* Checks the arguments and uploads the labels into a scratch buffer (its first N ints; the
  * next N hold the per-sample hit flags). */
 static clg_status stage_labels(clg_ctx *ctx, const char *call, const clg_tensor *z,
-                               const int32_t *labels, size_t n, size_t *N, size_t *C, cl_mem *buf)
+                               const int32_t *labels, size_t n, size_t *N, size_t *C, cl_mem *buf,
+                               cl_bool blocking)
 {
     if (!ctx || !z || !labels)
         return clg__fail(ctx, CLG_ERR_INVALID_ARG, "%s: NULL argument", call);
@@ -26,11 +28,60 @@ static clg_status stage_labels(clg_ctx *ctx, const char *call, const clg_tensor 
     clg_status st = clg__scratch_get(ctx, SLOT_LABELS, 2 * n * sizeof(cl_int), buf);
     if (st != CLG_OK)
         return st;
-    cl_int err = clEnqueueWriteBuffer(ctx->queue, *buf, CL_TRUE, 0, n * sizeof(cl_int), labels, 0,
+    cl_int err = clEnqueueWriteBuffer(ctx->queue, *buf, blocking, 0, n * sizeof(cl_int), labels, 0,
                                       NULL, NULL);
     if (err != CL_SUCCESS)
         return clg__fail_cl(ctx, err, "%s: uploading labels", call);
     return CLG_OK;
+}
+
+static clg_status launch_forward(clg_ctx *ctx, const clg_tensor *logits, cl_mem labels, size_t N,
+                                 size_t C, cl_mem out, size_t out_off)
+{
+    clg__launch l;
+    clg_status st = clg__launch_begin(ctx, "softmax", NULL, "clg_xent_fwd", &l);
+    if (st != CLG_OK)
+        return st;
+    clg__arg_tensor(&l, logits);
+    clg__arg_mem(&l, labels);
+    clg__arg_u32(&l, N);
+    clg__arg_u32(&l, C);
+    clg__arg_mem(&l, out);
+    clg__arg_u64(&l, out_off);
+    size_t global[3] = {N, 1, 1}, local[3] = {1, 1, 1};
+    return clg__launch_run(&l, global, local);
+}
+
+static clg_status launch_backward(clg_ctx *ctx, const clg_tensor *logits, cl_mem labels, size_t N,
+                                  size_t C, float scale, clg_tensor *dlogits)
+{
+    clg__launch l;
+    clg_status st = clg__launch_begin(ctx, "softmax", NULL, "clg_xent_bwd", &l);
+    if (st != CLG_OK)
+        return st;
+    clg__arg_tensor(&l, logits);
+    clg__arg_mem(&l, labels);
+    clg__arg_u32(&l, N);
+    clg__arg_u32(&l, C);
+    clg__arg_f32(&l, scale);
+    clg__arg_tensor(&l, dlogits);
+    size_t global[3] = {N, 1, 1}, local[3] = {1, 1, 1};
+    return clg__launch_run(&l, global, local);
+}
+
+/* The mean of N losses in sample order, in double, and the count of hits. */
+static void reduce(const float *losses, const cl_int *hits, size_t N, double *mean_loss, size_t *correct)
+{
+    double sum = 0;
+    size_t ok = 0;
+    for (size_t i = 0; i < N; i++) {
+        sum += losses[i];
+        ok += (size_t)(hits[i] != 0);
+    }
+    if (mean_loss)
+        *mean_loss = sum / (double)N;
+    if (correct)
+        *correct = ok;
 }
 
 clg_status clg_softmax_xent_forward(clg_ctx *ctx, const clg_tensor *logits, const int32_t *labels,
@@ -39,7 +90,7 @@ clg_status clg_softmax_xent_forward(clg_ctx *ctx, const clg_tensor *logits, cons
 {
     size_t N = 0, C = 0;
     cl_mem buf = NULL;
-    clg_status st = stage_labels(ctx, "clg_softmax_xent_forward", logits, labels, n_labels, &N, &C, &buf);
+    clg_status st = stage_labels(ctx, "clg_softmax_xent_forward", logits, labels, n_labels, &N, &C, &buf, CL_TRUE);
     if (st != CLG_OK)
         return st;
     if (losses && (losses->ctx != ctx || clg_tensor_numel(losses) != N))
@@ -49,18 +100,7 @@ clg_status clg_softmax_xent_forward(clg_ctx *ctx, const clg_tensor *logits, cons
     size_t out_off = losses ? losses->offset : 0;
     if (!losses && (st = clg__scratch_get(ctx, SLOT_LOSSES, N * sizeof(float), &out)) != CLG_OK)
         return st;
-    clg__launch l;
-    st = clg__launch_begin(ctx, "softmax", NULL, "clg_xent_fwd", &l);
-    if (st == CLG_OK) {
-        clg__arg_tensor(&l, logits);
-        clg__arg_mem(&l, buf);
-        clg__arg_u32(&l, N);
-        clg__arg_u32(&l, C);
-        clg__arg_mem(&l, out);
-        clg__arg_u64(&l, out_off);
-        size_t global[3] = {N, 1, 1}, local[3] = {1, 1, 1};
-        st = clg__launch_run(&l, global, local);
-    }
+    st = launch_forward(ctx, logits, buf, N, C, out, out_off);
     if (st == CLG_OK && (mean_loss || correct)) {
         float *host = clg__malloc(N * sizeof *host);
         cl_int *hit = clg__malloc(2 * N * sizeof *hit);
@@ -74,16 +114,7 @@ clg_status clg_softmax_xent_forward(clg_ctx *ctx, const clg_tensor *logits, cons
         if (err != CL_SUCCESS) {
             st = clg__fail_cl(ctx, err, "clg_softmax_xent_forward: reading the losses");
         } else {
-            double sum = 0;
-            size_t ok = 0;
-            for (size_t i = 0; i < N; i++) {
-                sum += host[i];
-                ok += (size_t)(hit[N + i] != 0);
-            }
-            if (mean_loss)
-                *mean_loss = sum / (double)N;
-            if (correct)
-                *correct = ok;
+            reduce(host, hit + N, N, mean_loss, correct);
         }
         free(host);
         free(hit);
@@ -96,22 +127,98 @@ clg_status clg_softmax_xent_backward(clg_ctx *ctx, const clg_tensor *logits, con
 {
     size_t N = 0, C = 0;
     cl_mem buf = NULL;
-    clg_status st = stage_labels(ctx, "clg_softmax_xent_backward", logits, labels, n_labels, &N, &C, &buf);
+    clg_status st = stage_labels(ctx, "clg_softmax_xent_backward", logits, labels, n_labels, &N, &C, &buf, CL_TRUE);
     if (st != CLG_OK)
         return st;
     if (!dlogits || dlogits->ctx != ctx || clg_tensor_numel(dlogits) != N * C)
         return clg__fail(ctx, dlogits ? CLG_ERR_SHAPE : CLG_ERR_INVALID_ARG,
                          "clg_softmax_xent_backward: dlogits must hold %zu x %zu values", N, C);
-    clg__launch l;
-    st = clg__launch_begin(ctx, "softmax", NULL, "clg_xent_bwd", &l);
-    if (st != CLG_OK)
-        return st;
-    clg__arg_tensor(&l, logits);
-    clg__arg_mem(&l, buf);
-    clg__arg_u32(&l, N);
-    clg__arg_u32(&l, C);
-    clg__arg_f32(&l, scale);
-    clg__arg_tensor(&l, dlogits);
-    size_t global[3] = {N, 1, 1}, local[3] = {1, 1, 1};
-    return clg__launch_run(&l, global, local);
+    return launch_backward(ctx, logits, buf, N, C, scale, dlogits);
+}
+
+static clg_status wait_pending(clg_ctx *ctx, clg__xent_pending *p)
+{
+    if (!p->done)
+        return CLG_OK;
+    cl_int err = clWaitForEvents(1, &p->done);
+    clReleaseEvent(p->done);
+    p->done = NULL;
+    return err == CL_SUCCESS ? CLG_OK : clg__fail_cl(ctx, err, "reading the losses");
+}
+
+clg_status clg__xent_forward_begin(clg_ctx *ctx, const clg_tensor *logits, const int32_t *labels,
+                                   size_t n, clg__xent_pending *p)
+{
+    size_t N = 0, C = 0;
+    cl_mem buf = NULL, out = NULL;
+    clg_status st = wait_pending(ctx, p); /* one left by a failed step */
+    if (st == CLG_OK)
+        st = stage_labels(ctx, "clg_softmax_xent_forward", logits, labels, n, &N, &C, &buf, CL_FALSE);
+    if (st == CLG_OK && N > p->cap) { /* grows with the batch only */
+        float *losses = realloc(p->losses, N * sizeof *losses);
+        p->losses = losses ? losses : p->losses;
+        cl_int *hits = realloc(p->hits, N * sizeof *hits);
+        p->hits = hits ? hits : p->hits;
+        if (!losses || !hits)
+            st = clg__fail(ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "clg_softmax_xent_forward: out of host memory");
+        else
+            p->cap = N;
+    }
+    if (st == CLG_OK)
+        st = clg__scratch_get(ctx, SLOT_LOSSES, N * sizeof(float), &out);
+    if (st == CLG_OK)
+        st = launch_forward(ctx, logits, buf, N, C, out, 0);
+    cl_int err = CL_SUCCESS;
+    if (st == CLG_OK)
+        err = clEnqueueReadBuffer(ctx->queue, out, CL_FALSE, 0, N * sizeof(float), p->losses, 0,
+                                  NULL, NULL);
+    if (st == CLG_OK && err == CL_SUCCESS)
+        err = clEnqueueReadBuffer(ctx->queue, buf, CL_FALSE, N * sizeof(cl_int), N * sizeof(cl_int),
+                                  p->hits, 0, NULL, &p->done);
+    if (st == CLG_OK && err != CL_SUCCESS) {
+        clg_ctx_finish(ctx); /* nothing may still write into p's arrays */
+        st = clg__fail_cl(ctx, err, "clg_softmax_xent_forward: reading the losses");
+    }
+    p->n = N;
+    return st;
+}
+
+clg_status clg__xent_backward_staged(clg_ctx *ctx, const clg_tensor *logits, float scale,
+                                     clg_tensor *dlogits)
+{
+    size_t N = logits->shape.n, C = clg_tensor_numel(logits) / N;
+    cl_mem buf = NULL;
+    clg_status st = clg__scratch_get(ctx, SLOT_LABELS, 2 * N * sizeof(cl_int), &buf);
+    if (st == CLG_OK && (dlogits->ctx != ctx || clg_tensor_numel(dlogits) != N * C))
+        st = clg__fail(ctx, CLG_ERR_SHAPE, "clg_softmax_xent_backward: dlogits must hold %zu x %zu values", N, C);
+    return st == CLG_OK ? launch_backward(ctx, logits, buf, N, C, scale, dlogits) : st;
+}
+
+clg_status clg__xent_forward_end(clg_ctx *ctx, clg__xent_pending *p, double *mean_loss,
+                                 size_t *correct)
+{
+    int pending = p->done != NULL;
+    clg_status st = wait_pending(ctx, p);
+    if (st == CLG_OK && !pending)
+        st = clg__fail(ctx, CLG_ERR_INTERNAL, "clg_softmax_xent_forward: no loss pending");
+    if (st == CLG_OK)
+        reduce(p->losses, p->hits, p->n, mean_loss, correct);
+    return st;
+}
+
+void clg__xent_pending_cancel(clg__xent_pending *p)
+{
+    if (p->done) {
+        clWaitForEvents(1, &p->done);
+        clReleaseEvent(p->done);
+        p->done = NULL;
+    }
+}
+
+void clg__xent_pending_free(clg__xent_pending *p)
+{
+    clg__xent_pending_cancel(p);
+    free(p->losses);
+    free(p->hits);
+    memset(p, 0, sizeof *p);
 }

@@ -349,8 +349,8 @@ static void *work(void *arg)
         st = clg__net_forward(net, 1, g->step);
     if (st == CLG_OK && g->check_numerics)
         st = clg__net_check_numerics(net, 0, g->step);
-    if (st == CLG_OK)
-        st = clg__net_loss(net, g->labels + r->first, &r->loss, &r->correct);
+    if (st == CLG_OK) /* read back while backward runs */
+        st = clg__net_loss_begin(net, g->labels + r->first);
     overlap ov;
     memset(&ov, 0, sizeof ov);
     ov.r = r;
@@ -369,6 +369,10 @@ static void *work(void *arg)
                                     &ov);
     if (st == CLG_OK)
         st = clg_ctx_finish(net->ctx);
+    if (st == CLG_OK)
+        st = clg__net_loss_end(net, &r->loss, &r->correct);
+    else
+        clg__net_loss_cancel(net);
     double t_back = clg__now();
     for (size_t e = 0; e < ov.nev; e++) { /* streaming: each layer's range, as it lands */
         cl_int err = st == CLG_OK ? clWaitForEvents(1, &ov.ev[e]) : CL_SUCCESS;

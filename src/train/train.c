@@ -211,8 +211,8 @@ static clg_status train_step(clg__trainer *t, float lr, double *loss, size_t *co
         st = clg__net_forward(t->net, 1, t->step);
     if (st == CLG_OK && t->check_numerics)
         st = clg__net_check_numerics(t->net, 0, t->step);
-    if (st == CLG_OK)
-        st = clg__net_loss(t->net, t->labels, loss, correct);
+    if (st == CLG_OK) /* no pause between forward and backward: the loss arrives meanwhile */
+        st = clg__net_loss_begin(t->net, t->labels);
     if (st == CLG_OK)
         st = clg__net_backward(t->net, t->labels, 1.0f / (float)t->batch, t->step);
     if (st == CLG_OK && t->check_numerics)
@@ -221,6 +221,9 @@ static clg_status train_step(clg__trainer *t, float lr, double *loss, size_t *co
         st = clg__clip_gradients(t);
     if (st == CLG_OK)
         st = clg__optim_step(t, lr);
+    if (st == CLG_OK)
+        return clg__net_loss_end(t->net, loss, correct);
+    clg__net_loss_cancel(t->net);
     return st;
 }
 
