@@ -227,6 +227,7 @@ static void bad_options_are_rejected(void **state)
     o = small_options(), o.rank_load = -1.0f, bad[n++] = (bad_case){"rank_load", o};
     o = small_options(), o.l2_regularization = NAN, bad[n++] = (bad_case){"l2_regularization", o};
     o = small_options(), o.zero_copy = 2, bad[n++] = (bad_case){"zero_copy", o};
+    o = small_options(), o.early_update = -2, bad[n++] = (bad_case){"early_update", o};
     clg_net *net = new_net(1);
     for (int i = 0; i < n; i++) {
         CLG_ASSERT_STATUS(clg_train_options_check(&bad[i].o), CLG_ERR_INVALID_ARG);

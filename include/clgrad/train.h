@@ -140,6 +140,14 @@ typedef struct clg_train_options {
                                          a step copies neither: -1 (default) on devices
                                          that share the host's memory (CPUs), 1 on every
                                          device, 0 never */
+    int early_update;                 /* multi-device: the host updates each layer's weights
+                                         as soon as every device has its gradients, while
+                                         the devices still compute the layers before
+                                         (with policy stop only, as a failed step is then
+                                         not redone; overlap not off; no clipping; one
+                                         process): -1 (default) when no device is a CPU
+                                         (whose cores the update would take from the
+                                         devices: slower there), 1 always, 0 never */
     int check_numerics;               /* 1 (or CLGRAD_CHECK_NUMERICS=1): every layer's outputs
                                          and gradients are checked for NaN and infinity each
                                          step; the first is CLG_ERR_NUMERICS naming the layer
@@ -186,6 +194,9 @@ typedef struct clg_train_report {
     clg_stop_reason stop_reason;
     double readback_ms;           /* multi-device: mean per step of the slowest device's
                                      gradient read-back time not hidden behind backward */
+    size_t updated_early_steps;   /* multi-device: steps whose weights the host updated
+                                     layer by layer while the devices still computed
+                                     (early_update) */
     size_t device_faults;         /* device failures survived (policy continue) */
     size_t devices_dropped;
     double cluster_bytes_per_step;/* "parallel": MPI payload this rank sent per step */

@@ -246,7 +246,7 @@ static clg_status map_layer(void *user, size_t layer)
     layer_range(o, layer, &lo, &hi);
     if (o->nev >= CLG__MAX_RANGES || lo >= hi)
         return CLG_OK;
-    clg_status st = clg__replica_hold_range(o->r, lo, hi, &o->ev[o->nev]);
+    clg_status st = clg__replica_hold_range(o->r, lo, hi, o->r->g->updating, &o->ev[o->nev]);
     if (st != CLG_OK)
         return st;
     o->lo[o->nev] = lo, o->hi[o->nev] = hi;
@@ -262,7 +262,7 @@ static clg_status read_layer(void *user, size_t layer)
     cl_command_queue q = (cl_command_queue)clg_ctx_cl_queue(ctx);
     cl_event done = NULL, last = NULL;
     cl_int err = CL_SUCCESS;
-    int stream = o->r->g->streaming && o->nev < CLG__MAX_RANGES;
+    int stream = (o->r->g->streaming || o->r->g->updating) && o->nev < CLG__MAX_RANGES;
     size_t lo, hi;
     layer_range(o, layer, &lo, &hi);
     for (size_t k = 0; k < o->nrefs && err == CL_SUCCESS; k++) {
@@ -311,6 +311,19 @@ static clg_status read_grads(clg_net *net, float *out)
     return st;
 }
 
+/* The e-th layer's gradients have landed (read back, or mapped): its range is published for
+ * the stepping thread. */
+static clg_status land(replica *r, overlap *ov, size_t e, clg_status st)
+{
+    cl_int err = st == CLG_OK ? clWaitForEvents(1, &ov->ev[e]) : CL_SUCCESS;
+    clReleaseEvent(ov->ev[e]);
+    if (err != CL_SUCCESS)
+        return clg__fail_cl(r->net->ctx, err, "waiting for gradient read-back");
+    if (st == CLG_OK)
+        clg__ranges_publish(&r->g->ranges, r->published++, ov->lo[e], ov->hi[e]);
+    return st;
+}
+
 static void *work(void *arg)
 {
     replica *r = arg;
@@ -354,8 +367,9 @@ static void *work(void *arg)
     overlap ov;
     memset(&ov, 0, sizeof ov);
     ov.r = r;
-    /* in host memory there is nothing to read: layer by layer only to stream */
-    int overlapped = r->host_grads ? g->streaming : clg__group_overlaps(g, r);
+    /* in host memory there is nothing to read: layer by layer only to stream or update */
+    int publish = g->streaming || g->updating;
+    int overlapped = r->host_grads ? publish : clg__group_overlaps(g, r);
     if (st == CLG_OK && overlapped) {
         ov.nrefs = clg__net_params(net, ov.refs, 256);
         for (size_t k = 1; k < ov.nrefs && k < 256; k++)
@@ -367,21 +381,20 @@ static void *work(void *arg)
         st = clg__net_backward_each(net, g->labels + r->first, 1.0f, g->step,
                                     !overlapped ? NULL : r->host_grads ? map_layer : read_layer,
                                     &ov);
+    /* each layer's range as it lands, while the layers before compute; the read-back left
+     * once they are all done (the last layer's) is what overlap did not hide */
+    size_t e = 0;
+    for (; e + 1 < ov.nev; e++)
+        st = land(r, &ov, e, st);
     if (st == CLG_OK)
         st = clg_ctx_finish(net->ctx);
+    double t_back = clg__now();
+    for (; e < ov.nev; e++)
+        st = land(r, &ov, e, st);
     if (st == CLG_OK)
         st = clg__net_loss_end(net, &r->loss, &r->correct);
     else
         clg__net_loss_cancel(net);
-    double t_back = clg__now();
-    for (size_t e = 0; e < ov.nev; e++) { /* streaming: each layer's range, as it lands */
-        cl_int err = st == CLG_OK ? clWaitForEvents(1, &ov.ev[e]) : CL_SUCCESS;
-        clReleaseEvent(ov.ev[e]);
-        if (err != CL_SUCCESS)
-            st = clg__fail_cl(net->ctx, err, "waiting for gradient read-back");
-        if (st == CLG_OK)
-            clg__ranges_publish(&g->ranges, r->published++, ov.lo[e], ov.hi[e]);
-    }
     if (st == CLG_OK && overlapped && !r->host_grads) {
         cl_int err = clFinish(ov.tq);
         if (err != CL_SUCCESS)
@@ -404,7 +417,7 @@ static void *work(void *arg)
     else
         r->version = g->version; /* its state now differs, but the step's end resends it */
     r->seconds = clg__now() - t0;
-    if (g->streaming)
+    if (g->streaming || g->updating)
         clg__ranges_finished(&g->ranges);
     return NULL;
 }
@@ -437,17 +450,20 @@ clg_status clg__group_step(clg__group *g, const float *images, const int32_t *la
     size_t first = 0, whole = g->global_batch ? g->global_batch : batch;
     unsigned working = 0;
     g->streaming = g->has_stream && grad;
+    g->updating = g->has_update && !g->has_stream && !grad;
     for (size_t i = 0; i < g->n; i++) {
         if (g->counts[i]) {
             working++;
             g->streaming &= clg__group_overlaps(g, &g->r[i]);
+            g->updating &= clg__group_overlaps(g, &g->r[i]);
         }
     }
     g->streamed = 0;
+    g->updated = 0;
     g->ntaken = 0;
     g->step_grad = grad;
     g->step_inv = 1.0f / (float)whole;
-    if (g->streaming)
+    if (g->streaming || g->updating)
         clg__ranges_reset(&g->ranges, working);
     for (size_t i = 0; i < g->n; i++) {
         replica *r = &g->r[i];
@@ -467,6 +483,8 @@ clg_status clg__group_step(clg__group *g, const float *images, const int32_t *la
     if (g->streaming) /* each layer's gradients onward while the devices still compute */
         clg__ranges_drain(&g->ranges, working, clg__group_take_range, clg__group_stream_idle,
                           g);
+    else if (g->updating) /* each layer's weights updated while the devices still compute */
+        clg__ranges_drain(&g->ranges, working, clg__group_update_range, NULL, g);
     for (size_t i = 0; i < g->n; i++)
         if (started[i])
             pthread_join(threads[i], NULL);
@@ -491,8 +509,11 @@ clg_status clg__group_step(clg__group *g, const float *images, const int32_t *la
         total_correct += r->count ? r->correct : 0;
     }
     if (g->streaming) {
-        clg__group_take_the_rest(g);
+        clg__group_take_the_rest(g, clg__group_take_range);
         g->streamed = 1;
+    } else if (g->updating) {
+        clg__group_take_the_rest(g, clg__group_update_range);
+        g->updated = 1;
     } else if (grad) {
         g->ntaken = 0;
         clg__group_take_range(g, 0, g->nparams); /* no stream: ready() is not called */

@@ -6,7 +6,7 @@
 #include "parallel/parallel_internal.h"
 #include "parallel/ranges.h"
 
-#define CLG__MAX_MAPS (CLG__MAX_RANGES + 2)
+#define CLG__MAX_MAPS (2 * CLG__MAX_RANGES + 2)
 
 typedef struct replica {
     clg__group *g;
@@ -66,6 +66,11 @@ struct clg__group {
     int has_stream, ranges_ok;
     int streaming;           /* this step streams (every working device overlaps read-back) */
     int streamed;            /* the last step streamed every parameter */
+    /* updating ranges of the master weights as the devices' gradients land */
+    clg__group_update update;
+    int has_update;
+    int updating;            /* this step updates (every working device streams) */
+    int updated;             /* the last step updated every parameter so */
     clg__ranges ranges;
     float *step_grad;        /* the step's output gradient */
     float step_inv;          /* 1 / the (global) batch */
@@ -75,8 +80,11 @@ struct clg__group {
 /* The step's gradient range [lo, hi): the working devices' sums in device order, divided by
  * the batch, then (streaming) handed on; user is the group. */
 void clg__group_take_range(void *user, size_t lo, size_t hi);
-/* After a streamed step: the parameters no range covered, taken now. */
-void clg__group_take_the_rest(clg__group *g);
+/* Updating: the step's range [lo, hi) to the caller's update; user is the group. */
+void clg__group_update_range(void *user, size_t lo, size_t hi);
+/* After a streamed or updating step: the parameters no range covered, taken (or updated)
+ * now. */
+void clg__group_take_the_rest(clg__group *g, void (*take)(void *user, size_t lo, size_t hi));
 /* Streaming: the caller's idle() while the stepping thread waits; user is the group. */
 void clg__group_stream_idle(void *user);
 /* Auto split (balance.c): after each step, new shares from the devices' measured speeds. */
@@ -88,13 +96,14 @@ int clg__group_overlaps(const clg__group *g, const replica *r);
  * clg__replica_share makes its parameters and gradients buffers over g->params and r->grad
  * (page-aligned) and maps them for the host; release unmaps them before a step's kernels
  * (queued), hold maps them again after its last (blocking); hold_range maps gradients
- * [lo, hi) for reading once the queue reaches that point (*done: when); unshare unmaps and
+ * [lo, hi) for reading, and with weights the master weights [lo, hi) for writing, once the
+ * queue reaches that point (*done: when); unshare unmaps and
  * releases the buffers, before the replica's net is destroyed. */
 int clg__group_wants_sharing(const clg__group *g, const replica *r);
 clg_status clg__replica_share(replica *r);
 clg_status clg__replica_release(replica *r);
 clg_status clg__replica_hold(replica *r);
-clg_status clg__replica_hold_range(replica *r, size_t lo, size_t hi, cl_event *done);
+clg_status clg__replica_hold_range(replica *r, size_t lo, size_t hi, int weights, cl_event *done);
 void clg__replica_unshare(replica *r);
 
 #endif

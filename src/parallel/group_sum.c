@@ -11,6 +11,29 @@ void clg__group_set_stream(clg__group *g, const clg__group_stream *s)
         g->stream = *s;
 }
 
+void clg__group_set_update(clg__group *g, const clg__group_update *u)
+{
+    g->has_update = u != NULL && g->ranges_ok;
+    if (u)
+        g->update = *u;
+}
+
+int clg__group_updated(const clg__group *g)
+{
+    return g->updated;
+}
+
+void clg__group_update_range(void *user, size_t lo, size_t hi)
+{
+    clg__group *g = user;
+    if (g->ntaken < CLG__MAX_RANGES) {
+        g->taken_lo[g->ntaken] = lo;
+        g->taken_hi[g->ntaken] = hi;
+        g->ntaken++;
+    }
+    g->update.range(g->update.user, g->params, lo, hi);
+}
+
 int clg__group_streamed(const clg__group *g)
 {
     return g->streamed;
@@ -81,8 +104,9 @@ void clg__group_stream_idle(void *user)
         g->stream.idle(g->stream.user);
 }
 
-/* After a streamed step: the parameters no range covered (layers past the table), taken now. */
-void clg__group_take_the_rest(clg__group *g)
+/* After a streamed or updating step: the parameters no range covered (layers past the
+ * table), taken now. */
+void clg__group_take_the_rest(clg__group *g, void (*take)(void *user, size_t lo, size_t hi))
 {
     size_t n = g->ntaken; /* sort the taken ranges by start (a few dozen) */
     for (size_t i = 1; i < n; i++)
@@ -95,7 +119,7 @@ void clg__group_take_the_rest(clg__group *g)
     for (size_t i = 0; i <= n; i++) {
         size_t next = i < n ? g->taken_lo[i] : g->nparams;
         if (next > at)
-            clg__group_take_range(g, at, next);
+            take(g, at, next);
         if (i < n && g->taken_hi[i] > at)
             at = g->taken_hi[i];
     }

@@ -13,16 +13,17 @@ int clg__group_wants_sharing(const clg__group *g, const replica *r)
 }
 
 /* Maps count floats of mem from element `first` for the host; the pointer must be `want`
- * (buffers over host memory map to it). */
+ * (buffers over host memory map to it). Blocking unless queued (then done, when given, is
+ * its event). */
 static clg_status map(replica *r, cl_mem mem, cl_map_flags flags, size_t first, size_t count,
-                      float *want, cl_event *done)
+                      float *want, int queued, cl_event *done)
 {
     clg_ctx *ctx = r->net->ctx;
     if (r->nmaps >= CLG__MAX_MAPS)
         return clg__fail(ctx, CLG_ERR_UNSUPPORTED, "device group: more than %d mappings",
                          CLG__MAX_MAPS);
     cl_int err;
-    void *p = clEnqueueMapBuffer((cl_command_queue)clg_ctx_cl_queue(ctx), mem, done ? CL_FALSE : CL_TRUE,
+    void *p = clEnqueueMapBuffer((cl_command_queue)clg_ctx_cl_queue(ctx), mem, queued ? CL_FALSE : CL_TRUE,
                                  flags, first * sizeof(float), count * sizeof(float), 0, NULL,
                                  done, &err);
     if (err != CL_SUCCESS)
@@ -41,16 +42,20 @@ clg_status clg__replica_hold(replica *r)
     if (r->held)
         return CLG_OK;
     size_t n = g->nparams ? g->nparams : 1;
-    clg_status st = map(r, r->host_grads, CL_MAP_READ, 0, n, r->grad, NULL);
+    clg_status st = map(r, r->host_grads, CL_MAP_READ, 0, n, r->grad, 0, NULL);
     if (st == CLG_OK) /* blocking, after every kernel of the step */
-        st = map(r, r->host_params, CL_MAP_READ | CL_MAP_WRITE, 0, n, g->params, NULL);
+        st = map(r, r->host_params, CL_MAP_READ | CL_MAP_WRITE, 0, n, g->params, 0, NULL);
     r->held = st == CLG_OK;
     return st;
 }
 
-clg_status clg__replica_hold_range(replica *r, size_t lo, size_t hi, cl_event *done)
+clg_status clg__replica_hold_range(replica *r, size_t lo, size_t hi, int weights, cl_event *done)
 {
-    return map(r, r->host_grads, CL_MAP_READ, lo, hi - lo, r->grad + lo, done);
+    if (!weights)
+        return map(r, r->host_grads, CL_MAP_READ, lo, hi - lo, r->grad + lo, 1, done);
+    clg_status st = map(r, r->host_grads, CL_MAP_READ, lo, hi - lo, r->grad + lo, 1, NULL);
+    return st != CLG_OK ? st : /* in order: done once both are mapped */
+           map(r, r->host_params, CL_MAP_READ | CL_MAP_WRITE, lo, hi - lo, r->g->params + lo, 1, done);
 }
 
 clg_status clg__replica_release(replica *r)

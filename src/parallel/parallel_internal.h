@@ -68,6 +68,21 @@ typedef struct clg__group_stream {
     void *user;
 } clg__group_stream;
 void clg__group_set_stream(clg__group *g, const clg__group_stream *s);
+/* Updating as the gradients land (no stream, and the caller passing no gradient array to
+ * clg__group_step): with every working device streaming (in host memory, or reading back
+ * overlapped), range(user, params, lo, hi) is called on the thread in clg__group_step for
+ * each range of the parameters once every device has its gradients there, while earlier
+ * layers still compute; it takes the gradient with clg__group_sum and updates params[lo, hi)
+ * (the master weights: the caller marks them changed with clg__group_params after the step).
+ * clg__group_updated tells whether the last step updated every parameter so; else the
+ * caller updates them after the step, as without. A step that fails may have updated some
+ * ranges: only for callers that do not redo a failed step. */
+typedef struct clg__group_update {
+    void (*range)(void *user, float *params, size_t lo, size_t hi);
+    void *user;
+} clg__group_update;
+void clg__group_set_update(clg__group *g, const clg__group_update *u);
+int clg__group_updated(const clg__group *g);
 int clg__group_streamed(const clg__group *g);
 /* Takes a device out of the group for good. */
 void clg__group_drop(clg__group *g, size_t device);

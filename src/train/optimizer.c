@@ -155,21 +155,31 @@ typedef struct range_job {
  * cache, which the update reads at once (a whole-size sum would go to memory and back). */
 enum { SUM_SLICE = 2048 };
 
+static clg_status sum_and_step(clg__trainer *t, float lr, float *w, size_t begin, size_t end)
+{
+    float slice_sum[SUM_SLICE] __attribute__((aligned(64)));
+    clg_status st = CLG_OK;
+    for (size_t b = begin; st == CLG_OK && b < end; b += SUM_SLICE) {
+        size_t e = end - b > SUM_SLICE ? b + SUM_SLICE : end;
+        clg__group_sum(t->group, slice_sum, b, e);
+        st = step_range(t, lr, w, slice_sum, b, e);
+    }
+    return st;
+}
+
 static void *range_work(void *arg)
 {
     range_job *j = arg;
-    float slice_sum[SUM_SLICE] __attribute__((aligned(64)));
-    j->st = CLG_OK;
-    if (!j->sum) {
-        j->st = step_range(j->t, j->lr, j->w, j->t->hgrad + j->begin, j->begin, j->end);
-        return NULL;
-    }
-    for (size_t b = j->begin; j->st == CLG_OK && b < j->end; b += SUM_SLICE) {
-        size_t e = j->end - b > SUM_SLICE ? b + SUM_SLICE : j->end;
-        clg__group_sum(j->t->group, slice_sum, b, e);
-        j->st = step_range(j->t, j->lr, j->w, slice_sum, b, e);
-    }
+    j->st = j->sum ? sum_and_step(j->t, j->lr, j->w, j->begin, j->end)
+                   : step_range(j->t, j->lr, j->w, j->t->hgrad + j->begin, j->begin, j->end);
     return NULL;
+}
+
+void clg__optim_update_range(void *user, float *w, size_t lo, size_t hi)
+{
+    clg__trainer *t = user;
+    clg_status st = sum_and_step(t, t->update_lr, w, lo, hi);
+    t->update_st = t->update_st == CLG_OK ? st : t->update_st;
 }
 
 /* Slices of the elements on one thread per device (idle while the host updates): the update

@@ -30,6 +30,7 @@ clg_train_options clg_train_options_default(void)
     o.execution_environment = "auto";
     o.overlap = -1;
     o.zero_copy = -1;
+    o.early_update = -1;
     return o;
 }
 
@@ -118,6 +119,8 @@ clg_status clg_train_options_check(const clg_train_options *o)
         BAD("overlap %d must be -1 (auto), 0 or 1", o->overlap);
     if (o->zero_copy < -1 || o->zero_copy > 1)
         BAD("zero_copy %d must be -1 (auto), 0 or 1", o->zero_copy);
+    if (o->early_update < -1 || o->early_update > 1)
+        BAD("early_update %d must be -1 (auto), 0 or 1", o->early_update);
     if (o->device_fault_policy != CLG_FAULT_STOP && o->device_fault_policy != CLG_FAULT_CONTINUE)
         BAD("unknown device_fault_policy %d (stop, continue)", (int)o->device_fault_policy);
     const char *env = o->execution_environment;

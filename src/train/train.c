@@ -169,8 +169,14 @@ static clg_status train_step(clg__trainer *t, float lr, double *loss, size_t *co
     if (t->group) {
         size_t skip = (size_t)-1;
         /* without clipping or other ranks, the optimizer's pass adds the devices' gradients
-         * slice by slice as it goes (one pass over memory fewer) */
+         * slice by slice as it goes (one pass over memory fewer); early_update, where a
+         * failed step is not redone (policy stop): each layer as soon as every device has
+         * its gradients, while the devices still compute the layers before */
         int fused = !t->cluster && !clg__clipping(t);
+        int during = fused && t->early && t->o.device_fault_policy == CLG_FAULT_STOP;
+        clg__group_set_update(t->group, during ? &(clg__group_update){clg__optim_update_range, t} : NULL);
+        t->update_lr = lr;
+        t->update_st = CLG_OK;
         for (;;) {
             size_t failed = (size_t)-1;
             clg_status st = clg__group_step(t->group, t->images, t->labels, t->local_batch,
@@ -200,6 +206,12 @@ static clg_status train_step(clg__trainer *t, float lr, double *loss, size_t *co
             clg_status st = clg__cluster_combine(t, loss, correct);
             if (st != CLG_OK)
                 return st;
+        }
+        if (during && clg__group_updated(t->group)) {
+            size_t n;
+            (void)clg__group_params(t->group, &n); /* changed: copies are sent them */
+            t->rep.updated_early_steps++;
+            return t->update_st;
         }
         if (fused)
             return clg__optim_step_host(t, lr, 1);

@@ -40,6 +40,10 @@ clg_status clg__train_group_setup(clg__trainer *t)
     if (st == CLG_OK) {
         clg__group_check_numerics(t->group, t->check_numerics);
         clg__group_overlap(t->group, o->overlap);
+        int cpu = 0; /* updating during the step takes a CPU device's cores */
+        for (size_t i = 0; i < nctx; i++)
+            cpu |= clg_ctx_device(ctxs[i])->type == CLG_DEVICE_CPU;
+        t->early = o->early_update > 0 || (o->early_update < 0 && !cpu);
         st = clg__group_zero_copy(t->group, o->zero_copy);
         if (st != CLG_OK)
             st = clg__fail(t->ctx, st, "clg_train: %s", clg_last_error());

@@ -25,6 +25,9 @@ typedef struct clg__trainer {
                                      group, staging for checkpoints only */
     clg__group *group;            /* multi-device: replicas, host master weights */
     float *hgrad, *hm, *hv;       /* multi-device: host gradient and optimizer state */
+    int early;                    /* multi-device: update during the step (early_update) */
+    float update_lr;              /* multi-device, updating during the step: its rate, */
+    clg_status update_st;         /* and the first failure of its updates */
     unsigned char faults[64];     /* multi-device: failures per device */
     int check_numerics;
     /* cluster ("parallel"): this rank's shard [shard_first, + local_batch) of each global
@@ -71,6 +74,10 @@ clg_status clg__clip_gradients(clg__trainer *t);
  * sum: t->hgrad is first taken from the group's last step, slice by slice in the same pass
  * (the step left it to this). */
 clg_status clg__optim_step_host(clg__trainer *t, float lr, int sum);
+/* The same for master weights [lo, hi) only, taking their gradient from the group, at
+ * t->update_lr (the group's update callback: user is the trainer); a failure goes to
+ * t->update_st. */
+void clg__optim_update_range(void *user, float *w, size_t lo, size_t hi);
 void clg__clip_gradients_host(clg__trainer *t);
 /* Multi-device: host optimizer state from / to the device staging tensors (for checkpoints). */
 clg_status clg__optim_host_from_device(clg__trainer *t);
