@@ -66,7 +66,9 @@ __kernel void clg_bias_add_rows(__global float *y, ulong y_off, __global const f
     y[y_off + (size_t)n * K + k] += bias[b_off + k];
 }
 
-/* db[k] = sum over n and pq of dy[n][k][pq], summed in a fixed order by one work-item. */
+/* db[k] = sum over n and pq of dy[n][k][pq], summed in a fixed order by one work-item: each
+ * sample's row in 16 running sums (one chain of additions would wait on each one's latency),
+ * then those in a fixed tree, then the samples in order. */
 __kernel void clg_bias_grad(__global const float *dy, ulong dy_off, uint N, uint K, uint PQ,
                                  __global float *db, ulong db_off)
 {
@@ -76,8 +78,15 @@ __kernel void clg_bias_grad(__global const float *dy, ulong dy_off, uint N, uint
     float sum = 0.0f;
     for (uint n = 0; n < N; n++) {
         const __global float *row = dy + dy_off + ((size_t)n * K + k) * PQ;
-        float part = 0.0f;
-        for (uint i = 0; i < PQ; i++)
+        float16 acc = 0.0f;
+        uint i = 0;
+        for (; i + 16 <= PQ; i += 16)
+            acc += vload16(0, row + i);
+        float8 a8 = acc.lo + acc.hi;
+        float4 a4 = a8.lo + a8.hi;
+        float2 a2 = a4.lo + a4.hi;
+        float part = a2.x + a2.y;
+        for (; i < PQ; i++)
             part += row[i];
         sum += part;
     }
