@@ -81,6 +81,13 @@ static int tiles(const pool_geom *g, clg_pool_mode mode, char *opts, size_t cap)
     return tiled;
 }
 
+static void tiled_args(clg__launch *l, const pool_geom *g, clg_pool_mode mode)
+{
+    size_t v[] = {g->H, g->W, g->P, g->Q, mode, g->N * g->C};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        clg__arg_u32(l, v[i]);
+}
+
 static void geom_args(clg__launch *l, const pool_geom *g, clg_pool_mode mode)
 {
     size_t v[] = {g->H, g->W, g->R, g->S, g->sh, g->sw, g->pt, g->pl, g->pb, g->pr, g->P, g->Q, mode,
@@ -107,13 +114,10 @@ clg_status clg_pool2d_forward(clg_ctx *ctx, const clg_pool2d_desc *d, const clg_
         return st;
     clg__arg_tensor(&l, x);
     clg__arg_tensor(&l, y);
-    if (tiled) {
-        size_t v[] = {g.H, g.W, g.P, g.Q, d->mode, g.N * g.C};
-        for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
-            clg__arg_u32(&l, v[i]);
-    } else {
+    if (tiled)
+        tiled_args(&l, &g, d->mode);
+    else
         geom_args(&l, &g, d->mode);
-    }
     size_t global[3] = {g.P, g.N * g.C, 1}, local[3] = {1, ROWS, 1};
     return clg__launch_run(&l, global, local);
 }
@@ -139,13 +143,10 @@ clg_status clg_pool2d_backward(clg_ctx *ctx, const clg_pool2d_desc *d, const clg
     clg__arg_tensor(&l, x);
     clg__arg_tensor(&l, dy);
     clg__arg_tensor(&l, dx);
-    if (tiled) {
-        size_t v[] = {g.H, g.W, g.P, g.Q, d->mode, g.N * g.C};
-        for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
-            clg__arg_u32(&l, v[i]);
-    } else {
+    if (tiled)
+        tiled_args(&l, &g, d->mode);
+    else
         geom_args(&l, &g, d->mode);
-    }
     clg__arg_u32(&l, d->relu_input != 0);
     size_t global[3] = {tiled ? g.P : g.H, g.N * g.C, 1}, local[3] = {1, ROWS, 1};
     return clg__launch_run(&l, global, local);

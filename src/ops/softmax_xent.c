@@ -35,17 +35,27 @@ static clg_status stage_labels(clg_ctx *ctx, const char *call, const clg_tensor 
     return CLG_OK;
 }
 
+/* Begins kernel `name` with its leading arguments: logits, labels, N, C. */
+static clg_status begin_xent(clg_ctx *ctx, const char *name, const clg_tensor *logits,
+                             cl_mem labels, size_t N, size_t C, clg__launch *l)
+{
+    clg_status st = clg__launch_begin(ctx, "softmax", NULL, name, l);
+    if (st != CLG_OK)
+        return st;
+    clg__arg_tensor(l, logits);
+    clg__arg_mem(l, labels);
+    clg__arg_u32(l, N);
+    clg__arg_u32(l, C);
+    return CLG_OK;
+}
+
 static clg_status launch_forward(clg_ctx *ctx, const clg_tensor *logits, cl_mem labels, size_t N,
                                  size_t C, cl_mem out, size_t out_off)
 {
     clg__launch l;
-    clg_status st = clg__launch_begin(ctx, "softmax", NULL, "clg_xent_fwd", &l);
+    clg_status st = begin_xent(ctx, "clg_xent_fwd", logits, labels, N, C, &l);
     if (st != CLG_OK)
         return st;
-    clg__arg_tensor(&l, logits);
-    clg__arg_mem(&l, labels);
-    clg__arg_u32(&l, N);
-    clg__arg_u32(&l, C);
     clg__arg_mem(&l, out);
     clg__arg_u64(&l, out_off);
     size_t global[3] = {N, 1, 1}, local[3] = {1, 1, 1};
@@ -56,13 +66,9 @@ static clg_status launch_backward(clg_ctx *ctx, const clg_tensor *logits, cl_mem
                                   size_t C, float scale, clg_tensor *dlogits)
 {
     clg__launch l;
-    clg_status st = clg__launch_begin(ctx, "softmax", NULL, "clg_xent_bwd", &l);
+    clg_status st = begin_xent(ctx, "clg_xent_bwd", logits, labels, N, C, &l);
     if (st != CLG_OK)
         return st;
-    clg__arg_tensor(&l, logits);
-    clg__arg_mem(&l, labels);
-    clg__arg_u32(&l, N);
-    clg__arg_u32(&l, C);
     clg__arg_f32(&l, scale);
     clg__arg_tensor(&l, dlogits);
     size_t global[3] = {N, 1, 1}, local[3] = {1, 1, 1};
