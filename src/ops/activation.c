@@ -60,10 +60,11 @@ clg_status clg_bias_add(clg_ctx *ctx, const clg_tensor *bias, clg_tensor *y)
     if (st == CLG_OK && clg_tensor_numel(bias) != y->shape.c)
         st = clg__fail(ctx, CLG_ERR_SHAPE, "clg_bias_add: bias holds %zu values for %zu channels",
                        clg_tensor_numel(bias), y->shape.c);
+    if (st != CLG_OK)
+        return st;
     size_t pq = y->shape.h * y->shape.w, c = y->shape.c;
-    clg__launch l;
-    if (st == CLG_OK) /* without pixels, one work-item per pixel would be one per work-group */
-        st = clg__launch_begin(ctx, "activation", NULL, pq == 1 ? "clg_bias_add_rows" : "clg_bias_add", &l);
+    clg__launch l; /* without pixels, one work-item per pixel would be one per work-group */
+    st = clg__launch_begin(ctx, "activation", NULL, pq == 1 ? "clg_bias_add_rows" : "clg_bias_add", &l);
     if (st != CLG_OK)
         return st;
     clg__arg_tensor(&l, y);
