@@ -70,8 +70,8 @@ static void report(const rate_job *j, size_t batch, int rounds, int json)
                "\"split\":\"%s\",\"overlap\":%s,\"zero_copy\":%s,\"batch\":%zu,"
                "\"images_per_s\":%.1f,\"rounds\":%d}\n", clg_ctx_device(j->ctxs[0])->name,
                j->name, j->n < 2 ? "none" : j->load ? "weights" : "auto",
-               j->n > 1 && j->overlap > 0 ? "true" : "false", j->zero_copy ? "true" : "false",
-               batch, rate, rounds);
+               j->n > 1 && j->overlap > 0 ? "true" : "false",
+               (j->n > 1 || j->faults) && j->zero_copy ? "true" : "false", batch, rate, rounds);
         return;
     }
     printf("%-17s %zu device%s %10.1f images/s%s%s (rounds:", j->name, j->n, j->n > 1 ? "s" : " ",
