@@ -110,13 +110,12 @@ static size_t param_len(const clg__trainer *t, size_t i)
 }
 
 /* The host update of elements [begin, end) of the flat arrays, tensor by tensor (each has its
- * own weight decay). */
-/* Updates elements [begin, end) of w; g[k] is the gradient of element begin + k. */
-static clg_status step_range(clg__trainer *t, float lr, float *w, float *g, size_t begin, size_t end)
+ * own weight decay); grad[k] is the gradient of element begin + k. */
+static clg_status step_range(clg__trainer *t, float lr, float *w, float *grad, size_t begin,
+                             size_t end)
 {
     const clg_train_options *o = &t->o;
     size_t at = 0;
-    g -= begin; /* indexed by element from here on */
     clg_status st = CLG_OK;
     for (size_t i = 0; st == CLG_OK && i < t->nparams && at < end; i++) {
         size_t n = param_len(t, i), lo = begin > at ? begin : at, hi = end < at + n ? end : at + n;
@@ -124,19 +123,20 @@ static clg_status step_range(clg__trainer *t, float lr, float *w, float *g, size
         if (lo >= hi)
             continue;
         size_t len = hi - lo;
+        float *g = grad + (lo - begin);
         float wd = t->params[i].decay ? o->l2_regularization : 0.0f;
         if (o->solver == CLG_SOLVER_SGDM) {
             clg_sgd_params sp = {lr, o->momentum, wd, 0};
-            st = clg_sgd_step_host(&sp, w + lo, g + lo, t->hv + lo, len);
+            st = clg_sgd_step_host(&sp, w + lo, g, t->hv + lo, len);
         } else if (o->solver == CLG_SOLVER_ADAM) {
             float b2 = o->squared_gradient_decay_factor > 0 ? o->squared_gradient_decay_factor : 0.999f;
             clg_adam_params ap = {lr, o->gradient_decay_factor, b2, o->epsilon, wd, 0,
                                   (unsigned long)t->step};
-            st = clg_adam_step_host(&ap, w + lo, g + lo, t->hm + lo, t->hv + lo, len);
+            st = clg_adam_step_host(&ap, w + lo, g, t->hm + lo, t->hv + lo, len);
         } else {
             float a = o->squared_gradient_decay_factor > 0 ? o->squared_gradient_decay_factor : 0.9f;
             clg_rmsprop_params rp = {lr, a, o->epsilon, wd};
-            st = clg_rmsprop_step_host(&rp, w + lo, g + lo, t->hv + lo, len);
+            st = clg_rmsprop_step_host(&rp, w + lo, g, t->hv + lo, len);
         }
     }
     return st;
