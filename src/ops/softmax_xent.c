@@ -142,13 +142,20 @@ clg_status clg_softmax_xent_backward(clg_ctx *ctx, const clg_tensor *logits, con
     return launch_backward(ctx, logits, buf, N, C, scale, dlogits);
 }
 
-static clg_status wait_pending(clg_ctx *ctx, clg__xent_pending *p)
+/* Waits for a pending read-back and lets its event go (CL_SUCCESS when none is pending). */
+static cl_int wait_release(clg__xent_pending *p)
 {
     if (!p->done)
-        return CLG_OK;
+        return CL_SUCCESS;
     cl_int err = clWaitForEvents(1, &p->done);
     clReleaseEvent(p->done);
     p->done = NULL;
+    return err;
+}
+
+static clg_status wait_pending(clg_ctx *ctx, clg__xent_pending *p)
+{
+    cl_int err = wait_release(p);
     return err == CL_SUCCESS ? CLG_OK : clg__fail_cl(ctx, err, "reading the losses");
 }
 
@@ -214,11 +221,7 @@ clg_status clg__xent_forward_end(clg_ctx *ctx, clg__xent_pending *p, double *mea
 
 void clg__xent_pending_cancel(clg__xent_pending *p)
 {
-    if (p->done) {
-        clWaitForEvents(1, &p->done);
-        clReleaseEvent(p->done);
-        p->done = NULL;
-    }
+    (void)wait_release(p);
 }
 
 void clg__xent_pending_free(clg__xent_pending *p)

@@ -23,14 +23,20 @@ int clg__group_updated(const clg__group *g)
     return g->updated;
 }
 
-void clg__group_update_range(void *user, size_t lo, size_t hi)
+/* A range this step has taken (so that the step's end takes only the rest). */
+static void note_taken(clg__group *g, size_t lo, size_t hi)
 {
-    clg__group *g = user;
     if (g->ntaken < CLG__MAX_RANGES) {
         g->taken_lo[g->ntaken] = lo;
         g->taken_hi[g->ntaken] = hi;
         g->ntaken++;
     }
+}
+
+void clg__group_update_range(void *user, size_t lo, size_t hi)
+{
+    clg__group *g = user;
+    note_taken(g, lo, hi);
     g->update.range(g->update.user, g->params, lo, hi);
 }
 
@@ -88,11 +94,7 @@ void clg__group_take_range(void *user, size_t lo, size_t hi)
     clg__group *g = user;
     float *grad = g->step_grad;
     clg__group_sum(g, grad + lo, lo, hi);
-    if (g->ntaken < CLG__MAX_RANGES) {
-        g->taken_lo[g->ntaken] = lo;
-        g->taken_hi[g->ntaken] = hi;
-        g->ntaken++;
-    }
+    note_taken(g, lo, hi);
     if (g->streaming)
         g->stream.ready(g->stream.user, grad + lo, lo, hi - lo);
 }
