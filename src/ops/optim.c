@@ -3,6 +3,7 @@
 #include <math.h>
 #include "tensor/tensor_internal.h"
 #include "clgrad/optim.h"
+#include "ops/optim_internal.h"
 
 static const char *check_sgd(const clg_sgd_params *p)
 {
@@ -108,13 +109,23 @@ clg_status clg_adam_step(clg_ctx *ctx, const clg_adam_params *p, clg_tensor *w, 
 }
 
 /* The host loops, on scalars (stores through a pointer to the settings would stop
- * vectorisation) and arrays that do not overlap. */
+ * vectorisation) and arrays that do not overlap. Each reads its gradient as
+ * (acc[i] + last[i]) * inv, or last[i] * inv without acc: the device group's shards summed
+ * as they are read, in device order (one pass over memory instead of two); the public calls
+ * pass inv = 1, which changes no bit. The compiler unswitches each loop on acc. */
+static inline float grad_at(const float *restrict acc, const float *restrict last, float inv,
+                            size_t i)
+{
+    return (acc ? acc[i] + last[i] : last[i]) * inv;
+}
+
 CLG__VECTOR_CLONES
 static void sgd_host(float lr, float mom, float wd, int nesterov, float *restrict w,
-                     const float *restrict g, float *restrict v, size_t n)
+                     const float *restrict acc, const float *restrict last, float inv,
+                     float *restrict v, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        float wi = w[i], d = g[i] + wd * wi;
+        float wi = w[i], d = grad_at(acc, last, inv, i) + wd * wi;
         float vi = mom * v[i] + d;
         v[i] = vi;
         w[i] = wi - lr * (nesterov ? d + mom * vi : vi);
@@ -123,11 +134,12 @@ static void sgd_host(float lr, float mom, float wd, int nesterov, float *restric
 
 CLG__VECTOR_CLONES
 static void adam_host(float lr, float b1, float b2, float eps, float wd_w, float wd_g, float c1,
-                      float c2, float *restrict w, const float *restrict g, float *restrict m,
+                      float c2, float *restrict w, const float *restrict acc,
+                      const float *restrict last, float inv, float *restrict m,
                       float *restrict v, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        float wi = w[i], gi = g[i];
+        float wi = w[i], gi = grad_at(acc, last, inv, i);
         wi -= lr * wd_w * wi; /* AdamW's decay (0 for Adam) */
         gi += wd_g * wi;      /* Adam's L2 term (0 for AdamW) */
         float mi = b1 * m[i] + (1.0f - b1) * gi;
@@ -140,10 +152,11 @@ static void adam_host(float lr, float b1, float b2, float eps, float wd_w, float
 
 CLG__VECTOR_CLONES
 static void rmsprop_host(float lr, float alpha, float eps, float wd, float *restrict w,
-                         const float *restrict g, float *restrict v, size_t n)
+                         const float *restrict acc, const float *restrict last, float inv,
+                         float *restrict v, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        float wi = w[i], gi = g[i] + wd * wi;
+        float wi = w[i], gi = grad_at(acc, last, inv, i) + wd * wi;
         float vi = alpha * v[i] + (1.0f - alpha) * gi * gi;
         v[i] = vi;
         w[i] = wi - lr * gi / (sqrtf(vi) + eps);
@@ -151,22 +164,24 @@ static void rmsprop_host(float lr, float alpha, float eps, float wd, float *rest
 }
 
 /* The settings' fault, else a missing array's. */
-static const char *host_check(const char *bad, const void *w, const void *g, const void *v)
+static const char *host_check(const char *bad, const void *w, const clg__grad_sum *g,
+                              const void *v)
 {
-    return bad ? bad : !w || !g || !v ? "NULL array" : NULL;
+    return bad ? bad : !w || !g || !g->last || !v ? "NULL array" : NULL;
 }
 
-clg_status clg_sgd_step_host(const clg_sgd_params *p, float *w, const float *g, float *v, size_t n)
+clg_status clg__sgd_step_host_sum(const clg_sgd_params *p, float *w, const clg__grad_sum *g,
+                                  float *v, size_t n)
 {
     const char *bad = host_check(check_sgd(p), w, g, v);
     if (bad)
         return clg__fail(NULL, CLG_ERR_INVALID_ARG, "clg_sgd_step_host: %s", bad);
-    sgd_host(p->lr, p->momentum, p->weight_decay, p->nesterov, w, g, v, n);
+    sgd_host(p->lr, p->momentum, p->weight_decay, p->nesterov, w, g->acc, g->last, g->inv, v, n);
     return CLG_OK;
 }
 
-clg_status clg_adam_step_host(const clg_adam_params *p, float *w, const float *g, float *m,
-                              float *v, size_t n)
+clg_status clg__adam_step_host_sum(const clg_adam_params *p, float *w, const clg__grad_sum *g,
+                                   float *m, float *v, size_t n)
 {
     const char *bad = host_check(check_adam(p), w, g, m ? v : NULL);
     if (bad)
@@ -174,8 +189,36 @@ clg_status clg_adam_step_host(const clg_adam_params *p, float *w, const float *g
     float c1, c2;
     corrections(p, &c1, &c2);
     const float wd_w = p->decoupled ? p->weight_decay : 0.0f, wd_g = p->decoupled ? 0.0f : p->weight_decay;
-    adam_host(p->lr, p->beta1, p->beta2, p->eps, wd_w, wd_g, c1, c2, w, g, m, v, n);
+    adam_host(p->lr, p->beta1, p->beta2, p->eps, wd_w, wd_g, c1, c2, w, g->acc, g->last, g->inv, m,
+              v, n);
     return CLG_OK;
+}
+
+clg_status clg__rmsprop_step_host_sum(const clg_rmsprop_params *p, float *w,
+                                      const clg__grad_sum *g, float *v, size_t n)
+{
+    const char *bad = host_check(check_rmsprop(p), w, g, v);
+    if (bad)
+        return clg__fail(NULL, CLG_ERR_INVALID_ARG, "clg_rmsprop_step_host: %s", bad);
+    rmsprop_host(p->lr, p->alpha, p->eps, p->weight_decay, w, g->acc, g->last, g->inv, v, n);
+    return CLG_OK;
+}
+
+clg_status clg_sgd_step_host(const clg_sgd_params *p, float *w, const float *g, float *v, size_t n)
+{
+    return clg__sgd_step_host_sum(p, w, &(clg__grad_sum){NULL, g, 1.0f}, v, n);
+}
+
+clg_status clg_adam_step_host(const clg_adam_params *p, float *w, const float *g, float *m,
+                              float *v, size_t n)
+{
+    return clg__adam_step_host_sum(p, w, &(clg__grad_sum){NULL, g, 1.0f}, m, v, n);
+}
+
+clg_status clg_rmsprop_step_host(const clg_rmsprop_params *p, float *w, const float *g, float *v,
+                                 size_t n)
+{
+    return clg__rmsprop_step_host_sum(p, w, &(clg__grad_sum){NULL, g, 1.0f}, v, n);
 }
 
 clg_status clg_rmsprop_step(clg_ctx *ctx, const clg_rmsprop_params *p, clg_tensor *w,
@@ -203,12 +246,3 @@ clg_status clg_rmsprop_step(clg_ctx *ctx, const clg_rmsprop_params *p, clg_tenso
     return clg__launch_run(&l, global, local);
 }
 
-clg_status clg_rmsprop_step_host(const clg_rmsprop_params *p, float *w, const float *g, float *v,
-                                 size_t n)
-{
-    const char *bad = host_check(check_rmsprop(p), w, g, v);
-    if (bad)
-        return clg__fail(NULL, CLG_ERR_INVALID_ARG, "clg_rmsprop_step_host: %s", bad);
-    rmsprop_host(p->lr, p->alpha, p->eps, p->weight_decay, w, g, v, n);
-    return CLG_OK;
-}

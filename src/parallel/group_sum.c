@@ -88,6 +88,34 @@ void clg__group_sum(const clg__group *g, float *out, size_t lo, size_t hi)
     }
 }
 
+size_t clg__group_shards(const clg__group *g, const float **first, const float **last,
+                         float *inv)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < g->n; i++) {
+        if (!g->r[i].count)
+            continue;
+        *first = k++ ? *first : g->r[i].grad;
+        *last = g->r[i].grad;
+    }
+    *inv = g->step_inv;
+    return k;
+}
+
+void clg__group_sum_but_last(const clg__group *g, float *out, size_t lo, size_t hi)
+{
+    size_t last = 0;
+    int have = 0;
+    for (size_t i = 0; i < g->n; i++)
+        last = g->r[i].count ? i : last;
+    for (size_t i = 0; i < last; i++) {
+        if (!g->r[i].count)
+            continue;
+        add_scaled(out, g->r[i].grad + lo, hi - lo, have, 0, 1.0f);
+        have = 1;
+    }
+}
+
 /* grad[lo, hi) = the working devices' sums, in device order, / the batch; then to the caller. */
 void clg__group_take_range(void *user, size_t lo, size_t hi)
 {

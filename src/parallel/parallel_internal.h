@@ -33,6 +33,13 @@ clg_status clg__group_step(clg__group *g, const float *images, const int32_t *la
 /* Elements [lo, hi) of the last step's gradient into out[0, hi - lo): the working devices'
  * sums, in device order, / the batch. Threads may take disjoint ranges at once. */
 void clg__group_sum(const clg__group *g, float *out, size_t lo, size_t hi);
+/* For a pass that sums as it reads: the number of working devices of the last step, the first
+ * and the last one's gradient sums (whole arrays) and 1 / the batch; and (two or more) the
+ * sum of all but the last, in device order, unscaled, of elements [lo, hi) into out. The
+ * gradient is then (that sum + last) * inv, bit for bit clg__group_sum's. */
+size_t clg__group_shards(const clg__group *g, const float **first, const float **last,
+                         float *inv);
+void clg__group_sum_but_last(const clg__group *g, float *out, size_t lo, size_t hi);
 
 /* Fault injection for tests and benchmarks: "DEVICE:fail@STEP" (that device's work fails with
  * CLG_ERR_DEVICE_LOST at that step, once) and "DEVICE:slow=K" (it computes everything K times),

@@ -2,9 +2,11 @@
  * allocation or the Nth device buffer fail (fault injection) and check that each failure comes
  * back as a clean error without leaks. The counters are per thread: tests on one thread do not
  * disturb another's work. */
+#define _DEFAULT_SOURCE /* madvise's MADV_HUGEPAGE */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include "runtime_internal.h"
 
 static _Thread_local long host_fail_at, device_fail_at, host_count, device_count;
@@ -45,11 +47,30 @@ void *clg__realloc(void *p, size_t n)
     return host_fails() ? NULL : realloc(p, n ? n : 1);
 }
 
+/* Arrays of 2 MiB and more go on transparent huge pages where the kernel offers them only
+ * on request (madvise mode, Debian's default): the host's optimizer pass and the kernels that
+ * compute in host memory stream them, and 4 KiB pages cost a TLB miss every 1,024 floats
+ * (measured: a fused Adam pass over 13 MB arrays on 2 cores, 1.75 -> 1.4 ms). */
+enum { HUGE_PAGE = 2u << 20 };
+
 void *clg__malloc_pages(size_t n)
 {
     void *p = NULL;
-    if (host_fails() || posix_memalign(&p, 4096, n ? n : 1) != 0)
+    size_t align = n >= HUGE_PAGE ? HUGE_PAGE : 4096;
+    if (host_fails() || posix_memalign(&p, align, n ? n : 1) != 0)
         return NULL;
+#ifdef MADV_HUGEPAGE
+    if (align == HUGE_PAGE)
+        (void)madvise(p, n / HUGE_PAGE * HUGE_PAGE, MADV_HUGEPAGE); /* a hint: failure is fine */
+#endif
+    return p;
+}
+
+void *clg__calloc_pages(size_t n)
+{
+    void *p = clg__malloc_pages(n);
+    if (p)
+        memset(p, 0, n ? n : 1);
     return p;
 }
 

@@ -74,7 +74,9 @@ void *clg__malloc(size_t n);
 void *clg__calloc(size_t n, size_t size);
 void *clg__realloc(void *p, size_t n);
 char *clg__strdup(const char *s);
-void *clg__malloc_pages(size_t n); /* page-aligned, for buffers over host memory; free() */
+void *clg__malloc_pages(size_t n); /* page-aligned (huge pages from 2 MiB), for buffers over
+                                      host memory and streamed arrays; free() */
+void *clg__calloc_pages(size_t n); /* the same, zeroed */
 cl_mem clg__create_buffer(clg_ctx *ctx, size_t bytes, cl_int *err);
 /* A buffer over host memory (CL_MEM_USE_HOST_PTR): the device computes on it in place where
  * it shares the host's memory; the host touches it only while it is mapped. */

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "clgrad/optim.h"
+#include "ops/optim_internal.h"
 #include "train/train_internal.h"
 
 clg_status clg__optim_create(clg__trainer *t)
@@ -110,9 +111,9 @@ static size_t param_len(const clg__trainer *t, size_t i)
 }
 
 /* The host update of elements [begin, end) of the flat arrays, tensor by tensor (each has its
- * own weight decay); grad[k] is the gradient of element begin + k. */
-static clg_status step_range(clg__trainer *t, float lr, float *w, float *grad, size_t begin,
-                             size_t end)
+ * own weight decay); g's arrays hold the gradient of element begin at [0]. */
+static clg_status step_range(clg__trainer *t, float lr, float *w, const clg__grad_sum *g,
+                             size_t begin, size_t end)
 {
     const clg_train_options *o = &t->o;
     size_t at = 0;
@@ -123,20 +124,20 @@ static clg_status step_range(clg__trainer *t, float lr, float *w, float *grad, s
         if (lo >= hi)
             continue;
         size_t len = hi - lo;
-        float *g = grad + (lo - begin);
+        clg__grad_sum gi = {g->acc ? g->acc + (lo - begin) : NULL, g->last + (lo - begin), g->inv};
         float wd = t->params[i].decay ? o->l2_regularization : 0.0f;
         if (o->solver == CLG_SOLVER_SGDM) {
             clg_sgd_params sp = {lr, o->momentum, wd, 0};
-            st = clg_sgd_step_host(&sp, w + lo, g, t->hv + lo, len);
+            st = clg__sgd_step_host_sum(&sp, w + lo, &gi, t->hv + lo, len);
         } else if (o->solver == CLG_SOLVER_ADAM) {
             float b2 = o->squared_gradient_decay_factor > 0 ? o->squared_gradient_decay_factor : 0.999f;
             clg_adam_params ap = {lr, o->gradient_decay_factor, b2, o->epsilon, wd, 0,
                                   (unsigned long)t->step};
-            st = clg_adam_step_host(&ap, w + lo, g, t->hm + lo, t->hv + lo, len);
+            st = clg__adam_step_host_sum(&ap, w + lo, &gi, t->hm + lo, t->hv + lo, len);
         } else {
             float a = o->squared_gradient_decay_factor > 0 ? o->squared_gradient_decay_factor : 0.9f;
             clg_rmsprop_params rp = {lr, a, o->epsilon, wd};
-            st = clg_rmsprop_step_host(&rp, w + lo, g, t->hv + lo, len);
+            st = clg__rmsprop_step_host_sum(&rp, w + lo, &gi, t->hv + lo, len);
         }
     }
     return st;
@@ -151,18 +152,28 @@ typedef struct range_job {
     clg_status st;
 } range_job;
 
-/* Summing the devices' gradients here: slice by slice into a buffer that stays in the L1
- * cache, which the update reads at once (a whole-size sum would go to memory and back). */
+/* The devices' gradients summed as the update reads them: one or two devices' arrays read
+ * directly; with more, all but the last summed slice by slice into a buffer that stays in the
+ * L1 cache (a whole-size sum would go to memory and back). */
 enum { SUM_SLICE = 2048 };
 
 static clg_status sum_and_step(clg__trainer *t, float lr, float *w, size_t begin, size_t end)
 {
+    const float *first = NULL, *last = NULL;
+    float inv = 1.0f;
+    size_t shards = clg__group_shards(t->group, &first, &last, &inv);
+    if (!shards)
+        return CLG_OK; /* no device worked: nothing to update */
+    if (shards <= 2) {
+        clg__grad_sum g = {shards == 2 ? first + begin : NULL, last + begin, inv};
+        return step_range(t, lr, w, &g, begin, end);
+    }
     float slice_sum[SUM_SLICE] __attribute__((aligned(64)));
     clg_status st = CLG_OK;
     for (size_t b = begin; st == CLG_OK && b < end; b += SUM_SLICE) {
         size_t e = end - b > SUM_SLICE ? b + SUM_SLICE : end;
-        clg__group_sum(t->group, slice_sum, b, e);
-        st = step_range(t, lr, w, slice_sum, b, e);
+        clg__group_sum_but_last(t->group, slice_sum, b, e);
+        st = step_range(t, lr, w, &(clg__grad_sum){slice_sum, last + b, inv}, b, e);
     }
     return st;
 }
@@ -170,8 +181,9 @@ static clg_status sum_and_step(clg__trainer *t, float lr, float *w, size_t begin
 static void *range_work(void *arg)
 {
     range_job *j = arg;
+    clg__grad_sum summed = {NULL, j->t->hgrad + j->begin, 1.0f};
     j->st = j->sum ? sum_and_step(j->t, j->lr, j->w, j->begin, j->end)
-                   : step_range(j->t, j->lr, j->w, j->t->hgrad + j->begin, j->begin, j->end);
+                   : step_range(j->t, j->lr, j->w, &summed, j->begin, j->end);
     return NULL;
 }
 

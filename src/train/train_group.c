@@ -50,9 +50,9 @@ clg_status clg__train_group_setup(clg__trainer *t)
     }
     size_t n = clg_net_param_count(t->net, CLG_PARAMS_LEARNABLE) + 1;
     if (st == CLG_OK) {
-        t->hgrad = clg__malloc(n * sizeof(float));
-        t->hm = clg__calloc(n, sizeof(float));
-        t->hv = clg__calloc(n, sizeof(float));
+        t->hgrad = clg__malloc_pages(n * sizeof(float));
+        t->hm = clg__calloc_pages(n * sizeof(float));
+        t->hv = clg__calloc_pages(n * sizeof(float));
         if (!t->hgrad || !t->hm || !t->hv)
             st = clg__fail(t->ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "clg_train: out of host memory");
     }
