@@ -154,7 +154,8 @@ typedef struct clg_train_options {
                                          and step (costs a few percent) */
     const char *fault_injection;      /* testing: NULL means $CLGRAD_FAULT; "1:fail@5" makes
                                          device 1 fail at step 5, "1:slow=3" makes it compute
-                                         everything 3 times; "parallel": "rank1:exit@5" ends
+                                         everything 3 times ("1:slow=3@5": at step 5 only);
+                                         "parallel": "rank1:exit@5" ends
                                          rank 1 at step 5, "rank1:skew@5" moves one of its
                                          weights by one ulp (comma-separated) */
     uint64_t seed;                    /* shuffles and dropout */

@@ -1,19 +1,33 @@
 /* Auto split: shares in proportion to each device's measured speed, so that all finish a step
- * together. A device's speed is its shard over the mean time of the steps it has run at that
- * shard, leaving out the first (which grows buffers, and at the start builds kernels). Once
- * every working device has MEASURED such steps, the shares follow the speeds at once
- * (undamped: where a device's per-step costs do not shrink with its shard, the next re-split
- * corrects what is left; two or three re-splits settle). A new split is taken only when it is
- * predicted to end the step at least GAIN sooner, or half a sample of the slowest device's
- * shard sooner where that is less (noise would otherwise move a sample back and forth, each
- * move costing a step unmeasured; a large shard, where one sample is less than GAIN, still
- * gets to its balance). No share falls below MIN_SHARE of the whole, so every device keeps
- * being measured. */
+ * together. A device's speed is its shard over the median time of its last steps at that
+ * shard, leaving out the first (which grows buffers, and at the start builds kernels): the
+ * median, because a machine's other work lands on one core at a time and makes single steps
+ * long (a daemon's 25 ms on one core was seen here), which a mean passes on to the split and
+ * the next steps pay for. Once every working device has MEASURED such steps, the shares follow
+ * the speeds at once (undamped: where a device's per-step costs do not shrink with its shard,
+ * the next re-split corrects what is left; two or three re-splits settle). A new split is
+ * taken only when it is predicted to end the step at least GAIN sooner, or half a sample of
+ * the slowest device's shard sooner where that is less (noise would otherwise move a sample
+ * back and forth, each move costing a step unmeasured; a large shard, where one sample is less
+ * than GAIN, still gets to its balance). No share falls below MIN_SHARE of the whole, so every
+ * device keeps being measured. */
 #include "parallel/group_internal.h"
 
-enum { MEASURED = 2, WINDOW = 8, MAX_DEVICES = 64 };
+enum { MEASURED = 3, MAX_DEVICES = 64 };
 #define GAIN 0.02
 #define MIN_SHARE 0.05
+
+static double median(const double *v, unsigned n)
+{
+    double s[CLG__TIMED_STEPS];
+    for (unsigned i = 0; i < n; i++) { /* insertion sort of at most 5 */
+        unsigned k = i;
+        for (; k > 0 && s[k - 1] > v[i]; k--)
+            s[k] = s[k - 1];
+        s[k] = v[i];
+    }
+    return n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+}
 
 /* Accounts the last step's time; returns the device's speed (samples per second) once it
  * has enough steps at its shard, else 0. */
@@ -21,19 +35,14 @@ static double measure(replica *r)
 {
     if (r->count != r->timed_count) { /* a new shard: this step is left out */
         r->timed_count = r->count;
-        r->window = 0.0;
-        r->window_steps = 0;
+        r->ntimed = 0;
         return 0.0;
     }
-    if (r->window_steps >= WINDOW) { /* forget older steps, keeping the mean */
-        r->window *= 0.5;
-        r->window_steps /= 2;
-    }
-    r->window += r->seconds;
-    r->window_steps++;
-    return r->window_steps >= MEASURED && r->window > 0.0
-               ? (double)r->count * r->window_steps / r->window
-               : 0.0;
+    r->timed[r->ntimed % CLG__TIMED_STEPS] = r->seconds;
+    r->ntimed++;
+    unsigned n = r->ntimed < CLG__TIMED_STEPS ? r->ntimed : CLG__TIMED_STEPS;
+    double t = n >= MEASURED ? median(r->timed, n) : 0.0;
+    return t > 0.0 ? (double)r->count / t : 0.0;
 }
 
 /* The step time a split predicts: the slowest device's (*samples: its shard). */

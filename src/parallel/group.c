@@ -154,14 +154,22 @@ clg_status clg__group_inject(clg__group *g, const char *spec)
         unsigned long dev = 0, value = 0;
         int used = 0;
         char what[8] = "";
-        if (sscanf(p, "%lu:%4[a-z]%*[@=]%lu%n", &dev, what, &value, &used) != 3 || dev >= g->n ||
-            (strcmp(what, "fail") && strcmp(what, "slow")) || !value)
+        unsigned long at = 0;
+        int at_used = 0;
+        if (sscanf(p, "%lu:%4[a-z]%*[@=]%lu%n", &dev, what, &value, &used) == 3 &&
+            !strcmp(what, "slow") && p[used] == '@' &&
+            (sscanf(p + used, "@%lu%n", &at, &at_used) != 1 || !at))
+            used = 0; /* "slow=K@" without a step */
+        if (!used || dev >= g->n || (strcmp(what, "fail") && strcmp(what, "slow")) || !value)
             return clg__fail(NULL, CLG_ERR_INVALID_ARG, "fault injection \"%s\": expected "
-                             "DEVICE:fail@STEP or DEVICE:slow=FACTOR, comma-separated, with a "
-                             "device below %zu", spec, g->n);
+                             "DEVICE:fail@STEP, DEVICE:slow=FACTOR or DEVICE:slow=FACTOR@STEP, "
+                             "comma-separated, with a device below %zu", spec, g->n);
+        used += at_used;
         replica *r = &g->r[dev];
-        if (!strcmp(what, "slow"))
+        if (!strcmp(what, "slow")) {
             r->slow = (unsigned)value;
+            r->slow_at = at;
+        }
         for (int k = 0; !strcmp(what, "fail") && k < 8; k++)
             if (!r->fail_at[k]) {
                 r->fail_at[k] = value;
@@ -351,7 +359,8 @@ static void *work(void *arg)
         net->shard_first = g->global_first + r->first; /* dropout draws by global position */
         st = clg__net_upload(net, g->images + r->first * g->per_sample, r->count);
     }
-    for (unsigned rep = 1; st == CLG_OK && rep < r->slow; rep++) { /* injected slowness: */
+    unsigned slow = !r->slow_at || r->slow_at == g->step ? r->slow : 1;
+    for (unsigned rep = 1; st == CLG_OK && rep < slow; rep++) { /* injected slowness: */
         st = clg__net_forward(net, 1, g->step);                       /* the same work again, */
         if (st == CLG_OK)
             st = clg__net_backward(net, g->labels + r->first, 1.0f, g->step);

@@ -7,6 +7,7 @@
 #include "parallel/ranges.h"
 
 #define CLG__MAX_MAPS (2 * CLG__MAX_RANGES + 2)
+#define CLG__TIMED_STEPS 5 /* auto split: step times kept per device */
 
 typedef struct replica {
     clg__group *g;
@@ -16,15 +17,16 @@ typedef struct replica {
     double loss;             /* shard mean loss */
     size_t correct;
     double seconds;          /* last step's time */
-    size_t timed_count;      /* auto split: the shard the window's steps ran */
-    double window;           /* their times, summed (the first step at a shard left out) */
-    unsigned window_steps;
+    size_t timed_count;      /* auto split: the shard the timed steps ran */
+    double timed[CLG__TIMED_STEPS]; /* their last times, a ring (the first at a shard left out) */
+    unsigned ntimed;         /* steps timed at the shard (the ring holds the last ones) */
     clg_status st;
     char error[CLG__ERR_TEXT];
     unsigned long version;   /* of the parameters it holds (0: none or unknown) */
     int dropped;             /* out of the group for good */
     uint64_t fail_at[8];     /* injected: fail at these steps (0: unused) */
     unsigned slow;           /* injected: compute this many times (1: normal) */
+    uint64_t slow_at;        /* at this step only (0: every step) */
     double readback;         /* last step: seconds spent waiting for gradients after backward */
     size_t published;        /* streaming: ranges published this step */
     /* computing in host memory (host_shared.c): buffers over g->params and grad, and what

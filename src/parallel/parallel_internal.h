@@ -42,8 +42,8 @@ size_t clg__group_shards(const clg__group *g, const float **first, const float *
 void clg__group_sum_but_last(const clg__group *g, float *out, size_t lo, size_t hi);
 
 /* Fault injection for tests and benchmarks: "DEVICE:fail@STEP" (that device's work fails with
- * CLG_ERR_DEVICE_LOST at that step, once) and "DEVICE:slow=K" (it computes everything K times),
- * comma-separated. */
+ * CLG_ERR_DEVICE_LOST at that step, once), "DEVICE:slow=K" (it computes everything K times)
+ * and "DEVICE:slow=K@STEP" (at that step only), comma-separated. */
 clg_status clg__group_inject(clg__group *g, const char *spec);
 /* Every replica checks its outputs and gradients for NaN and infinity (see
  * clg__net_check_numerics); a finding fails the step like a device error, but is not one. */
