@@ -299,9 +299,13 @@ static int record_split(const clg_train_progress *p, void *user)
 /* A batch of n samples and a network with enough work per sample (two 5x5 convolutions on
  * 28x28 images) for compute to dominate a step, trained on the two one-core sub-devices with
  * the split reported at every step. */
-static clg_net *timing_setup(size_t n, clg_ctx *const *two, clg_datastore **big,
-                             clg_train_options *o)
+static clg_net *timing_setup(size_t n, size_t steps, const char *faults, clg_ctx *const *two,
+                             clg_datastore **big, clg_train_options *o)
 {
+    if (getenv("CLG_TEST_NO_TIMING")) {
+        print_message("skipped: CLG_TEST_NO_TIMING is set\n");
+        skip();
+    }
     float *x = malloc(n * 784 * sizeof *x);
     int32_t *y = malloc(n * sizeof *y);
     clg_test_fill_uniform(&rng, x, n * 784, 0, 1);
@@ -315,33 +319,35 @@ static clg_net *timing_setup(size_t n, clg_ctx *const *two, clg_datastore **big,
                       "conv 5x5x64 pad=2\nrelu\nmaxpool 2x2\nfc 10\nsoftmax\n", &net), CLG_OK);
     *o = fault_options(two, NULL);
     o->mini_batch_size = n;
+    o->max_epochs = (int)steps; /* one step an epoch */
+    o->fault_injection = faults;
     o->verbose_frequency = 1;
     o->progress = record_split;
     return net;
 }
 
+/* One run from fresh weights, every step's split and device times recorded into *s. */
+static void train_recording(clg_net *net, clg_datastore *big, clg_train_options *o, splits *s)
+{
+    memset(s, 0, sizeof *s);
+    o->progress_user = s;
+    CLG_ASSERT_STATUS(clg_net_init(net, 1), CLG_OK);
+    CLG_ASSERT_STATUS(clg_train(net, big, NULL, o, NULL), CLG_OK);
+    assert_int_equal(s->n, (size_t)o->max_epochs);
+}
+
 static void auto_split_follows_a_slow_device(void **state)
 {
     (void)state;
-    if (getenv("CLG_TEST_NO_TIMING")) {
-        print_message("skipped: CLG_TEST_NO_TIMING is set\n");
-        skip();
-    }
     enum { N = 96, STEPS = 30, LAST = 10 };
     clg_ctx *two[2] = {sub[0], sub[1]};
     clg_datastore *big;
     clg_train_options o;
-    clg_net *net = timing_setup(N, two, &big, &o);
-    o.max_epochs = STEPS;
-    o.fault_injection = "1:slow=3";
+    clg_net *net = timing_setup(N, STEPS, "1:slow=3", two, &big, &o);
     double ratio = 0.0, share = 0.0;
     for (int attempt = 0; attempt < 3 && !(ratio >= 0.9 && ratio <= 1.1); attempt++) {
         splits s;
-        memset(&s, 0, sizeof s);
-        o.progress_user = &s;
-        CLG_ASSERT_STATUS(clg_net_init(net, 1), CLG_OK);
-        CLG_ASSERT_STATUS(clg_train(net, big, NULL, &o, NULL), CLG_OK);
-        assert_int_equal(s.n, STEPS);
+        train_recording(net, big, &o, &s);
         print_message("device 1 slowed 3x: its share of %d, step by step:", N);
         for (size_t i = 0; i < s.n; i++)
             print_message(" %zu", s.slow[i]);
@@ -379,25 +385,15 @@ static void auto_split_follows_a_slow_device(void **state)
 static void one_slow_step_leaves_the_split(void **state)
 {
     (void)state;
-    if (getenv("CLG_TEST_NO_TIMING")) {
-        print_message("skipped: CLG_TEST_NO_TIMING is set\n");
-        skip();
-    }
     enum { N = 96, STEPS = 18, AT = 12 };
     clg_ctx *two[2] = {sub[0], sub[1]};
     clg_datastore *big;
     clg_train_options o;
-    clg_net *net = timing_setup(N, two, &big, &o);
-    o.max_epochs = STEPS;
-    o.fault_injection = "1:slow=4@12";
+    clg_net *net = timing_setup(N, STEPS, "1:slow=4@12", two, &big, &o);
     int steady = 0;
     for (int attempt = 0; attempt < 3 && !steady; attempt++) {
         splits s;
-        memset(&s, 0, sizeof s);
-        o.progress_user = &s;
-        CLG_ASSERT_STATUS(clg_net_init(net, 1), CLG_OK);
-        CLG_ASSERT_STATUS(clg_train(net, big, NULL, &o, NULL), CLG_OK);
-        assert_int_equal(s.n, STEPS);
+        train_recording(net, big, &o, &s);
         /* the burst happened: device 1's step 12 took well over twice its step 11 */
         assert_true(s.ms[AT - 1][1] > 2.0 * s.ms[AT - 2][1]);
         size_t before = s.slow[AT - 1], lowest = before;
