@@ -297,10 +297,16 @@ static int record_split(const clg_train_progress *p, void *user)
 }
 
 /* A batch of n samples and a network with enough work per sample (two 5x5 convolutions on
- * 28x28 images) for compute to dominate a step, trained on the two one-core sub-devices with
- * the split reported at every step. */
-static clg_net *timing_setup(size_t n, size_t steps, const char *faults, clg_ctx *const *two,
-                             clg_datastore **big, clg_train_options *o)
+ * 28x28 images) for compute to dominate a step, trained on the two one-core sub-devices for
+ * `steps` steps with `faults` injected and the split reported at every step. */
+typedef struct timing_run {
+    clg_ctx *two[2];
+    clg_datastore *big;
+    clg_net *net;
+    clg_train_options o;
+} timing_run;
+
+static void timing_setup(timing_run *t, size_t n, size_t steps, const char *faults)
 {
     if (getenv("CLG_TEST_NO_TIMING")) {
         print_message("skipped: CLG_TEST_NO_TIMING is set\n");
@@ -311,43 +317,48 @@ static clg_net *timing_setup(size_t n, size_t steps, const char *faults, clg_ctx
     clg_test_fill_uniform(&rng, x, n * 784, 0, 1);
     for (size_t i = 0; i < n; i++)
         y[i] = (int32_t)(i % 10);
-    CLG_ASSERT_STATUS(clg_datastore_from_memory(x, y, n, (clg_shape){1, 1, 28, 28}, 10, big), CLG_OK);
+    CLG_ASSERT_STATUS(clg_datastore_from_memory(x, y, n, (clg_shape){1, 1, 28, 28}, 10, &t->big),
+                      CLG_OK);
     free(x);
     free(y);
-    clg_net *net;
     CLG_ASSERT_STATUS(clg_net_parse(ctx, "input 28x28x1\nconv 5x5x32 pad=2\nrelu\nmaxpool 2x2\n"
-                      "conv 5x5x64 pad=2\nrelu\nmaxpool 2x2\nfc 10\nsoftmax\n", &net), CLG_OK);
-    *o = fault_options(two, NULL);
-    o->mini_batch_size = n;
-    o->max_epochs = (int)steps; /* one step an epoch */
-    o->fault_injection = faults;
-    o->verbose_frequency = 1;
-    o->progress = record_split;
-    return net;
+                      "conv 5x5x64 pad=2\nrelu\nmaxpool 2x2\nfc 10\nsoftmax\n", &t->net), CLG_OK);
+    t->two[0] = sub[0];
+    t->two[1] = sub[1];
+    t->o = fault_options(t->two, NULL);
+    t->o.mini_batch_size = n;
+    t->o.max_epochs = (int)steps; /* one step an epoch */
+    t->o.fault_injection = faults;
+    t->o.verbose_frequency = 1;
+    t->o.progress = record_split;
+}
+
+static void timing_free(timing_run *t)
+{
+    clg_net_destroy(t->net);
+    clg_datastore_destroy(t->big);
 }
 
 /* One run from fresh weights, every step's split and device times recorded into *s. */
-static void train_recording(clg_net *net, clg_datastore *big, clg_train_options *o, splits *s)
+static void train_recording(timing_run *t, splits *s)
 {
     memset(s, 0, sizeof *s);
-    o->progress_user = s;
-    CLG_ASSERT_STATUS(clg_net_init(net, 1), CLG_OK);
-    CLG_ASSERT_STATUS(clg_train(net, big, NULL, o, NULL), CLG_OK);
-    assert_int_equal(s->n, (size_t)o->max_epochs);
+    t->o.progress_user = s;
+    CLG_ASSERT_STATUS(clg_net_init(t->net, 1), CLG_OK);
+    CLG_ASSERT_STATUS(clg_train(t->net, t->big, NULL, &t->o, NULL), CLG_OK);
+    assert_int_equal(s->n, (size_t)t->o.max_epochs);
 }
 
 static void auto_split_follows_a_slow_device(void **state)
 {
     (void)state;
     enum { N = 96, STEPS = 30, LAST = 10 };
-    clg_ctx *two[2] = {sub[0], sub[1]};
-    clg_datastore *big;
-    clg_train_options o;
-    clg_net *net = timing_setup(N, STEPS, "1:slow=3", two, &big, &o);
+    timing_run t;
+    timing_setup(&t, N, STEPS, "1:slow=3");
     double ratio = 0.0, share = 0.0;
     for (int attempt = 0; attempt < 3 && !(ratio >= 0.9 && ratio <= 1.1); attempt++) {
         splits s;
-        train_recording(net, big, &o, &s);
+        train_recording(&t, &s);
         print_message("device 1 slowed 3x: its share of %d, step by step:", N);
         for (size_t i = 0; i < s.n; i++)
             print_message(" %zu", s.slow[i]);
@@ -362,16 +373,7 @@ static void auto_split_follows_a_slow_device(void **state)
     }
     assert_true(ratio >= 0.9 && ratio <= 1.1);
     assert_true(share > 0.1 && share < 0.4);
-    clg_net_destroy(net);
-    clg_datastore_destroy(big);
-    o.progress = NULL;
-    net = fresh_net();
-    const char *bad[] = {"3:fail@2" /* no device 3 */, "1:slow=3@", "1:slow=3@0", "1:slow=0"};
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        o.fault_injection = bad[i];
-        CLG_ASSERT_STATUS(clg_train(net, data, NULL, &o, NULL), CLG_ERR_INVALID_ARG);
-    }
-    clg_net_destroy(net);
+    timing_free(&t);
 }
 
 /* One slow step on one device (another program's burst on that core: a daemon's 25 ms was
@@ -386,14 +388,12 @@ static void one_slow_step_leaves_the_split(void **state)
 {
     (void)state;
     enum { N = 96, STEPS = 18, AT = 12 };
-    clg_ctx *two[2] = {sub[0], sub[1]};
-    clg_datastore *big;
-    clg_train_options o;
-    clg_net *net = timing_setup(N, STEPS, "1:slow=4@12", two, &big, &o);
+    timing_run t;
+    timing_setup(&t, N, STEPS, "1:slow=4@12");
     int steady = 0;
     for (int attempt = 0; attempt < 3 && !steady; attempt++) {
         splits s;
-        train_recording(net, big, &o, &s);
+        train_recording(&t, &s);
         /* the burst happened: device 1's step 12 took well over twice its step 11 */
         assert_true(s.ms[AT - 1][1] > 2.0 * s.ms[AT - 2][1]);
         size_t before = s.slow[AT - 1], lowest = before;
@@ -407,8 +407,7 @@ static void one_slow_step_leaves_the_split(void **state)
         steady = lowest + 4 >= before;
     }
     assert_true(steady);
-    clg_net_destroy(net);
-    clg_datastore_destroy(big);
+    timing_free(&t);
 }
 
 /* Reading each layer's gradients while earlier layers compute, or computing in host memory
@@ -514,6 +513,14 @@ static void bad_groups_are_rejected(void **state)
     o.progress = NULL;
     o.worker_load = NULL;
     o.worker_load_count = 0;
+    const char *bad_faults[] = {"3:fail@2" /* no device 3 */, "1:slow=3@", "1:slow=3@0",
+                                "1:slow=0", "1:stall=3"};
+    for (size_t i = 0; i < sizeof bad_faults / sizeof bad_faults[0]; i++) {
+        o.fault_injection = bad_faults[i];
+        CLG_ASSERT_STATUS(clg_train(net, data, NULL, &o, NULL), CLG_ERR_INVALID_ARG);
+        assert_non_null(strstr(clg_ctx_last_error(ctx), "fault injection"));
+    }
+    o.fault_injection = NULL;
     o.context_count = 1;
     o.contexts = (clg_ctx *const[]){NULL};
     CLG_ASSERT_STATUS(clg_train(net, data, NULL, &o, NULL), CLG_ERR_INVALID_ARG);
