@@ -376,9 +376,8 @@ static void auto_split_follows_a_slow_device(void **state)
     timing_free(&t);
 }
 
-/* One slow step on one device (another program's burst on that core: a daemon's 25 ms was
- * seen on this machine) must not move the split, which would make the following steps pay for
- * it: a device's speed is its shard over the median of its recent step times at that shard,
+/* One slow step on one device (another program's burst on that core) must not move the split,
+ * which would make the following steps pay for it: a device's speed is its shard over the median of its recent step times at that shard,
  * where one long step is outvoted (a mean over the same steps moved the slowed device from
  * half of the batch to about a third). Device 1 computes step 12 four times over; its shard
  * in the 4 steps after must stay within 4 samples of 96 of the one before (noise alone moves

@@ -2,8 +2,7 @@
  * together. A device's speed is its shard over the median time of its last steps at that
  * shard, leaving out the first (which grows buffers, and at the start builds kernels): the
  * median, because a machine's other work lands on one core at a time and makes single steps
- * long (a daemon's 25 ms on one core was seen here), which a mean passes on to the split and
- * the next steps pay for. Once every working device has MEASURED such steps, the shares follow
+ * long, which a mean passes on to the split and the next steps pay for. Once every working device has MEASURED such steps, the shares follow
  * the speeds at once (undamped: where a device's per-step costs do not shrink with its shard,
  * the next re-split corrects what is left; two or three re-splits settle). A new split is
  * taken only when it is predicted to end the step at least GAIN sooner, or half a sample of

@@ -73,19 +73,30 @@ static void add_scaled(float *restrict dst, const float *restrict src, size_t n,
             dst[k] += src[k];
 }
 
-void clg__group_sum(const clg__group *g, float *out, size_t lo, size_t hi)
+/* The working devices before the last one (*last: its index, g->n if none works) added into
+ * out[0, hi - lo) in device order, unscaled; whether there were any. */
+static int sum_before_last(const clg__group *g, float *out, size_t lo, size_t hi, size_t *last)
 {
-    size_t last = 0;
     int have = 0;
+    *last = g->n;
     for (size_t i = 0; i < g->n; i++)
-        last = g->r[i].count ? i : last;
-    /* one pass per device (13 MB each for the default net): the last one adds and scales */
-    for (size_t i = 0; i < g->n; i++) {
+        *last = g->r[i].count ? i : *last;
+    for (size_t i = 0; *last < g->n && i < *last; i++) {
         if (!g->r[i].count)
             continue;
-        add_scaled(out, g->r[i].grad + lo, hi - lo, have, i == last, g->step_inv);
+        add_scaled(out, g->r[i].grad + lo, hi - lo, have, 0, 1.0f);
         have = 1;
     }
+    return have;
+}
+
+void clg__group_sum(const clg__group *g, float *out, size_t lo, size_t hi)
+{
+    /* one pass per device (13 MB each for the default net): the last one adds and scales */
+    size_t last;
+    int have = sum_before_last(g, out, lo, hi, &last);
+    if (last < g->n)
+        add_scaled(out, g->r[last].grad + lo, hi - lo, have, 1, g->step_inv);
 }
 
 size_t clg__group_shards(const clg__group *g, const float **first, const float **last,
@@ -104,16 +115,8 @@ size_t clg__group_shards(const clg__group *g, const float **first, const float *
 
 void clg__group_sum_but_last(const clg__group *g, float *out, size_t lo, size_t hi)
 {
-    size_t last = 0;
-    int have = 0;
-    for (size_t i = 0; i < g->n; i++)
-        last = g->r[i].count ? i : last;
-    for (size_t i = 0; i < last; i++) {
-        if (!g->r[i].count)
-            continue;
-        add_scaled(out, g->r[i].grad + lo, hi - lo, have, 0, 1.0f);
-        have = 1;
-    }
+    size_t last;
+    (void)sum_before_last(g, out, lo, hi, &last);
 }
 
 /* grad[lo, hi) = the working devices' sums, in device order, / the batch; then to the caller. */
