@@ -377,12 +377,12 @@ static void auto_split_follows_a_slow_device(void **state)
 }
 
 /* One slow step on one device (another program's burst on that core) must not move the split,
- * which would make the following steps pay for it: a device's speed is its shard over the median of its recent step times at that shard,
- * where one long step is outvoted (a mean over the same steps moved the slowed device from
- * half of the batch to about a third). Device 1 computes step 12 four times over; its shard
- * in the 4 steps after must stay within 4 samples of 96 of the one before (noise alone moves
- * it by 1 or 2). Tried up to 3 times, as above; an estimator that follows the burst fails
- * all three. */
+ * which would make the following steps pay for it: a device's speed is its shard over the
+ * median of its recent step times at that shard, where one long step is outvoted (a mean over
+ * the same steps moved the slowed device from half of the batch to about a third). Device 1
+ * computes step 12 four times over; its shard in the 4 steps after must stay within 4 samples
+ * of 96 of the one before (noise alone moves it by 1 or 2). Tried up to 3 times, as above; an
+ * estimator that follows the burst fails all three. */
 static void one_slow_step_leaves_the_split(void **state)
 {
     (void)state;

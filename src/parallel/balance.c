@@ -1,15 +1,15 @@
 /* Auto split: shares in proportion to each device's measured speed, so that all finish a step
- * together. A device's speed is its shard over the median time of its last steps at that
- * shard, leaving out the first (which grows buffers, and at the start builds kernels): the
- * median, because a machine's other work lands on one core at a time and makes single steps
- * long, which a mean passes on to the split and the next steps pay for. Once every working device has MEASURED such steps, the shares follow
- * the speeds at once (undamped: where a device's per-step costs do not shrink with its shard,
- * the next re-split corrects what is left; two or three re-splits settle). A new split is
- * taken only when it is predicted to end the step at least GAIN sooner, or half a sample of
- * the slowest device's shard sooner where that is less (noise would otherwise move a sample
- * back and forth, each move costing a step unmeasured; a large shard, where one sample is less
- * than GAIN, still gets to its balance). No share falls below MIN_SHARE of the whole, so every
- * device keeps being measured. */
+ * together. A device's speed is its shard over the median time of its last steps at that shard,
+ * leaving out the first (which grows buffers, and at the start builds kernels): the median,
+ * because a machine's other work lands on one core at a time and makes single steps long, which
+ * a mean passes on to the split and the next steps pay for. Once every working device has
+ * MEASURED such steps, the shares follow the speeds at once (undamped: where a device's
+ * per-step costs do not shrink with its shard, the next re-split corrects what is left; two or
+ * three re-splits settle). A new split is taken only when it is predicted to end the step at
+ * least GAIN sooner, or half a sample of the slowest device's shard sooner where that is less
+ * (noise would otherwise move a sample back and forth, each move costing a step unmeasured; a
+ * large shard, where one sample is less than GAIN, still gets to its balance). No share falls
+ * below MIN_SHARE of the whole, so every device keeps being measured. */
 #include "parallel/group_internal.h"
 
 enum { MEASURED = 3, MAX_DEVICES = 64 };
