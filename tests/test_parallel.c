@@ -273,12 +273,13 @@ static void device_faults_continue_or_stop(void **state)
 /* Auto balancing: with device 1 slowed 3x (it computes everything three times), the split
  * must settle within 10% of the devices' speed ratio, that is, the two must take the same time
  * for their shards within 10% (their times summed over the last 10 of 30 steps), device 1 with
- * clearly less of the batch than the equal split it starts from (ideally 1/4; fixed per-step
- * costs, also tripled, move it a little). Timing is noisy where other processes take a core
- * for a while: the run is tried up to 3 times, and one must settle (a balancer that does not
- * fails all three). The work per sample is large enough (two 5x5 convolutions on 28x28
- * images) for compute to dominate the step. CLG_TEST_NO_TIMING=1 skips it where timing means
- * nothing (under ThreadSanitizer). */
+ * clearly less of the batch than the equal split it starts from and more than the balancer's
+ * floor of 5% (1/4 if a step's time were in proportion to its shard; per-step costs, tripled
+ * too, put the balance lower: 9-12 of 96 here). Timing is noisy where other processes take
+ * a core for a while: the run is tried up to 3 times, and one must settle (a balancer that
+ * does not fails all three). The work per sample is large enough (two 5x5 convolutions on
+ * 28x28 images) for compute to dominate the step. CLG_TEST_NO_TIMING=1 skips it where timing
+ * means nothing (under ThreadSanitizer). */
 typedef struct splits {
     size_t slow[64], n;
     double ms[64][2];
@@ -372,7 +373,7 @@ static void auto_split_follows_a_slow_device(void **state)
                       ratio);
     }
     assert_true(ratio >= 0.9 && ratio <= 1.1);
-    assert_true(share > 0.1 && share < 0.4);
+    assert_true(share > 0.05 && share < 0.4);
     timing_free(&t);
 }
 

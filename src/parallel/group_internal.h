@@ -20,6 +20,9 @@ typedef struct replica {
     size_t timed_count;      /* auto split: the shard the timed steps ran */
     double timed[CLG__TIMED_STEPS]; /* their last times, a ring (the first at a shard left out) */
     unsigned ntimed;         /* steps timed at the shard (the ring holds the last ones) */
+    size_t fit_count;        /* auto split: the shard before, and its time (0: none) */
+    double fit_seconds;
+    size_t proposed;         /* auto split: its shard in a small move awaiting confirmation */
     clg_status st;
     char error[CLG__ERR_TEXT];
     unsigned long version;   /* of the parameters it holds (0: none or unknown) */
@@ -53,6 +56,8 @@ struct clg__group {
     unsigned long readback_steps;
     float *weights;          /* current shares */
     int auto_split;
+    unsigned proposed;       /* auto split: verdicts in a row for a small move (its shards
+                                in replica.proposed) */
     size_t *counts;
     double *ms;              /* each device's time in the last step */
     /* inputs of the current step, read by the workers */
