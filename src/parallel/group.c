@@ -1,11 +1,12 @@
-/* Multi-device steps: every device runs its shard on its own host thread at the same time;
- * the host adds the shard gradients in device order and averages batch-norm statistics. */
+/* Multi-device steps: every device runs its shard on its own host thread (a worker of the
+ * group's crew) at the same time; the host adds the shard gradients in device order and
+ * averages batch-norm statistics. */
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "parallel/crew.h"
 #include "parallel/group_internal.h"
 
 
@@ -42,11 +43,12 @@ clg_status clg__group_create(clg_net *master, clg_ctx *const *ctxs, size_t n,
     g->weights = clg__malloc(n * sizeof *g->weights);
     g->counts = clg__calloc(n, sizeof *g->counts);
     g->ms = clg__calloc(n, sizeof *g->ms);
+    g->crew = clg__crew_create(n);
     g->params = clg__malloc_pages((g->nparams + 1) * sizeof(float));
     g->state = clg__malloc((g->nstate + 1) * sizeof(float));
     size_t text_len = 0;
     char *text = NULL;
-    clg_status st = g->r && g->weights && g->counts && g->ms && g->params && g->state
+    clg_status st = g->r && g->weights && g->counts && g->ms && g->crew && g->params && g->state
                         ? clg_net_text(master, NULL, 0, &text_len)
                         : clg__fail(master->ctx, CLG_ERR_OUT_OF_HOST_MEMORY,
                                     "device group: out of host memory");
@@ -105,6 +107,7 @@ void clg__group_destroy(clg__group *g)
 {
     if (!g)
         return;
+    clg__crew_destroy(g->crew); /* idle between steps: its workers just end */
     for (size_t i = 0; g->r && i < g->n; i++) {
         if (g->r[i].net)
             clg__replica_unshare(&g->r[i]);
@@ -127,6 +130,11 @@ void clg__group_set_global(clg__group *g, size_t first, size_t batch)
 {
     g->global_first = first;
     g->global_batch = batch;
+}
+
+clg__crew *clg__group_crew(clg__group *g)
+{
+    return g->crew;
 }
 
 float *clg__group_params(clg__group *g, size_t *count)
@@ -449,13 +457,6 @@ clg_status clg__group_step(clg__group *g, const float *images, const int32_t *la
     g->images = images;
     g->labels = labels;
     g->step = step;
-    pthread_t *threads = clg__calloc(g->n, sizeof *threads);
-    int *started = clg__calloc(g->n, sizeof *started);
-    if (!threads || !started) {
-        free(threads);
-        free(started);
-        return clg__fail(NULL, CLG_ERR_OUT_OF_HOST_MEMORY, "device group: out of host memory");
-    }
     size_t first = 0, whole = g->global_batch ? g->global_batch : batch;
     unsigned working = 0;
     g->streaming = g->has_stream && grad;
@@ -485,8 +486,7 @@ clg_status clg__group_step(clg__group *g, const float *images, const int32_t *la
         first += r->count;
         if (!r->count)
             continue;
-        started[i] = pthread_create(&threads[i], NULL, work, r) == 0;
-        if (!started[i])
+        if (!clg__crew_start(g->crew, i, work, r))
             work(r); /* no thread to be had: run it here */
     }
     if (g->streaming) /* each layer's gradients onward while the devices still compute */
@@ -495,10 +495,7 @@ clg_status clg__group_step(clg__group *g, const float *images, const int32_t *la
     else if (g->updating) /* each layer's weights updated while the devices still compute */
         clg__ranges_drain(&g->ranges, working, clg__group_update_range, NULL, g);
     for (size_t i = 0; i < g->n; i++)
-        if (started[i])
-            pthread_join(threads[i], NULL);
-    free(threads);
-    free(started);
+        clg__crew_wait(g->crew, i);
     for (size_t i = 0; i < g->n; i++) {
         replica *r = &g->r[i];
         if (r->count && r->st != CLG_OK) {

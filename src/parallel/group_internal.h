@@ -4,6 +4,7 @@
 #define CLGRAD_PARALLEL_GROUP_INTERNAL_H
 
 #include "parallel/parallel_internal.h"
+#include "parallel/crew.h"
 #include "parallel/ranges.h"
 
 #define CLG__MAX_MAPS (2 * CLG__MAX_RANGES + 2)
@@ -60,6 +61,7 @@ struct clg__group {
                                 in replica.proposed) */
     size_t *counts;
     double *ms;              /* each device's time in the last step */
+    clg__crew *crew;         /* worker i runs device i's step (and a slice of the host pass) */
     /* inputs of the current step, read by the workers */
     const float *images;
     const int32_t *labels;

@@ -5,6 +5,7 @@
 
 #include "clgrad/parallel.h"
 #include "nn/nn_internal.h"
+#include "parallel/crew.h"
 
 typedef struct clg__group clg__group;
 
@@ -18,6 +19,9 @@ void clg__group_destroy(clg__group *g);
 /* Host copies of the learnables and batch-norm state that replicas are set to at the next step
  * (the optimizer updates the learnables in place between steps). */
 float *clg__group_params(clg__group *g, size_t *count);
+/* The group's worker threads (crew.h), one per device: idle between steps, so the host's pass
+ * over the weights may run its slices on them. */
+clg__crew *clg__group_crew(clg__group *g);
 float *clg__group_state(clg__group *g, size_t *count);
 
 /* One step on a host mini-batch: each device takes its shard (forward in training mode with

@@ -1,6 +1,5 @@
 /* The solvers on device tensors, and gradient clipping. */
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 
 #include "clgrad/optim.h"
@@ -194,31 +193,27 @@ void clg__optim_update_range(void *user, float *w, size_t lo, size_t hi)
     t->update_st = t->update_st == CLG_OK ? st : t->update_st;
 }
 
-/* Slices of the elements on one thread per device (idle while the host updates): the update
- * is elementwise, so the slicing changes no result. */
+/* Slices of the elements on one thread per device, this one and the group's idle workers:
+ * the update is elementwise, so the slicing changes no result. */
 clg_status clg__optim_step_host(clg__trainer *t, float lr, int sum)
 {
     size_t total = 0, threads = t->o.context_count < 16 ? t->o.context_count : 16;
     float *w = clg__group_params(t->group, &total); /* once: it marks the weights changed */
+    clg__crew *crew = clg__group_crew(t->group);
     threads = threads ? threads : 1;
     range_job jobs[16];
-    pthread_t tid[16];
-    int started[16] = {0};
     size_t per = (total + threads - 1) / threads;
     per = (per + 15) / 16 * 16; /* whole cache lines per thread */
     for (size_t i = 0; i < threads; i++) {
         size_t b = i * per < total ? i * per : total, e = b + per < total ? b + per : total;
         jobs[i] = (range_job){t, lr, w, b, e, sum, CLG_OK};
-        if (i > 0)
-            started[i] = pthread_create(&tid[i], NULL, range_work, &jobs[i]) == 0;
-        if (i > 0 && !started[i])
+        if (i > 0 && !clg__crew_start(crew, i - 1, range_work, &jobs[i]))
             range_work(&jobs[i]);
     }
     range_work(&jobs[0]);
     clg_status st = jobs[0].st;
     for (size_t i = 1; i < threads; i++) {
-        if (started[i])
-            pthread_join(tid[i], NULL);
+        clg__crew_wait(crew, i - 1);
         if (st == CLG_OK)
             st = jobs[i].st;
     }
