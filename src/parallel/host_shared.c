@@ -42,8 +42,9 @@ clg_status clg__replica_hold(replica *r)
     if (r->held)
         return CLG_OK;
     size_t n = g->nparams ? g->nparams : 1;
-    clg_status st = map(r, r->host_grads, CL_MAP_READ, 0, n, r->grad, 0, NULL);
-    if (st == CLG_OK) /* blocking, after every kernel of the step */
+    clg_status st = map(r, r->host_grads, CL_MAP_READ, 0, n, r->grad, 1, NULL);
+    if (st == CLG_OK) /* blocking: the queue is in order, so both are mapped after it (one
+                         wait for the two: each is a round trip to the device's thread) */
         st = map(r, r->host_params, CL_MAP_READ | CL_MAP_WRITE, 0, n, g->params, 0, NULL);
     r->held = st == CLG_OK;
     return st;
