@@ -17,12 +17,12 @@
  * equal devices crosses any threshold sooner or later. A gain of at least SURE is then taken;
  * below it, one of at least GAIN (or half a sample of the slowest device's shard where that
  * is less, so that a large shard, where one sample is less than GAIN, still gets to its
- * balance) must be proposed by two verdicts in a row (the second taken if it moves every
- * shard the same way as the first). Measured on two one-core sub-devices: a
- * fixed equal split ran 4-9% faster than the auto split before these rules (a median over a
- * sliding window, 2% or half a sample), which kept moving a sample back and forth; with them
- * the two run alike. No share falls below MIN_SHARE of the whole, so every device keeps being
- * measured. */
+ * balance) must be proposed by VERDICTS verdicts in a row that move every shard the same way
+ * (the last one is taken): a slow phase of one core for ten steps or so is then outlasted.
+ * Measured on two one-core sub-devices: a fixed equal split ran 3-5% faster than the auto
+ * split before these rules (a median over a sliding window, 2% or half a sample), which kept
+ * moving a sample back and forth; with them the two are within 2.3% either way. No share
+ * falls below MIN_SHARE of the whole, so every device keeps being measured. */
 #include <math.h>
 
 #include "parallel/group_internal.h"
@@ -109,8 +109,9 @@ static void restart_windows(clg__group *g, size_t n)
         g->r[i].ntimed = 0;
 }
 
-/* Whether to take the split `next`, predicted to end the step `gain` sooner; `full`: every
- * device has a full window; `slowest`: the shard of the device that ends the step now. */
+/* Whether to take the split `next`, predicted to end the step `gain` sooner, keeping the
+ * verdict for the next; `full`: every device has a full window; `slowest`: the shard of the
+ * device that ends the step now. */
 static int take(clg__group *g, size_t n, const size_t *next, double gain, int full,
                 size_t slowest)
 {

@@ -10,10 +10,9 @@ typedef struct worker {
     pthread_t thread;
     pthread_mutex_t lock;
     pthread_cond_t changed;
-    void *(*fn)(void *);
+    void *(*fn)(void *); /* the job, queued or running (NULL: none) */
     void *arg;
-    int running;   /* the thread exists */
-    int busy;      /* a job is queued or running */
+    int running;         /* the thread exists */
     int quit;
 } worker;
 
@@ -37,7 +36,6 @@ static void *loop(void *p)
         fn(arg);
         pthread_mutex_lock(&w->lock);
         w->fn = NULL;
-        w->busy = 0;
         pthread_cond_broadcast(&w->changed);
     }
     pthread_mutex_unlock(&w->lock);
@@ -86,13 +84,12 @@ int clg__crew_start(clg__crew *c, size_t i, void *(*fn)(void *), void *arg)
         return 0;
     worker *w = &c->w[i];
     pthread_mutex_lock(&w->lock);
-    int ok = !w->busy && !w->quit;
+    int ok = !w->fn && !w->quit;
     if (ok && !w->running)
         ok = w->running = pthread_create(&w->thread, NULL, loop, w) == 0;
     if (ok) {
         w->fn = fn;
         w->arg = arg;
-        w->busy = 1;
         pthread_cond_broadcast(&w->changed);
     }
     pthread_mutex_unlock(&w->lock);
@@ -105,7 +102,7 @@ void clg__crew_wait(clg__crew *c, size_t i)
         return;
     worker *w = &c->w[i];
     pthread_mutex_lock(&w->lock);
-    while (w->busy)
+    while (w->fn)
         pthread_cond_wait(&w->changed, &w->lock);
     pthread_mutex_unlock(&w->lock);
 }
