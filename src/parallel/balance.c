@@ -120,15 +120,15 @@ static int take(clg__group *g, size_t n, const size_t *next, double gain, int fu
     if (!full)
         return 0;
     restart_windows(g, n); /* the next verdict on steps of its own */
-    int again = g->proposed > 0; /* the last verdict moved every shard the same way */
+    int again = g->verdicts > 0; /* the last verdict moved every shard the same way */
     for (size_t i = 0; i < n; i++) {
         size_t c = g->r[i].count, p = g->r[i].proposed;
         again &= (next[i] > c) == (p > c) && (next[i] < c) == (p < c);
         g->r[i].proposed = next[i];
     }
     double least = 0.5 / (double)slowest < GAIN ? 0.5 / (double)slowest : GAIN;
-    g->proposed = gain < least ? 0 : again ? g->proposed + 1 : 1;
-    return g->proposed && (gain >= SURE || g->proposed >= VERDICTS);
+    g->verdicts = gain < least ? 0 : again ? g->verdicts + 1 : 1;
+    return g->verdicts && (gain >= SURE || g->verdicts >= VERDICTS);
 }
 
 void clg__group_rebalance(clg__group *g)
@@ -175,7 +175,7 @@ void clg__group_rebalance(clg__group *g)
     double gain = 1.0 - predicted(next, m, n, &unused) / now;
     if (!take(g, n, next, gain, full, slowest))
         return;
-    g->proposed = 0;
+    g->verdicts = 0;
     for (size_t i = 0; i < n; i++)
         g->weights[i] = w[i];
 }

@@ -4,7 +4,6 @@
 #define CLGRAD_PARALLEL_GROUP_INTERNAL_H
 
 #include "parallel/parallel_internal.h"
-#include "parallel/crew.h"
 #include "parallel/ranges.h"
 
 #define CLG__MAX_MAPS (2 * CLG__MAX_RANGES + 2)
@@ -57,7 +56,7 @@ struct clg__group {
     unsigned long readback_steps;
     float *weights;          /* current shares */
     int auto_split;
-    unsigned proposed;       /* auto split: verdicts in a row for a small move (its shards
+    unsigned verdicts;       /* auto split: verdicts in a row for a small move (its shards
                                 in replica.proposed) */
     size_t *counts;
     double *ms;              /* each device's time in the last step */
