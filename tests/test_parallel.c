@@ -379,34 +379,48 @@ static void auto_split_follows_a_slow_device(void **state)
 }
 
 /* One slow step on one device (another program's burst on that core) must not move the split,
- * which would make the following steps pay for it: a device's speed is its shard over the
- * median of its recent step times at that shard, where one long step is outvoted (a mean over
- * the same steps moved the slowed device from half of the batch to about a third). Device 1
- * computes step 12 four times over; its shard in the 4 steps after must stay within 4 samples
- * of 96 of the one before (noise alone moves it by 1 or 2). Tried up to 3 times, as above; an
- * estimator that follows the burst fails all three. */
+ * which would make the following steps pay for it: a device's time at its shard is the second
+ * shortest of its recent steps there, so one long step is outvoted (a mean over the same steps
+ * moved the slowed device from half of the batch to about a third). Device 1 computes step 12
+ * four times over; its shard in the 4 steps after must stay within 4 samples of 96 of the one
+ * before (noise alone moves it by 1 or 2). The burst must show, or the check says nothing: step
+ * 12 well over twice the usual step (the shortest of the 5 before; once, under the sanitizers
+ * with another test on the other core, step 11 alone was long enough to hide it). A run where
+ * it does not show is tried again, up to 4 runs; an estimator that follows the burst fails
+ * every run that has one, and a burst that never shows fails the test. */
+static double shortest_before(const splits *s, size_t at, size_t n, int dev)
+{
+    double best = s->ms[at - 1][dev];
+    for (size_t i = at - n; i < at; i++)
+        best = s->ms[i][dev] < best ? s->ms[i][dev] : best;
+    return best;
+}
+
 static void one_slow_step_leaves_the_split(void **state)
 {
     (void)state;
     enum { N = 96, STEPS = 18, AT = 12 };
     timing_run t;
     timing_setup(&t, N, STEPS, "1:slow=4@12");
-    int steady = 0;
-    for (int attempt = 0; attempt < 3 && !steady; attempt++) {
+    int steady = 0, bursts = 0;
+    for (int attempt = 0; attempt < 4 && !steady; attempt++) {
         splits s;
         train_recording(&t, &s);
-        /* the burst happened: device 1's step 12 took well over twice its step 11 */
-        assert_true(s.ms[AT - 1][1] > 2.0 * s.ms[AT - 2][1]);
-        size_t before = s.slow[AT - 1], lowest = before;
-        for (size_t i = AT; i < AT + 4; i++)
-            lowest = s.slow[i] < lowest ? s.slow[i] : lowest;
-        print_message("device 1 four times as slow at step %d only: its share of %d, step by "
-                      "step:", AT, N);
+        double usual = shortest_before(&s, AT - 1, 5, 1), burst = s.ms[AT - 1][1];
+        print_message("device 1 four times as slow at step %d only: %.1f ms against %.1f; its "
+                      "share of %d, step by step:", AT, burst, usual, N);
         for (size_t i = 0; i < s.n; i++)
             print_message(" %zu", s.slow[i]);
         print_message("\n");
+        if (!(burst > 2.0 * usual))
+            continue; /* the machine hid the burst: this run says nothing */
+        bursts++;
+        size_t before = s.slow[AT - 1], lowest = before;
+        for (size_t i = AT; i < AT + 4; i++)
+            lowest = s.slow[i] < lowest ? s.slow[i] : lowest;
         steady = lowest + 4 >= before;
     }
+    assert_true(bursts > 0);
     assert_true(steady);
     timing_free(&t);
 }
