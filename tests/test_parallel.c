@@ -271,16 +271,17 @@ static void device_faults_continue_or_stop(void **state)
 }
 
 /* Auto balancing: with device 1 slowed 3x (it computes everything three times), the split
- * must settle within 10% of the devices' speed ratio, that is, the two must take the same time
- * for their shards within 10% (their times summed over the last 10 of 30 steps), device 1 with
- * clearly less of the batch than the equal split it starts from and more than the balancer's
- * floor of 5% (1/4 if a step's time were in proportion to its shard; per-step costs, tripled
- * too, put the balance lower: 21-24 of 96 in most runs here, 9 in a run while the machine was
- * busy elsewhere). Timing is noisy where other processes take a core for a while: the run is
- * tried up to 3 times, and one must settle (a balancer that does not fails all three). The
- * work per sample is large enough (two 5x5 convolutions on 28x28 images) for compute to
- * dominate the step. CLG_TEST_NO_TIMING=1 skips it where timing means nothing (under
- * ThreadSanitizer). */
+ * must settle near the devices' speed ratio: over the last 10 of 30 steps, the median of the
+ * two devices' time ratio within 0.8-1.25 (one sample moved is 5-7% of that ratio near the
+ * balance, and another program on one of the cores shifts it by 15-20% for a while: 1 run in 6
+ * under a busy loop missed a 10% bar three times; the equal split it starts from gives about
+ * 0.35), device 1 with clearly less of the batch than half and more than the balancer's floor
+ * of 5% (1/4 if a step's time were in proportion to its shard; per-step costs, tripled too, put
+ * the balance lower: 18-24 of 96 in most runs here, 9 in a run while the machine was busy
+ * elsewhere). The run is tried up to 3 times, and one must settle (a balancer that does not
+ * fails all three). The work per sample is large enough (two 5x5 convolutions on 28x28 images)
+ * for compute to dominate the step. CLG_TEST_NO_TIMING=1 skips it where timing means nothing
+ * (under ThreadSanitizer). */
 typedef struct splits {
     size_t slow[64], n;
     double ms[64][2];
@@ -358,22 +359,27 @@ static void auto_split_follows_a_slow_device(void **state)
     timing_run t;
     timing_setup(&t, N, STEPS, "1:slow=3");
     double ratio = 0.0, share = 0.0;
-    for (int attempt = 0; attempt < 3 && !(ratio >= 0.9 && ratio <= 1.1); attempt++) {
+    for (int attempt = 0; attempt < 3 && !(ratio >= 0.8 && ratio <= 1.25); attempt++) {
         splits s;
         train_recording(&t, &s);
         print_message("device 1 slowed 3x: its share of %d, step by step:", N);
         for (size_t i = 0; i < s.n; i++)
             print_message(" %zu", s.slow[i]);
-        double t[2] = {0, 0};
-        for (size_t i = STEPS - LAST; i < STEPS; i++)
-            t[0] += s.ms[i][0], t[1] += s.ms[i][1];
-        ratio = t[1] > 0 ? t[0] / t[1] : 0.0;
+        double r[LAST];
+        for (size_t i = 0; i < LAST; i++) { /* insertion sort of the last steps' ratios */
+            size_t k = STEPS - LAST + i, j = i;
+            double v = s.ms[k][1] > 0 ? s.ms[k][0] / s.ms[k][1] : 0.0;
+            for (; j > 0 && r[j - 1] > v; j--)
+                r[j] = r[j - 1];
+            r[j] = v;
+        }
+        ratio = (r[LAST / 2 - 1] + r[LAST / 2]) / 2;
         share = (double)s.slow[STEPS - 1] / N;
-        print_message("\nlast split %zu + %zu (share %.3f); device times' ratio over the last "
-                      "%d steps: %.3f\n", N - s.slow[STEPS - 1], s.slow[STEPS - 1], share, LAST,
-                      ratio);
+        print_message("\nlast split %zu + %zu (share %.3f); median of the device times' ratio "
+                      "over the last %d steps: %.3f\n", N - s.slow[STEPS - 1], s.slow[STEPS - 1],
+                      share, LAST, ratio);
     }
-    assert_true(ratio >= 0.9 && ratio <= 1.1);
+    assert_true(ratio >= 0.8 && ratio <= 1.25);
     assert_true(share > 0.05 && share < 0.4);
     timing_free(&t);
 }
