@@ -1,12 +1,17 @@
 /* Networks: text format (round trip, errors with line and column), shape inference, seeded
- * initialisation, whole-network gradients against finite differences, prediction, and model
- * files (exact round trip; every truncation and random bit flips rejected). */
+ * initialisation, whole-network gradients against finite differences, the staged loss (and its
+ * failure leaving nothing queued), prediction, and model files (exact round trip; every
+ * truncation and random bit flips rejected). */
+#define _POSIX_C_SOURCE 200809L /* nanosleep */
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "common/testutil.h"
 #include "nn/nn_internal.h"
+#include "runtime/runtime_internal.h"
 
 static clg_ctx *ctx;
 static clg_test_rng rng;
@@ -343,6 +348,71 @@ static void staged_loss_equals_the_blocking_one(void **state)
     clg_net_destroy(net);
 }
 
+/* The queue held until `gate` opens: a helper thread opens it after a pause, saying so first. */
+typedef struct held_queue {
+    cl_event gate;
+    atomic_int opened;
+    pthread_t thread;
+} held_queue;
+
+static void *open_later(void *arg)
+{
+    held_queue *h = arg;
+    struct timespec pause = {0, 150 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+    atomic_store(&h->opened, 1);
+    clSetUserEventStatus(h->gate, CL_COMPLETE);
+    return NULL;
+}
+
+static void hold_queue(held_queue *h, cl_command_queue q)
+{
+    cl_context c = NULL;
+    cl_int err = clGetCommandQueueInfo(q, CL_QUEUE_CONTEXT, sizeof c, &c, NULL);
+    assert_int_equal(err, CL_SUCCESS);
+    h->gate = clCreateUserEvent(c, &err);
+    assert_int_equal(err, CL_SUCCESS);
+    assert_int_equal(clEnqueueBarrierWithWaitList(q, 1, &h->gate, NULL), CL_SUCCESS);
+    atomic_init(&h->opened, 0);
+    assert_int_equal(pthread_create(&h->thread, NULL, open_later, h), 0);
+}
+
+/* A staged loss that fails after queueing the labels' upload (here: its host arrays cannot
+ * grow) must not return while the upload may still read the caller's labels, which training
+ * frees at once on an error (AddressSanitizer once caught POCL reading them after the free).
+ * The queue is held shut for 150 ms: the failed call must return only after it opened. */
+static void failed_staged_loss_leaves_nothing_queued(void **state)
+{
+    (void)state;
+    enum { N = 5 };
+    clg_net *net = parse_ok(tiny);
+    CLG_ASSERT_STATUS(clg_net_init(net, 11), CLG_OK);
+    CLG_ASSERT_STATUS(clg__net_reserve(net, N), CLG_OK);
+    float x[N * 72];
+    int32_t *labels = malloc(N * sizeof *labels);
+    for (int i = 0; i < N; i++)
+        labels[i] = i % 3;
+    clg_test_fill_uniform(&rng, x, N * 72, -1, 1);
+    CLG_ASSERT_STATUS(clg__net_upload(net, x, N), CLG_OK);
+    CLG_ASSERT_STATUS(clg__net_forward(net, 1, 3), CLG_OK);
+    double loss;
+    CLG_ASSERT_STATUS(clg__net_loss(net, labels, &loss, NULL), CLG_OK); /* device buffers made */
+    held_queue h;
+    hold_queue(&h, clg_ctx_cl_queue(ctx));
+    clg__fault_inject(1, 0); /* the first host allocation: the staged loss's arrays */
+    clg_status st = clg__net_loss_begin(net, labels);
+    clg__fault_inject(0, 0);
+    int waited = atomic_load(&h.opened);
+    free(labels);
+    assert_int_equal(pthread_join(h.thread, NULL), 0);
+    clReleaseEvent(h.gate);
+    CLG_ASSERT_STATUS(st, CLG_ERR_OUT_OF_HOST_MEMORY);
+    assert_true(waited);
+    clg__net_loss_cancel(net);
+    CLG_ASSERT_STATUS(clg_ctx_finish(ctx), CLG_OK);
+    clg_net_destroy(net);
+}
+
 static void predict_and_classify_agree(void **state)
 {
     (void)state;
@@ -479,6 +549,7 @@ int main(void)
         cmocka_unit_test(init_is_seeded_and_scaled),
         cmocka_unit_test(whole_network_gradient_matches_finite_differences),
         cmocka_unit_test(staged_loss_equals_the_blocking_one),
+        cmocka_unit_test(failed_staged_loss_leaves_nothing_queued),
         cmocka_unit_test(predict_and_classify_agree),
         cmocka_unit_test(model_file_round_trip_and_corruption),
     };

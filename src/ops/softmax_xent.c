@@ -166,14 +166,17 @@ clg_status clg__xent_forward_begin(clg_ctx *ctx, const clg_tensor *logits, const
     cl_mem buf = NULL, out = NULL;
     clg_status st = wait_pending(ctx, p); /* one left by a failed step */
     if (st == CLG_OK)
-        st = stage_labels(ctx, "clg_softmax_xent_forward", logits, labels, n, &N, &C, &buf, CL_FALSE);
+        st = stage_labels(ctx, "clg_softmax_xent_forward", logits, labels, n, &N, &C, &buf,
+                          CL_FALSE);
+    int staged = st == CLG_OK;
     if (st == CLG_OK && N > p->cap) { /* grows with the batch only */
-        float *losses = realloc(p->losses, N * sizeof *losses);
+        float *losses = clg__realloc(p->losses, N * sizeof *losses);
         p->losses = losses ? losses : p->losses;
-        cl_int *hits = realloc(p->hits, N * sizeof *hits);
+        cl_int *hits = losses ? clg__realloc(p->hits, N * sizeof *hits) : NULL;
         p->hits = hits ? hits : p->hits;
         if (!losses || !hits)
-            st = clg__fail(ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "clg_softmax_xent_forward: out of host memory");
+            st = clg__fail(ctx, CLG_ERR_OUT_OF_HOST_MEMORY,
+                           "clg_softmax_xent_forward: out of host memory");
         else
             p->cap = N;
     }
@@ -188,10 +191,13 @@ clg_status clg__xent_forward_begin(clg_ctx *ctx, const clg_tensor *logits, const
     if (st == CLG_OK && err == CL_SUCCESS)
         err = clEnqueueReadBuffer(ctx->queue, buf, CL_FALSE, N * sizeof(cl_int), N * sizeof(cl_int),
                                   p->hits, 0, NULL, &p->done);
-    if (st == CLG_OK && err != CL_SUCCESS) {
-        clg_ctx_finish(ctx); /* nothing may still write into p's arrays */
+    if (st == CLG_OK && err != CL_SUCCESS)
         st = clg__fail_cl(ctx, err, "clg_softmax_xent_forward: reading the losses");
-    }
+    /* A failure after the labels' queued upload: it still reads the caller's labels, which the
+     * caller may free at once, and a queued read may write p's arrays, with no event to wait on
+     * later. The queue's error, if any, is not this call's. */
+    if (st != CLG_OK && staged)
+        (void)clFinish(ctx->queue);
     p->n = N;
     return st;
 }
