@@ -412,9 +412,9 @@ static void *work(void *arg)
         st = clg__net_loss_end(net, &r->loss, &r->correct);
     else
         clg__net_loss_cancel(net);
-    if (st == CLG_OK && overlapped && !r->host_grads) {
+    if (ov.tq) { /* after a failure too: no queued read may land in r->grad once freed */
         cl_int err = clFinish(ov.tq);
-        if (err != CL_SUCCESS)
+        if (st == CLG_OK && err != CL_SUCCESS)
             st = clg__fail_cl(net->ctx, err, "waiting for gradient read-back");
     } else if (st == CLG_OK && !r->host_grads) {
         st = read_grads(net, r->grad);
