@@ -55,6 +55,15 @@ void clg_test_poison_nan(float *x, size_t n)
         x[i] = NAN;
 }
 
+float *clg_test_abs_copy(const float *x, size_t n)
+{
+    float *a = malloc((n ? n : 1) * sizeof *a);
+    assert_non_null(a);
+    for (size_t i = 0; i < n; i++)
+        a[i] = fabsf(x[i]);
+    return a;
+}
+
 double clg_test_rel_l2(const float *a, const double *ref, size_t n)
 {
     double num = 0, den = 0;

@@ -25,6 +25,9 @@ void clg_test_fill_uniform(clg_test_rng *rng, float *x, size_t n, float lo, floa
 /* Small integers in [lo, hi]: sums of their products stay exact in float32. */
 void clg_test_fill_int(clg_test_rng *rng, float *x, size_t n, int lo, int hi);
 void clg_test_poison_nan(float *x, size_t n);
+/* A malloc'ed copy of x with every value's sign dropped: a reference computed from such copies
+ * is the sum of its terms' magnitudes, the scale of a sum's rounding error (free it). */
+float *clg_test_abs_copy(const float *x, size_t n);
 /* ||a - b|| / ||b|| in double; NaN anywhere gives +inf so that it fails every bound. */
 double clg_test_rel_l2(const float *a, const double *ref, size_t n);
 double clg_test_max_abs_diff(const float *a, const float *b, size_t n);
