@@ -304,6 +304,19 @@ static float *all_grads(clg_net *net, size_t *count)
     return g;
 }
 
+/* The tiny network, initialised, holding a batch of n random samples. */
+static clg_net *tiny_with_batch(size_t n)
+{
+    clg_net *net = parse_ok(tiny);
+    CLG_ASSERT_STATUS(clg_net_init(net, 11), CLG_OK);
+    CLG_ASSERT_STATUS(clg__net_reserve(net, n), CLG_OK);
+    float *x = malloc(n * 72 * sizeof *x);
+    clg_test_fill_uniform(&rng, x, n * 72, -1, 1);
+    CLG_ASSERT_STATUS(clg__net_upload(net, x, n), CLG_OK);
+    free(x);
+    return net;
+}
+
 /* Training reads the loss back while backward runs, which then reuses the staged labels: the
  * same loss, hits and gradients, bit for bit, as the blocking path; after a step with other
  * labels, the labels are this step's. */
@@ -311,13 +324,8 @@ static void staged_loss_equals_the_blocking_one(void **state)
 {
     (void)state;
     enum { N = 5 };
-    clg_net *net = parse_ok(tiny);
-    CLG_ASSERT_STATUS(clg_net_init(net, 11), CLG_OK);
-    CLG_ASSERT_STATUS(clg__net_reserve(net, N), CLG_OK);
-    float x[N * 72];
+    clg_net *net = tiny_with_batch(N);
     int32_t labels[N] = {0, 2, 1, 2, 1}, other[N] = {1, 1, 0, 0, 2};
-    clg_test_fill_uniform(&rng, x, N * 72, -1, 1);
-    CLG_ASSERT_STATUS(clg__net_upload(net, x, N), CLG_OK);
     double want_loss;
     size_t want_hits, n1, n2;
     CLG_ASSERT_STATUS(clg__net_forward(net, 1, 3), CLG_OK);
@@ -385,15 +393,10 @@ static void failed_staged_loss_leaves_nothing_queued(void **state)
 {
     (void)state;
     enum { N = 5 };
-    clg_net *net = parse_ok(tiny);
-    CLG_ASSERT_STATUS(clg_net_init(net, 11), CLG_OK);
-    CLG_ASSERT_STATUS(clg__net_reserve(net, N), CLG_OK);
-    float x[N * 72];
+    clg_net *net = tiny_with_batch(N);
     int32_t *labels = malloc(N * sizeof *labels);
     for (int i = 0; i < N; i++)
         labels[i] = i % 3;
-    clg_test_fill_uniform(&rng, x, N * 72, -1, 1);
-    CLG_ASSERT_STATUS(clg__net_upload(net, x, N), CLG_OK);
     CLG_ASSERT_STATUS(clg__net_forward(net, 1, 3), CLG_OK);
     double loss;
     CLG_ASSERT_STATUS(clg__net_loss(net, labels, &loss, NULL), CLG_OK); /* device buffers made */
