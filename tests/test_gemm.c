@@ -29,7 +29,7 @@ typedef struct gemm_case {
  * for random signs; 1e-5 for k <= 100, growing with sqrt(k) beyond. The error's norm is taken
  * relative to the same product over the terms' magnitudes (|alpha| |A| |B| + |beta| |C|): the
  * rounding error scales with those, and a small C whose few sums cancel would otherwise fail
- * on rounding alone (a convolution's 1x1-image case did, for one seed in thousands). */
+ * on rounding alone (a convolution's 1x1-image case did, with seed 14628595391). */
 static double tolerance(size_t k)
 {
     return k <= 100 ? 1e-5 : 1e-5 * sqrt((double)k / 100.0);
