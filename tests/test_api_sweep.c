@@ -45,6 +45,12 @@ static void p_ctx(void)
     BAD(clg_ctx_kernel_times(ctx, NULL, 1, NULL, 0));
     clg_ctx_options o = clg_ctx_options_default();
     assert_int_equal(o.profiling, 0);
+    assert_int_equal(o.decisions, CLG_DECIDE_AUTO);
+    assert_int_equal(clg_ctx_decides_as_gpu(NULL), 0);
+    clg_ctx *made = NULL;
+    o.decisions = (clg_decisions)7;
+    BAD(clg_ctx_create(clg_ctx_device(ctx), &o, &made));
+    assert_null(made);
 }
 static void p_tensor(void)
 {
@@ -315,7 +321,7 @@ static const entry table[] = {
                            "clg_exec_env_parse clg_exec_env_name clg_device_type_name"},
     {"ctx", p_ctx, "clg_ctx_create clg_ctx_destroy clg_ctx_last_error clg_ctx_device clg_ctx_cache_dir "
                    "clg_ctx_cl_queue clg_ctx_finish clg_ctx_get_stats clg_ctx_warm_up clg_ctx_options_default "
-                   "clg_ctx_kernel_times"},
+                   "clg_ctx_kernel_times clg_ctx_decides_as_gpu"},
     {"tensor", p_tensor, "clg_tensor_create clg_tensor_destroy clg_tensor_numel clg_tensor_shape clg_shape_numel "
                          "clg_tensor_ctx clg_tensor_cl_buffer clg_tensor_upload clg_tensor_download "
                          "clg_tensor_fill clg_tensor_copy clg_tensor_view_batch"},

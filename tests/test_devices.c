@@ -235,6 +235,68 @@ static void profiling_is_on_only_when_asked(void **state)
     }
 }
 
+/* A context on the CPU under `decisions` (the environment's CLGRAD_GPU_PROFILE set to env,
+ * NULL: unset): whether it decides as a GPU, its GEMM kernel and its algorithm for a 3x3
+ * convolution with 32 channels in and out (Winograd on a CPU, im2col on a GPU). */
+static void decides(clg_decisions decisions, const char *env, int *as_gpu,
+                    clg_gemm_kernel *kernel, clg_conv_algo *algo)
+{
+    if (env)
+        setenv("CLGRAD_GPU_PROFILE", env, 1);
+    else
+        unsetenv("CLGRAD_GPU_PROFILE");
+    clg_ctx_options o = clg_ctx_options_default();
+    o.cache_dir = "off";
+    o.decisions = decisions;
+    clg_ctx *c;
+    CLG_ASSERT_STATUS(clg_ctx_create(clg_test_cpu_device(), &o, &c), CLG_OK);
+    *as_gpu = clg_ctx_decides_as_gpu(c);
+    clg_gemm_params p;
+    CLG_ASSERT_STATUS(clg_gemm_get_params(c, &p), CLG_OK);
+    *kernel = p.kernel;
+    clg_conv2d_desc d = clg_conv2d_desc_default();
+    d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = 1;
+    CLG_ASSERT_STATUS(clg_conv2d_choose(c, &d, CLG_CONV_FWD, (clg_shape){8, 32, 14, 14},
+                                        (clg_shape){32, 32, 3, 3}, algo), CLG_OK);
+    clg_ctx_destroy(c);
+}
+
+static void gpu_profile_takes_the_gpu_choices(void **state)
+{
+    (void)state;
+    const char *saved = getenv("CLGRAD_GPU_PROFILE"); /* CI runs the suite with it set */
+    char *keep = saved ? strdup(saved) : NULL;
+    int gpu;
+    clg_gemm_kernel k;
+    clg_conv_algo a;
+    decides(CLG_DECIDE_AUTO, NULL, &gpu, &k, &a);
+    assert_int_equal(gpu, 0);
+    assert_int_equal(k, CLG_GEMM_KERNEL_REG);
+    assert_int_equal(a, CLG_CONV_ALGO_WINOGRAD);
+    decides(CLG_DECIDE_AS_GPU, NULL, &gpu, &k, &a);
+    assert_int_equal(gpu, 1);
+    assert_int_equal(k, CLG_GEMM_KERNEL_LOCAL);
+    assert_int_equal(a, CLG_CONV_ALGO_IM2COL);
+    decides(CLG_DECIDE_AUTO, "1", &gpu, &k, &a);
+    assert_int_equal(gpu, 1);
+    assert_int_equal(k, CLG_GEMM_KERNEL_LOCAL);
+    decides(CLG_DECIDE_BY_TYPE, "1", &gpu, &k, &a); /* the option wins over the variable */
+    assert_int_equal(gpu, 0);
+    assert_int_equal(k, CLG_GEMM_KERNEL_REG);
+    decides(CLG_DECIDE_AUTO, "0", &gpu, &k, &a);
+    assert_int_equal(gpu, 0);
+    setenv("CLGRAD_GPU_PROFILE", "yes", 1);
+    clg_ctx *c = NULL;
+    CLG_ASSERT_STATUS(clg_ctx_create(clg_test_cpu_device(), NULL, &c), CLG_ERR_INVALID_ARG);
+    assert_null(c);
+    assert_non_null(strstr(clg_last_error(), "CLGRAD_GPU_PROFILE=yes"));
+    if (keep)
+        setenv("CLGRAD_GPU_PROFILE", keep, 1);
+    else
+        unsetenv("CLGRAD_GPU_PROFILE");
+    free(keep);
+}
+
 static void every_listed_device_runs_a_kernel(void **state)
 {
     (void)state;
@@ -251,6 +313,7 @@ static void every_listed_device_runs_a_kernel(void **state)
 
 int main(void)
 {
+    clg_test_skip_unless_pocl();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(listing_matches_the_machine),
         cmocka_unit_test(env_names_round_trip),
@@ -260,6 +323,7 @@ int main(void)
         cmocka_unit_test(cpu_splits_into_working_subdevices),
         cmocka_unit_test(every_listed_device_runs_a_kernel),
         cmocka_unit_test(profiling_is_on_only_when_asked),
+        cmocka_unit_test(gpu_profile_takes_the_gpu_choices),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     clg_test_devices_release();

@@ -11,14 +11,27 @@ extern "C" {
 
 typedef struct clg_ctx clg_ctx;
 
+/* Which of clgrad's device-dependent choices a context makes. The GPU profile makes every
+ * choice clgrad makes for a GPU (the GEMM kernel and its parameters, the convolution
+ * heuristic, overlapped gradient read-back, the early update, no zero-copy replicas,
+ * streamed MPI sums) on any device, so that the GPU code paths run, and are tested, on a CPU
+ * at CPU speed. Results are the same up to float summation order. */
+typedef enum clg_decisions {
+    CLG_DECIDE_AUTO = 0,    /* the GPU profile when CLGRAD_GPU_PROFILE=1, else by device type */
+    CLG_DECIDE_BY_TYPE = 1, /* by the device's type, whatever the environment says */
+    CLG_DECIDE_AS_GPU = 2   /* the GPU profile */
+} clg_decisions;
+
 typedef struct clg_ctx_options {
     int profiling;          /* 1: queue created with CL_QUEUE_PROFILING_ENABLE */
     const char *cache_dir;  /* program-binary cache folder; NULL: CLGRAD_CACHE_DIR, else
                                $XDG_CACHE_HOME/clgrad, else ~/.cache/clgrad; "off": none.
                                Copied at create time. */
+    clg_decisions decisions; /* CLG_DECIDE_AUTO */
 } clg_ctx_options;
 
-/** Options with their defaults: no profiling, cache location from the environment. */
+/** Options with their defaults: no profiling, cache location and decisions from the
+ *  environment. */
 CLG_API clg_ctx_options clg_ctx_options_default(void);
 
 /** Creates a context and an in-order queue on one device. Programs are built lazily.
@@ -38,6 +51,10 @@ CLG_API void clg_ctx_destroy(clg_ctx *ctx);
 /** Text of the last failure on this context: call, argument, expectation, raw cl_int name,
  *  head of the build log. "" when none. Valid until the next failing call on ctx. */
 CLG_API const char *clg_ctx_last_error(const clg_ctx *ctx);
+
+/** 1 when the context makes the choices clgrad makes for GPUs (a GPU or accelerator, or the
+ *  GPU profile), 0 when it makes a CPU's. */
+CLG_API int clg_ctx_decides_as_gpu(const clg_ctx *ctx);
 
 /** Device the context runs on (a copy made at create time; borrowed, lives with ctx). */
 CLG_API const clg_device_info *clg_ctx_device(const clg_ctx *ctx);

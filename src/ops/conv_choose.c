@@ -230,7 +230,7 @@ static clg_conv_algo heuristic(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_p
 {
     if (fits(ctx, g, pass, CLG_CONV_ALGO_GEMM))
         return CLG_CONV_ALGO_GEMM;
-    int cpu = ctx->device.type == CLG_DEVICE_CPU;
+    int cpu = !clg_ctx_decides_as_gpu(ctx);
     if (cpu && g->Cg >= 16 && g->Kg >= 16 && fits(ctx, g, pass, CLG_CONV_ALGO_WINOGRAD))
         return CLG_CONV_ALGO_WINOGRAD;
     size_t lanes = pass == CLG_CONV_BWD_DATA ? g->Cg : g->Kg;

@@ -216,7 +216,9 @@ clg_status clg__gemm_state_get(clg_ctx *ctx, clg__gemm_state **out)
         clg__gemm_state *s = clg__calloc(1, sizeof *s);
         if (!s)
             return clg__fail(ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "GEMM state: out of memory");
-        s->params = clg_gemm_default_params(&ctx->device);
+        clg_device_info as = ctx->device; /* the GPU profile: a GPU's row */
+        as.type = ctx->gpu_profile ? CLG_DEVICE_GPU : as.type;
+        s->params = clg_gemm_default_params(&as);
         for (int c = 0; c < CLG_GEMM_CLASSES; c++)
             s->class_backend[c] = CLG_GEMM_BUILTIN;
         s->backend = CLG_GEMM_AUTO;

@@ -6,7 +6,8 @@
 #include "parallel/parallel_internal.h"
 #include "parallel/ranges.h"
 
-#define CLG__MAX_MAPS (2 * CLG__MAX_RANGES + 2)
+/* per buffer: the ranges streamed in a step and the gaps between them mapped after it */
+#define CLG__MAX_MAPS (4 * CLG__MAX_RANGES + 2)
 #define CLG__TIMED_STEPS 5 /* auto split: step times kept per device */
 
 typedef struct replica {
@@ -37,6 +38,7 @@ typedef struct replica {
     cl_mem host_params, host_grads;
     cl_mem map_mem[CLG__MAX_MAPS];
     void *map_ptr[CLG__MAX_MAPS];
+    size_t map_lo[CLG__MAX_MAPS], map_hi[CLG__MAX_MAPS]; /* in floats */
     size_t nmaps;
     int held;                /* the whole of both is mapped */
 } replica;

@@ -167,6 +167,8 @@ char *clg__device_file_path(const clg_ctx *ctx, const char *prefix, const char *
     hash_field(&h, dev->vendor);
     hash_field(&h, dev->driver_version);
     sha256_update(&h, sizeof dev->compute_units, (const uint8_t *)&dev->compute_units);
+    if (ctx->gpu_profile) /* its tuning and measured choices are not the CPU's */
+        hash_field(&h, "gpu-profile");
     sha256_digest(&h, 32, d);
     clg__hex32(d, hex);
     hex[16] = '\0';

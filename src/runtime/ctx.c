@@ -7,8 +7,28 @@
 
 clg_ctx_options clg_ctx_options_default(void)
 {
-    clg_ctx_options o = {0, NULL};
+    clg_ctx_options o = {0, NULL, CLG_DECIDE_AUTO};
     return o;
+}
+
+/* Whether a context on dev decides as for a GPU; *forced: only because of the GPU profile. */
+static clg_status decide_as_gpu(const clg_device_info *dev, clg_decisions d, int *as_gpu,
+                                int *forced)
+{
+    int gpu = dev->type != CLG_DEVICE_CPU;
+    if (d == CLG_DECIDE_AUTO) {
+        const char *env = getenv("CLGRAD_GPU_PROFILE");
+        if (env && *env && strcmp(env, "0") != 0 && strcmp(env, "1") != 0)
+            return clg__fail(NULL, CLG_ERR_INVALID_ARG, "clg_ctx_create: CLGRAD_GPU_PROFILE=%s "
+                             "(from the environment) must be 1 (the GPU profile) or 0", env);
+        d = env && strcmp(env, "1") == 0 ? CLG_DECIDE_AS_GPU : CLG_DECIDE_BY_TYPE;
+    } else if (d != CLG_DECIDE_BY_TYPE && d != CLG_DECIDE_AS_GPU) {
+        return clg__fail(NULL, CLG_ERR_INVALID_ARG, "clg_ctx_create: decisions %d must be "
+                         "CLG_DECIDE_AUTO, CLG_DECIDE_BY_TYPE or CLG_DECIDE_AS_GPU", (int)d);
+    }
+    *as_gpu = gpu || d == CLG_DECIDE_AS_GPU;
+    *forced = !gpu && *as_gpu;
+    return CLG_OK;
 }
 
 clg_status clg_ctx_create(const clg_device_info *dev, const clg_ctx_options *opts, clg_ctx **out)
@@ -19,10 +39,16 @@ clg_status clg_ctx_create(const clg_device_info *dev, const clg_ctx_options *opt
     if (!dev || !dev->cl_device)
         return clg__fail(NULL, CLG_ERR_INVALID_ARG, "clg_ctx_create: dev must be a listed device");
     clg_ctx_options o = opts ? *opts : clg_ctx_options_default();
+    int as_gpu, forced;
+    clg_status decided = decide_as_gpu(dev, o.decisions, &as_gpu, &forced);
+    if (decided != CLG_OK)
+        return decided;
     clg_ctx *ctx = clg__calloc(1, sizeof *ctx);
     if (!ctx)
         return clg__fail(NULL, CLG_ERR_OUT_OF_HOST_MEMORY, "clg_ctx_create: out of memory");
     ctx->device = *dev;
+    ctx->as_gpu = as_gpu;
+    ctx->gpu_profile = forced;
     cl_device_id d = (cl_device_id)dev->cl_device;
     cl_int err = clRetainDevice(d);
     if (err != CL_SUCCESS) {
@@ -108,6 +134,11 @@ const char *clg_ctx_last_error(const clg_ctx *ctx)
 const clg_device_info *clg_ctx_device(const clg_ctx *ctx)
 {
     return ctx ? &ctx->device : NULL;
+}
+
+int clg_ctx_decides_as_gpu(const clg_ctx *ctx)
+{
+    return ctx ? ctx->as_gpu : 0;
 }
 
 const char *clg_ctx_cache_dir(const clg_ctx *ctx)

@@ -62,6 +62,8 @@ struct clg_ctx {
     clg__ext ext[CLG__EXT_COUNT];
     clg__scratch scratch[CLG__SCRATCH_SLOTS];
     int profiling;
+    int as_gpu;                   /* makes the choices made for GPUs (clg_ctx_decides_as_gpu) */
+    int gpu_profile;              /* ... only because of the GPU profile (a CPU device) */
     clg__kernel_profile profile[CLG__PROFILE_KERNELS];
     size_t profile_count;
     char last_error[CLG__ERR_TEXT];

@@ -42,7 +42,7 @@ clg_status clg__train_group_setup(clg__trainer *t)
         clg__group_overlap(t->group, o->overlap);
         int cpu = 0; /* updating during the step takes a CPU device's cores */
         for (size_t i = 0; i < nctx; i++)
-            cpu |= clg_ctx_device(ctxs[i])->type == CLG_DEVICE_CPU;
+            cpu |= !clg_ctx_decides_as_gpu(ctxs[i]);
         t->early = o->early_update > 0 || (o->early_update < 0 && !cpu);
         st = clg__group_zero_copy(t->group, o->zero_copy);
         if (st != CLG_OK)

@@ -109,6 +109,19 @@ const clg_device_info *clg_test_cpu_device(void)
     return d;
 }
 
+void clg_test_skip_unless_pocl(void)
+{
+    const char *why = getenv("CLG_TEST_POCL_ONLY");
+    if (!why || !*why)
+        return;
+    const clg_device_info *d = clg_test_cpu_device();
+    if (strstr(d->platform, "Portable Computing Language"))
+        return;
+    printf("skipped on %s: %s\n", d->platform, why);
+    clg_test_devices_release();
+    exit(77);
+}
+
 void clg_test_devices_release(void)
 {
     clg_devices_free(test_devices, test_device_count);

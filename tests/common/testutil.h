@@ -36,6 +36,9 @@ double clg_test_max_abs_diff(const float *a, const float *b, size_t n);
  * valid until clg_test_devices_release. */
 const clg_device_info *clg_test_cpu_device(void);
 void clg_test_devices_release(void);
+/* For a test that CMake marks POCL-only (CLG_TEST_POCL_ONLY holds why, and SKIP_RETURN_CODE
+ * 77): on another implementation it prints that it is skipped and why, and exits 77. */
+void clg_test_skip_unless_pocl(void);
 /* A context on that device with the binary cache in `cache_dir` ("off" for none). */
 clg_ctx *clg_test_ctx(const char *cache_dir);
 
