@@ -38,7 +38,9 @@ __kernel void clg_conv_shift_fwd(uint m, uint L, uint Cin, uint R, uint S, uint 
     if (col0 >= L || row0 >= m)
         return; /* padding of a rounded-up launch */
     if (col0 + NR > L) /* last tile: shift left; its first columns belong to the previous one */
-        col0 = L > NR ? L - NR : 0; /* L < NR reads into the slack after the padded input */
+        /* L < NR reads into the slack after the padded input; sub_sat, not L > NR ? L - NR
+           : 0, which LLVM turns into an intrinsic that oclgrind cannot run */
+        col0 = sub_sat(L, (uint)NR);
     uint plane = Hp * Wp;
     const __global float *b = X + x_off + n * x_img + col0;
     const __global float *a[MR];

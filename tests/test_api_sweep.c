@@ -20,7 +20,7 @@ static void p_devices(void)
     clg_devices_free(NULL, 3);
     BAD(clg_devices_select(NULL, 0, CLG_ENV_AUTO, NULL, &idx, &n));
     BAD(clg_device_split(NULL, 2, 0, &out));
-    BAD(clg_device_split(clg_test_cpu_device(), 2, 0, NULL));
+    BAD(clg_device_split(clg_test_device(), 2, 0, NULL));
     BAD(clg_exec_env_parse(NULL, NULL));
     assert_non_null(clg_exec_env_name((clg_exec_env)-1));
     assert_non_null(clg_device_type_name((clg_device_type)0));
@@ -30,7 +30,7 @@ static void p_ctx(void)
     clg_ctx *c;
     clg_ctx_stats s;
     BAD(clg_ctx_create(NULL, NULL, &c));
-    BAD(clg_ctx_create(clg_test_cpu_device(), NULL, NULL));
+    BAD(clg_ctx_create(clg_test_device(), NULL, NULL));
     clg_ctx_destroy(NULL);
     assert_non_null(clg_ctx_last_error(NULL));
     assert_null(clg_ctx_device(NULL));

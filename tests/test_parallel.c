@@ -142,6 +142,50 @@ static void one_two_and_three_devices_agree(void **state)
     free(ref);
 }
 
+/* One group over two OpenCL platforms (POCL and Intel's CPU runtime here; a GPU and a CPU,
+ * or two vendors' GPUs, elsewhere): the same weights as one device, with the auto split and
+ * a fixed one. Run by the parallel_mixed test with both platforms' ICD files. */
+static void platforms_mixed_in_one_group_agree(void **state)
+{
+    (void)state;
+    size_t first = 0, second = nall;
+    for (size_t i = 1; i < nall && second == nall; i++)
+        if (all[i].platform_index != all[first].platform_index)
+            second = i;
+    if (second == nall) {
+        print_message("skipped: one OpenCL platform here (tests/mixed_vendors.sh adds Intel's "
+                      "runtime beside POCL)\n");
+        skip();
+    }
+    clg_ctx_options co = clg_ctx_options_default();
+    co.cache_dir = getenv("CLGRAD_CACHE_DIR");
+    clg_ctx *pair[2];
+    CLG_ASSERT_STATUS(clg_ctx_create(&all[first], &co, &pair[0]), CLG_OK);
+    CLG_ASSERT_STATUS(clg_ctx_create(&all[second], &co, &pair[1]), CLG_OK);
+    print_message("devices: %s (%s) and %s (%s)\n", all[first].name, all[first].platform,
+                  all[second].name, all[second].platform);
+    losses ref_l, l;
+    size_t n, m;
+    float *ref = train_on(NULL, 0, NULL, INFINITY, &ref_l, &n);
+    static const float skew[2] = {3, 1};
+    for (int fixed = 0; fixed < 2; fixed++) {
+        float *w = train_on(pair, 2, fixed ? skew : NULL, INFINITY, &l, &m);
+        assert_int_equal(m, n);
+        assert_int_equal(l.n, ref_l.n);
+        double e = rel_l2(w, ref, n), worst_loss = 0;
+        for (size_t i = 0; i < l.n; i++)
+            worst_loss = fmax(worst_loss, fabs(l.v[i] - ref_l.v[i]) / fabs(ref_l.v[i]));
+        print_message("2 platforms, %-14s weights rel. L2 %.2e, losses max rel. %.2e\n",
+                      fixed ? "3:1" : "auto split", e, worst_loss);
+        if (e > 1e-5 || worst_loss > 1e-5) /* as for devices of one platform */
+            fail_msg("2 platforms: weights differ by %g, losses by %g", e, worst_loss);
+        free(w);
+    }
+    free(ref);
+    clg_ctx_destroy(pair[0]);
+    clg_ctx_destroy(pair[1]);
+}
+
 static void multi_device_checkpoints_resume_exactly(void **state)
 {
     (void)state;
@@ -586,7 +630,7 @@ static int setup(void **state)
     co.cache_dir = getenv("CLGRAD_CACHE_DIR");
     /* Two POCL devices when there are (POCL_DEVICES="pthread pthread"), else two sub-devices
      * of the CPU where it can be split, else two more contexts on it. */
-    const clg_device_info *cpu = clg_test_cpu_device();
+    const clg_device_info *cpu = clg_test_device();
     CLG_ASSERT_STATUS(clg_devices_list(&all, &nall), CLG_OK);
     size_t *idx = NULL, ncpu = 0;
     CLG_ASSERT_STATUS(clg_devices_select(all, nall, CLG_ENV_CPU, "", &idx, &ncpu), CLG_OK);
@@ -634,6 +678,10 @@ int main(void)
         cmocka_unit_test(one_slow_step_leaves_the_split),
         cmocka_unit_test(overlap_and_zero_copy_change_nothing),
         cmocka_unit_test(bad_groups_are_rejected),
+        cmocka_unit_test(platforms_mixed_in_one_group_agree),
     };
+    const char *only = getenv("CLG_TEST_FILTER"); /* e.g. the mixed-platform run alone */
+    if (only && *only)
+        cmocka_set_test_filter(only);
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -158,7 +158,7 @@ static void kernel_times_are_counted(void **state)
     o.profiling = 1;
     o.cache_dir = getenv("CLGRAD_CACHE_DIR");
     clg_ctx *pc;
-    CLG_ASSERT_STATUS(clg_ctx_create(clg_test_cpu_device(), &o, &pc), CLG_OK);
+    CLG_ASSERT_STATUS(clg_ctx_create(clg_test_device(), &o, &pc), CLG_OK);
     clg_tensor *t;
     CLG_ASSERT_STATUS(clg_tensor_create(pc, (clg_shape){1, 1, 64, 64}, &t), CLG_OK);
     CLG_ASSERT_STATUS(clg_tensor_fill(t, 1.0f), CLG_OK);

@@ -1,9 +1,61 @@
 /* Shared pieces of clgrad-bench. */
 #define _POSIX_C_SOURCE 200809L
 #include "bench_common.h"
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
+
+/* Prints text as a JSON string (quotes and backslashes dropped, control characters too). */
+static void json_text(const char *text)
+{
+    putchar('"');
+    for (const char *c = text; *c; c++)
+        if (*c != '"' && *c != '\\' && (unsigned char)*c >= 0x20)
+            putchar(*c);
+    putchar('"');
+}
+
+/* The host CPU's model name from /proc/cpuinfo ("" where there is none). */
+static void cpu_model(char *out, size_t cap)
+{
+    out[0] = '\0';
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[512];
+    while (f && fgets(line, sizeof line, f)) {
+        char *colon = strchr(line, ':');
+        if (strncmp(line, "model name", 10) == 0 && colon) {
+            snprintf(out, cap, "%s", colon + 1 + (colon[1] == ' '));
+            out[strcspn(out, "\n")] = '\0';
+            break;
+        }
+    }
+    if (f)
+        fclose(f);
+}
+
+void bench_json_row(const clg_ctx *ctx, const char *bench, const char *fmt, ...)
+{
+    const clg_device_info *d = clg_ctx_device(ctx);
+    char cpu[256];
+    cpu_model(cpu, sizeof cpu);
+    printf("{\"bench\":");
+    json_text(bench);
+    printf(",\"platform\":");
+    json_text(d ? d->platform : "");
+    printf(",\"device\":");
+    json_text(d ? d->name : "");
+    printf(",\"cpu\":");
+    json_text(cpu);
+    printf(",\"gpu_profile\":%s,", clg_ctx_decides_as_gpu(ctx) && d && d->type == CLG_DEVICE_CPU
+                                      ? "true" : "false");
+    va_list ap;
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    printf("}\n");
+}
 
 clg_ctx *bench_ctx(const bench_opts *o, const char *cache_dir)
 {

@@ -16,6 +16,12 @@ typedef struct bench_opts {
  * Prints the reason and returns NULL on failure. */
 clg_ctx *bench_ctx(const bench_opts *o, const char *cache_dir);
 
+/* Prints one JSON result row: {"bench":..., "platform", "device", "cpu" (the host CPU's model),
+ * "gpu_profile", then the fields fmt formats (no braces) and "}\n"; figures from different
+ * machines and runtimes are never mixed up. */
+void bench_json_row(const clg_ctx *ctx, const char *bench, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 double bench_now(void);
 /* Median of n values (sorts them in place), and min/max. */
 double bench_median(double *v, size_t n);

@@ -55,13 +55,13 @@ static double time_runs(clg_ctx *ctx, int runs, const clg_conv2d_desc *d, clg_te
     return bench_median(s, (size_t)runs);
 }
 
-static void report(const bench_opts *o, const char *layer_name, const char *pass, const char *algo,
-                   int chosen, double sec, double flops)
+static void report(const bench_opts *o, const clg_ctx *ctx, const char *layer_name,
+                   const char *pass, const char *algo, int chosen, double sec, double flops)
 {
     if (o->json)
-        printf("{\"bench\":\"conv\",\"layer\":\"%s\",\"pass\":\"%s\",\"algo\":\"%s\",\"chosen\":%s,"
-               "\"ms\":%.3f,\"gflops\":%.1f}\n", layer_name, pass, algo, chosen ? "true" : "false",
-               1e3 * sec, 1e-9 * flops / sec);
+        bench_json_row(ctx, "conv", "\"layer\":\"%s\",\"pass\":\"%s\",\"algo\":\"%s\",\"chosen\":%s,"
+                       "\"ms\":%.3f,\"gflops\":%.1f", layer_name, pass, algo,
+                       chosen ? "true" : "false", 1e3 * sec, 1e-9 * flops / sec);
     else
         printf("%-4s %-12s %-17s %9.3f %9.1f%s\n", layer_name, pass, algo, 1e3 * sec,
                1e-9 * flops / sec, chosen ? "  (chosen)" : "");
@@ -129,14 +129,14 @@ int bench_conv(const bench_opts *o, const char *only)
                 if (sec < 0)
                     rc = 1;
                 else
-                    report(o, L->name, pass_names[pass], clg_conv_algo_name(d.algo), a == (int)chosen, sec, flops);
+                    report(o, ctx, L->name, pass_names[pass], clg_conv_algo_name(d.algo), a == (int)chosen, sec, flops);
             }
         }
 #ifdef CLGRAD_BENCH_CLBLAST
         if (rc == 0) {
             double sec = time_clblast(ctx, o->runs, L, t);
             if (sec > 0)
-                report(o, L->name, "fwd", "clblast_convgemm", 0, sec, flops);
+                report(o, ctx, L->name, "fwd", "clblast_convgemm", 0, sec, flops);
         }
 #endif
         for (int i = 0; i < 4; i++)
@@ -176,8 +176,8 @@ int bench_pool(const bench_opts *o)
         double sec = bench_median(s, (size_t)runs);
         double bytes = pass == 0 ? bytes_x + bytes_y : 2 * bytes_x + bytes_y; /* bwd reads x, dy; writes dx */
         if (o->json)
-            printf("{\"bench\":\"pool\",\"kind\":\"max\",\"pass\":\"%s\",\"ms\":%.3f,\"gbps\":%.1f}\n",
-                   pass ? "bwd" : "fwd", 1e3 * sec, 1e-9 * bytes / sec);
+            bench_json_row(ctx, "pool", "\"kind\":\"max\",\"pass\":\"%s\",\"ms\":%.3f,\"gbps\":%.1f",
+                           pass ? "bwd" : "fwd", 1e3 * sec, 1e-9 * bytes / sec);
         else
             printf("max pool 2x2, N64 C32 28x28, %s: %.3f ms, %.1f GB/s\n", pass ? "backward" : "forward",
                    1e3 * sec, 1e-9 * bytes / sec);

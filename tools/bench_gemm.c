@@ -24,12 +24,13 @@ typedef struct result {
     double med, lo, hi;
 } result;
 
-static void report(const bench_opts *o, const shape *s, const char *impl, result r)
+static void report(const bench_opts *o, const clg_ctx *ctx, const shape *s, const char *impl,
+                   result r)
 {
     if (o->json)
-        printf("{\"bench\":\"gemm\",\"shape\":\"%s\",\"m\":%zu,\"n\":%zu,\"k\":%zu,\"impl\":\"%s\","
-               "\"gflops\":%.1f,\"gflops_min\":%.1f,\"gflops_max\":%.1f}\n",
-               s->name, s->m, s->n, s->k, impl, r.med, r.lo, r.hi);
+        bench_json_row(ctx, "gemm", "\"shape\":\"%s\",\"m\":%zu,\"n\":%zu,\"k\":%zu,\"impl\":\"%s\","
+                       "\"gflops\":%.1f,\"gflops_min\":%.1f,\"gflops_max\":%.1f",
+                       s->name, s->m, s->n, s->k, impl, r.med, r.lo, r.hi);
     else
         printf("%-8s %6zu %6zu %6zu  %-9s %8.1f  (%.1f-%.1f)\n", s->name, s->m, s->n, s->k, impl,
                r.med, r.lo, r.hi);
@@ -143,7 +144,7 @@ int bench_gemm(const bench_opts *o, const char *only, const char *impl)
 #endif
             }
             if (rc == 0)
-                report(o, s, impls[w], r);
+                report(o, ctx, s, impls[w], r);
             clg_tensor_destroy(a);
             clg_tensor_destroy(b);
             clg_tensor_destroy(c);

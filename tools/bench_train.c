@@ -136,10 +136,11 @@ int bench_train(const bench_opts *o, size_t batch)
         goto done;
     }
     if (o->json) {
-        printf("{\"bench\":\"train\",\"net\":\"default\",\"devices\":\"%s\",\"batch\":%zu,"
-               "\"images_per_s\":%.1f,\"step_ms\":%.3f}\n", dev->name, batch, train_ips, step * 1e3);
-        printf("{\"bench\":\"infer\",\"net\":\"default\",\"devices\":\"%s\",\"batch\":%zu,"
-               "\"images_per_s\":%.1f}\n", dev->name, ni, infer_ips);
+        bench_json_row(ctx, "train", "\"net\":\"default\",\"devices\":\"%s\",\"batch\":%zu,"
+                       "\"images_per_s\":%.1f,\"step_ms\":%.3f", dev->name, batch, train_ips,
+                       step * 1e3);
+        bench_json_row(ctx, "infer", "\"net\":\"default\",\"devices\":\"%s\",\"batch\":%zu,"
+                       "\"images_per_s\":%.1f", dev->name, ni, infer_ips);
     } else {
         printf("device: %s\n", dev->name);
         printf("train  batch %3zu: %8.1f images/s (median step %.2f ms over %zu steps)\n", batch,
@@ -157,8 +158,9 @@ int bench_train(const bench_opts *o, size_t batch)
         clg_net_layer_info(net, i, &info);
         double share = (lt[i].forward_ms + lt[i].backward_ms) / total;
         if (o->json)
-            printf("{\"bench\":\"train_layer\",\"layer\":%zu,\"text\":\"%s\",\"forward_ms\":%.3f,"
-                   "\"backward_ms\":%.3f}\n", i + 1, info.text, lt[i].forward_ms, lt[i].backward_ms);
+            bench_json_row(ctx, "train_layer", "\"layer\":%zu,\"text\":\"%s\",\"forward_ms\":%.3f,"
+                           "\"backward_ms\":%.3f", i + 1, info.text, lt[i].forward_ms,
+                           lt[i].backward_ms);
         else
             printf("%-24s %10.3f %10.3f %7.1f%%\n", info.text, lt[i].forward_ms,
                    lt[i].backward_ms, 100 * share);

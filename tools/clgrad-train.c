@@ -41,6 +41,23 @@ typedef struct ranks {
     int on, rank, size, local, nlocal;
 } ranks;
 
+/* Two whole-CPU devices in one group (two runtimes of one CPU, or POCL_DEVICES) run on the
+ * same cores, and each slows the other; sub-devices of a split have cores of their own. */
+static void warn_shared_cores(const clg_device_info *const *use, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        for (size_t j = i + 1; j < count; j++)
+            if (use[i]->type == CLG_DEVICE_CPU && use[j]->type == CLG_DEVICE_CPU &&
+                !use[i]->is_subdevice && !use[j]->is_subdevice) {
+                fflush(stdout); /* after the device lines */
+                fprintf(stderr, "clgrad-train: warning: devices %zu (%s, %s) and %zu (%s, %s) are "
+                        "the same CPU: they share its cores, and each slows the other "
+                        "(--split-cpu N gives each device cores of its own)\n", i,
+                        use[i]->name, use[i]->platform, j, use[j]->name, use[j]->platform);
+                return; /* once */
+            }
+}
+
 static clg_status open_devices(const cli *c, const ranks *mpi, devices *d)
 {
     size_t *idx = NULL, count = 0;
@@ -88,6 +105,7 @@ static clg_status open_devices(const cli *c, const ranks *mpi, devices *d)
                        use[i]->platform, use[i]->compute_units);
         }
     }
+    warn_shared_cores(use, st == CLG_OK ? count : 0);
     free(idx);
     return st;
 }

@@ -83,6 +83,10 @@ CLG_API const char *clg_exec_env_name(clg_exec_env env);
  *  kept. A term is an index ("2"), an index range ("0-3"), a type ("cpu", "gpu",
  *  "accelerator"), or else a case-insensitive substring of the vendor, name or platform.
  *  filter NULL means the CLGRAD_DEVICES environment variable (unset or empty: no filter).
+ *  Devices named by index are the user's choice: "auto" and "parallel" keep every one of
+ *  them (GPUs and CPUs, of any platforms), "cpu" every CPU among them; without an index
+ *  term, "cpu" (and "auto" without GPUs) keeps one platform's CPUs, since two runtimes of one
+ *  CPU would share its cores.
  *  @param all, n the list from clg_devices_list (borrowed).
  *  @param out receives indices into all (ascending); free() it. *out = NULL on failure.
  *  @param count receives the number of chosen devices (>= 1 on success).

@@ -32,6 +32,23 @@ static clg_status check_operand(clg_ctx *ctx, const char *name, clg_matrix x, si
     return CLG_OK;
 }
 
+/* Whether C's elements (from its tensor's buffer start) overlap those an operand reads:
+ * the result would then depend on the order in which work-items run. Ranges, not exact
+ * element sets: a C interleaved with its input is refused too. */
+static int overlaps(clg_matrix c, size_t c_span, clg_matrix x, size_t x_span)
+{
+    if (x.t->mem != c.t->mem)
+        return 0;
+    size_t c0 = c.t->offset + c.offset, x0 = x.t->offset + x.offset;
+    return c0 < x0 + x_span && x0 < c0 + c_span;
+}
+
+/* Elements from a matrix's first to its last: batch copies `stride` apart (fitted before). */
+static size_t span_of(clg_matrix x, size_t rows, size_t cols, size_t stride, size_t batch)
+{
+    return (batch - 1) * stride + (rows - 1) * x.ld + cols;
+}
+
 clg_gemm_class clg_gemm_classify(size_t m, size_t n, size_t k, size_t batch)
 {
     double flops = 2.0 * (double)m * (double)n * (double)k * (double)batch;
@@ -63,6 +80,13 @@ clg_status clg_sgemm_batched(clg_ctx *ctx, clg_transpose ta, clg_transpose tb, s
     if (batch > 1 && stride_c < (m - 1) * c.ld + n)
         return clg__fail(ctx, CLG_ERR_INVALID_ARG,
                          "clg_sgemm: stride_c = %zu makes the batch's C matrices overlap", stride_c);
+    size_t c_span = span_of(c, m, n, stride_c, batch);
+    if (k > 0 && overlaps(c, c_span, a, span_of(a, ta ? k : m, ta ? m : k, stride_a, batch)))
+        return clg__fail(ctx, CLG_ERR_INVALID_ARG, "clg_sgemm: C overlaps A in memory (C is "
+                         "written while A is read: the result would depend on the order of work)");
+    if (k > 0 && overlaps(c, c_span, b, span_of(b, tb ? n : k, tb ? k : n, stride_b, batch)))
+        return clg__fail(ctx, CLG_ERR_INVALID_ARG, "clg_sgemm: C overlaps B in memory (C is "
+                         "written while B is read: the result would depend on the order of work)");
     clg__gemm_call g = {ta, tb, m, n, k, batch, alpha, beta, NULL, NULL, c.t->mem, 0, 0,
                         c.t->offset + c.offset, 0, 0, c.ld, stride_a, stride_b, stride_c};
     if (k > 0) {

@@ -50,11 +50,13 @@ static int parse_index_term(const char *term, unsigned long *lo, unsigned long *
     return *end == '\0';
 }
 
-/* Marks keep[i] for every device matching one filter term. */
-static clg_status apply_term(const clg_device_info *all, size_t n, const char *term, char *keep)
+/* Marks keep[i] for every device matching one filter term; *named: it was an index term. */
+static clg_status apply_term(const clg_device_info *all, size_t n, const char *term, char *keep,
+                             int *named)
 {
     unsigned long lo, hi;
     if (parse_index_term(term, &lo, &hi)) {
+        *named = 1;
         if (lo > hi || hi >= n)
             return clg__fail(NULL, CLG_ERR_INVALID_ARG,
                              "device filter term \"%s\": indices must lie in 0-%zu", term, n - 1);
@@ -71,7 +73,8 @@ static clg_status apply_term(const clg_device_info *all, size_t n, const char *t
     return CLG_OK;
 }
 
-static clg_status apply_filter(const clg_device_info *all, size_t n, const char *filter, char *keep)
+static clg_status apply_filter(const clg_device_info *all, size_t n, const char *filter, char *keep,
+                               int *named)
 {
     if (!filter || !*filter) {
         memset(keep, 1, n);
@@ -92,7 +95,7 @@ static clg_status apply_filter(const clg_device_info *all, size_t n, const char 
             *--end = '\0';
         if (*tok) {
             terms++;
-            st = apply_term(all, n, tok, keep);
+            st = apply_term(all, n, tok, keep, named);
         }
     }
     free(copy);
@@ -115,8 +118,11 @@ static void list_devices(const clg_device_info *all, size_t n, char *buf, size_t
     }
 }
 
-/* Picks from the candidates what the environment asks for; returns the number kept. */
-static size_t resolve_env(const clg_device_info *all, size_t n, clg_exec_env env, char *keep)
+/* Picks from the candidates what the environment asks for; returns the number kept. Devices
+ * the user named by index are all kept under auto and parallel, and all CPUs among them
+ * under cpu, whatever their platforms. */
+static size_t resolve_env(const clg_device_info *all, size_t n, clg_exec_env env, char *keep,
+                          int named)
 {
     size_t gpus = 0, cpus = 0, best = n;
     for (size_t i = 0; i < n; i++)
@@ -136,7 +142,11 @@ static size_t resolve_env(const clg_device_info *all, size_t n, clg_exec_env env
         if (!keep[i])
             continue;
         int k;
-        if (want_gpu) {
+        if (named && (env == CLG_ENV_AUTO || env == CLG_ENV_PARALLEL)) {
+            k = 1;
+        } else if (named && env == CLG_ENV_CPU) {
+            k = all[i].type == CLG_DEVICE_CPU;
+        } else if (want_gpu) {
             k = all[i].type == CLG_DEVICE_GPU && (env != CLG_ENV_GPU || i == best);
         } else if ((env == CLG_ENV_AUTO || env == CLG_ENV_PARALLEL) && cpus == 0) {
             k = 1; /* neither GPU nor CPU left (say, an accelerator filtered in): take it */
@@ -171,8 +181,9 @@ clg_status clg_devices_select(const clg_device_info *all, size_t n, clg_exec_env
     char *keep = clg__calloc(n, 1);
     if (!keep)
         return clg__fail(NULL, CLG_ERR_OUT_OF_HOST_MEMORY, "clg_devices_select: out of memory");
-    clg_status st = apply_filter(all, n, filter, keep);
-    size_t kept = st == CLG_OK ? resolve_env(all, n, env, keep) : 0;
+    int named = 0;
+    clg_status st = apply_filter(all, n, filter, keep, &named);
+    size_t kept = st == CLG_OK ? resolve_env(all, n, env, keep, named) : 0;
     if (st == CLG_OK && kept == 0) {
         char msg[CLG__ERR_TEXT];
         snprintf(msg, sizeof msg, "no device for execution environment \"%s\"%s%s%s; devices are:",

@@ -93,7 +93,7 @@ double clg_test_max_abs_diff(const float *a, const float *b, size_t n)
 static clg_device_info *test_devices;
 static size_t test_device_count;
 
-const clg_device_info *clg_test_cpu_device(void)
+const clg_device_info *clg_test_device(void)
 {
     if (!test_devices) {
         clg_status st = clg_devices_list(&test_devices, &test_device_count);
@@ -101,12 +101,34 @@ const clg_device_info *clg_test_cpu_device(void)
             fail_msg("clg_devices_list: %s: %s", clg_status_name(st), clg_last_error());
     }
     size_t *idx, count;
-    clg_status st = clg_devices_select(test_devices, test_device_count, CLG_ENV_CPU, "", &idx, &count);
+    clg_status st = clg_devices_select(test_devices, test_device_count, CLG_ENV_AUTO, "", &idx, &count);
     if (st != CLG_OK)
-        fail_msg("no CPU device: %s", clg_last_error());
+        fail_msg("no device: %s", clg_last_error());
     const clg_device_info *d = &test_devices[idx[0]];
     free(idx);
     return d;
+}
+
+size_t clg_test_small_limit(void)
+{
+    const char *s = getenv("CLG_TEST_SMALL");
+    return s && *s ? (size_t)strtoull(s, NULL, 10) : 0;
+}
+
+int clg_test_too_big(double work, size_t *left_out)
+{
+    size_t limit = clg_test_small_limit();
+    if (!limit || work <= (double)limit)
+        return 0;
+    ++*left_out;
+    return 1;
+}
+
+void clg_test_report_left_out(const char *what, size_t left_out, size_t total)
+{
+    if (left_out)
+        print_message("%s: %zu of %zu cases left out (CLG_TEST_SMALL=%zu multiply-adds)\n", what,
+                      left_out, total, clg_test_small_limit());
 }
 
 void clg_test_skip_unless_pocl(void)
@@ -114,7 +136,7 @@ void clg_test_skip_unless_pocl(void)
     const char *why = getenv("CLG_TEST_POCL_ONLY");
     if (!why || !*why)
         return;
-    const clg_device_info *d = clg_test_cpu_device();
+    const clg_device_info *d = clg_test_device();
     if (strstr(d->platform, "Portable Computing Language"))
         return;
     printf("skipped on %s: %s\n", d->platform, why);
@@ -134,7 +156,7 @@ clg_ctx *clg_test_ctx(const char *cache_dir)
     clg_ctx_options o = clg_ctx_options_default();
     o.cache_dir = cache_dir;
     clg_ctx *ctx = NULL;
-    clg_status st = clg_ctx_create(clg_test_cpu_device(), &o, &ctx);
+    clg_status st = clg_ctx_create(clg_test_device(), &o, &ctx);
     if (st != CLG_OK)
         fail_msg("clg_ctx_create: %s: %s", clg_status_name(st), clg_last_error());
     return ctx;

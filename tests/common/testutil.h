@@ -21,6 +21,14 @@ uint64_t clg_test_rng_next(clg_test_rng *rng);
 /* Uniform in [lo, hi). */
 float clg_test_uniform(clg_test_rng *rng, float lo, float hi);
 
+/* CLG_TEST_SMALL=N (under oclgrind, which interprets every work-item): op tests leave out the
+ * cases of more than N multiply-adds and say how many. 0 (unset): no limit. */
+size_t clg_test_small_limit(void);
+/* 1 when a case of `work` multiply-adds is left out; counts it in *left_out. */
+int clg_test_too_big(double work, size_t *left_out);
+/* Prints "N of M cases left out (CLG_TEST_SMALL)" when any were. */
+void clg_test_report_left_out(const char *what, size_t left_out, size_t total);
+
 void clg_test_fill_uniform(clg_test_rng *rng, float *x, size_t n, float lo, float hi);
 /* Small integers in [lo, hi]: sums of their products stay exact in float32. */
 void clg_test_fill_int(clg_test_rng *rng, float *x, size_t n, int lo, int hi);
@@ -32,9 +40,10 @@ float *clg_test_abs_copy(const float *x, size_t n);
 double clg_test_rel_l2(const float *a, const double *ref, size_t n);
 double clg_test_max_abs_diff(const float *a, const float *b, size_t n);
 
-/* The first device of the "cpu" environment (POCL here), asserting success. The list stays
- * valid until clg_test_devices_release. */
-const clg_device_info *clg_test_cpu_device(void);
+/* The first device of the "auto" environment (the first GPU if any, else the CPU: POCL or
+ * Intel's runtime here, oclgrind's simulated GPU under oclgrind), asserting success. The
+ * list stays valid until clg_test_devices_release. */
+const clg_device_info *clg_test_device(void);
 void clg_test_devices_release(void);
 /* For a test that CMake marks POCL-only (CLG_TEST_POCL_ONLY holds why, and SKIP_RETURN_CODE
  * 77): on another implementation it prints that it is skipped and why, and exits 77. */
