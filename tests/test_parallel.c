@@ -629,11 +629,13 @@ static int setup(void **state)
     clg_ctx_options co = clg_ctx_options_default();
     co.cache_dir = getenv("CLGRAD_CACHE_DIR");
     /* Two POCL devices when there are (POCL_DEVICES="pthread pthread"), else two sub-devices
-     * of the CPU where it can be split, else two more contexts on it. */
+     * of the CPU where it can be split, else two more contexts on the test's device (a GPU,
+     * or oclgrind's). */
     const clg_device_info *cpu = clg_test_device();
     CLG_ASSERT_STATUS(clg_devices_list(&all, &nall), CLG_OK);
     size_t *idx = NULL, ncpu = 0;
-    CLG_ASSERT_STATUS(clg_devices_select(all, nall, CLG_ENV_CPU, "", &idx, &ncpu), CLG_OK);
+    if (cpu->type == CLG_DEVICE_CPU)
+        CLG_ASSERT_STATUS(clg_devices_select(all, nall, CLG_ENV_CPU, "", &idx, &ncpu), CLG_OK);
     if (ncpu >= 2) {
         for (int i = 0; i < 2; i++)
             CLG_ASSERT_STATUS(clg_ctx_create(&all[idx[i]], &co, &sub[i]), CLG_OK);
@@ -645,7 +647,7 @@ static int setup(void **state)
     } else {
         for (int i = 0; i < 2; i++)
             CLG_ASSERT_STATUS(clg_ctx_create(cpu, &co, &sub[i]), CLG_OK);
-        print_message("devices: 3 contexts on the CPU (it cannot be split)\n");
+        print_message("devices: 3 contexts on %s (it cannot be split)\n", cpu->name);
     }
     free(idx);
     return 0;

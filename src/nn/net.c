@@ -370,18 +370,20 @@ static clg_status rebind(clg_tensor **t, cl_mem mem, size_t at)
     return CLG_OK;
 }
 
-clg_status clg__net_bind_params(clg_net *net, cl_mem params, cl_mem grads)
+clg_status clg__net_bind_params(clg_net *net, const cl_mem *params, const cl_mem *grads)
 {
-    size_t at = 0;
+    size_t k = 0;
     clg_status st = CLG_OK;
     for (size_t i = 0; i < net->count; i++) {
         clg__layer *l = &net->layers[i];
+        size_t at = 0;
         for (size_t p = 0; st == CLG_OK && p < l->nparams; p++) {
-            st = rebind(&l->param[p], params, at);
+            st = rebind(&l->param[p], params[k], at);
             if (st == CLG_OK)
-                st = rebind(&l->grad[p], grads, at);
+                st = rebind(&l->grad[p], grads[k], at);
             at += clg_tensor_numel(l->param[p]);
         }
+        k += l->nparams > 0;
     }
     return st;
 }

@@ -98,11 +98,13 @@ clg_status clg__net_backward_each(clg_net *net, const int32_t *labels, float sca
  * NULL to count. */
 size_t clg__net_params(clg_net *net, clg__param_ref *refs, size_t cap);
 
-/* Points every learnable at params and its gradient at grads, both holding them packed in
- * clg_net_get_params order (element offsets; buffers over host memory, for replicas that
- * compute on the host's master weights): views replace the tensors, whose contents are
- * dropped. On failure the net may be part rebound; destroy it. */
-clg_status clg__net_bind_params(clg_net *net, cl_mem params, cl_mem grads);
+/* Points the learnables of the k-th layer that has any at params[k] and their gradients at
+ * grads[k], each holding that layer's packed in clg_net_get_params order from element 0
+ * (buffers over slices of host memory, for replicas that compute on the host's master
+ * weights: one per layer, so that the host may map one layer's while kernels use another's).
+ * Views replace the tensors, whose contents are dropped. On failure the net may be part
+ * rebound; destroy it. */
+clg_status clg__net_bind_params(clg_net *net, const cl_mem *params, const cl_mem *grads);
 
 /* clg_net_parse without argument checks; with ctx NULL the network is a spec: shapes and
  * settings, no tensors (for checking text without a device, e.g. fuzzing). */

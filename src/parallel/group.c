@@ -44,6 +44,8 @@ clg_status clg__group_create(clg_net *master, clg_ctx *const *ctxs, size_t n,
     g->counts = clg__calloc(n, sizeof *g->counts);
     g->ms = clg__calloc(n, sizeof *g->ms);
     g->crew = clg__crew_create(n);
+    for (size_t i = 0; i < n; i++)
+        g->serial |= clg__ctx_thread_unsafe(ctxs[i]);
     g->params = clg__malloc_pages((g->nparams + 1) * sizeof(float));
     g->state = clg__malloc((g->nstate + 1) * sizeof(float));
     size_t text_len = 0;
@@ -93,7 +95,7 @@ clg_status clg__group_zero_copy(clg__group *g, int mode)
     g->zero_copy = mode;
     for (size_t i = 0; i < g->n; i++) {
         replica *r = &g->r[i];
-        if (r->host_params || !clg__group_wants_sharing(g, r))
+        if (r->shared || !clg__group_wants_sharing(g, r))
             continue;
         clg_status st = clg__replica_share(r);
         if (st != CLG_OK)
@@ -355,9 +357,9 @@ static void *work(void *arg)
         }
     int fresh = r->version == g->version;
     r->version = 0; /* unknown until this step completes */
-    if (st == CLG_OK && r->host_params)
+    if (st == CLG_OK && r->shared)
         st = clg__replica_release(r); /* the host is done with the weights and gradients */
-    if (st == CLG_OK && !fresh && g->nparams && !r->host_params)
+    if (st == CLG_OK && !fresh && g->nparams && !r->shared)
         st = clg_net_set_params(net, CLG_PARAMS_LEARNABLE, g->params, g->nparams);
     if (st == CLG_OK && !fresh && g->nstate)
         st = clg_net_set_params(net, CLG_PARAMS_STATE, g->state, g->nstate);
@@ -386,17 +388,17 @@ static void *work(void *arg)
     ov.r = r;
     /* in host memory there is nothing to read: layer by layer only to stream or update */
     int publish = g->streaming || g->updating;
-    int overlapped = r->host_grads ? publish : clg__group_overlaps(g, r);
+    int overlapped = r->shared ? publish : clg__group_overlaps(g, r);
     if (st == CLG_OK && overlapped) {
         ov.nrefs = clg__net_params(net, ov.refs, 256);
         for (size_t k = 1; k < ov.nrefs && k < 256; k++)
             ov.offs[k] = ov.offs[k - 1] + clg_tensor_numel(ov.refs[k - 1].grad);
         st = ov.nrefs > 256 ? CLG_ERR_UNSUPPORTED
-             : r->host_grads ? CLG_OK : clg__ctx_transfer_queue(net->ctx, &ov.tq);
+             : r->shared ? CLG_OK : clg__ctx_transfer_queue(net->ctx, &ov.tq);
     }
     if (st == CLG_OK) /* the sum over the shard: the host divides by the whole batch */
         st = clg__net_backward_each(net, g->labels + r->first, 1.0f, g->step,
-                                    !overlapped ? NULL : r->host_grads ? map_layer : read_layer,
+                                    !overlapped ? NULL : r->shared ? map_layer : read_layer,
                                     &ov);
     /* each layer's range as it lands, while the layers before compute; the read-back left
      * once they are all done (the last layer's) is what overlap did not hide */
@@ -416,7 +418,7 @@ static void *work(void *arg)
         cl_int err = clFinish(ov.tq);
         if (st == CLG_OK && err != CL_SUCCESS)
             st = clg__fail_cl(net->ctx, err, "waiting for gradient read-back");
-    } else if (st == CLG_OK && !r->host_grads) {
+    } else if (st == CLG_OK && !r->shared) {
         st = read_grads(net, r->grad);
     }
     r->readback = clg__now() - t_back;
@@ -424,7 +426,7 @@ static void *work(void *arg)
         st = clg__net_check_numerics(net, 1, g->step);
     if (st == CLG_OK && g->nstate)
         st = clg_net_get_params(net, CLG_PARAMS_STATE, r->state, g->nstate);
-    if (r->host_params) { /* the host's again (also after a failure: it updates the weights) */
+    if (r->shared) { /* the host's again (also after a failure: it updates the weights) */
         clg_status held = clg__replica_hold(r);
         st = st == CLG_OK ? held : st;
     }
@@ -486,8 +488,8 @@ clg_status clg__group_step(clg__group *g, const float *images, const int32_t *la
         first += r->count;
         if (!r->count)
             continue;
-        if (!clg__crew_start(g->crew, i, work, r))
-            work(r); /* no thread to be had: run it here */
+        if (g->serial || !clg__crew_start(g->crew, i, work, r))
+            work(r); /* no thread to be had, or a runtime that wants one: run it here */
     }
     if (g->streaming) /* each layer's gradients onward while the devices still compute */
         clg__ranges_drain(&g->ranges, working, clg__group_take_range, clg__group_stream_idle,

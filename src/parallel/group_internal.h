@@ -6,8 +6,6 @@
 #include "parallel/parallel_internal.h"
 #include "parallel/ranges.h"
 
-/* per buffer: the ranges streamed in a step and the gaps between them mapped after it */
-#define CLG__MAX_MAPS (4 * CLG__MAX_RANGES + 2)
 #define CLG__TIMED_STEPS 5 /* auto split: step times kept per device */
 
 typedef struct replica {
@@ -33,14 +31,15 @@ typedef struct replica {
     uint64_t slow_at;        /* at this step only (0: every step) */
     double readback;         /* last step: seconds spent waiting for gradients after backward */
     size_t published;        /* streaming: ranges published this step */
-    /* computing in host memory (host_shared.c): buffers over g->params and grad, and what
-       the host has mapped of them since the replica's last step */
-    cl_mem host_params, host_grads;
-    cl_mem map_mem[CLG__MAX_MAPS];
-    void *map_ptr[CLG__MAX_MAPS];
-    size_t map_lo[CLG__MAX_MAPS], map_hi[CLG__MAX_MAPS]; /* in floats */
-    size_t nmaps;
-    int held;                /* the whole of both is mapped */
+    /* computing in host memory (host_shared.c): per layer with parameters (a slice), a
+       buffer over its part of g->params and one over its part of grad, and what the host
+       has mapped of them since the replica's last step */
+    int shared;
+    size_t nslices;
+    cl_mem *host_params, *host_grads;
+    size_t *slice_lo, *slice_hi;  /* in floats */
+    unsigned char *mapped;        /* per slice: MAPPED_GRADS | MAPPED_PARAMS */
+    int held;                     /* every slice of both is mapped */
 } replica;
 
 struct clg__group {
@@ -58,6 +57,8 @@ struct clg__group {
     unsigned long readback_steps;
     float *weights;          /* current shares */
     int auto_split;
+    int serial;              /* replicas run one after the other on the caller's thread: a
+                                device's runtime is not thread-safe (oclgrind's) */
     unsigned verdicts;       /* auto split: verdicts in a row for a small move (its shards
                                 in replica.proposed) */
     size_t *counts;

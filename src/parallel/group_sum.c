@@ -52,7 +52,7 @@ int clg__group_overlaps(const clg__group *g, const replica *r)
 {
     return g->overlap > 0 ||
            (g->overlap < 0 &&
-            (clg_ctx_decides_as_gpu(r->net->ctx) || r->host_grads));
+            (clg_ctx_decides_as_gpu(r->net->ctx) || r->shared));
 }
 
 /* dst = (have ? dst + src : src) * (last ? inv : 1) */

@@ -1,6 +1,6 @@
 /* Replicas that compute in the host's memory: on a device that shares it (a CPU), a replica's
- * parameters are a buffer over the group's master weights and its gradients a buffer over its
- * host gradient array, so that a step copies nothing: no weights sent, no gradients read back
+ * parameters are buffers over the group's master weights and its gradients buffers over its
+ * host gradient array (one of each per layer), so that a step copies nothing: no weights sent, no gradients read back
  * (26 MB a step per device for the default network). The host touches those arrays only
  * while they are mapped, from the end of the replica's step to the start of its next, as
  * OpenCL asks of buffers over host memory; on such devices a map is no copy. */
@@ -12,68 +12,41 @@ int clg__group_wants_sharing(const clg__group *g, const replica *r)
            (g->zero_copy < 0 && !clg_ctx_decides_as_gpu(r->net->ctx));
 }
 
-/* Maps count floats of mem from element `first` for the host; the pointer must be `want`
- * (buffers over host memory map to it). Queued (done, when given, is its event). */
-static clg_status map(replica *r, cl_mem mem, cl_map_flags flags, size_t first, size_t count,
-                      float *want, cl_event *done)
+enum { MAPPED_GRADS = 1, MAPPED_PARAMS = 2 };
+
+/* Maps slice b of the gradients or the weights for the host (queued; done, when given, is
+ * its event). Buffers over host memory map to their own pointer. */
+static clg_status map(replica *r, size_t b, int which, cl_event *done)
 {
     clg_ctx *ctx = r->net->ctx;
-    if (r->nmaps >= CLG__MAX_MAPS)
-        return clg__fail(ctx, CLG_ERR_UNSUPPORTED, "device group: more than %d mappings",
-                         CLG__MAX_MAPS);
+    int params = which == MAPPED_PARAMS;
+    float *want = (params ? r->g->params : r->grad) + r->slice_lo[b];
     cl_int err;
-    void *p = clEnqueueMapBuffer((cl_command_queue)clg_ctx_cl_queue(ctx), mem, CL_FALSE, flags,
-                                 first * sizeof(float), count * sizeof(float), 0, NULL, done,
+    void *p = clEnqueueMapBuffer((cl_command_queue)clg_ctx_cl_queue(ctx),
+                                 params ? r->host_params[b] : r->host_grads[b], CL_FALSE,
+                                 params ? CL_MAP_READ | CL_MAP_WRITE : CL_MAP_READ, 0,
+                                 (r->slice_hi[b] - r->slice_lo[b]) * sizeof(float), 0, NULL, done,
                                  &err);
     if (err != CL_SUCCESS)
         return clg__fail_cl(ctx, err, "device group: mapping host memory");
-    r->map_mem[r->nmaps] = mem;
-    r->map_ptr[r->nmaps] = p;
-    r->map_lo[r->nmaps] = first;
-    r->map_hi[r->nmaps++] = first + count;
+    r->mapped[b] |= (unsigned char)which;
     if (p != (void *)want)
         return clg__fail(ctx, CLG_ERR_UNSUPPORTED, "device group: %s mapped host memory at "
                          "another address", clg_ctx_device(ctx)->name);
     return CLG_OK;
 }
 
-/* Maps what of [0, n) is not mapped yet. Regions mapped twice at once are never made: with a
- * layer's range streamed from element 0, the whole buffer would map to the same pointer, and
- * Intel's runtime then refuses the second unmap of that pointer (CL_INVALID_VALUE). */
-static clg_status map_gaps(replica *r, cl_mem mem, cl_map_flags flags, size_t n, float *base)
-{
-    size_t at = 0;
-    while (at < n) {
-        size_t next = n; /* the first mapped range at or after `at` bounds the gap */
-        int inside = 0;
-        for (size_t i = 0; i < r->nmaps; i++) {
-            if (r->map_mem[i] != mem || r->map_hi[i] <= at)
-                continue;
-            if (r->map_lo[i] <= at) {
-                at = r->map_hi[i], inside = 1;
-                break;
-            }
-            next = r->map_lo[i] < next ? r->map_lo[i] : next;
-        }
-        if (inside)
-            continue;
-        clg_status st = map(r, mem, flags, at, next - at, base + at, NULL);
-        if (st != CLG_OK)
-            return st;
-        at = next;
-    }
-    return CLG_OK;
-}
-
 clg_status clg__replica_hold(replica *r)
 {
-    clg__group *g = r->g;
     if (r->held)
         return CLG_OK;
-    size_t n = g->nparams ? g->nparams : 1;
-    clg_status st = map_gaps(r, r->host_grads, CL_MAP_READ, n, r->grad);
-    if (st == CLG_OK)
-        st = map_gaps(r, r->host_params, CL_MAP_READ | CL_MAP_WRITE, n, g->params);
+    clg_status st = CLG_OK;
+    for (size_t b = 0; st == CLG_OK && b < r->nslices; b++) {
+        if (!(r->mapped[b] & MAPPED_GRADS))
+            st = map(r, b, MAPPED_GRADS, NULL);
+        if (st == CLG_OK && !(r->mapped[b] & MAPPED_PARAMS))
+            st = map(r, b, MAPPED_PARAMS, NULL);
+    }
     if (st == CLG_OK) /* the queue is in order: one wait for every map */
         st = clg_ctx_finish(r->net->ctx);
     r->held = st == CLG_OK;
@@ -82,41 +55,85 @@ clg_status clg__replica_hold(replica *r)
 
 clg_status clg__replica_hold_range(replica *r, size_t lo, size_t hi, int weights, cl_event *done)
 {
-    if (!weights)
-        return map(r, r->host_grads, CL_MAP_READ, lo, hi - lo, r->grad + lo, done);
-    clg_status st = map(r, r->host_grads, CL_MAP_READ, lo, hi - lo, r->grad + lo, NULL);
-    return st != CLG_OK ? st : /* in order: done once both are mapped */
-           map(r, r->host_params, CL_MAP_READ | CL_MAP_WRITE, lo, hi - lo, r->g->params + lo, done);
+    size_t b = 0;
+    while (b < r->nslices && !(r->slice_lo[b] == lo && r->slice_hi[b] == hi))
+        b++;
+    if (b == r->nslices)
+        return clg__fail(r->net->ctx, CLG_ERR_INTERNAL, "device group: %zu-%zu is not one "
+                         "layer's parameters", lo, hi);
+    clg_status st = map(r, b, MAPPED_GRADS, weights ? NULL : done);
+    return st != CLG_OK || !weights ? st : map(r, b, MAPPED_PARAMS, done); /* in order */
 }
 
 clg_status clg__replica_release(replica *r)
 {
     clg_ctx *ctx = r->net->ctx;
+    cl_command_queue q = (cl_command_queue)clg_ctx_cl_queue(ctx);
     cl_int err = CL_SUCCESS;
-    for (size_t i = 0; i < r->nmaps; i++) {
-        cl_int e = clEnqueueUnmapMemObject((cl_command_queue)clg_ctx_cl_queue(ctx), r->map_mem[i],
-                                           r->map_ptr[i], 0, NULL, NULL);
+    for (size_t b = 0; b < r->nslices; b++) {
+        cl_int e = CL_SUCCESS;
+        if (r->mapped[b] & MAPPED_GRADS)
+            e = clEnqueueUnmapMemObject(q, r->host_grads[b], r->grad + r->slice_lo[b], 0, NULL,
+                                        NULL);
         err = err == CL_SUCCESS ? e : err;
+        if (r->mapped[b] & MAPPED_PARAMS)
+            e = clEnqueueUnmapMemObject(q, r->host_params[b], r->g->params + r->slice_lo[b], 0,
+                                        NULL, NULL);
+        err = err == CL_SUCCESS ? e : err;
+        r->mapped[b] = 0;
     }
-    r->nmaps = 0;
     r->held = 0;
     return err == CL_SUCCESS ? CLG_OK
                              : clg__fail_cl(ctx, err, "device group: unmapping host memory");
 }
 
+/* The slices: each layer's parameters, in clg_net_get_params order. */
+static clg_status find_slices(replica *r)
+{
+    clg_net *net = r->net;
+    size_t n = 0, at = 0;
+    for (size_t i = 0; i < net->count; i++)
+        n += net->layers[i].nparams > 0;
+    r->host_params = clg__calloc(n ? n : 1, sizeof *r->host_params);
+    r->host_grads = clg__calloc(n ? n : 1, sizeof *r->host_grads);
+    r->slice_lo = clg__calloc(n ? n : 1, sizeof *r->slice_lo);
+    r->slice_hi = clg__calloc(n ? n : 1, sizeof *r->slice_hi);
+    r->mapped = clg__calloc(n ? n : 1, 1);
+    if (!r->host_params || !r->host_grads || !r->slice_lo || !r->slice_hi || !r->mapped)
+        return clg__fail(net->ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "device group: out of host memory");
+    for (size_t i = 0; i < net->count; i++) {
+        const clg__layer *l = &net->layers[i];
+        if (!l->nparams)
+            continue;
+        r->slice_lo[r->nslices] = at;
+        for (size_t p = 0; p < l->nparams; p++)
+            at += clg_tensor_numel(l->param[p]);
+        r->slice_hi[r->nslices++] = at;
+    }
+    return CLG_OK;
+}
+
+/* One buffer per layer, not one for all: OpenCL leaves undefined a kernel that uses a buffer
+ * any part of which is mapped (oclgrind reports it), and the host maps a layer's slice while
+ * the device still computes the layers before it. */
 clg_status clg__replica_share(replica *r)
 {
     clg__group *g = r->g;
     clg_ctx *ctx = r->net->ctx;
-    size_t bytes = (g->nparams ? g->nparams : 1) * sizeof(float);
+    r->shared = 1;
+    clg_status st = find_slices(r);
     cl_int err = CL_SUCCESS;
-    r->host_params = clg__create_host_buffer(ctx, g->params, bytes, &err);
-    if (err == CL_SUCCESS)
-        r->host_grads = clg__create_host_buffer(ctx, r->grad, bytes, &err);
-    if (err != CL_SUCCESS)
-        return clg__fail_cl(ctx, err, "device group: a buffer over host memory on %s",
-                            clg_ctx_device(ctx)->name);
-    clg_status st = clg__net_bind_params(r->net, r->host_params, r->host_grads);
+    for (size_t b = 0; st == CLG_OK && err == CL_SUCCESS && b < r->nslices; b++) {
+        size_t lo = r->slice_lo[b], bytes = (r->slice_hi[b] - lo) * sizeof(float);
+        r->host_params[b] = clg__create_host_buffer(ctx, g->params + lo, bytes, &err);
+        if (err == CL_SUCCESS)
+            r->host_grads[b] = clg__create_host_buffer(ctx, r->grad + lo, bytes, &err);
+    }
+    if (st == CLG_OK && err != CL_SUCCESS)
+        st = clg__fail_cl(ctx, err, "device group: a buffer over host memory on %s",
+                          clg_ctx_device(ctx)->name);
+    if (st == CLG_OK)
+        st = clg__net_bind_params(r->net, r->host_params, r->host_grads);
     if (st == CLG_OK)
         st = clg__replica_hold(r); /* the host owns the arrays until the first step */
     return st;
@@ -124,13 +141,27 @@ clg_status clg__replica_share(replica *r)
 
 void clg__replica_unshare(replica *r)
 {
-    if (r->nmaps) {
+    int any = 0;
+    for (size_t b = 0; b < r->nslices; b++)
+        any |= r->mapped[b];
+    if (any) {
         (void)clg__replica_release(r);
         (void)clg_ctx_finish(r->net->ctx);
     }
-    if (r->host_params)
-        clReleaseMemObject(r->host_params);
-    if (r->host_grads)
-        clReleaseMemObject(r->host_grads);
+    for (size_t b = 0; b < r->nslices; b++) {
+        if (r->host_params[b])
+            clReleaseMemObject(r->host_params[b]);
+        if (r->host_grads[b])
+            clReleaseMemObject(r->host_grads[b]);
+    }
+    free(r->host_params);
+    free(r->host_grads);
+    free(r->slice_lo);
+    free(r->slice_hi);
+    free(r->mapped);
     r->host_params = r->host_grads = NULL;
+    r->slice_lo = r->slice_hi = NULL;
+    r->mapped = NULL;
+    r->nslices = 0;
+    r->shared = 0;
 }

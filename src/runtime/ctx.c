@@ -136,6 +136,11 @@ const clg_device_info *clg_ctx_device(const clg_ctx *ctx)
     return ctx ? &ctx->device : NULL;
 }
 
+int clg__ctx_thread_unsafe(const clg_ctx *ctx)
+{
+    return strstr(ctx->device.platform, "Oclgrind") != NULL;
+}
+
 int clg_ctx_decides_as_gpu(const clg_ctx *ctx)
 {
     return ctx ? ctx->as_gpu : 0;
