@@ -17,7 +17,7 @@ static clg_status scenario(void)
     clg_device_info *devs = NULL;
     size_t n = 0, *pick = NULL, npick = 0;
     clg_ctx *ctx = NULL;
-    clg_tensor *t[6] = {NULL};
+    clg_tensor *t[7] = {NULL};
     float host[8 * 8 * 2];
     for (int i = 0; i < 128; i++)
         host[i] = (float)(i % 7) - 3.0f;
@@ -28,8 +28,9 @@ static clg_status scenario(void)
     o.cache_dir = getenv("CLGRAD_CACHE_DIR");
     if (st == CLG_OK)
         st = clg_ctx_create(&devs[pick[0]], &o, &ctx);
-    const clg_shape shapes[6] = {{2, 1, 8, 8}, {3, 1, 3, 3}, {2, 3, 8, 8}, {2, 3, 4, 4}, {2, 48, 1, 1}, {48, 48, 1, 1}};
-    for (int i = 0; i < 6 && st == CLG_OK; i++)
+    const clg_shape shapes[7] = {{2, 1, 8, 8}, {3, 1, 3, 3}, {2, 3, 8, 8}, {2, 3, 4, 4}, {2, 48, 1, 1}, {48, 48, 1, 1},
+                                 {48, 48, 1, 1}};
+    for (int i = 0; i < 7 && st == CLG_OK; i++)
         st = clg_tensor_create(ctx, shapes[i], &t[i]);
     if (st == CLG_OK)
         st = clg_tensor_upload(t[0], host, 128);
@@ -49,14 +50,14 @@ static clg_status scenario(void)
     double loss;
     if (st == CLG_OK)
         st = clg_softmax_xent_forward(ctx, t[4], labels, 2, NULL, &loss, NULL);
-    clg_matrix m = {t[5], 0, 48};
+    clg_matrix m = {t[5], 0, 48}, out = {t[6], 0, 48};
     if (st == CLG_OK) /* large enough for the register-blocked kernel and its scratch */
-        st = clg_sgemm(ctx, CLG_NO_TRANS, CLG_TRANS, 48, 48, 48, 1.0f, m, m, 0.0f, m);
+        st = clg_sgemm(ctx, CLG_NO_TRANS, CLG_TRANS, 48, 48, 48, 1.0f, m, m, 0.0f, out);
     if (st == CLG_OK)
         st = clg_ctx_finish(ctx);
     if (st != CLG_OK && !clg_last_error()[0])
         fail_msg("%s without a message", clg_status_name(st));
-    for (int i = 0; i < 6; i++)
+    for (int i = 0; i < 7; i++)
         clg_tensor_destroy(t[i]);
     clg_ctx_destroy(ctx);
     free(pick);
