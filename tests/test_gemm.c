@@ -427,6 +427,17 @@ static void default_table_fits_the_device(void **state)
     assert_int_equal(clg_gemm_default_params(&d).mr, 6);
     d.vec_width_float = 4;
     assert_int_equal(clg_gemm_default_params(&d).nr, 16);
+    /* Intel's CPU runtime prefers width 1 and is 16 wide (AVX-512): its own row */
+    snprintf(d.vendor, sizeof d.vendor, "Intel(R) Corporation");
+    d.vec_width_float = 1;
+    d.native_vec_width_float = 16;
+    p = clg_gemm_default_params(&d);
+    assert_int_equal(p.mr, 6);
+    assert_int_equal(p.local_m, 16);
+    snprintf(d.vendor, sizeof d.vendor, "GenuineIntel"); /* POCL on an Intel CPU */
+    assert_int_equal(clg_gemm_default_params(&d).mr, 8);
+    d.native_vec_width_float = 8; /* AVX2 */
+    assert_int_equal(clg_gemm_default_params(&d).mr, 6);
     /* Every row is valid for the device it is meant for. */
     CLG_ASSERT_STATUS(clg_gemm_get_params(ctx, &p), CLG_OK);
     CLG_ASSERT_STATUS(clg_gemm_set_params(ctx, &p), CLG_OK);

@@ -51,10 +51,11 @@ static void json_device(const clg_device_info *d)
     json_string(d->driver_version);
     printf(",\"compute_units\":%u,\"clock_mhz\":%u,\"global_mem_bytes\":%llu,"
            "\"local_mem_bytes\":%llu,\"max_alloc_bytes\":%llu,\"fp16\":%s,\"fp64\":%s,"
-           "\"vector_width_float\":%u,\"subdevice\":%s}",
+           "\"vector_width_float\":%u,\"native_vector_width_float\":%u,\"subdevice\":%s}",
            d->compute_units, d->clock_mhz, (unsigned long long)d->global_mem_bytes,
            (unsigned long long)d->local_mem_bytes, (unsigned long long)d->max_alloc_bytes,
            d->fp16 ? "true" : "false", d->fp64 ? "true" : "false", d->vec_width_float,
+           d->native_vec_width_float,
            d->is_subdevice ? "true" : "false");
 }
 

@@ -10,6 +10,10 @@ dir=${1:-${XDG_DATA_HOME:-$HOME/.local/share}/clgrad/intel-opencl}
 python=${PYTHON:-python3}
 
 if [ ! -x "$dir/venv/bin/pip" ]; then
+  if ! "$python" -c 'import venv, ensurepip' 2>/dev/null; then
+    echo "setup-intel-opencl.sh: $python cannot make a venv: apt-get install python3-venv" >&2
+    exit 1
+  fi
   mkdir -p "$dir"
   "$python" -m venv "$dir/venv" >&2
 fi

@@ -46,6 +46,9 @@ typedef struct clg_device_info {
     size_t parent_index;              /* for sub-devices: index of the parent device */
     void *cl_platform;                /* cl_platform_id (borrowed) */
     void *cl_device;                  /* cl_device_id (retained by the list that holds it) */
+    unsigned native_vec_width_float;  /* CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT: the SIMD width
+                                         (Intel's CPU runtime prefers 1 above, as it vectorises
+                                         across work-items, but is 16 wide on AVX-512) */
 } clg_device_info;
 
 /** Lists every device of every OpenCL platform as one flat array, platforms in ICD order and

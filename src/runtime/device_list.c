@@ -99,6 +99,7 @@ void clg__device_describe(cl_platform_id p, cl_device_id d, clg_device_info *inf
     info->vec_width_float = uint_info(d, CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT);
     info->vec_width_half = uint_info(d, CL_DEVICE_PREFERRED_VECTOR_WIDTH_HALF);
     info->vec_width_double = uint_info(d, CL_DEVICE_PREFERRED_VECTOR_WIDTH_DOUBLE);
+    info->native_vec_width_float = uint_info(d, CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT);
 }
 
 static clg_status platform_devices(cl_platform_id p, cl_device_id **ids, cl_uint *count)
