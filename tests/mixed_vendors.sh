@@ -8,7 +8,8 @@ work=$1
 shift
 icd=${CLGRAD_INTEL_ICD:-${XDG_DATA_HOME:-$HOME/.local/share}/clgrad/intel-opencl/intel.icd}
 if [ ! -f "$icd" ]; then
-  echo "skipped: Intel's OpenCL runtime is not installed ($icd; tools/setup-intel-opencl.sh installs it)"
+  echo "skipped: Intel's OpenCL runtime is not installed ($icd;" \
+    "tools/setup-intel-opencl.sh installs it)"
   exit 77
 fi
 rm -rf "$work"

@@ -32,7 +32,8 @@ static const default_row default_table[] = {
      * AVX-512, measured with clgrad-tune on an AMD EPYC through it: 6 x 32 blocks, 16 x 2
      * groups, K in blocks of 128: 396 GFLOP/s at 1024^3. It prefers float vectors of width 1,
      * so it used to fall to the last row (4 x 16 blocks: 261-272 GFLOP/s). */
-    {CLG_DEVICE_CPU, "Intel(R) Corporation", 16, {CLG_GEMM_KERNEL_REG, 6, 32, 16, 2, 128, 1, 2, 32, 8, 131072.0}},
+    {CLG_DEVICE_CPU, "Intel(R) Corporation", 16,
+     {CLG_GEMM_KERNEL_REG, 6, 32, 16, 2, 128, 1, 2, 32, 8, 131072.0}},
     /* AVX-512 CPUs (POCL), measured: 8 x 32 blocks (16 float16 accumulators of 32 registers),
      * 8 row tiles per group sharing each B panel in cache, K in blocks of 512, B in place
      * for K < 64 (packing such a B costs more than it saves); below 2^17

@@ -104,11 +104,11 @@ void clg__group_rebalance(clg__group *g);
 int clg__group_overlaps(const clg__group *g, const replica *r);
 
 /* Computing in host memory (host_shared.c). Whether the group's setting puts replica r there;
- * clg__replica_share makes its parameters and gradients buffers over g->params and r->grad
- * (page-aligned) and maps them for the host; release unmaps them before a step's kernels
- * (queued), hold maps them again after its last (blocking); hold_range maps gradients
- * [lo, hi) for reading, and with weights the master weights [lo, hi) for writing, once the
- * queue reaches that point (*done: when); unshare unmaps and
+ * clg__replica_share makes its parameters and gradients buffers over g->params and r->grad,
+ * one per layer, and maps them for the host; release unmaps them before a step's kernels
+ * (queued), hold maps again what is not mapped after its last (blocking); hold_range maps one
+ * layer's gradients [lo, hi) for reading, and with weights its master weights for writing,
+ * once the queue reaches that point (*done: when); unshare unmaps and
  * releases the buffers, before the replica's net is destroyed. */
 int clg__group_wants_sharing(const clg__group *g, const replica *r);
 clg_status clg__replica_share(replica *r);

@@ -101,7 +101,8 @@ const clg_device_info *clg_test_device(void)
             fail_msg("clg_devices_list: %s: %s", clg_status_name(st), clg_last_error());
     }
     size_t *idx, count;
-    clg_status st = clg_devices_select(test_devices, test_device_count, CLG_ENV_AUTO, "", &idx, &count);
+    clg_status st = clg_devices_select(test_devices, test_device_count, CLG_ENV_AUTO, "", &idx,
+                                       &count);
     if (st != CLG_OK)
         fail_msg("no device: %s", clg_last_error());
     const clg_device_info *d = &test_devices[idx[0]];

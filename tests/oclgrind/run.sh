@@ -24,7 +24,10 @@ for t in "${tests[@]}"; do
   n=$(grep -c . "$logs/$t.errors" 2>/dev/null || true)
   status=ok
   if [ "$rc" -ne 0 ]; then status="FAILED (exit $rc)"; failed=$((failed + 1)); fi
-  if [ "${n:-0}" -ne 0 ]; then status="$status, oclgrind reported errors"; reports=$((reports + 1)); fi
+  if [ "${n:-0}" -ne 0 ]; then
+    status="$status, oclgrind reported errors"
+    reports=$((reports + 1))
+  fi
   printf '%-20s %4ds  %s\n' "$t" $((SECONDS - start)) "$status"
   if [ "$status" != ok ]; then
     tail -n 40 "$logs/$t.out"
