@@ -5,9 +5,9 @@
 #include "gemm_internal.h"
 
 /* Checks one operand: stored rows x cols with leading dimension ld, `batch` copies `stride`
- * apart, inside its tensor. */
+ * apart, inside its tensor. *extent: the elements from its first to its last, plus one. */
 static clg_status check_operand(clg_ctx *ctx, const char *name, clg_matrix x, size_t rows,
-                                size_t cols, size_t stride, size_t batch)
+                                size_t cols, size_t stride, size_t batch, size_t *extent)
 {
     if (!x.t)
         return clg__fail(ctx, CLG_ERR_INVALID_ARG, "clg_sgemm: %s.t is NULL", name);
@@ -29,6 +29,7 @@ static clg_status check_operand(clg_ctx *ctx, const char *name, clg_matrix x, si
                          "clg_sgemm: %s (%zu x %zu, ld %zu, offset %zu, %zu batch(es) %zu apart) "
                          "does not fit its tensor of %zu floats",
                          name, rows, cols, x.ld, x.offset, batch, stride, numel);
+    *extent = batches + span;
     return CLG_OK;
 }
 
@@ -41,12 +42,6 @@ static int overlaps(clg_matrix c, size_t c_span, clg_matrix x, size_t x_span)
         return 0;
     size_t c0 = c.t->offset + c.offset, x0 = x.t->offset + x.offset;
     return c0 < x0 + x_span && x0 < c0 + c_span;
-}
-
-/* Elements from a matrix's first to its last: batch copies `stride` apart (fitted before). */
-static size_t span_of(clg_matrix x, size_t rows, size_t cols, size_t stride, size_t batch)
-{
-    return (batch - 1) * stride + (rows - 1) * x.ld + cols;
 }
 
 clg_gemm_class clg_gemm_classify(size_t m, size_t n, size_t k, size_t batch)
@@ -70,21 +65,21 @@ clg_status clg_sgemm_batched(clg_ctx *ctx, clg_transpose ta, clg_transpose tb, s
         return clg__fail(ctx, CLG_ERR_INVALID_ARG, "clg_sgemm: m, n, k = %zu, %zu, %zu: each must be below 2^32", m, n, k);
     if (m == 0 || n == 0 || batch == 0)
         return CLG_OK;
-    clg_status st = check_operand(ctx, "C", c, m, n, stride_c, batch);
+    size_t c_span = 0, a_span = 0, b_span = 0;
+    clg_status st = check_operand(ctx, "C", c, m, n, stride_c, batch, &c_span);
     if (st == CLG_OK && k > 0)
-        st = check_operand(ctx, "A", a, ta ? k : m, ta ? m : k, stride_a, batch);
+        st = check_operand(ctx, "A", a, ta ? k : m, ta ? m : k, stride_a, batch, &a_span);
     if (st == CLG_OK && k > 0)
-        st = check_operand(ctx, "B", b, tb ? n : k, tb ? k : n, stride_b, batch);
+        st = check_operand(ctx, "B", b, tb ? n : k, tb ? k : n, stride_b, batch, &b_span);
     if (st != CLG_OK)
         return st;
     if (batch > 1 && stride_c < (m - 1) * c.ld + n)
         return clg__fail(ctx, CLG_ERR_INVALID_ARG,
                          "clg_sgemm: stride_c = %zu makes the batch's C matrices overlap", stride_c);
-    size_t c_span = span_of(c, m, n, stride_c, batch);
-    if (k > 0 && overlaps(c, c_span, a, span_of(a, ta ? k : m, ta ? m : k, stride_a, batch)))
+    if (k > 0 && overlaps(c, c_span, a, a_span))
         return clg__fail(ctx, CLG_ERR_INVALID_ARG, "clg_sgemm: C overlaps A in memory (C is "
                          "written while A is read: the result would depend on the order of work)");
-    if (k > 0 && overlaps(c, c_span, b, span_of(b, tb ? n : k, tb ? k : n, stride_b, batch)))
+    if (k > 0 && overlaps(c, c_span, b, b_span))
         return clg__fail(ctx, CLG_ERR_INVALID_ARG, "clg_sgemm: C overlaps B in memory (C is "
                          "written while B is read: the result would depend on the order of work)");
     clg__gemm_call g = {ta, tb, m, n, k, batch, alpha, beta, NULL, NULL, c.t->mem, 0, 0,
