@@ -1,21 +1,12 @@
 /* Shared pieces of clgrad-bench. */
 #define _POSIX_C_SOURCE 200809L
 #include "bench_common.h"
+#include "json_out.h"
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-/* Prints text as a JSON string (quotes and backslashes dropped, control characters too). */
-static void json_text(const char *text)
-{
-    putchar('"');
-    for (const char *c = text; *c; c++)
-        if (*c != '"' && *c != '\\' && (unsigned char)*c >= 0x20)
-            putchar(*c);
-    putchar('"');
-}
 
 /* The host CPU's model name from /proc/cpuinfo ("" where there is none). */
 static void cpu_model(char *out, size_t cap)
@@ -41,13 +32,13 @@ void bench_json_row(const clg_ctx *ctx, const char *bench, const char *fmt, ...)
     char cpu[256];
     cpu_model(cpu, sizeof cpu);
     printf("{\"bench\":");
-    json_text(bench);
+    json_string(bench);
     printf(",\"platform\":");
-    json_text(d ? d->platform : "");
+    json_string(d ? d->platform : "");
     printf(",\"device\":");
-    json_text(d ? d->name : "");
+    json_string(d ? d->name : "");
     printf(",\"cpu\":");
-    json_text(cpu);
+    json_string(cpu);
     printf(",\"gpu_profile\":%s,", clg_ctx_decides_as_gpu(ctx) && d && d->type == CLG_DEVICE_CPU
                                       ? "true" : "false");
     va_list ap;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "clgrad/clgrad.h"
+#include "json_out.h"
 
 static const clg_exec_env shown_envs[] = {CLG_ENV_AUTO, CLG_ENV_CPU, CLG_ENV_GPU,
                                           CLG_ENV_MULTI_GPU, CLG_ENV_PARALLEL};
@@ -20,21 +21,6 @@ static void usage(FILE *f)
             "                   vendor/name substrings\n"
             "  --split N        also split the first CPU into N sub-devices and list them\n"
             "  --help, --version\n");
-}
-
-static void json_string(const char *s)
-{
-    putchar('"');
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            printf("\\%c", c);
-        else if (c < 0x20)
-            printf("\\u%04x", c);
-        else
-            putchar(c);
-    }
-    putchar('"');
 }
 
 static void json_device(const clg_device_info *d)

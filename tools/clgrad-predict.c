@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "clgrad/clgrad.h"
+#include "json_out.h"
 
 static void usage(FILE *f)
 {
@@ -13,20 +14,6 @@ static void usage(FILE *f)
                "Prints the K (default 3) most likely classes of each image (PNG, JPEG, BMP or\n"
                "PNM; converted to the model's channels and resized to its input size).\n"
                "  --help, --version\n");
-}
-
-static void json_string(const char *s)
-{
-    putchar('"');
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            printf("\\%c", *s);
-        else if ((unsigned char)*s < 0x20)
-            printf("\\u%04x", (unsigned char)*s);
-        else
-            putchar(*s);
-    }
-    putchar('"');
 }
 
 int main(int argc, char **argv)

@@ -12,8 +12,8 @@
 #define TUNING_MAX_BYTES 65536
 
 /* The default table: the first row whose type, vendor substring (NULL: any) and minimum float
- * vector width (preferred or native, the larger) match a device gives its parameters. Measured rows say so; the others are
- * starting points for clgrad-tune. */
+ * vector width (preferred or native, the larger) match a device gives its parameters.
+ * Measured rows say so; the others are starting points for clgrad-tune. */
 typedef struct default_row {
     clg_device_type type;
     const char *vendor;
@@ -30,8 +30,8 @@ static const default_row default_table[] = {
     {CLG_DEVICE_ACCELERATOR, NULL, 0, {CLG_GEMM_KERNEL_LOCAL, 8, 32, 8, 1, 256, 128, 0, 16, 4, 65536.0}},
     /* Intel's OpenCL CPU runtime (vendor "Intel(R) Corporation"; POCL says "GenuineIntel"),
      * AVX-512, measured with clgrad-tune on an AMD EPYC through it: 6 x 32 blocks, 16 x 2
-     * groups, K in blocks of 128: 396 GFLOP/s at 1024^3. It prefers float vectors of width 1,
-     * so it used to fall to the last row (4 x 16 blocks: 261-272 GFLOP/s). */
+     * groups, K in blocks of 128: 396 GFLOP/s at 1024^3 (the last row's 4 x 16 blocks:
+     * 261-272). It reports a preferred float width of 1 and a native one of 16. */
     {CLG_DEVICE_CPU, "Intel(R) Corporation", 16,
      {CLG_GEMM_KERNEL_REG, 6, 32, 16, 2, 128, 1, 2, 32, 8, 131072.0}},
     /* AVX-512 CPUs (POCL), measured: 8 x 32 blocks (16 float16 accumulators of 32 registers),

@@ -1,9 +1,10 @@
 /* Replicas that compute in the host's memory: on a device that shares it (a CPU), a replica's
  * parameters are buffers over the group's master weights and its gradients buffers over its
  * host gradient array (one of each per layer), so that a step copies nothing: no weights
- * sent, no gradients read back (26 MB a step per device for the default network). The host touches those arrays only
- * while they are mapped, from the end of the replica's step to the start of its next, as
- * OpenCL asks of buffers over host memory; on such devices a map is no copy. */
+ * sent, no gradients read back (26 MB a step per device for the default network). The host
+ * touches those arrays only while they are mapped, from the end of the replica's step to the
+ * start of its next (or a layer's from the end of its backward), as OpenCL asks of buffers
+ * over host memory; on such devices a map is no copy. */
 #include "parallel/group_internal.h"
 
 int clg__group_wants_sharing(const clg__group *g, const replica *r)

@@ -69,14 +69,14 @@ struct clg_ctx {
     char last_error[CLG__ERR_TEXT];
 };
 
-/* Host allocations of the library (malloc, calloc, realloc, strdup) and device buffers, with a
- * per-thread fault-injection hook for tests: clg__fault_inject(h, d) makes the h-th host
- * allocation and the d-th device buffer from now on fail (0: never) and resets the counters. */
 /* 1 when the context's OpenCL runtime must only be called from one thread at a time:
  * oclgrind's (its command map is unguarded: two threads enqueuing crash it), against the
  * specification, which makes every call but clSetKernelArg thread-safe. */
 int clg__ctx_thread_unsafe(const clg_ctx *ctx);
 
+/* Host allocations of the library (malloc, calloc, realloc, strdup) and device buffers, with a
+ * per-thread fault-injection hook for tests: clg__fault_inject(h, d) makes the h-th host
+ * allocation and the d-th device buffer from now on fail (0: never) and resets the counters. */
 void *clg__malloc(size_t n);
 void *clg__calloc(size_t n, size_t size);
 void *clg__realloc(void *p, size_t n);
