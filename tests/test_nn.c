@@ -11,6 +11,7 @@
 #include <string.h>
 #include "common/testutil.h"
 #include "nn/nn_internal.h"
+#include "parallel/group_internal.h"
 #include "runtime/runtime_internal.h"
 
 static clg_ctx *ctx;
@@ -70,14 +71,14 @@ static void every_option_round_trips(void **state)
     (void)state;
     static const char full[] =
         "input 9x11x3\n"
-        "conv 3x3x6 pad=1,2 stride=2,1 dilation=1,2 groups=3 bias=0\n"
+        "conv 3x3x6 pad=1,2 stride=2,1 dilation=1,2 groups=3 bias=0 algo=im2col workspace=3M\n"
         "batchnorm momentum=0.25 eps=0.001\n"
         "leaky alpha=0.125\n"
         "avgpool 3x2 stride=1 pad=1,0,1,1 ceil=1 exclude-pad=1\n"
         "elu alpha=0.5\n"
         "maxpool 2x2 stride=1\n"
         "sigmoid\n"
-        "conv 1x1x4\n"
+        "conv 1x1x4 algo=gemm workspace=1000\n"
         "tanh\n"
         "gap\n"
         "dropout 0.25\n"
@@ -131,6 +132,85 @@ static void text_errors_name_line_and_column(void **state)
                      clg_ctx_last_error(ctx), clg_status_name(cases[i].st), cases[i].where);
         assert_null(net);
     }
+}
+
+static char *text_of(const clg_net *net)
+{
+    size_t len;
+    CLG_ASSERT_STATUS(clg_net_text(net, NULL, 0, &len), CLG_OK);
+    char *text = malloc(len + 1);
+    CLG_ASSERT_STATUS(clg_net_text(net, text, len + 1, NULL), CLG_OK);
+    return text;
+}
+
+/* What the builder accepts survives the text form, and with it model files and the replicas
+ * of multi-device training (both rebuilt from the text); what the text could not say is
+ * refused. */
+static void builder_settings_survive_save_load_and_replication(void **state)
+{
+    (void)state;
+    clg_net *net;
+    CLG_ASSERT_STATUS(clg_net_create(ctx, (clg_shape){1, 2, 9, 9}, &net), CLG_OK);
+    clg_conv2d_desc d = clg_conv2d_desc_default();
+    d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = 1;
+    d.algo = CLG_CONV_ALGO_IM2COL;
+    d.workspace_limit = (1u << 20) + 5;
+    d.relu = 1; /* the net decides fusions */
+    CLG_ASSERT_STATUS(clg_net_add_conv2d(net, 3, 3, 4, &d, 1), CLG_ERR_INVALID_ARG);
+    assert_non_null(strstr(clg_ctx_last_error(ctx), "d->relu must be 0"));
+    d.relu = 0;
+    d.algo = (clg_conv_algo)9;
+    CLG_ASSERT_STATUS(clg_net_add_conv2d(net, 3, 3, 4, &d, 1), CLG_ERR_INVALID_ARG);
+    d.algo = CLG_CONV_ALGO_IM2COL;
+    CLG_ASSERT_STATUS(clg_net_add_conv2d(net, 3, 3, 4, &d, 1), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_add_activation(net, CLG_ACT_RELU, 0.0f), CLG_OK);
+    clg_pool2d_desc pd = clg_pool2d_desc_default();
+    pd.relu_input = 1;
+    CLG_ASSERT_STATUS(clg_net_add_pool2d(net, &pd), CLG_ERR_INVALID_ARG);
+    pd.relu_input = 0;
+    CLG_ASSERT_STATUS(clg_net_add_pool2d(net, &pd), CLG_OK);
+    d = clg_conv2d_desc_default();
+    d.algo = CLG_CONV_ALGO_WINOGRAD;
+    d.workspace_limit = (size_t)3 << 30;
+    CLG_ASSERT_STATUS(clg_net_add_conv2d(net, 3, 3, 3, &d, 0), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_add_fc(net, 3), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_add_softmax_xent(net), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_init(net, 5), CLG_OK);
+    char *text = text_of(net);
+    assert_string_equal(text, "input 9x9x2\n"
+                              "conv 3x3x4 pad=1 algo=im2col workspace=1048581\n"
+                              "relu\nmaxpool 2x2\n"
+                              "conv 3x3x3 bias=0 algo=winograd workspace=3G\n"
+                              "fc 3\nsoftmax\n");
+    clg_layer_info info; /* 2 x (3*3*2) multiply-adds per output, 4x9x9 outputs, + bias */
+    CLG_ASSERT_STATUS(clg_net_layer_info(net, 0, &info), CLG_OK);
+    assert_true(info.flops == 2.0 * 18 * 324 + 324);
+
+    char path[512], *dir = clg_test_tempdir("nn-settings");
+    snprintf(path, sizeof path, "%s/settings.clgm", dir);
+    CLG_ASSERT_STATUS(clg_net_save(net, path), CLG_OK);
+    clg_net *loaded;
+    CLG_ASSERT_STATUS(clg_net_load(ctx, path, &loaded), CLG_OK);
+    char *again = text_of(loaded);
+    assert_string_equal(again, text);
+    free(again);
+    clg_net_destroy(loaded);
+    clg_test_rmtree(dir);
+    free(dir);
+
+    clg_ctx *other; /* a second context on the same device: a group of two */
+    CLG_ASSERT_STATUS(clg_ctx_create(clg_ctx_device(ctx), NULL, &other), CLG_OK);
+    clg__group *g;
+    CLG_ASSERT_STATUS(clg__group_create(net, (clg_ctx *const[]){ctx, other}, 2, NULL, &g), CLG_OK);
+    for (size_t i = 0; i < 2; i++) {
+        again = text_of(g->r[i].net);
+        assert_string_equal(again, text);
+        free(again);
+    }
+    clg__group_destroy(g);
+    clg_ctx_destroy(other);
+    free(text);
+    clg_net_destroy(net);
 }
 
 static void impossible_shape_names_the_layer(void **state)
@@ -548,6 +628,7 @@ int main(void)
         cmocka_unit_test(tutorial_shapes_and_round_trip),
         cmocka_unit_test(every_option_round_trips),
         cmocka_unit_test(text_errors_name_line_and_column),
+        cmocka_unit_test(builder_settings_survive_save_load_and_replication),
         cmocka_unit_test(impossible_shape_names_the_layer),
         cmocka_unit_test(init_is_seeded_and_scaled),
         cmocka_unit_test(whole_network_gradient_matches_finite_differences),

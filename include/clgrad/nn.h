@@ -31,6 +31,7 @@ typedef struct clg_layer_info {
     char text[160];      /* the layer's line in the text format */
     clg_shape output;    /* per sample (n = 1) */
     size_t params;       /* learnable values */
+    double flops;        /* floating-point operations of the forward pass per sample */
 } clg_layer_info;
 
 /* What clg_net_get_params / clg_net_set_params move, in layer order. */

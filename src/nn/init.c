@@ -2,7 +2,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "nn/nn_internal.h"
+#include "nn/layer_table.h"
 
 static uint64_t splitmix64(uint64_t *s)
 {
@@ -26,14 +26,13 @@ static int feeds_relu(const clg_net *net, size_t i)
         const clg__layer *l = &net->layers[j];
         if (l->kind == CLG_LAYER_ACTIVATION)
             return l->act == CLG_ACT_RELU || l->act == CLG_ACT_LEAKY_RELU || l->act == CLG_ACT_ELU;
-        if (l->kind != CLG_LAYER_BATCHNORM && l->kind != CLG_LAYER_DROPOUT &&
-            l->kind != CLG_LAYER_POOL2D)
+        if (!clg__layer_def_of(l->kind)->init_transparent)
             return 0;
     }
     return 0;
 }
 
-static clg_status init_weights(clg_net *net, size_t i, uint64_t seed)
+clg_status clg__layer_init_weights(clg_net *net, size_t i, uint64_t seed)
 {
     clg__layer *l = &net->layers[i];
     size_t n = clg_tensor_numel(l->param[0]);
@@ -58,6 +57,8 @@ static clg_status init_weights(clg_net *net, size_t i, uint64_t seed)
     }
     clg_status st = clg_tensor_upload(l->param[0], w, n);
     free(w);
+    if (st == CLG_OK && l->nparams > 1)
+        st = clg_tensor_fill(l->param[1], 0.0f);
     return st;
 }
 
@@ -69,20 +70,9 @@ clg_status clg_net_init(clg_net *net, uint64_t seed)
     net->dropout_seed = splitmix64(&s);
     clg_status st = CLG_OK;
     for (size_t i = 0; st == CLG_OK && i < net->count; i++) {
-        clg__layer *l = &net->layers[i];
-        if (l->kind == CLG_LAYER_CONV2D || l->kind == CLG_LAYER_FC) {
-            st = init_weights(net, i, seed);
-            if (st == CLG_OK && l->nparams > 1)
-                st = clg_tensor_fill(l->param[1], 0.0f);
-        } else if (l->kind == CLG_LAYER_BATCHNORM) {
-            st = clg_tensor_fill(l->param[0], 1.0f);
-            if (st == CLG_OK)
-                st = clg_tensor_fill(l->param[1], 0.0f);
-            if (st == CLG_OK)
-                st = clg_tensor_fill(l->state[0], 0.0f);
-            if (st == CLG_OK)
-                st = clg_tensor_fill(l->state[1], 1.0f);
-        }
+        const clg__layer_def *def = clg__layer_def_of(net->layers[i].kind);
+        if (def->init)
+            st = def->init(net, i, seed);
     }
     return st;
 }

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nn/nn_internal.h"
+#include "nn/layer_table.h"
 
 static void free_names(char **names, size_t n)
 {
@@ -66,114 +66,65 @@ static clg_shape last_shape(const clg_net *net)
     return net->count ? net->layers[net->count - 1].out : net->input;
 }
 
-static clg_status tensor(clg_net *net, size_t n, size_t c, size_t h, size_t w, clg_tensor **out)
+clg_status clg__net_create_spec(clg_shape input, clg_net **out)
 {
-    clg_status st = clg_tensor_create(net->ctx, (clg_shape){n, c, h, w}, out);
-    if (st == CLG_OK)
-        st = clg_tensor_fill(*out, 0.0f);
-    return st;
+    clg_net *net = clg__calloc(1, sizeof *net);
+    if (!net)
+        return clg__fail(NULL, CLG_ERR_OUT_OF_HOST_MEMORY, "net text: out of host memory");
+    input.n = 1;
+    net->input = input;
+    *out = net;
+    return CLG_OK;
 }
 
-clg_status clg__layer_alloc_params(clg_net *net, clg__layer *l)
+void clg__layer_text(const clg__layer *l, char *buf, size_t cap)
 {
-    clg_status st = CLG_OK;
-    size_t cin = l->in.c;
-    switch (l->kind) {
-    case CLG_LAYER_CONV2D:
-        l->nparams = l->bias ? 2 : 1;
-        l->decay[0] = 1;
-        st = tensor(net, l->filters, cin / (size_t)l->conv.groups, l->kernel_h, l->kernel_w,
-                    &l->param[0]);
-        if (st == CLG_OK && l->bias)
-            st = tensor(net, 1, l->filters, 1, 1, &l->param[1]);
-        break;
-    case CLG_LAYER_FC:
-        l->nparams = 2;
-        l->decay[0] = 1;
-        st = tensor(net, l->outputs, clg_shape_numel(l->in), 1, 1, &l->param[0]);
-        if (st == CLG_OK)
-            st = tensor(net, 1, l->outputs, 1, 1, &l->param[1]);
-        break;
-    case CLG_LAYER_BATCHNORM:
-        l->nparams = 2;
-        for (int i = 0; st == CLG_OK && i < 2; i++) {
-            st = tensor(net, 1, cin, 1, 1, &l->param[i]);
-            if (st == CLG_OK)
-                st = tensor(net, 1, cin, 1, 1, &l->state[i]);
-            if (st == CLG_OK)
-                st = tensor(net, 1, cin, 1, 1, &l->saved[i]);
-        }
-        if (st == CLG_OK)
-            st = clg_tensor_fill(l->param[0], 1.0f);
-        if (st == CLG_OK)
-            st = clg_tensor_fill(l->state[1], 1.0f);
-        break;
-    default:
-        break;
-    }
-    for (size_t i = 0; st == CLG_OK && i < l->nparams; i++) {
-        clg_shape s = clg_tensor_shape(l->param[i]);
-        st = tensor(net, s.n, s.c, s.h, s.w, &l->grad[i]);
-    }
-    return st;
+    clg__text_out o = {buf, cap, 0};
+    if (cap)
+        buf[0] = '\0';
+    clg__layer_def_of(l->kind)->format(l, &o);
 }
 
 /* Shape inference; CLG_ERR_SHAPE naming the layer when the input cannot feed it. */
-static clg_status infer(clg_net *net, clg__layer *l)
+static clg_status infer(clg_net *net, clg__layer *l, const clg__layer_def *def)
 {
-    clg_shape in = l->in, x = in;
-    clg_status st = CLG_OK;
-    char text[160];
-    clg__layer_text(l, text, sizeof text);
-    switch (l->kind) {
-    case CLG_LAYER_CONV2D: {
-        clg_shape w = {l->filters, 0, l->kernel_h, l->kernel_w};
-        if (l->conv.groups < 1 || in.c % (size_t)l->conv.groups)
-            return clg__fail(net->ctx, CLG_ERR_SHAPE,
-                             "layer %zu (%s): %d groups do not divide %zu input channels",
-                             net->count + 1, text, l->conv.groups, in.c);
-        w.c = in.c / (size_t)l->conv.groups;
-        st = clg_conv2d_output_shape(&l->conv, x, w, &l->out);
-        break;
-    }
-    case CLG_LAYER_POOL2D:
-        st = clg_pool2d_output_shape(&l->pool, x, &l->out);
-        break;
-    case CLG_LAYER_GLOBAL_AVG_POOL:
-        l->out = (clg_shape){1, in.c, 1, 1};
-        break;
-    case CLG_LAYER_FC:
-        l->out = (clg_shape){1, l->outputs, 1, 1};
-        break;
-    case CLG_LAYER_SOFTMAX_XENT:
-        if (clg_shape_numel(in) < 2)
-            return clg__fail(net->ctx, CLG_ERR_SHAPE,
-                             "layer %zu (%s): needs at least 2 classes, its input has %zu values",
-                             net->count + 1, text, clg_shape_numel(in));
-        l->out = in;
-        break;
-    default:
-        l->out = in;
-        break;
-    }
-    if (st != CLG_OK)
+    clg_shape in = l->in;
+    l->out = in;
+    char why[512] = "", text[160];
+    clg_status st = def->infer ? def->infer(l, &l->out, why, sizeof why) : CLG_OK;
+    if (st != CLG_OK) {
+        clg__layer_text(l, text, sizeof text);
         return clg__fail(net->ctx, st == CLG_ERR_INVALID_ARG ? CLG_ERR_INVALID_ARG : CLG_ERR_SHAPE,
                          "layer %zu (%s): input %zux%zux%zu (CxHxW): %s", net->count + 1, text,
-                         in.c, in.h, in.w, clg_last_error());
+                         in.c, in.h, in.w, why);
+    }
     l->out.n = 1;
     return CLG_OK;
 }
 
-/* Appends a layer whose settings are filled in l. */
-static clg_status add(clg_net *net, clg__layer *l, const char *call)
+/* Learnables and state as the kind's entry makes them, then their gradients. */
+static clg_status alloc_params(clg_net *net, clg__layer *l, const clg__layer_def *def)
+{
+    clg_status st = def->alloc ? def->alloc(net, l) : CLG_OK;
+    for (size_t i = 0; st == CLG_OK && i < l->nparams; i++)
+        st = clg__layer_tensor(net, clg_tensor_shape(l->param[i]), 0.0f, &l->grad[i]);
+    return st;
+}
+
+clg_status clg__net_append(clg_net *net, clg__layer *l, const char *call)
 {
     if (!net)
         return clg__fail(NULL, CLG_ERR_INVALID_ARG, "%s: net must not be NULL", call);
+    const clg__layer_def *def = clg__layer_def_of(l->kind);
+    char why[256];
+    clg_status st = def->check ? def->check(l, why, sizeof why) : CLG_OK;
+    if (st != CLG_OK)
+        return clg__fail(net->ctx, st, "%s: %s", call, why);
     if (net->count && net->layers[net->count - 1].kind == CLG_LAYER_SOFTMAX_XENT)
         return clg__fail(net->ctx, CLG_ERR_INVALID_ARG,
                          "%s: nothing can follow the softmax output layer", call);
     l->in = last_shape(net);
-    clg_status st = infer(net, l);
+    st = infer(net, l, def);
     if (st != CLG_OK)
         return st;
     if (net->count == net->cap) {
@@ -184,7 +135,7 @@ static clg_status add(clg_net *net, clg__layer *l, const char *call)
         net->layers = bigger;
         net->cap = cap;
     }
-    st = net->ctx ? clg__layer_alloc_params(net, l) : CLG_OK; /* no ctx: a spec only */
+    st = net->ctx ? alloc_params(net, l, def) : CLG_OK; /* no ctx: a spec only */
     if (st != CLG_OK) {
         layer_free(l);
         return st;
@@ -199,14 +150,10 @@ static clg_status add(clg_net *net, clg__layer *l, const char *call)
 clg_status clg_net_add_conv2d(clg_net *net, size_t kernel_h, size_t kernel_w, size_t filters,
                               const clg_conv2d_desc *d, int bias)
 {
-    if (net && (!kernel_h || !kernel_w || !filters))
-        return clg__fail(net->ctx, CLG_ERR_INVALID_ARG,
-                         "clg_net_add_conv2d: kernel %zux%zu with %zu filters has a zero size",
-                         kernel_h, kernel_w, filters);
     clg__layer l = {.kind = CLG_LAYER_CONV2D, .kernel_h = kernel_h, .kernel_w = kernel_w,
                     .filters = filters, .bias = bias != 0,
                     .conv = d ? *d : clg_conv2d_desc_default()};
-    return add(net, &l, "clg_net_add_conv2d");
+    return clg__net_append(net, &l, "clg_net_add_conv2d");
 }
 
 clg_status clg_net_add_pool2d(clg_net *net, const clg_pool2d_desc *d)
@@ -216,55 +163,43 @@ clg_status clg_net_add_pool2d(clg_net *net, const clg_pool2d_desc *d)
     clg__layer l = {.kind = CLG_LAYER_POOL2D};
     if (d)
         l.pool = *d;
-    return add(net, &l, "clg_net_add_pool2d");
+    return clg__net_append(net, &l, "clg_net_add_pool2d");
 }
 
 clg_status clg_net_add_global_avg_pool(clg_net *net)
 {
     clg__layer l = {.kind = CLG_LAYER_GLOBAL_AVG_POOL};
-    return add(net, &l, "clg_net_add_global_avg_pool");
+    return clg__net_append(net, &l, "clg_net_add_global_avg_pool");
 }
 
 clg_status clg_net_add_fc(clg_net *net, size_t outputs)
 {
-    if (net && !outputs)
-        return clg__fail(net->ctx, CLG_ERR_INVALID_ARG, "clg_net_add_fc: outputs must be > 0");
     clg__layer l = {.kind = CLG_LAYER_FC, .outputs = outputs};
-    return add(net, &l, "clg_net_add_fc");
+    return clg__net_append(net, &l, "clg_net_add_fc");
 }
 
 clg_status clg_net_add_batchnorm(clg_net *net, float momentum, float eps)
 {
-    if (net && !(momentum > 0.0f && momentum <= 1.0f && eps > 0.0f))
-        return clg__fail(net->ctx, CLG_ERR_INVALID_ARG,
-                         "clg_net_add_batchnorm: momentum %g must be in (0, 1] and eps %g > 0",
-                         (double)momentum, (double)eps);
     clg__layer l = {.kind = CLG_LAYER_BATCHNORM, .momentum = momentum, .eps = eps};
-    return add(net, &l, "clg_net_add_batchnorm");
+    return clg__net_append(net, &l, "clg_net_add_batchnorm");
 }
 
 clg_status clg_net_add_dropout(clg_net *net, float p)
 {
-    if (net && !(p >= 0.0f && p < 1.0f))
-        return clg__fail(net->ctx, CLG_ERR_INVALID_ARG,
-                         "clg_net_add_dropout: p %g must be in [0, 1)", (double)p);
     clg__layer l = {.kind = CLG_LAYER_DROPOUT, .p = p};
-    return add(net, &l, "clg_net_add_dropout");
+    return clg__net_append(net, &l, "clg_net_add_dropout");
 }
 
 clg_status clg_net_add_activation(clg_net *net, clg_activation f, float alpha)
 {
-    if (net && (f < CLG_ACT_RELU || f > CLG_ACT_TANH))
-        return clg__fail(net->ctx, CLG_ERR_INVALID_ARG,
-                         "clg_net_add_activation: unknown activation %d", (int)f);
     clg__layer l = {.kind = CLG_LAYER_ACTIVATION, .act = f, .alpha = alpha};
-    return add(net, &l, "clg_net_add_activation");
+    return clg__net_append(net, &l, "clg_net_add_activation");
 }
 
 clg_status clg_net_add_softmax_xent(clg_net *net)
 {
     clg__layer l = {.kind = CLG_LAYER_SOFTMAX_XENT};
-    return add(net, &l, "clg_net_add_softmax_xent");
+    return clg__net_append(net, &l, "clg_net_add_softmax_xent");
 }
 
 size_t clg_net_layer_count(const clg_net *net)
@@ -283,6 +218,7 @@ clg_status clg_net_layer_info(const clg_net *net, size_t i, clg_layer_info *out)
     out->kind = l->kind;
     clg__layer_text(l, out->text, sizeof out->text);
     out->output = l->out;
+    out->flops = clg__layer_def_of(l->kind)->flops(l);
     for (size_t p = 0; p < l->nparams; p++)
         out->params += clg_tensor_numel(l->param[p]);
     return CLG_OK;

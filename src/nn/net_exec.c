@@ -6,9 +6,9 @@
 
 #include "clgrad/loss.h"
 #include "clgrad/norm.h"
-#include "nn/nn_internal.h"
+#include "nn/layer_table.h"
 
-static clg_tensor view(const clg_tensor *full, size_t n)
+clg_tensor clg__net_view(const clg_tensor *full, size_t n)
 {
     clg_tensor v = *full;
     v.shape.n = n;
@@ -18,12 +18,12 @@ static clg_tensor view(const clg_tensor *full, size_t n)
 void clg__net_set_batch(clg_net *net, size_t n)
 {
     net->n = n;
-    net->x_n = view(net->x, n);
+    net->x_n = clg__net_view(net->x, n);
     for (size_t i = 0; i < net->count; i++) {
         clg__layer *l = &net->layers[i];
         if (l->y)
-            l->y_n = view(l->y, n);
-        l->dx_n = view(l->dx, n);
+            l->y_n = clg__net_view(l->y, n);
+        l->dx_n = clg__net_view(l->dx, n);
     }
 }
 
@@ -67,73 +67,44 @@ clg_status clg__net_upload(clg_net *net, const float *images, size_t n)
     return clg_tensor_upload(&net->x_n, images, n * clg_shape_numel(net->input));
 }
 
-static clg_tensor *input_of(clg_net *net, size_t i)
+clg_tensor *clg__net_input(clg_net *net, size_t i)
 {
     return i ? &net->layers[i - 1].y_n : &net->x_n;
 }
 
-clg_tensor *clg__net_logits(clg_net *net)
+clg_tensor *clg__net_output_grad(clg_net *net, size_t i)
 {
-    return input_of(net, net->count - 1);
+    return &net->layers[i + 1].dx_n;
 }
 
-static uint64_t dropout_seed(const clg_net *net, size_t layer)
+clg_tensor *clg__net_logits(clg_net *net)
+{
+    return clg__net_input(net, net->count - 1);
+}
+
+uint64_t clg__net_dropout_seed(const clg_net *net, size_t layer)
 {
     return net->dropout_seed + 0x9E3779B97F4A7C15ull * (layer + 1);
 }
 
-/* A ReLU right after a convolution runs in the convolution's forward pass (its epilogue);
- * the ReLU layer's output is then the convolution's. relu(y) > 0 exactly where y > 0, so its
- * backward pass reads the same mask either way. */
-static int relu_fused_into(const clg_net *net, size_t conv)
+/* relu(y) > 0 exactly where y > 0, so the ReLU's backward pass reads the same mask whether
+ * the convolution applied it or not. */
+int clg__net_relu_fused(const clg_net *net, size_t conv)
 {
     return net->layers[conv].kind == CLG_LAYER_CONV2D && conv + 1 < net->count &&
            net->layers[conv + 1].kind == CLG_LAYER_ACTIVATION &&
            net->layers[conv + 1].act == CLG_ACT_RELU;
 }
 
+int clg__net_relu_folded(const clg_net *net, size_t relu)
+{
+    return net->layers[relu].kind == CLG_LAYER_ACTIVATION && net->layers[relu].act == CLG_ACT_RELU &&
+           relu + 1 < net->count && net->layers[relu + 1].kind == CLG_LAYER_POOL2D;
+}
+
 static clg_status layer_forward(clg_net *net, size_t i, int train, uint64_t step)
 {
-    clg__layer *l = &net->layers[i];
-    clg_ctx *ctx = net->ctx;
-    clg_tensor *x = input_of(net, i), *y = &l->y_n;
-    switch (l->kind) {
-    case CLG_LAYER_CONV2D: {
-        clg_conv2d_desc d = l->conv;
-        d.relu = relu_fused_into(net, i);
-        return clg_conv2d_forward(ctx, &d, x, l->param[0], l->bias ? l->param[1] : NULL, y);
-    }
-    case CLG_LAYER_POOL2D:
-        return clg_pool2d_forward(ctx, &l->pool, x, y);
-    case CLG_LAYER_GLOBAL_AVG_POOL:
-        return clg_global_avg_pool_forward(ctx, x, y);
-    case CLG_LAYER_FC:
-        return clg_fc_forward(ctx, x, l->param[0], l->param[1], y);
-    case CLG_LAYER_BATCHNORM:
-        if (train)
-            return clg_batchnorm_forward_train(ctx, x, l->param[0], l->param[1], l->momentum,
-                                               l->eps, l->state[0], l->state[1], l->saved[0],
-                                               l->saved[1], y);
-        return clg_batchnorm_forward_infer(ctx, x, l->param[0], l->param[1], l->state[0],
-                                           l->state[1], l->eps, y);
-    case CLG_LAYER_DROPOUT:
-        if (train && l->p > 0.0f) {
-            *y = view(l->y, net->n);
-            return clg__dropout(ctx, 0, l->p, dropout_seed(net, i), step,
-                                net->shard_first * clg_shape_numel(l->in), x, y);
-        }
-        *y = *x; /* the identity: the next layer reads the input itself, no copy */
-        return CLG_OK;
-    case CLG_LAYER_ACTIVATION:
-        if (i > 0 && relu_fused_into(net, i - 1)) {
-            *y = *x; /* applied by the convolution */
-            return CLG_OK;
-        }
-        return clg_activation_forward(ctx, l->act, l->alpha, x, y);
-    case CLG_LAYER_SOFTMAX_XENT:
-        return CLG_OK;
-    }
-    return CLG_ERR_INTERNAL;
+    return clg__layer_def_of(net->layers[i].kind)->forward(net, i, train, step);
 }
 
 clg_status clg__net_forward(clg_net *net, int train, uint64_t step)
@@ -171,64 +142,11 @@ void clg__net_loss_cancel(clg_net *net)
     net->labels_staged = 0;
 }
 
-/* A pooling layer right after a ReLU returns the gradient with respect to the ReLU's input
- * (clg_pool2d_desc.relu_input): the ReLU's own backward pass is then the identity. */
-static int relu_folded_into_pool(const clg_net *net, size_t relu)
-{
-    return net->layers[relu].kind == CLG_LAYER_ACTIVATION && net->layers[relu].act == CLG_ACT_RELU &&
-           relu + 1 < net->count && net->layers[relu + 1].kind == CLG_LAYER_POOL2D;
-}
-
 /* Gradients of layer i's parameters and (unless it is the first layer) of its input. */
 static clg_status layer_backward(clg_net *net, size_t i, uint64_t step)
 {
-    clg__layer *l = &net->layers[i];
-    clg_ctx *ctx = net->ctx;
-    clg_tensor *x = input_of(net, i), *dy = &net->layers[i + 1].dx_n, *dx = &l->dx_n;
-    int need_dx = i > 0;
-    clg_status st = CLG_OK;
-    switch (l->kind) {
-    case CLG_LAYER_CONV2D:
-        st = clg_conv2d_backward_weights_bias(ctx, &l->conv, x, dy, l->grad[0],
-                                              l->bias ? l->grad[1] : NULL);
-        if (st == CLG_OK && need_dx)
-            st = clg_conv2d_backward_data(ctx, &l->conv, dy, l->param[0], dx);
-        return st;
-    case CLG_LAYER_POOL2D: {
-        clg_pool2d_desc d = l->pool;
-        d.relu_input = relu_folded_into_pool(net, i - 1);
-        return need_dx ? clg_pool2d_backward(ctx, &d, x, dy, dx) : CLG_OK;
-    }
-    case CLG_LAYER_GLOBAL_AVG_POOL:
-        return need_dx ? clg_global_avg_pool_backward(ctx, dy, dx) : CLG_OK;
-    case CLG_LAYER_FC:
-        st = clg_fc_backward_weights(ctx, x, dy, l->grad[0]);
-        if (st == CLG_OK)
-            st = clg_bias_backward(ctx, dy, l->grad[1]);
-        if (st == CLG_OK && need_dx)
-            st = clg_fc_backward_data(ctx, dy, l->param[0], dx);
-        return st;
-    case CLG_LAYER_BATCHNORM:
-        return clg_batchnorm_backward(ctx, x, dy, l->param[0], l->saved[0], l->saved[1], dx,
-                                      l->grad[0], l->grad[1]);
-    case CLG_LAYER_DROPOUT:
-        if (!need_dx)
-            return CLG_OK;
-        if (l->p > 0.0f)
-            return clg__dropout(ctx, 1, l->p, dropout_seed(net, i), step,
-                                net->shard_first * clg_shape_numel(l->in), dy, dx);
-        return clg_tensor_copy(dx, dy);
-    case CLG_LAYER_ACTIVATION:
-        if (need_dx && relu_folded_into_pool(net, i)) {
-            *dx = *dy; /* the pooling layer gave the gradient of the ReLU's input */
-            return CLG_OK;
-        }
-        return need_dx ? clg_activation_backward(ctx, l->act, l->alpha, x, &l->y_n, dy, dx)
-                       : CLG_OK;
-    case CLG_LAYER_SOFTMAX_XENT:
-        return CLG_ERR_INTERNAL;
-    }
-    return CLG_ERR_INTERNAL;
+    const clg__layer_def *def = clg__layer_def_of(net->layers[i].kind);
+    return def->backward ? def->backward(net, i, step) : CLG_ERR_INTERNAL;
 }
 
 clg_status clg__net_backward_each(clg_net *net, const int32_t *labels, float scale,

@@ -19,6 +19,7 @@ typedef struct clg__layer {
     float alpha;
     size_t outputs;
     float momentum, eps, p;
+    int pad_same;                    /* while parsing: "pad=same", resolved once sizes are known */
     /* learnables with gradients (w, b or gamma, beta) and batch-norm state */
     size_t nparams;
     clg_tensor *param[2], *grad[2];
@@ -109,12 +110,28 @@ clg_status clg__net_bind_params(clg_net *net, const cl_mem *params, const cl_mem
 /* clg_net_parse without argument checks; with ctx NULL the network is a spec: shapes and
  * settings, no tensors (for checking text without a device, e.g. fuzzing). */
 clg_status clg__net_parse(clg_ctx *ctx, const char *text, clg_net **out);
+/* An empty spec network (no context). */
+clg_status clg__net_create_spec(clg_shape input, clg_net **out);
+
+/* Appends a layer whose kind and settings are filled in l: checks the settings and infers
+ * the shapes through the layer table, allocates its parameters (not for a spec). Errors name
+ * `call`, or the layer's number and text. */
+clg_status clg__net_append(clg_net *net, clg__layer *l, const char *call);
 
 /* The layer's text line into buf. */
 void clg__layer_text(const clg__layer *l, char *buf, size_t cap);
 
-/* Allocates and zeroes the parameter tensors of every layer (done by the add functions). */
-clg_status clg__layer_alloc_params(clg_net *net, clg__layer *l);
+/* What the layer table's passes use: a view of the first n samples of a batch buffer, layer
+ * i's input and the gradient of its output (the next layer's input gradient), the dropout seed
+ * of layer i, and the fusions the net makes: a ReLU after a convolution runs in the
+ * convolution's forward pass; a pooling layer after a ReLU gives the gradient of the ReLU's
+ * input, so that the ReLU's backward pass is the identity. */
+clg_tensor clg__net_view(const clg_tensor *full, size_t n);
+clg_tensor *clg__net_input(clg_net *net, size_t i);
+clg_tensor *clg__net_output_grad(clg_net *net, size_t i);
+uint64_t clg__net_dropout_seed(const clg_net *net, size_t layer);
+int clg__net_relu_fused(const clg_net *net, size_t conv);
+int clg__net_relu_folded(const clg_net *net, size_t relu);
 
 /* Model file layout: a 24-byte header (magic, version, flags, payload length), sections of
  * (u32 tag, u64 length, bytes), then the SHA-256 of everything before it. */

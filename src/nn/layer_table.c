@@ -1,0 +1,65 @@
+/* The table of layer kinds, in clg_layer_kind order, and what all entries share. */
+#include <string.h>
+
+#include "nn/layer_table.h"
+
+static const clg__layer_def *const table[] = {
+    [CLG_LAYER_CONV2D] = &clg__layer_conv2d,
+    [CLG_LAYER_POOL2D] = &clg__layer_pool2d,
+    [CLG_LAYER_GLOBAL_AVG_POOL] = &clg__layer_global_avg_pool,
+    [CLG_LAYER_FC] = &clg__layer_fc,
+    [CLG_LAYER_BATCHNORM] = &clg__layer_batchnorm,
+    [CLG_LAYER_DROPOUT] = &clg__layer_dropout,
+    [CLG_LAYER_ACTIVATION] = &clg__layer_activation,
+    [CLG_LAYER_SOFTMAX_XENT] = &clg__layer_softmax_xent,
+};
+#define KINDS (sizeof table / sizeof table[0])
+
+const clg__layer_def *clg__layer_def_of(clg_layer_kind kind)
+{
+    return (size_t)kind < KINDS ? table[kind] : NULL;
+}
+
+const clg__layer_def *clg__layer_def_named(const clg__token *word)
+{
+    for (size_t k = 0; k < KINDS; k++)
+        for (const char *const *w = table[k]->keywords; *w; w++)
+            if (clg__token_is(word, *w))
+                return table[k];
+    return NULL;
+}
+
+void clg__layer_keywords(char *buf, size_t cap)
+{
+    clg__text_out o = {buf, cap, 0};
+    buf[0] = '\0';
+    for (size_t k = 0; k < KINDS; k++)
+        for (const char *const *w = table[k]->keywords; *w; w++)
+            clg__text_put(&o, "%s%s", o.n ? ", " : "", *w);
+}
+
+clg_status clg__layer_tensor(clg_net *net, clg_shape s, float fill, clg_tensor **out)
+{
+    clg_status st = clg_tensor_create(net->ctx, s, out);
+    return st == CLG_OK ? clg_tensor_fill(*out, fill) : st;
+}
+
+clg_status clg__layer_options(const clg__parser *p, const clg__token *tok, size_t ntok,
+                              size_t first, clg__layer *l,
+                              clg_status (*fn)(const clg__parser *p, const clg__option *o,
+                                               clg__layer *l))
+{
+    clg_status st = CLG_OK;
+    for (size_t i = first; st == CLG_OK && i < ntok; i++) {
+        clg__option o = {0};
+        st = clg__option_split(p, &tok[i], &o);
+        if (st == CLG_OK)
+            st = fn(p, &o, l);
+    }
+    return st;
+}
+
+clg_status clg__layer_no_option(const clg__parser *p, const clg__option *o, clg__layer *l)
+{
+    return clg__option_unknown(p, o, clg__layer_def_of(l->kind)->keywords[0], NULL);
+}

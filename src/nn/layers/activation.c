@@ -1,0 +1,81 @@
+/* Layer entry: element-wise activations ("relu", "leaky alpha=0.01", "elu alpha=1",
+ * "sigmoid", "tanh"). */
+#include <stdio.h>
+
+#include "nn/layer_table.h"
+
+/* In clg_activation order. */
+static const char *const keywords[] = {"relu", "leaky", "elu", "sigmoid", "tanh", NULL};
+
+static int has_alpha(clg_activation f)
+{
+    return f == CLG_ACT_LEAKY_RELU || f == CLG_ACT_ELU;
+}
+
+static clg_status option(const clg__parser *p, const clg__option *o, clg__layer *l)
+{
+    if (has_alpha(l->act) && clg__option_is(o, "alpha"))
+        return clg__option_float(p, o, &l->alpha);
+    return clg__option_unknown(p, o, keywords[l->act], NULL);
+}
+
+static clg_status parse(const clg__parser *p, const clg__token *tok, size_t ntok, clg__layer *l)
+{
+    for (int f = CLG_ACT_RELU; f <= CLG_ACT_TANH; f++)
+        if (clg__token_is(&tok[0], keywords[f]))
+            l->act = (clg_activation)f;
+    l->alpha = l->act == CLG_ACT_ELU ? 1.0f : 0.01f;
+    return clg__layer_options(p, tok, ntok, 1, l, option);
+}
+
+static void format(const clg__layer *l, clg__text_out *o)
+{
+    clg__text_put(o, "%s", keywords[l->act]);
+    if (has_alpha(l->act))
+        clg__text_float_option(o, "alpha", l->alpha);
+}
+
+static clg_status check(const clg__layer *l, char *why, size_t cap)
+{
+    if (l->act >= CLG_ACT_RELU && l->act <= CLG_ACT_TANH)
+        return CLG_OK;
+    snprintf(why, cap, "unknown activation %d", (int)l->act);
+    return CLG_ERR_INVALID_ARG;
+}
+
+static clg_status forward(clg_net *net, size_t i, int train, uint64_t step)
+{
+    (void)train, (void)step;
+    clg__layer *l = &net->layers[i];
+    clg_tensor *x = clg__net_input(net, i);
+    if (i > 0 && clg__net_relu_fused(net, i - 1)) {
+        l->y_n = *x; /* applied by the convolution */
+        return CLG_OK;
+    }
+    return clg_activation_forward(net->ctx, l->act, l->alpha, x, &l->y_n);
+}
+
+static clg_status backward(clg_net *net, size_t i, uint64_t step)
+{
+    (void)step;
+    clg__layer *l = &net->layers[i];
+    clg_tensor *dy = clg__net_output_grad(net, i);
+    if (!i)
+        return CLG_OK;
+    if (clg__net_relu_folded(net, i)) {
+        l->dx_n = *dy; /* the pooling layer gave the gradient of the ReLU's input */
+        return CLG_OK;
+    }
+    return clg_activation_backward(net->ctx, l->act, l->alpha, clg__net_input(net, i), &l->y_n,
+                                   dy, &l->dx_n);
+}
+
+static double flops(const clg__layer *l)
+{
+    return (double)clg_shape_numel(l->in);
+}
+
+const clg__layer_def clg__layer_activation = {
+    .kind = CLG_LAYER_ACTIVATION, .keywords = keywords, .parse = parse, .format = format,
+    .check = check, .forward = forward, .backward = backward, .flops = flops,
+};

@@ -1,0 +1,161 @@
+/* Layer entry: 2-D convolution ("conv 5x5x32 pad=2 stride=1 dilation=1 groups=1 bias=1
+ * algo=auto workspace=0"). */
+#include <stdio.h>
+#include <string.h>
+
+#include "nn/layer_table.h"
+
+static clg_status option(const clg__parser *p, const clg__option *o, clg__layer *l)
+{
+    clg_conv2d_desc *d = &l->conv;
+    if (clg__option_is(o, "pad")) {
+        int pad[4] = {0, 0, 0, 0};
+        clg_status st = clg__option_pad(p, o, 1, &l->pad_same, pad);
+        d->pad_top = pad[0], d->pad_bottom = pad[1], d->pad_left = pad[2], d->pad_right = pad[3];
+        return st;
+    }
+    if (clg__option_is(o, "stride"))
+        return clg__option_pair(p, o, 1, &d->stride_h, &d->stride_w);
+    if (clg__option_is(o, "dilation"))
+        return clg__option_pair(p, o, 1, &d->dilation_h, &d->dilation_w);
+    if (clg__option_is(o, "groups")) {
+        long g;
+        if (clg__text_ints(o->v, o->vlen, ',', &g, 1) != 1 || g < 1)
+            return clg__option_bad(p, o, "a count >= 1");
+        d->groups = (int)g;
+        return CLG_OK;
+    }
+    if (clg__option_is(o, "bias"))
+        return clg__option_flag(p, o, &l->bias);
+    if (clg__option_is(o, "algo")) {
+        for (int a = CLG_CONV_ALGO_AUTO; a <= CLG_CONV_ALGO_FIND; a++) {
+            const char *name = clg_conv_algo_name((clg_conv_algo)a);
+            if (o->vlen == strlen(name) && !strncmp(o->v, name, o->vlen)) {
+                d->algo = (clg_conv_algo)a;
+                return CLG_OK;
+            }
+        }
+        return clg__option_bad(p, o, "auto, im2col, implicit, winograd, gemm or find");
+    }
+    if (clg__option_is(o, "workspace"))
+        return clg__option_bytes(p, o, &d->workspace_limit);
+    return clg__option_unknown(p, o, "conv",
+                               "pad, stride, dilation, groups, bias, algo, workspace");
+}
+
+static clg_status parse(const clg__parser *p, const clg__token *tok, size_t ntok, clg__layer *l)
+{
+    long k[3];
+    clg_status st = clg__text_sizes(p, tok, ntok, 3, "conv HxWxFILTERS [pad=..] [stride=..]", k);
+    l->conv = clg_conv2d_desc_default();
+    l->bias = 1;
+    if (st == CLG_OK)
+        st = clg__layer_options(p, tok, ntok, 2, l, option);
+    if (st != CLG_OK)
+        return st;
+    l->kernel_h = (size_t)k[0], l->kernel_w = (size_t)k[1], l->filters = (size_t)k[2];
+    if (l->pad_same) { /* output = ceil(input / stride): total padding (k-1)*dilation */
+        clg_conv2d_desc *d = &l->conv;
+        int th = (int)(k[0] - 1) * d->dilation_h, tw = (int)(k[1] - 1) * d->dilation_w;
+        d->pad_top = th / 2, d->pad_bottom = th - th / 2;
+        d->pad_left = tw / 2, d->pad_right = tw - tw / 2;
+        l->pad_same = 0;
+    }
+    return CLG_OK;
+}
+
+static void format(const clg__layer *l, clg__text_out *o)
+{
+    const clg_conv2d_desc *d = &l->conv;
+    clg__text_put(o, "conv %zux%zux%zu", l->kernel_h, l->kernel_w, l->filters);
+    clg__text_pad(o, d->pad_top, d->pad_bottom, d->pad_left, d->pad_right);
+    if (d->stride_h != 1 || d->stride_w != 1)
+        clg__text_pair(o, "stride", d->stride_h, d->stride_w);
+    if (d->dilation_h != 1 || d->dilation_w != 1)
+        clg__text_pair(o, "dilation", d->dilation_h, d->dilation_w);
+    if (d->groups != 1)
+        clg__text_put(o, " groups=%d", d->groups);
+    if (!l->bias)
+        clg__text_put(o, " bias=0");
+    if (d->algo != CLG_CONV_ALGO_AUTO)
+        clg__text_put(o, " algo=%s", clg_conv_algo_name(d->algo));
+    if (d->workspace_limit)
+        clg__text_bytes(o, "workspace", d->workspace_limit);
+}
+
+static clg_status check(const clg__layer *l, char *why, size_t cap)
+{
+    if (!l->kernel_h || !l->kernel_w || !l->filters)
+        snprintf(why, cap, "kernel %zux%zu with %zu filters has a zero size", l->kernel_h,
+                 l->kernel_w, l->filters);
+    else if (l->conv.algo < CLG_CONV_ALGO_AUTO || l->conv.algo > CLG_CONV_ALGO_FIND)
+        snprintf(why, cap, "unknown algorithm %d", (int)l->conv.algo);
+    else if (l->conv.relu)
+        snprintf(why, cap, "d->relu must be 0: add a relu layer after the convolution (the "
+                           "network fuses it)");
+    else
+        return CLG_OK;
+    return CLG_ERR_INVALID_ARG;
+}
+
+static clg_status infer(const clg__layer *l, clg_shape *out, char *why, size_t cap)
+{
+    clg_shape in = l->in;
+    if (l->conv.groups < 1 || in.c % (size_t)l->conv.groups) {
+        snprintf(why, cap, "%d groups do not divide %zu input channels", l->conv.groups, in.c);
+        return CLG_ERR_SHAPE;
+    }
+    clg_shape w = {l->filters, in.c / (size_t)l->conv.groups, l->kernel_h, l->kernel_w};
+    clg_status st = clg_conv2d_output_shape(&l->conv, in, w, out);
+    if (st != CLG_OK)
+        snprintf(why, cap, "%s", clg_last_error());
+    return st;
+}
+
+static clg_status alloc(clg_net *net, clg__layer *l)
+{
+    l->nparams = l->bias ? 2 : 1;
+    l->decay[0] = 1;
+    clg_shape w = {l->filters, l->in.c / (size_t)l->conv.groups, l->kernel_h, l->kernel_w};
+    clg_status st = clg__layer_tensor(net, w, 0.0f, &l->param[0]);
+    if (st == CLG_OK && l->bias)
+        st = clg__layer_tensor(net, (clg_shape){1, l->filters, 1, 1}, 0.0f, &l->param[1]);
+    return st;
+}
+
+static clg_status forward(clg_net *net, size_t i, int train, uint64_t step)
+{
+    (void)train, (void)step;
+    clg__layer *l = &net->layers[i];
+    clg_conv2d_desc d = l->conv;
+    d.relu = clg__net_relu_fused(net, i);
+    return clg_conv2d_forward(net->ctx, &d, clg__net_input(net, i), l->param[0],
+                              l->bias ? l->param[1] : NULL, &l->y_n);
+}
+
+static clg_status backward(clg_net *net, size_t i, uint64_t step)
+{
+    (void)step;
+    clg__layer *l = &net->layers[i];
+    clg_tensor *dy = clg__net_output_grad(net, i);
+    clg_status st = clg_conv2d_backward_weights_bias(net->ctx, &l->conv, clg__net_input(net, i),
+                                                     dy, l->grad[0], l->bias ? l->grad[1] : NULL);
+    if (st == CLG_OK && i > 0)
+        st = clg_conv2d_backward_data(net->ctx, &l->conv, dy, l->param[0], &l->dx_n);
+    return st;
+}
+
+static double flops(const clg__layer *l)
+{
+    double macs = (double)clg_shape_numel(l->out) * (double)(l->in.c / (size_t)l->conv.groups) *
+                  (double)(l->kernel_h * l->kernel_w);
+    return 2.0 * macs + (l->bias ? (double)clg_shape_numel(l->out) : 0.0);
+}
+
+static const char *const keywords[] = {"conv", NULL};
+
+const clg__layer_def clg__layer_conv2d = {
+    .kind = CLG_LAYER_CONV2D, .keywords = keywords, .parse = parse, .format = format,
+    .check = check, .infer = infer, .alloc = alloc, .forward = forward, .backward = backward,
+    .init = clg__layer_init_weights, .flops = flops,
+};
