@@ -63,16 +63,15 @@ static float *train(const char *env, losses *l, size_t *n)
     CLG_ASSERT_STATUS(clg_net_parse(ctx, net_text, &net), CLG_OK);
     CLG_ASSERT_STATUS(clg_net_init(net, 3), CLG_OK);
     clg_train_options o = options(l);
-    o.execution_environment = env;
+    clg_exec_options x = clg_exec_options_default();
+    x.environment = strncmp(env, "parallel", 8) ? CLG_ENV_AUTO : CLG_ENV_PARALLEL;
+    o.execution = &x;
     o.progress = stop_at_20;
-    if (!strcmp(env, "parallel-loaded")) { /* ranks weighted 1, 2, 3: uneven shards */
-        o.execution_environment = "parallel";
-        o.rank_load = (float)(rank + 1);
-    }
+    if (!strcmp(env, "parallel-loaded")) /* ranks weighted 1, 2, 3: uneven shards */
+        x.rank_load = (float)(rank + 1);
     if (!strcmp(env, "parallel-streamed")) { /* read-back per layer: sums start during backward */
-        o.execution_environment = "parallel";
-        o.overlap = 1;
-        o.bucket_bytes = 100; /* many small sums in flight */
+        x.overlap = CLG_SWITCH_ON;
+        x.bucket_bytes = 100; /* many small sums in flight */
     }
     clg_train_report rep;
     CLG_ASSERT_STATUS(clg_train(net, data, NULL, &o, &rep), CLG_OK);
@@ -163,8 +162,11 @@ static clg_net *parallel_net(clg_train_options *o, losses *l)
     clg_net *net;
     CLG_ASSERT_STATUS(clg_net_parse(ctx, net_text, &net), CLG_OK);
     CLG_ASSERT_STATUS(clg_net_init(net, 3), CLG_OK);
+    static clg_exec_options x;
+    x = clg_exec_options_default();
+    x.environment = CLG_ENV_PARALLEL;
     *o = options(l);
-    o->execution_environment = "parallel";
+    o->execution = &x;
     return net;
 }
 
@@ -181,7 +183,7 @@ static void drifting_rank_is_resynchronised(void **state)
     clg_train_options o;
     clg_net *net = parallel_net(&o, &l);
     o.max_epochs = 1;
-    o.fault_injection = "rank1:skew@3";
+    clg__testing_set_faults("rank1:skew@3");
     clg_train_report rep;
     CLG_ASSERT_STATUS(clg_train(net, data, NULL, &o, &rep), CLG_OK);
     assert_int_equal(rep.cluster_resyncs, 1);

@@ -154,13 +154,15 @@ static void shared_folder_decoded_once(void **state)
     ao.reflection_x = 1;
     ao.seed = 3;
     CLG_ASSERT_STATUS(clg_datastore_augment(shared, &ao, &aug), CLG_OK);
+    clg_exec_options background = clg_exec_options_default();
+    background.dispatch_in_background = 1;
     clg_experiment e[3] = {experiment("a", net_a, 0.01f, shared),
                            experiment("b", net_b, 0.01f, shared),
                            experiment("c", net_a, 0.003f, aug)};
     for (int i = 0; i < 3; i++) {
         e[i].options.max_epochs = 1;
         e[i].options.mini_batch_size = 8;
-        e[i].options.dispatch_in_background = i == 1; /* reads from another thread too */
+        e[i].options.execution = i == 1 ? &background : NULL; /* reads from another thread too */
     }
     clg_experiment_result res[3];
     CLG_ASSERT_STATUS(clg_experiments_run(ctx, 2, e, 3, NULL, NULL, res), CLG_OK);

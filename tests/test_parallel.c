@@ -64,6 +64,8 @@ static float *train_on(clg_ctx *const *ctxs, size_t n, const float *load, float 
     CLG_ASSERT_STATUS(clg_net_parse(ctx, net_text, &net), CLG_OK);
     CLG_ASSERT_STATUS(clg_net_init(net, 21), CLG_OK);
     clg_train_options o = clg_train_options_default();
+    clg_exec_options x = clg_exec_options_default();
+    o.execution = &x;
     o.mini_batch_size = 16;
     o.max_epochs = 4; /* 24 steps */
     o.initial_learn_rate = 0.05f;
@@ -72,10 +74,10 @@ static float *train_on(clg_ctx *const *ctxs, size_t n, const float *load, float 
     o.gradient_threshold_method = CLG_GRAD_GLOBAL_L2NORM;
     o.shuffle = CLG_SHUFFLE_EVERY_EPOCH;
     o.verbose_frequency = 1;
-    o.contexts = ctxs;
-    o.context_count = n;
-    o.worker_load = load;
-    o.worker_load_count = load ? n : 0;
+    x.contexts = ctxs;
+    x.context_count = n;
+    x.worker_load = load;
+    x.worker_load_count = load ? n : 0;
     o.progress = record;
     o.progress_user = l;
     l->n = 0;
@@ -200,15 +202,17 @@ static void multi_device_checkpoints_resume_exactly(void **state)
     CLG_ASSERT_STATUS(clg_net_parse(ctx, net_text, &net), CLG_OK);
     CLG_ASSERT_STATUS(clg_net_init(net, 21), CLG_OK);
     clg_train_options o = clg_train_options_default();
+    clg_exec_options x = clg_exec_options_default();
+    o.execution = &x;
     o.mini_batch_size = 16;
     o.max_epochs = 2;
     o.initial_learn_rate = 0.05f;
     o.seed = 5;
     o.shuffle = CLG_SHUFFLE_EVERY_EPOCH;
-    o.contexts = two;
-    o.context_count = 2;
-    o.worker_load = load;
-    o.worker_load_count = 2;
+    x.contexts = two;
+    x.context_count = 2;
+    x.worker_load = load;
+    x.worker_load_count = 2;
     o.checkpoint_path = ck;
     CLG_ASSERT_STATUS(clg_train(net, data, NULL, &o, NULL), CLG_OK);
     clg_net_destroy(net);
@@ -224,17 +228,21 @@ static void multi_device_checkpoints_resume_exactly(void **state)
     free(whole);
 }
 
-static clg_train_options fault_options(clg_ctx *const *two, const float *load)
+/* x: where they run (filled; the options point at it). */
+static clg_train_options fault_options(clg_exec_options *x, clg_ctx *const *two,
+                                       const float *load)
 {
     clg_train_options o = clg_train_options_default();
+    *x = clg_exec_options_default();
+    o.execution = x;
     o.mini_batch_size = 16;
     o.max_epochs = 2; /* 12 steps */
     o.initial_learn_rate = 0.05f;
     o.seed = 5;
-    o.contexts = two;
-    o.context_count = 2;
-    o.worker_load = load;
-    o.worker_load_count = load ? 2 : 0;
+    x->contexts = two;
+    x->context_count = 2;
+    x->worker_load = load;
+    x->worker_load_count = load ? 2 : 0;
     return o;
 }
 
@@ -265,7 +273,8 @@ static void device_faults_continue_or_stop(void **state)
     static const float load[2] = {1, 1};
     size_t n, m;
     clg_net *net = fresh_net();
-    clg_train_options o = fault_options(two, load);
+    clg_exec_options x;
+    clg_train_options o = fault_options(&x, two, load);
     CLG_ASSERT_STATUS(clg_train(net, data, NULL, &o, NULL), CLG_OK);
     float *clean = weights_of(net, &n);
     clg_net_destroy(net);
@@ -273,9 +282,9 @@ static void device_faults_continue_or_stop(void **state)
     static const char *const specs[2] = {"1:fail@5", "1:fail@5,1:fail@9"};
     for (int k = 0; k < 2; k++) {
         net = fresh_net();
-        o = fault_options(two, load);
-        o.device_fault_policy = CLG_FAULT_CONTINUE;
-        o.fault_injection = specs[k];
+        o = fault_options(&x, two, load);
+        x.device_fault_policy = CLG_FAULT_CONTINUE;
+        clg__testing_set_faults(specs[k]);
         clg_train_report r;
         CLG_ASSERT_STATUS(clg_train(net, data, NULL, &o, &r), CLG_OK);
         assert_int_equal(r.iterations, 12);
@@ -292,17 +301,17 @@ static void device_faults_continue_or_stop(void **state)
     char ck[4096];
     snprintf(ck, sizeof ck, "%s/fault-ck", dir);
     net = fresh_net();
-    o = fault_options(two, load);
-    o.fault_injection = "1:fail@8";
+    o = fault_options(&x, two, load);
+    clg__testing_set_faults("1:fail@8");
     o.checkpoint_path = ck;
     o.checkpoint_frequency = 3;
-    o.checkpoint_frequency_unit = 1; /* iterations 3 and 6 */
+    o.checkpoint_frequency_unit = CLG_CHECKPOINT_ITERATIONS; /* iterations 3 and 6 */
     CLG_ASSERT_STATUS(clg_train(net, data, NULL, &o, NULL), CLG_ERR_DEVICE_LOST);
     assert_non_null(strstr(clg_ctx_last_error(ctx), "device 1"));
     assert_non_null(strstr(clg_ctx_last_error(ctx), "step 8"));
     clg_net_destroy(net);
-    o = fault_options(two, load);
-    o.fault_injection = "";
+    o = fault_options(&x, two, load);
+    clg__testing_set_faults("");
     clg_net *resumed = NULL;
     clg_train_report r;
     CLG_ASSERT_STATUS(clg_train_resume(ctx, ck, data, NULL, &o, &resumed, &r), CLG_OK);
@@ -357,6 +366,7 @@ typedef struct timing_run {
     clg_datastore *big;
     clg_net *net;
     clg_train_options o;
+    clg_exec_options x;
 } timing_run;
 
 static void timing_setup(timing_run *t, size_t n, size_t steps, const char *faults)
@@ -387,10 +397,10 @@ static void timing_setup(timing_run *t, size_t n, size_t steps, const char *faul
                       "conv 5x5x64 pad=2\nrelu\nmaxpool 2x2\nfc 10\nsoftmax\n", &t->net), CLG_OK);
     t->two[0] = sub[0];
     t->two[1] = sub[1];
-    t->o = fault_options(t->two, NULL);
+    t->o = fault_options(&t->x, t->two, NULL);
     t->o.mini_batch_size = n;
     t->o.max_epochs = (int)steps; /* one step an epoch */
-    t->o.fault_injection = faults;
+    clg__testing_set_faults(faults);
     t->o.verbose_frequency = 1;
     t->o.progress = record_split;
 }
@@ -500,6 +510,10 @@ static void one_slow_step_leaves_the_split(void **state)
  * (no copies; each layer's gradients mapped as its backward ends), changes when gradients
  * arrive, not what they are: the same weights bit for bit in every mode. The exposed
  * read-back time is reported where there is one to read back. */
+#define AUTO CLG_SWITCH_AUTO
+#define ON CLG_SWITCH_ON
+#define OFF CLG_SWITCH_OFF
+
 static void overlap_and_zero_copy_change_nothing(void **state)
 {
     (void)state;
@@ -509,13 +523,14 @@ static void overlap_and_zero_copy_change_nothing(void **state)
      * before (early_update, every device streaming its gradients: overlap not off, and
      * policy stop); else after the step */
     static const struct {
-        int overlap, zero_copy;
+        clg_switch overlap, zero_copy;
         clg_fault_policy policy;
-        int early_update, early;
-    } modes[] = {{0, 0, CLG_FAULT_STOP, 1, 0},      {1, 0, CLG_FAULT_STOP, 1, 1},
-                 {-1, -1, CLG_FAULT_STOP, 1, 1},    {1, 1, CLG_FAULT_STOP, 1, 1},
-                 {0, 1, CLG_FAULT_STOP, 1, 0},      {-1, -1, CLG_FAULT_CONTINUE, 1, 0},
-                 {-1, -1, CLG_FAULT_STOP, -1, 0}}; /* auto: not on CPUs (below) */
+        clg_switch early_update;
+        int early;
+    } modes[] = {{OFF, OFF, CLG_FAULT_STOP, ON, 0},   {ON, OFF, CLG_FAULT_STOP, ON, 1},
+                 {AUTO, AUTO, CLG_FAULT_STOP, ON, 1}, {ON, ON, CLG_FAULT_STOP, ON, 1},
+                 {OFF, ON, CLG_FAULT_STOP, ON, 0},    {AUTO, AUTO, CLG_FAULT_CONTINUE, ON, 0},
+                 {AUTO, AUTO, CLG_FAULT_STOP, AUTO, 0}}; /* auto: not on CPUs (below) */
     enum { MODES = sizeof modes / sizeof modes[0] };
     static const clg_solver solvers[] = {CLG_SOLVER_SGDM, CLG_SOLVER_ADAM};
     for (size_t si = 0; si < 2; si++) {
@@ -524,13 +539,14 @@ static void overlap_and_zero_copy_change_nothing(void **state)
         double ms[MODES];
         for (size_t k = 0; k < MODES; k++) {
             clg_net *net = fresh_net();
-            clg_train_options o = fault_options(two, load);
+            clg_exec_options x;
+            clg_train_options o = fault_options(&x, two, load);
             o.solver = solvers[si];
             o.initial_learn_rate = si ? 1e-3f : 0.05f;
-            o.overlap = modes[k].overlap;
-            o.zero_copy = modes[k].zero_copy;
-            o.device_fault_policy = modes[k].policy;
-            o.early_update = modes[k].early_update;
+            x.overlap = modes[k].overlap;
+            x.zero_copy = modes[k].zero_copy;
+            x.device_fault_policy = modes[k].policy;
+            x.early_update = modes[k].early_update;
             clg_train_report r;
             CLG_ASSERT_STATUS(clg_train(net, data, NULL, &o, &r), CLG_OK);
             w[k] = weights_of(net, &n);
@@ -540,7 +556,7 @@ static void overlap_and_zero_copy_change_nothing(void **state)
                 assert_memory_equal(w[0], w[k], n * sizeof *w[0]);
             /* auto updates early where the devices decide as GPUs (the GPU profile) */
             int early = modes[k].early ||
-                        (modes[k].early_update < 0 && clg_ctx_decides_as_gpu(two[0]));
+                        (modes[k].early_update == AUTO && clg_ctx_decides_as_gpu(two[0]));
             if (r.updated_early_steps != (early ? r.run_iterations : 0))
                 fail_msg("mode %zu: %zu of %zu steps updated early", k, r.updated_early_steps, r.run_iterations);
         }
@@ -569,30 +585,32 @@ static void bad_groups_are_rejected(void **state)
     clg_net *net;
     CLG_ASSERT_STATUS(clg_net_parse(ctx, net_text, &net), CLG_OK);
     clg_train_options o = clg_train_options_default();
+    clg_exec_options x = clg_exec_options_default();
+    o.execution = &x;
     o.mini_batch_size = 16;
     o.max_epochs = 1;
     clg_ctx *dup[2] = {sub[0], sub[0]}, *two[2] = {sub[0], sub[1]};
-    o.contexts = dup;
-    o.context_count = 2;
+    x.contexts = dup;
+    x.context_count = 2;
     CLG_ASSERT_STATUS(clg_train(net, data, NULL, &o, NULL), CLG_ERR_INVALID_ARG);
     assert_non_null(strstr(clg_ctx_last_error(ctx), "given twice"));
-    o.contexts = two;
+    x.contexts = two;
     static const float zeros[2] = {0, 0};
-    o.worker_load = zeros;
-    o.worker_load_count = 2;
+    x.worker_load = zeros;
+    x.worker_load_count = 2;
     CLG_ASSERT_STATUS(clg_train(net, data, NULL, &o, NULL), CLG_ERR_INVALID_ARG);
     assert_non_null(strstr(clg_ctx_last_error(ctx), "every weight is 0"));
     static const float three[3] = {1, 1, 1}, too_much[1] = {1.5f}, half[1] = {0.5f};
-    o.worker_load = three;
-    o.worker_load_count = 3;
+    x.worker_load = three;
+    x.worker_load_count = 3;
     CLG_ASSERT_STATUS(clg_train(net, data, NULL, &o, NULL), CLG_ERR_INVALID_ARG);
     assert_non_null(strstr(clg_ctx_last_error(ctx), "3 worker_load weights for 2"));
-    o.worker_load = too_much; /* one value: the fraction of the devices that train */
-    o.worker_load_count = 1;
+    x.worker_load = too_much; /* one value: the fraction of the devices that train */
+    x.worker_load_count = 1;
     CLG_ASSERT_STATUS(clg_train(net, data, NULL, &o, NULL), CLG_ERR_INVALID_ARG);
     assert_non_null(strstr(clg_ctx_last_error(ctx), "not in (0, 1]"));
     size_t split[2] = {9, 9};
-    o.worker_load = half; /* the first of the two, alone */
+    x.worker_load = half; /* the first of the two, alone */
     o.progress = last_split;
     o.progress_user = split;
     o.verbose_frequency = 1;
@@ -600,18 +618,18 @@ static void bad_groups_are_rejected(void **state)
     assert_int_equal(split[0], 16);
     assert_int_equal(split[1], 0);
     o.progress = NULL;
-    o.worker_load = NULL;
-    o.worker_load_count = 0;
+    x.worker_load = NULL;
+    x.worker_load_count = 0;
     const char *bad_faults[] = {"3:fail@2" /* no device 3 */, "1:slow=3@", "1:slow=3@0",
                                 "1:slow=0", "1:stall=3"};
     for (size_t i = 0; i < sizeof bad_faults / sizeof bad_faults[0]; i++) {
-        o.fault_injection = bad_faults[i];
+        clg__testing_set_faults(bad_faults[i]);
         CLG_ASSERT_STATUS(clg_train(net, data, NULL, &o, NULL), CLG_ERR_INVALID_ARG);
         assert_non_null(strstr(clg_ctx_last_error(ctx), "fault injection"));
     }
-    o.fault_injection = NULL;
-    o.context_count = 1;
-    o.contexts = (clg_ctx *const[]){NULL};
+    clg__testing_set_faults(NULL);
+    x.context_count = 1;
+    x.contexts = (clg_ctx *const[]){NULL};
     CLG_ASSERT_STATUS(clg_train(net, data, NULL, &o, NULL), CLG_ERR_INVALID_ARG);
     clg_net_destroy(net);
 }

@@ -157,7 +157,7 @@ static void resumed_run_equals_uninterrupted(void **state)
             first.max_epochs = 1;
         } else {                  /* checkpoint every 3 iterations, stop at iteration 5 */
             first.checkpoint_frequency = 3;
-            first.checkpoint_frequency_unit = 1;
+            first.checkpoint_frequency_unit = CLG_CHECKPOINT_ITERATIONS;
             first.progress = stop_at_5;
             first.verbose_frequency = 1;
         }
@@ -200,7 +200,7 @@ static void checkpoints_keep_the_newest_three(void **state)
     clg_train_options o = small_options();
     o.checkpoint_path = ckdir;
     o.checkpoint_frequency = 2;
-    o.checkpoint_frequency_unit = 1; /* 12 iterations: 6 checkpoints written */
+    o.checkpoint_frequency_unit = CLG_CHECKPOINT_ITERATIONS; /* 12 iterations: 6 checkpoints written */
     clg_net *net = new_net(1);
     CLG_ASSERT_STATUS(clg_train(net, data, NULL, &o, NULL), CLG_OK);
     assert_int_equal(count_checkpoints(ckdir), 3);
@@ -215,7 +215,7 @@ static void bad_options_are_rejected(void **state)
         const char *expect;
         clg_train_options o;
     } bad_case;
-    bad_case bad[12];
+    bad_case bad[20];
     int n = 0;
     o = small_options(), o.mini_batch_size = 0, bad[n++] = (bad_case){"mini_batch_size", o};
     o = small_options(), o.initial_learn_rate = -1, bad[n++] = (bad_case){"initial_learn_rate", o};
@@ -223,11 +223,27 @@ static void bad_options_are_rejected(void **state)
     o = small_options(), o.max_epochs = 0, bad[n++] = (bad_case){"max_epochs", o};
     o = small_options(), o.momentum = 1.5f, bad[n++] = (bad_case){"momentum", o};
     o = small_options(), o.shuffle = (clg_shuffle)5, bad[n++] = (bad_case){"shuffle", o};
-    o = small_options(), o.execution_environment = "tpu", bad[n++] = (bad_case){"execution_environment", o};
-    o = small_options(), o.rank_load = -1.0f, bad[n++] = (bad_case){"rank_load", o};
     o = small_options(), o.l2_regularization = NAN, bad[n++] = (bad_case){"l2_regularization", o};
-    o = small_options(), o.zero_copy = 2, bad[n++] = (bad_case){"zero_copy", o};
-    o = small_options(), o.early_update = -2, bad[n++] = (bad_case){"early_update", o};
+    o = small_options(), o.checkpoint_frequency_unit = (clg_checkpoint_unit)2,
+        bad[n++] = (bad_case){"checkpoint_frequency_unit", o};
+    o = small_options(), o.struct_size = 0, bad[n++] = (bad_case){"struct_size", o};
+    o = small_options(), o.struct_size = sizeof o + 8, bad[n++] = (bad_case){"struct_size", o};
+    /* execution options: each bad one, checked through the training options */
+    enum { NX = 5 };
+    static const char *const xbad[NX] = {"environment", "rank_load", "zero_copy", "early_update",
+                                         "struct_size"};
+    clg_exec_options bx[NX];
+    for (int i = 0; i < NX; i++)
+        bx[i] = clg_exec_options_default();
+    bx[0].environment = (clg_exec_env)9;
+    bx[1].rank_load = -1.0f;
+    bx[2].zero_copy = (clg_switch)7;
+    bx[3].early_update = (clg_switch)-1;
+    bx[4].struct_size = 0;
+    for (int i = 0; i < NX; i++) {
+        CLG_ASSERT_STATUS(clg_exec_options_check(&bx[i]), CLG_ERR_INVALID_ARG);
+        o = small_options(), o.execution = &bx[i], bad[n++] = (bad_case){xbad[i], o};
+    }
     clg_net *net = new_net(1);
     for (int i = 0; i < n; i++) {
         CLG_ASSERT_STATUS(clg_train_options_check(&bad[i].o), CLG_ERR_INVALID_ARG);
@@ -243,7 +259,9 @@ static void bad_options_are_rejected(void **state)
     CLG_ASSERT_STATUS(clg_train_options_check(&def), CLG_OK);
     /* "parallel" outside mpirun (or without MPI built in) is refused, saying why */
     clg_train_options par = small_options();
-    par.execution_environment = "parallel";
+    clg_exec_options px = clg_exec_options_default();
+    px.environment = CLG_ENV_PARALLEL;
+    par.execution = &px;
     CLG_ASSERT_STATUS(clg_train(net, data, NULL, &par, NULL), CLG_ERR_UNSUPPORTED);
     assert_true(strstr(clg_ctx_last_error(ctx), "mpirun") ||
                 strstr(clg_ctx_last_error(ctx), "without MPI"));
@@ -321,7 +339,9 @@ static void numerics_check_names_the_first_bad_layer(void **state)
         clg_train_options o = small_options();
         o.initial_learn_rate = 1e30f;
         o.momentum = 0.0f;
-        o.check_numerics = check;
+        clg_exec_options x = clg_exec_options_default();
+        x.check_numerics = check;
+        o.execution = &x;
         clg_train_report r;
         clg_status st = clg_train(net, data, NULL, &o, &r);
         if (check) {
@@ -353,8 +373,10 @@ static void background_dispatch_changes_nothing(void **state)
         clg_train_options o = small_options();
         o.solver = CLG_SOLVER_ADAM;
         o.initial_learn_rate = 0.01f;
-        o.dispatch_in_background = workers[k] > 0;
-        o.dispatch_workers = workers[k];
+        clg_exec_options x = clg_exec_options_default();
+        x.dispatch_in_background = workers[k] > 0;
+        x.dispatch_workers = workers[k];
+        o.execution = &x;
         CLG_ASSERT_STATUS(clg_train(net, data, NULL, &o, NULL), CLG_OK);
         w[k] = weights(net, &n[k]);
         clg_net_destroy(net);
@@ -367,7 +389,9 @@ static void background_dispatch_changes_nothing(void **state)
         free(w[k]);
     clg_net *net = new_net(6);
     clg_train_options o = small_options();
-    o.dispatch_in_background = 1;
+    clg_exec_options x = clg_exec_options_default();
+    x.dispatch_in_background = 1;
+    o.execution = &x;
     o.progress = stop_at_5;
     o.verbose_frequency = 1;
     clg_train_report r;

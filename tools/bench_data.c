@@ -94,8 +94,10 @@ static double train_rate(clg_ctx *ctx, clg_datastore *ds, size_t iters, size_t w
     o.mini_batch_size = BATCH;
     o.max_epochs = 1;
     o.verbose_frequency = 1;
-    o.dispatch_in_background = workers > 0;
-    o.dispatch_workers = workers;
+    clg_exec_options x = clg_exec_options_default();
+    x.dispatch_in_background = workers > 0;
+    x.dispatch_workers = workers;
+    o.execution = &x;
     o.progress = clock_steps;
     o.progress_user = &c;
     clg_status st = clg_net_parse(ctx, default_net, &net);

@@ -3,6 +3,7 @@
  * the rounds one after the other: this machine's speed drifts over seconds, so each ratio
  * (2 sub-devices over 1, the pair over its two devices alone) is taken within a round, and
  * the median over the rounds is reported. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,18 +32,25 @@ static double train_rate(const rate_job *j, size_t batch, double *readback_ms)
     double rate = 0;
     clg_status s = bench_run_setup(&r, j->ctxs[0], batch, 10 + TIMED_STEPS);
     clg_train_options opt = r.opt;
+    clg_exec_options x = clg_exec_options_default();
     if (j->n > 1 || j->faults) {
-        opt.contexts = j->ctxs;
-        opt.context_count = j->n;
+        x.contexts = j->ctxs;
+        x.context_count = j->n;
     }
-    opt.overlap = j->overlap;
-    opt.zero_copy = j->zero_copy;
-    opt.fault_injection = j->faults;
-    opt.worker_load = j->load;
-    opt.worker_load_count = j->load ? j->n : 0;
+    x.overlap = j->overlap < 0 ? CLG_SWITCH_AUTO : j->overlap ? CLG_SWITCH_ON : CLG_SWITCH_OFF;
+    x.zero_copy = j->zero_copy < 0 ? CLG_SWITCH_AUTO : j->zero_copy ? CLG_SWITCH_ON : CLG_SWITCH_OFF;
+    x.worker_load = j->load;
+    x.worker_load_count = j->load ? j->n : 0;
+    opt.execution = &x;
+    /* injected faults (a slow device) reach only a library built with its test hooks
+     * (CLGRAD_TESTING, as in the build with tests) */
+    if (j->faults)
+        setenv("CLGRAD_FAULT", j->faults, 1);
     clg_train_report rep;
     if (s == CLG_OK)
         s = clg_train(r.net, r.ds, NULL, &opt, &rep);
+    if (j->faults)
+        unsetenv("CLGRAD_FAULT");
     if (s == CLG_OK) {
         size_t k;
         rate = (double)batch / bench_median_step(&r.st, &k);

@@ -189,7 +189,9 @@ int bench_cluster(const bench_opts *o, size_t batch, int *argc, char ***argv)
     s = ctx ? bench_run_setup(&r, ctx, batch, 10 + 10 * (size_t)o->runs) : CLG_ERR_NO_DEVICE;
     clg_train_report rep;
     if (s == CLG_OK) {
-        r.opt.execution_environment = "parallel";
+        clg_exec_options x = clg_exec_options_default();
+        x.environment = CLG_ENV_PARALLEL;
+        r.opt.execution = &x;
         s = clg_train(r.net, r.ds, NULL, &r.opt, &rep);
     }
     if (s != CLG_OK) {

@@ -220,16 +220,16 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
     }
     clg_ctx *ctx = devs.ctx[0];
     if (devs.n > 1 && !c.sweep) {
-        c.o.contexts = devs.ctx;
-        c.o.context_count = devs.n;
+        c.x.contexts = devs.ctx;
+        c.x.context_count = devs.n;
         if (c.worker_load_count > 1 && c.worker_load_count != devs.n) {
             fprintf(stderr, "clgrad-train: --worker-load has %zu weights for %zu devices\n",
                     c.worker_load_count, devs.n);
             close_devices(&devs);
             return 2;
         }
-        c.o.worker_load = c.worker_load_count ? c.worker_load : NULL;
-        c.o.worker_load_count = c.worker_load_count;
+        c.x.worker_load = c.worker_load_count ? c.worker_load : NULL;
+        c.x.worker_load_count = c.worker_load_count;
     }
     clg_datastore *train = NULL, *test = NULL, *fit = NULL, *val = NULL, *augmented = NULL;
     clg_datastore *train_all[2] = {NULL, NULL}, *test_all[2] = {NULL, NULL}; /* --limit-* */
@@ -290,6 +290,7 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
         val = test;
     if (c.images.bad_files == CLG_BAD_FILES_SKIP)
         d.skips = train;
+    c.o.execution = &c.x;
     c.o.progress = display_progress;
     c.o.progress_user = &d;
     clg_train_report rep;

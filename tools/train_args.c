@@ -131,6 +131,7 @@ int cli_parse(int argc, char **argv, cli *c)
     c->env = "auto";
     c->table_every = 50;
     c->o = clg_train_options_default();
+    c->x = clg_exec_options_default();
     c->images = clg_image_folder_options_default();
     c->augment = clg_augment_options_default();
     c->o.solver = CLG_SOLVER_ADAM;
@@ -186,10 +187,10 @@ int cli_parse(int argc, char **argv, cli *c)
         case O_VTEST: c->val_on_test = 1; break;
         case O_LTRAIN: ok = parse_size(a, &c->limit_train) && c->limit_train > 0; break;
         case O_LTEST: ok = parse_size(a, &c->limit_test) && c->limit_test > 0; break;
-        case O_BG: o->dispatch_in_background = 1; break;
+        case O_BG: c->x.dispatch_in_background = 1; break;
         case O_BGW:
-            ok = parse_size(a, &o->dispatch_workers) && o->dispatch_workers >= 1;
-            o->dispatch_in_background = 1;
+            ok = parse_size(a, &c->x.dispatch_workers) && c->x.dispatch_workers >= 1;
+            c->x.dispatch_in_background = 1;
             break;
         case O_LRREF: ok = parse_size(a, &o->learn_rate_reference_batch); break;
         case O_IMSIZE: {
@@ -228,7 +229,7 @@ int cli_parse(int argc, char **argv, cli *c)
             break;
         case O_FAULT:
             ok = !strcmp(a, "stop") || !strcmp(a, "continue");
-            o->device_fault_policy = !strcmp(a, "continue") ? CLG_FAULT_CONTINUE : CLG_FAULT_STOP;
+            c->x.device_fault_policy = !strcmp(a, "continue") ? CLG_FAULT_CONTINUE : CLG_FAULT_STOP;
             break;
         case O_SPLIT: {
             size_t n = 0;
@@ -257,11 +258,12 @@ int cli_parse(int argc, char **argv, cli *c)
         case O_CKF: ok = parse_int(a, &o->checkpoint_frequency); break;
         case O_CKU:
             ok = !strcmp(a, "epoch") || !strcmp(a, "iteration");
-            o->checkpoint_frequency_unit = !strcmp(a, "iteration");
+            o->checkpoint_frequency_unit = !strcmp(a, "iteration") ? CLG_CHECKPOINT_ITERATIONS
+                                                                   : CLG_CHECKPOINT_EPOCHS;
             break;
         case O_LOG: o->metrics_log = a; break;
         case O_PLOT: c->plot = a; break;
-        case O_ENV: c->env = a; o->execution_environment = a; break;
+        case O_ENV: c->env = a; ok = clg_exec_env_parse(a, &c->x.environment) == CLG_OK; break;
         case O_DEV: c->devices = a; break;
         case O_SEED: {
             size_t s = 0;
@@ -271,7 +273,7 @@ int cli_parse(int argc, char **argv, cli *c)
         }
         case O_QUIET: c->quiet = 1; break;
         case O_SWEEP: c->sweep = a; break;
-        case O_RLOAD: ok = parse_float(a, &o->rank_load) && o->rank_load > 0; break;
+        case O_RLOAD: ok = parse_float(a, &c->x.rank_load) && c->x.rank_load > 0; break;
         case O_RESULTS: c->results = a; break;
         case O_HELP: usage(stdout); return -1;
         case O_VERSION: printf("clgrad-train %s\n", clg_version()); return -1;
@@ -294,7 +296,10 @@ int cli_parse(int argc, char **argv, cli *c)
         return 2;
     }
     c->o.verbose_frequency = 1; /* every iteration reaches the callback; the table filters */
-    if (clg_train_options_check(&c->o) != CLG_OK) {
+    c->o.execution = &c->x;
+    clg_status checked = clg_train_options_check(&c->o);
+    c->o.execution = NULL;
+    if (checked != CLG_OK) {
         fprintf(stderr, "clgrad-train: %s\n", clg_last_error());
         return 2;
     }

@@ -20,7 +20,8 @@ typedef struct cli {
     size_t worker_load_count;
     size_t table_every;
     int quiet;
-    clg_train_options o;
+    clg_train_options o;   /* o.execution is set where training starts: cli is copied */
+    clg_exec_options x;
 } cli;
 
 /* Fills c from the arguments (defaults for the rest). Returns 0 to go on, -1 after --help or

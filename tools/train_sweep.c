@@ -158,6 +158,7 @@ int sweep_run(const char *file, int argc, char **argv, clg_ctx *const *ctxs, siz
     s.tty = isatty(STDOUT_FILENO) && !base->quiet;
     s.quiet = base->quiet;
     clg_experiment e[MAX_EXPERIMENTS];
+    clg_exec_options x[MAX_EXPERIMENTS];
     clg_experiment_result res[MAX_EXPERIMENTS];
     char *nets[MAX_EXPERIMENTS] = {0};
     clg_datastore *augmented[MAX_EXPERIMENTS] = {0}, *shared = NULL, *shared_val = NULL;
@@ -239,7 +240,9 @@ int sweep_run(const char *file, int argc, char **argv, clg_ctx *const *ctxs, siz
         e[n].name = strdup(w[0]);
         e[n].net_text = nets[n];
         e[n].init_seed = c.o.seed;
+        x[n] = c.x;
         e[n].options = c.o;
+        e[n].options.execution = &x[n];
         e[n].options.checkpoint_path = NULL; /* one folder would serve them all: none */
         e[n].options.metrics_log = NULL;
         e[n].train = data;

@@ -1,5 +1,5 @@
 /* Cluster training over MPI: ExecutionEnvironment "parallel". Each MPI rank trains on its own
- * devices; clg_train with execution_environment "parallel" splits every global mini-batch
+ * devices; clg_train with the execution environment CLG_ENV_PARALLEL splits every global mini-batch
  * across the ranks and combines their gradients with MPI, so that every rank holds the same
  * weights after every step. Needs clgrad built with CLGRAD_WITH_MPI (Open MPI). */
 #ifndef CLGRAD_CLUSTER_H

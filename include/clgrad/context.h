@@ -23,6 +23,8 @@ typedef enum clg_decisions {
 } clg_decisions;
 
 typedef struct clg_ctx_options {
+    size_t struct_size;     /* sizeof(clg_ctx_options) of the caller's header (README
+                               "Compatibility"); set by clg_ctx_options_default() */
     int profiling;          /* 1: queue created with CL_QUEUE_PROFILING_ENABLE */
     const char *cache_dir;  /* program-binary cache folder; NULL: CLGRAD_CACHE_DIR, else
                                $XDG_CACHE_HOME/clgrad, else ~/.cache/clgrad; "off": none.

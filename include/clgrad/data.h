@@ -67,6 +67,7 @@ typedef enum clg_bad_files {
 } clg_bad_files;
 
 typedef struct clg_image_folder_options {
+    size_t struct_size;       /* set by the _default() (README "Compatibility") */
     size_t channels;          /* 1 (gray) or 3 (RGB) */
     size_t height, width;     /* every image is resized to this; 0 0: the first image's size */
     clg_bad_files bad_files;
@@ -98,6 +99,7 @@ typedef enum clg_normalization {
 } clg_normalization;
 
 typedef struct clg_augment_options {
+    size_t struct_size;               /* set by the _default() (README "Compatibility") */
     int reflection_x, reflection_y;   /* 1: mirror left-right / top-bottom with probability 1/2 */
     float rotation[2];                /* degrees, uniform in [lo, hi] */
     float scale[2];                   /* uniform in [lo, hi]; 1 1: none */

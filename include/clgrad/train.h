@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include "clgrad/data.h"
 #include "clgrad/nn.h"
+#include "clgrad/parallel.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -49,11 +50,10 @@ typedef enum clg_progress_kind {
     CLG_PROGRESS_DEVICE_FAULT = 5 /* a device failed a step (text: which and why) */
 } clg_progress_kind;
 
-typedef enum clg_fault_policy {
-    CLG_FAULT_STOP = 0,      /* training ends with the device's error; checkpoints stay */
-    CLG_FAULT_CONTINUE = 1   /* the step is redone on the other devices; a device that fails
-                                twice is dropped */
-} clg_fault_policy;
+typedef enum clg_checkpoint_unit {
+    CLG_CHECKPOINT_EPOCHS = 0,
+    CLG_CHECKPOINT_ITERATIONS = 1
+} clg_checkpoint_unit;
 
 typedef struct clg_train_progress {
     clg_progress_kind kind;
@@ -78,7 +78,11 @@ typedef struct clg_train_progress {
  * report says so). */
 typedef int (*clg_train_progress_fn)(const clg_train_progress *p, void *user);
 
+/* What to train and how (MATLAB's trainingOptions); where it runs is clg_exec_options
+ * (parallel.h). Start from clg_train_options_default(): it sets struct_size, through which a
+ * library newer than the caller's header reads only the fields the caller knows. */
 typedef struct clg_train_options {
+    size_t struct_size;               /* sizeof(clg_train_options) of the caller's header */
     clg_solver solver;                /* sgdm */
     float initial_learn_rate;         /* 0.01 */
     clg_lr_schedule learn_rate_schedule;  /* none */
@@ -105,62 +109,13 @@ typedef struct clg_train_options {
     size_t verbose_frequency;         /* 50 iterations */
     const char *checkpoint_path;      /* NULL: none; else a folder */
     int checkpoint_frequency;         /* 1 */
-    int checkpoint_frequency_unit;    /* 0: epochs, 1: iterations */
+    clg_checkpoint_unit checkpoint_frequency_unit; /* epochs */
     const char *metrics_log;          /* NULL, or a CSV file written as training goes */
-    const char *execution_environment;/* "auto"; the caller picks the devices, except that
-                                         "parallel" trains across the MPI ranks (cluster.h):
-                                         each global mini-batch is split over the ranks in
-                                         proportion to their device counts */
-    size_t bucket_bytes;              /* "parallel": gradients are summed across ranks in
-                                         messages of this size (0: 4 MiB) */
-    float rank_load;                  /* "parallel": this rank's weight in the split of each
-                                         global batch over the ranks (MATLAB's WorkerLoad
-                                         for the ranks); 0: its number of devices */
-    clg_ctx *const *contexts;         /* NULL: train on the net's context alone; else a
-                                         replica on each of these (data parallel), the net
-                                         holding the result */
-    size_t context_count;
-    const float *worker_load;         /* NULL: auto (by measured speed); else one weight per
-                                         context (MATLAB's WorkerLoad), or one value in
-                                         (0, 1]: the fraction of the contexts that train
-                                         (the first ones, sharing each batch equally) */
-    size_t worker_load_count;
-    int dispatch_in_background;       /* 0; 1: worker threads read (decode, augment) the next
-                                         mini-batches while a step computes: the same batches
-                                         in the same order (clg_batch_reader) */
-    size_t dispatch_workers;          /* 0 means 1 worker; at most 64 */
-    clg_fault_policy device_fault_policy; /* multi-device: stop */
-    int overlap;                      /* multi-device: read each layer's gradients while
-                                         earlier layers compute backward: -1 (default) on
-                                         devices other than CPUs (where the copy would take
-                                         the cores that compute), 1 always, 0 never */
-    int zero_copy;                    /* multi-device: replicas compute on the host's master
-                                         weights and write their gradients into host
-                                         memory (buffers over it, mapped between steps), so
-                                         a step copies neither: -1 (default) on devices
-                                         that share the host's memory (CPUs), 1 on every
-                                         device, 0 never */
-    int early_update;                 /* multi-device: the host updates each layer's weights
-                                         as soon as every device has its gradients, while
-                                         the devices still compute the layers before
-                                         (with policy stop only, as a failed step is then
-                                         not redone; overlap not off; no clipping; one
-                                         process): -1 (default) when no device is a CPU
-                                         (whose cores the update would take from the
-                                         devices: slower there), 1 always, 0 never */
-    int check_numerics;               /* 1 (or CLGRAD_CHECK_NUMERICS=1): every layer's outputs
-                                         and gradients are checked for NaN and infinity each
-                                         step; the first is CLG_ERR_NUMERICS naming the layer
-                                         and step (costs a few percent) */
-    const char *fault_injection;      /* testing: NULL means $CLGRAD_FAULT; "1:fail@5" makes
-                                         device 1 fail at step 5, "1:slow=3" makes it compute
-                                         everything 3 times ("1:slow=3@5": at step 5 only);
-                                         "parallel": "rank1:exit@5" ends
-                                         rank 1 at step 5, "rank1:skew@5" moves one of its
-                                         weights by one ulp (comma-separated) */
     uint64_t seed;                    /* shuffles and dropout */
     clg_train_progress_fn progress;   /* NULL */
     void *progress_user;
+    const clg_exec_options *execution;/* NULL: clg_exec_options_default() (the net's context
+                                         alone); borrowed for the call */
 } clg_train_options;
 
 /** MATLAB's trainingOptions("sgdm") defaults, as commented above. */

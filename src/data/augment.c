@@ -148,6 +148,7 @@ clg_augment_options clg_augment_options_default(void)
 {
     clg_augment_options o;
     memset(&o, 0, sizeof o);
+    o.struct_size = sizeof o;
     o.scale[0] = o.scale[1] = 1.0f;
     o.crop = CLG_CROP_NONE;
     o.normalization = CLG_NORM_NONE;
@@ -191,6 +192,10 @@ clg_status clg_datastore_augment(clg_datastore *parent, const clg_augment_option
 {
     if (out)
         *out = NULL;
+    clg_augment_options given = clg_augment_options_default();
+    if (o && clg__options_read(&given, o, sizeof given, "clg_datastore_augment") != CLG_OK)
+        return clg__datastore_fail(parent, CLG_ERR_INVALID_ARG, "%s", clg_last_error());
+    o = o ? &given : NULL;
     clg_shape in = clg_datastore_sample_shape(parent);
     if (!parent || !o || !out || in.c > 4 || !(o->scale[0] > 0 && o->scale[1] >= o->scale[0]) ||
         o->rotation[1] < o->rotation[0] || o->translation_x[1] < o->translation_x[0] ||

@@ -170,7 +170,7 @@ static const clg__datastore_ops folder_ops = {folder_read, folder_destroy, folde
 
 clg_image_folder_options clg_image_folder_options_default(void)
 {
-    clg_image_folder_options o = {1, 0, 0, CLG_BAD_FILES_FAIL};
+    clg_image_folder_options o = {sizeof o, 1, 0, 0, CLG_BAD_FILES_FAIL};
     return o;
 }
 
@@ -180,7 +180,9 @@ clg_status clg_datastore_open_folder(const char *dir, const clg_image_folder_opt
     if (out)
         *out = NULL;
     clg_image_folder_options def = clg_image_folder_options_default();
-    o = o ? o : &def;
+    if (o && clg__options_read(&def, o, sizeof def, "clg_datastore_open_folder") != CLG_OK)
+        return CLG_ERR_INVALID_ARG;
+    o = &def;
     if (!dir || !out || (o->channels != 1 && o->channels != 3) || (!o->height != !o->width) ||
         o->height > CLG_IMAGE_MAX_SIDE || o->width > CLG_IMAGE_MAX_SIDE ||
         (o->bad_files != CLG_BAD_FILES_FAIL && o->bad_files != CLG_BAD_FILES_SKIP))

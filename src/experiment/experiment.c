@@ -51,8 +51,10 @@ static void run_one(worker *w, size_t i)
     if (st == CLG_OK)
         st = clg_net_init(net, e->init_seed);
     clg_train_options o = e->options;
-    o.contexts = NULL, o.context_count = 0; /* one device each */
-    o.worker_load = NULL, o.worker_load_count = 0;
+    clg_exec_options x = e->options.execution ? *e->options.execution : clg_exec_options_default();
+    x.contexts = NULL, x.context_count = 0; /* one device each */
+    x.worker_load = NULL, x.worker_load_count = 0;
+    o.execution = &x;
     o.progress = relay;
     o.progress_user = w;
     if (st == CLG_OK)

@@ -1,32 +1,17 @@
-/* Every allocation of the library goes through here, so that tests can make the Nth host
- * allocation or the Nth device buffer fail (fault injection) and check that each failure comes
- * back as a clean error without leaks. The counters are per thread: tests on one thread do not
- * disturb another's work. */
+/* Every allocation of the library goes through here, so that a testing build can make the Nth
+ * host allocation or the Nth device buffer fail and tests check that each failure comes back as
+ * a clean error without leaks. */
 #define _DEFAULT_SOURCE /* madvise's MADV_HUGEPAGE */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include "runtime_internal.h"
-
-static _Thread_local long host_fail_at, device_fail_at, host_count, device_count;
-
-void clg__fault_inject(long host_n, long device_n)
-{
-    host_fail_at = host_n;
-    device_fail_at = device_n;
-    host_count = device_count = 0;
-}
-
-void clg__fault_counts(long *host, long *device)
-{
-    *host = host_count;
-    *device = device_count;
-}
+#include "runtime/runtime_internal.h"
+#include "runtime/testing.h"
 
 static int host_fails(void)
 {
-    if (++host_count != host_fail_at)
+    if (!clg__testing_host_alloc_fails())
         return 0;
     errno = ENOMEM; /* as malloc itself would */
     return 1;
@@ -86,7 +71,7 @@ char *clg__strdup(const char *s)
 /* Every device buffer: the injected failure, else clCreateBuffer. */
 static cl_mem create(clg_ctx *ctx, cl_mem_flags flags, size_t bytes, void *host, cl_int *err)
 {
-    if (++device_count == device_fail_at) {
+    if (clg__testing_device_alloc_fails()) {
         *err = CL_MEM_OBJECT_ALLOCATION_FAILURE;
         return NULL;
     }
@@ -101,4 +86,16 @@ cl_mem clg__create_buffer(clg_ctx *ctx, size_t bytes, cl_int *err)
 cl_mem clg__create_host_buffer(clg_ctx *ctx, void *host, size_t bytes, cl_int *err)
 {
     return create(ctx, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, bytes, host, err);
+}
+
+clg_status clg__options_read(void *out, const void *given, size_t full, const char *what)
+{
+    size_t size;
+    memcpy(&size, given, sizeof size);
+    if (size < sizeof size || size > full)
+        return clg__fail(NULL, CLG_ERR_INVALID_ARG, "%s: struct_size %zu is not one this library "
+                         "knows (%zu): start from the struct's _default()", what, size, full);
+    memcpy(out, given, size);
+    memcpy(out, &full, sizeof full); /* now a whole struct */
+    return CLG_OK;
 }

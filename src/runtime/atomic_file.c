@@ -7,7 +7,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "runtime_internal.h"
+#include "runtime/runtime_internal.h"
+#include "runtime/testing.h"
 
 int clg__make_dirs(const char *dir)
 {
@@ -46,13 +47,6 @@ static int write_all(int fd, const void *data, size_t size)
     return 1;
 }
 
-static _Thread_local int crash_point;
-
-void clg__crash_at(int point)
-{
-    crash_point = point;
-}
-
 int clg__write_atomic(const char *path, const void *const parts[], const size_t sizes[],
                       size_t nparts)
 {
@@ -70,11 +64,11 @@ int clg__write_atomic(const char *path, const void *const parts[], const size_t 
     ok = ok && fsync(fd) == 0;
     if (fd >= 0)
         ok = close(fd) == 0 && ok;
-    if (ok && crash_point == 1)
-        _exit(99); /* test hook: the temporary file complete, the rename not done */
+    if (ok)
+        clg__testing_atomic_point(1); /* tests end the process here and at 2 */
     ok = ok && rename(tmp, path) == 0;
-    if (ok && crash_point == 2)
-        _exit(99); /* test hook: renamed, nothing after it done */
+    if (ok)
+        clg__testing_atomic_point(2);
     int err = errno; /* the reason, kept across the clean-up */
     if (!ok && fd >= 0)
         unlink(tmp);

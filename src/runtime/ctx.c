@@ -7,7 +7,7 @@
 
 clg_ctx_options clg_ctx_options_default(void)
 {
-    clg_ctx_options o = {0, NULL, CLG_DECIDE_AUTO};
+    clg_ctx_options o = {sizeof o, 0, NULL, CLG_DECIDE_AUTO};
     return o;
 }
 
@@ -38,7 +38,9 @@ clg_status clg_ctx_create(const clg_device_info *dev, const clg_ctx_options *opt
     *out = NULL;
     if (!dev || !dev->cl_device)
         return clg__fail(NULL, CLG_ERR_INVALID_ARG, "clg_ctx_create: dev must be a listed device");
-    clg_ctx_options o = opts ? *opts : clg_ctx_options_default();
+    clg_ctx_options o = clg_ctx_options_default();
+    if (opts && clg__options_read(&o, opts, sizeof o, "clg_ctx_create") != CLG_OK)
+        return CLG_ERR_INVALID_ARG;
     int as_gpu, forced;
     clg_status decided = decide_as_gpu(dev, o.decisions, &as_gpu, &forced);
     if (decided != CLG_OK)

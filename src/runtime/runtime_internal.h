@@ -74,9 +74,13 @@ struct clg_ctx {
  * specification, which makes every call but clSetKernelArg thread-safe. */
 int clg__ctx_thread_unsafe(const clg_ctx *ctx);
 
-/* Host allocations of the library (malloc, calloc, realloc, strdup) and device buffers, with a
- * per-thread fault-injection hook for tests: clg__fault_inject(h, d) makes the h-th host
- * allocation and the d-th device buffer from now on fail (0: never) and resets the counters. */
+/* Public options structs begin with struct_size (README "Compatibility"): over *out, which
+ * holds the defaults, the caller's struct as far as it reaches. CLG_ERR_INVALID_ARG naming
+ * `what` (in the thread's last error) when struct_size is not one this library knows. */
+clg_status clg__options_read(void *out, const void *given, size_t full, const char *what);
+
+/* Host allocations of the library (malloc, calloc, realloc, strdup) and device buffers, all
+ * through here so that a testing build can make any of them fail (runtime/testing.h). */
 void *clg__malloc(size_t n);
 void *clg__calloc(size_t n, size_t size);
 void *clg__realloc(void *p, size_t n);
@@ -88,8 +92,6 @@ cl_mem clg__create_buffer(clg_ctx *ctx, size_t bytes, cl_int *err);
 /* A buffer over host memory (CL_MEM_USE_HOST_PTR): the device computes on it in place where
  * it shares the host's memory; the host touches it only while it is mapped. */
 cl_mem clg__create_host_buffer(clg_ctx *ctx, void *host, size_t bytes, cl_int *err);
-void clg__fault_inject(long host_n, long device_n);
-void clg__fault_counts(long *host, long *device);
 
 /* Host loops over long arrays (the multi-device optimizer's pass) built for the widest vectors
  * the CPU has, chosen when the library loads: the build itself targets the baseline. Bit for
@@ -183,10 +185,6 @@ int clg__make_dirs(const char *dir);
  * 1 on success, 0 (with nothing changed at path) on failure. */
 int clg__write_atomic(const char *path, const void *const parts[], const size_t sizes[],
                       size_t nparts);
-
-/* Test hook (per thread): 1 makes the next atomic write end the process (_exit(99)) just
- * before its rename, 2 just after it; 0 turns it off. */
-void clg__crash_at(int point);
 
 /* clg__write_atomic of one buffer, creating the parent folder; CLG_ERR_IO with a message. */
 clg_status clg__file_write_atomic(clg_ctx *ctx, const char *path, const void *data, size_t size);

@@ -7,11 +7,6 @@
 
 #include "train/train_internal.h"
 
-int clg__is_parallel(const clg_train_options *o)
-{
-    return o->execution_environment && !strcmp(o->execution_environment, "parallel");
-}
-
 clg_status clg__cluster_setup(clg__trainer *t)
 {
     clg_status st = clg__cluster_open(&t->cluster);
@@ -24,8 +19,8 @@ clg_status clg__cluster_setup(clg__trainer *t)
     double mine[8] = {(double)t->batch, (double)t->samples, (double)t->o.max_epochs,
                       (double)t->o.seed, (double)t->o.solver, (double)t->o.initial_learn_rate,
                       (double)nl, (double)t->o.shuffle};
-    double root[8], local = t->o.rank_load > 0 ? (double)t->o.rank_load
-                            : t->o.context_count ? (double)t->o.context_count : 1.0;
+    double root[8], local = t->x.rank_load > 0 ? (double)t->x.rank_load
+                            : t->x.context_count ? (double)t->x.context_count : 1.0;
     memcpy(root, mine, sizeof root);
     st = clg__cluster_broadcast(t->cluster, root, sizeof root, 0);
     double differ = memcmp(root, mine, sizeof root) != 0;
@@ -115,7 +110,7 @@ static void stream_ready(void *user, float *grad, size_t first, size_t count)
 {
     clg__trainer *t = user;
     (void)first;
-    clg__cluster_isum_floats(t->cluster, grad, count, t->o.bucket_bytes);
+    clg__cluster_isum_floats(t->cluster, grad, count, t->x.bucket_bytes);
 }
 
 static void stream_idle(void *user)
@@ -153,9 +148,9 @@ clg_status clg__cluster_combine(clg__trainer *t, double *loss, size_t *correct)
     (void)clg__group_params(t->group, &np);
     clg_status st = clg__group_streamed(t->group) /* started during the step */
                         ? clg__cluster_wait(t->cluster)
-                        : clg__cluster_sum_floats(t->cluster, t->hgrad, np, t->o.bucket_bytes);
+                        : clg__cluster_sum_floats(t->cluster, t->hgrad, np, t->x.bucket_bytes);
     if (st == CLG_OK && ns)
-        st = clg__cluster_sum_floats(t->cluster, s, ns, t->o.bucket_bytes);
+        st = clg__cluster_sum_floats(t->cluster, s, ns, t->x.bucket_bytes);
     double both[2] = {*loss, (double)*correct};
     if (st == CLG_OK)
         st = clg__cluster_sum_doubles(t->cluster, both, 2);

@@ -197,7 +197,7 @@ void clg__optim_update_range(void *user, float *w, size_t lo, size_t hi)
  * the update is elementwise, so the slicing changes no result. */
 clg_status clg__optim_step_host(clg__trainer *t, float lr, int sum)
 {
-    size_t total = 0, threads = t->o.context_count < 16 ? t->o.context_count : 16;
+    size_t total = 0, threads = t->x.context_count < 16 ? t->x.context_count : 16;
     float *w = clg__group_params(t->group, &total); /* once: it marks the weights changed */
     clg__crew *crew = clg__group_crew(t->group);
     threads = threads ? threads : 1;

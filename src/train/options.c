@@ -27,10 +27,18 @@ clg_train_options clg_train_options_default(void)
     o.output_network = CLG_OUTPUT_LAST;
     o.verbose_frequency = 50;
     o.checkpoint_frequency = 1;
-    o.execution_environment = "auto";
-    o.overlap = -1;
-    o.zero_copy = -1;
-    o.early_update = -1;
+    o.struct_size = sizeof o;
+    return o;
+}
+
+clg_exec_options clg_exec_options_default(void)
+{
+    clg_exec_options o;
+    memset(&o, 0, sizeof o);
+    o.struct_size = sizeof o;
+    o.environment = CLG_ENV_AUTO;
+    o.device_fault_policy = CLG_FAULT_STOP;
+    o.overlap = o.zero_copy = o.early_update = CLG_SWITCH_AUTO;
     return o;
 }
 
@@ -54,10 +62,17 @@ clg_status clg_solver_parse(const char *name, clg_solver *out)
 
 #define BAD(...) return clg__fail(NULL, CLG_ERR_INVALID_ARG, "training options: " __VA_ARGS__)
 
-clg_status clg_train_options_check(const clg_train_options *o)
+/* The caller's struct over the defaults, as far as it reaches (see README "Compatibility"). */
+static clg_status read_train(const clg_train_options *given, clg_train_options *o)
 {
-    if (!o)
+    if (!given)
         BAD("options are NULL");
+    *o = clg_train_options_default();
+    return clg__options_read(o, given, sizeof *o, "training options");
+}
+
+static clg_status check_train(const clg_train_options *o)
+{
     if (!clg_solver_name(o->solver))
         BAD("unknown solver %d (sgdm, adam, rmsprop)", (int)o->solver);
     if (!(o->initial_learn_rate > 0.0f) || !isfinite(o->initial_learn_rate))
@@ -101,11 +116,44 @@ clg_status clg_train_options_check(const clg_train_options *o)
         BAD("verbose_frequency must be >= 1 iteration");
     if (o->checkpoint_frequency < 1)
         BAD("checkpoint_frequency %d must be >= 1", o->checkpoint_frequency);
-    if (o->checkpoint_frequency_unit != 0 && o->checkpoint_frequency_unit != 1)
-        BAD("checkpoint_frequency_unit %d must be 0 (epochs) or 1 (iterations)",
-            o->checkpoint_frequency_unit);
+    if (o->checkpoint_frequency_unit != CLG_CHECKPOINT_EPOCHS &&
+        o->checkpoint_frequency_unit != CLG_CHECKPOINT_ITERATIONS)
+        BAD("unknown checkpoint_frequency_unit %d (epochs, iterations)",
+            (int)o->checkpoint_frequency_unit);
     if (o->checkpoint_path && !*o->checkpoint_path)
         BAD("checkpoint_path is empty (NULL: no checkpoints)");
+    return o->execution ? clg_exec_options_check(o->execution) : CLG_OK;
+}
+
+clg_status clg_train_options_check(const clg_train_options *given)
+{
+    clg_train_options o;
+    clg_status st = read_train(given, &o);
+    return st == CLG_OK ? check_train(&o) : st;
+}
+
+#undef BAD
+#define BAD(...) return clg__fail(NULL, CLG_ERR_INVALID_ARG, "execution options: " __VA_ARGS__)
+
+static int switch_ok(clg_switch s)
+{
+    return s == CLG_SWITCH_AUTO || s == CLG_SWITCH_ON || s == CLG_SWITCH_OFF;
+}
+
+static clg_status read_exec(const clg_exec_options *given, clg_exec_options *o)
+{
+    if (!given)
+        BAD("options are NULL");
+    *o = clg_exec_options_default();
+    return clg__options_read(o, given, sizeof *o, "execution options");
+}
+
+static clg_status check_exec(const clg_exec_options *o)
+{
+    if (o->environment < CLG_ENV_AUTO || o->environment > CLG_ENV_PARALLEL)
+        BAD("unknown environment %d (auto, cpu, gpu, multi-gpu, parallel)", (int)o->environment);
+    if (o->context_count && !o->contexts)
+        BAD("contexts is NULL with context_count %zu", o->context_count);
     if (o->worker_load_count && !o->worker_load)
         BAD("worker_load is NULL with worker_load_count %zu", o->worker_load_count);
     for (size_t i = 0; i < o->worker_load_count; i++)
@@ -115,17 +163,38 @@ clg_status clg_train_options_check(const clg_train_options *o)
         BAD("rank_load %g must be >= 0 (0: the rank's device count)", (double)o->rank_load);
     if (o->dispatch_workers > 64)
         BAD("dispatch_workers %zu must be at most 64", o->dispatch_workers);
-    if (o->overlap < -1 || o->overlap > 1)
-        BAD("overlap %d must be -1 (auto), 0 or 1", o->overlap);
-    if (o->zero_copy < -1 || o->zero_copy > 1)
-        BAD("zero_copy %d must be -1 (auto), 0 or 1", o->zero_copy);
-    if (o->early_update < -1 || o->early_update > 1)
-        BAD("early_update %d must be -1 (auto), 0 or 1", o->early_update);
+    if (!switch_ok(o->overlap))
+        BAD("unknown overlap %d (auto, on, off)", (int)o->overlap);
+    if (!switch_ok(o->zero_copy))
+        BAD("unknown zero_copy %d (auto, on, off)", (int)o->zero_copy);
+    if (!switch_ok(o->early_update))
+        BAD("unknown early_update %d (auto, on, off)", (int)o->early_update);
     if (o->device_fault_policy != CLG_FAULT_STOP && o->device_fault_policy != CLG_FAULT_CONTINUE)
         BAD("unknown device_fault_policy %d (stop, continue)", (int)o->device_fault_policy);
-    const char *env = o->execution_environment;
-    if (env && strcmp(env, "auto") && strcmp(env, "cpu") && strcmp(env, "gpu") &&
-        strcmp(env, "multi-gpu") && strcmp(env, "parallel"))
-        BAD("unknown execution_environment \"%s\" (auto, cpu, gpu, multi-gpu, parallel)", env);
     return CLG_OK;
+}
+
+clg_status clg_exec_options_check(const clg_exec_options *given)
+{
+    clg_exec_options o;
+    clg_status st = read_exec(given, &o);
+    return st == CLG_OK ? check_exec(&o) : st;
+}
+
+clg_status clg__train_options_read(const clg_train_options *given, clg_train_options *o,
+                                   clg_exec_options *x)
+{
+    clg_status st = read_train(given, o);
+    if (st == CLG_OK)
+        st = check_train(o);
+    if (st != CLG_OK)
+        return st;
+    if (o->execution)
+        st = read_exec(o->execution, x);
+    else
+        *x = clg_exec_options_default();
+    if (st == CLG_OK)
+        st = check_exec(x);
+    o->execution = x;
+    return st;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "runtime/testing.h"
 #include "train/train_internal.h"
 
 static uint64_t splitmix64(uint64_t *s)
@@ -173,7 +174,7 @@ static clg_status train_step(clg__trainer *t, float lr, double *loss, size_t *co
          * failed step is not redone (policy stop): each layer as soon as every device has
          * its gradients, while the devices still compute the layers before */
         int fused = !t->cluster && !clg__clipping(t);
-        int during = fused && t->early && t->o.device_fault_policy == CLG_FAULT_STOP;
+        int during = fused && t->early && t->x.device_fault_policy == CLG_FAULT_STOP;
         clg__group_set_update(t->group, during ? &(clg__group_update){clg__optim_update_range, t} : NULL);
         t->update_lr = lr;
         t->update_st = CLG_OK;
@@ -186,7 +187,7 @@ static clg_status train_step(clg__trainer *t, float lr, double *loss, size_t *co
                 break;
             /* bad numbers are the model's, not the device's; a cluster rank cannot redo a
              * step alone (the other ranks have summed theirs) */
-            if (failed == (size_t)-1 || t->o.device_fault_policy == CLG_FAULT_STOP ||
+            if (failed == (size_t)-1 || t->x.device_fault_policy == CLG_FAULT_STOP ||
                 st == CLG_ERR_NUMERICS || t->cluster)
                 return clg__fail(t->ctx, st, "clg_train: %s", clg_last_error());
             /* continue: redo the step without it; a second failure drops it */
@@ -282,7 +283,7 @@ static clg_status run(clg__trainer *t)
             }
             if (t->val && (t->step % o->validation_frequency == 0 || last))
                 st = validate(t, lr, &stop);
-            if (st == CLG_OK && o->checkpoint_path && o->checkpoint_frequency_unit == 1 &&
+            if (st == CLG_OK && o->checkpoint_path && o->checkpoint_frequency_unit == CLG_CHECKPOINT_ITERATIONS &&
                 t->step % (uint64_t)o->checkpoint_frequency == 0) {
                 t->next_iter++; /* the position saved is the next iteration to run */
                 st = checkpoint(t, recent, lr);
@@ -295,11 +296,8 @@ static clg_status run(clg__trainer *t)
                 float *p = clg__group_params(t->group, &np);
                 p[0] = nextafterf(p[0], INFINITY);
             }
-            if (t->exit_at && t->step == t->exit_at) { /* injected: this rank dies */
-                fprintf(stderr, "clg_train: rank %d: injected exit at step %llu\n", t->rank,
-                        (unsigned long long)t->step);
-                _exit(3);
-            }
+            if (t->exit_at && t->step == t->exit_at) /* injected: this rank dies */
+                clg__testing_rank_exit(t->rank, t->step);
         }
         if (st != CLG_OK || t->next_iter < t->iters_per_epoch)
             break; /* stopped inside the epoch */
@@ -318,7 +316,7 @@ static clg_status run(clg__trainer *t)
             if (st != CLG_OK)
                 break;
         }
-        if (o->checkpoint_path && o->checkpoint_frequency_unit == 0 &&
+        if (o->checkpoint_path && o->checkpoint_frequency_unit == CLG_CHECKPOINT_EPOCHS &&
             t->epoch % o->checkpoint_frequency == 0)
             st = checkpoint(t, recent, lr);
     }
@@ -358,7 +356,7 @@ static clg_status run(clg__trainer *t)
 }
 
 static clg_status trainer_init(clg__trainer *t, clg_net *net, clg_datastore *train,
-                               clg_datastore *val, const clg_train_options *o, int resuming)
+                               clg_datastore *val, const clg_train_options *given, int resuming)
 {
     memset(t, 0, sizeof *t);
     t->net = net;
@@ -366,12 +364,12 @@ static clg_status trainer_init(clg__trainer *t, clg_net *net, clg_datastore *tra
     t->train = train;
     t->val = val;
     t->t0 = clg__now();
-    if (clg_train_options_check(o) != CLG_OK)
+    if (clg__train_options_read(given, &t->o, &t->x) != CLG_OK)
         return clg__fail(net->ctx, CLG_ERR_INVALID_ARG, "%s", clg_last_error());
-    t->o = *o;
+    const clg_train_options *o = &t->o;
     t->seed = o->seed;
     const char *check = getenv("CLGRAD_CHECK_NUMERICS");
-    t->check_numerics = o->check_numerics || (check && *check && strcmp(check, "0") != 0);
+    t->check_numerics = t->x.check_numerics || (check && *check && strcmp(check, "0") != 0);
     if (net->classes == 0)
         return clg__fail(net->ctx, CLG_ERR_INVALID_ARG, "clg_train: the net has no softmax output");
     clg_datastore *stores[2] = {train, val};
@@ -395,7 +393,7 @@ static clg_status trainer_init(clg__trainer *t, clg_net *net, clg_datastore *tra
     t->iters_per_epoch = t->samples / t->batch;
     t->per_sample = clg_shape_numel(net->input);
     t->local_batch = t->batch;
-    if (clg__is_parallel(o)) {
+    if (t->x.environment == CLG_ENV_PARALLEL) {
         clg_status st = clg__cluster_setup(t);
         if (st != CLG_OK)
             return st;
@@ -407,7 +405,8 @@ static clg_status trainer_init(clg__trainer *t, clg_net *net, clg_datastore *tra
     t->labels = clg__malloc(t->local_batch * sizeof *t->labels);
     if (!t->perm || !t->images || !t->labels)
         return clg__fail(net->ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "clg_train: out of host memory");
-    size_t workers = !o->dispatch_in_background ? 0 : o->dispatch_workers ? o->dispatch_workers : 1;
+    size_t workers = !t->x.dispatch_in_background ? 0
+                     : t->x.dispatch_workers ? t->x.dispatch_workers : 1;
     clg_status st = clg_batch_reader_create(train, t->local_batch, workers, 0, &t->reader);
     if (st != CLG_OK)
         return clg__fail(net->ctx, st, "clg_train: %s", clg_last_error());

@@ -3,13 +3,20 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "runtime/testing.h"
 #include "train/train_internal.h"
+
+/* The group's -1 (auto), 0, 1 of a switch. */
+static int switch_int(clg_switch s)
+{
+    return s == CLG_SWITCH_ON ? 1 : s == CLG_SWITCH_OFF ? 0 : -1;
+}
 
 /* Multi-device: replicas of the net as it is now (initialised, or loaded from a checkpoint)
  * and host copies of the optimizer state. */
 clg_status clg__train_group_setup(clg__trainer *t)
 {
-    const clg_train_options *o = &t->o;
+    const clg_exec_options *o = &t->x;
     /* a cluster rank trains through a group even on one device: host master weights */
     clg_ctx *const *ctxs = o->context_count ? o->contexts : t->cluster ? &t->ctx : NULL;
     size_t nctx = o->context_count ? o->context_count : t->cluster ? 1 : 0;
@@ -39,12 +46,12 @@ clg_status clg__train_group_setup(clg__trainer *t)
     free(fraction);
     if (st == CLG_OK) {
         clg__group_check_numerics(t->group, t->check_numerics);
-        clg__group_overlap(t->group, o->overlap);
+        clg__group_overlap(t->group, switch_int(o->overlap));
         int cpu = 0; /* updating during the step takes a CPU device's cores */
         for (size_t i = 0; i < nctx; i++)
             cpu |= !clg_ctx_decides_as_gpu(ctxs[i]);
-        t->early = o->early_update > 0 || (o->early_update < 0 && !cpu);
-        st = clg__group_zero_copy(t->group, o->zero_copy);
+        t->early = o->early_update == CLG_SWITCH_ON || (o->early_update == CLG_SWITCH_AUTO && !cpu);
+        st = clg__group_zero_copy(t->group, switch_int(o->zero_copy));
         if (st != CLG_OK)
             st = clg__fail(t->ctx, st, "clg_train: %s", clg_last_error());
     }
@@ -58,7 +65,7 @@ clg_status clg__train_group_setup(clg__trainer *t)
     }
     if (st == CLG_OK)
         st = clg__optim_host_from_device(t);
-    const char *faults = o->fault_injection ? o->fault_injection : getenv("CLGRAD_FAULT");
+    const char *faults = clg__testing_faults();
     if (st == CLG_OK && faults && *faults) {
         st = clg__group_inject(t->group, faults);
         if (st != CLG_OK)

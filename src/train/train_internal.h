@@ -14,7 +14,8 @@ typedef struct clg__trainer {
     clg_net *net;
     clg_ctx *ctx;
     clg_datastore *train, *val;
-    clg_train_options o;
+    clg_train_options o;          /* the caller's, over the defaults; o.execution is &x */
+    clg_exec_options x;
     size_t samples, batch, iters_per_epoch, per_sample;
     size_t *perm;                 /* this epoch's sample order */
     float *images;                /* one host mini-batch */
@@ -91,7 +92,10 @@ clg_status clg__read_batch(clg__trainer *t);
 /* Cluster training (cluster_step.c): whether the options ask for it; the communicator, rank
  * and shard; rank 0's weights to all at the start; the ranks' gradients summed after a step;
  * rank 0's stop decision for all. */
-int clg__is_parallel(const clg_train_options *o);
+/* The options the caller gave (any struct_size) over the defaults, checked. */
+clg_status clg__train_options_read(const clg_train_options *given, clg_train_options *o,
+                                   clg_exec_options *x);
+
 clg_status clg__cluster_setup(clg__trainer *t);
 clg_status clg__cluster_share_start(clg__trainer *t);
 /* The rank faults of a fault-injection spec ("rankR:exit@STEP", "rankR:skew@STEP"; the

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include "clgrad/clgrad.h"
+#include "runtime/testing.h" /* the library's test hooks */
 
 typedef struct clg_test_rng {
     uint64_t state;
