@@ -156,8 +156,10 @@ static void p_elementwise(void)
 }
 static void p_optim(void)
 {
-    clg_sgd_params s = {0.1f, 0.9f, 0, 0};
-    clg_adam_params a = {1e-3f, 0.9f, 0.999f, 1e-8f, 0, 0, 1};
+    clg_sgd_params s = clg_sgd_params_default();
+    clg_adam_params a = clg_adam_params_default();
+    clg_rmsprop_params r = clg_rmsprop_params_default();
+    assert_true(s.lr == 0.01f && a.beta2 == 0.999f && a.step == 1 && r.alpha == 0.9f);
     float w = 1, g = 1, m = 0, v = 0;
     BAD(clg_sgd_step(NULL, &s, NULL, NULL, NULL));
     BAD(clg_sgd_step(ctx, &s, NULL, NULL, NULL));
@@ -354,7 +356,8 @@ static const entry table[] = {
                                    "clg_softmax_xent_forward clg_softmax_xent_backward "
                                    "clg_batchnorm_forward_train clg_batchnorm_forward_infer "
                                    "clg_batchnorm_backward clg_dropout_forward clg_dropout_backward"},
-    {"optim", p_optim, "clg_sgd_step clg_adam_step clg_sgd_step_host clg_adam_step_host"},
+    {"optim", p_optim, "clg_sgd_step clg_adam_step clg_sgd_step_host clg_adam_step_host "
+                       "clg_sgd_params_default clg_adam_params_default clg_rmsprop_params_default"},
     {"tensor math", p_tensor_math, "clg_tensor_scale clg_tensor_sum_squares clg_tensor_count_nonfinite clg_rmsprop_step "
                                    "clg_rmsprop_step_host"},
     {"nn", p_nn, "clg_net_create clg_net_destroy clg_net_add_conv2d clg_net_add_pool2d "

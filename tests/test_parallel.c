@@ -589,7 +589,13 @@ static void bad_groups_are_rejected(void **state)
     o.execution = &x;
     o.mini_batch_size = 16;
     o.max_epochs = 1;
-    clg_ctx *dup[2] = {sub[0], sub[0]}, *two[2] = {sub[0], sub[1]};
+    clg_ctx *dup[2] = {sub[0], sub[0]}, *two[2] = {sub[0], sub[1]}, *many[65];
+    for (size_t i = 0; i < 65; i++)
+        many[i] = sub[i % 2];
+    x.contexts = many; /* more than a group holds: refused before anything is read */
+    x.context_count = 65;
+    CLG_ASSERT_STATUS(clg_train(net, data, NULL, &o, NULL), CLG_ERR_INVALID_ARG);
+    assert_non_null(strstr(clg_ctx_last_error(ctx), "at most 64"));
     x.contexts = dup;
     x.context_count = 2;
     CLG_ASSERT_STATUS(clg_train(net, data, NULL, &o, NULL), CLG_ERR_INVALID_ARG);

@@ -17,6 +17,9 @@ typedef struct clg_sgd_params {
     int nesterov;        /* 1: Nesterov momentum */
 } clg_sgd_params;
 
+/** PyTorch's SGD defaults: lr 0.01, no momentum, no weight decay, not Nesterov. */
+CLG_API clg_sgd_params clg_sgd_params_default(void);
+
 /* d = g + wd * w; v = momentum * v + d; w -= lr * (nesterov ? d + momentum * v : v). */
 typedef struct clg_adam_params {
     float lr, beta1, beta2, eps;
@@ -25,12 +28,18 @@ typedef struct clg_adam_params {
     unsigned long step;  /* t >= 1, for the bias corrections */
 } clg_adam_params;
 
+/** PyTorch's Adam defaults: lr 0.001, betas 0.9 and 0.999, eps 1e-8, no weight decay, step 1. */
+CLG_API clg_adam_params clg_adam_params_default(void);
+
 typedef struct clg_rmsprop_params {
     float lr;
     float alpha;         /* decay of the squared-gradient average (MATLAB 0.9, PyTorch 0.99) */
     float eps;
     float weight_decay;  /* L2: g += weight_decay * w */
 } clg_rmsprop_params;
+
+/** MATLAB's RMSProp defaults: lr 0.001, alpha 0.9, eps 1e-8, no weight decay. */
+CLG_API clg_rmsprop_params clg_rmsprop_params_default(void);
 /* g' = g + wd * w; v = alpha * v + (1 - alpha) * g'^2; w -= lr * g' / (sqrt(v) + eps). */
 
 /** One SGD step on w with gradient g and velocity v (all the same element count). */

@@ -106,7 +106,7 @@ clg_status clg__cluster_open(clg__cluster **out)
                          "not started (run under mpirun; clg_cluster_init first)");
     clg__cluster *c = clg__calloc(1, sizeof *c);
     if (!c)
-        return clg__fail(NULL, CLG_ERR_OUT_OF_HOST_MEMORY, "cluster: out of host memory");
+        return clg__oom(NULL, "cluster");
     int err = MPI_Comm_dup(MPI_COMM_WORLD, &c->comm);
     if (err != MPI_SUCCESS) {
         free(c);
@@ -204,7 +204,7 @@ void clg__cluster_isum_floats(clg__cluster *c, float *buf, size_t n, size_t buck
             size_t cap = c->capreq ? 2 * c->capreq : 64;
             MPI_Request *grown = clg__realloc(c->req, cap * sizeof *grown);
             if (!grown) {
-                c->failed = clg__fail(NULL, CLG_ERR_OUT_OF_HOST_MEMORY, "cluster: out of host memory");
+                c->failed = clg__oom(NULL, "cluster");
                 return;
             }
             c->req = grown, c->capreq = cap;

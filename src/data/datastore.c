@@ -64,7 +64,7 @@ clg_status clg__datastore_new(const clg__datastore_ops *ops, void *impl, size_t 
         free(ds);
         free_names(names, classes);
         ops->destroy(impl);
-        return clg__fail(NULL, CLG_ERR_OUT_OF_HOST_MEMORY, "datastore: out of host memory");
+        return clg__oom(NULL, "datastore");
     }
     ds->ops = ops;
     ds->impl = impl;

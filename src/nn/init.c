@@ -40,7 +40,7 @@ clg_status clg__layer_init_weights(clg_net *net, size_t i, uint64_t seed)
     double fan_in = (double)(s.c * s.h * s.w), fan_out = (double)(s.n * s.h * s.w);
     float *w = clg__malloc(n * sizeof *w);
     if (!w)
-        return clg__fail(net->ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "clg_net_init: out of host memory");
+        return clg__oom(net->ctx, "clg_net_init");
     uint64_t state = seed ^ (0xD1B54A32D192ED03ull * (i + 1));
     if (feeds_relu(net, i)) {
         double sd = sqrt(2.0 / fan_in);

@@ -80,7 +80,7 @@ static float *params_of(clg_net *net, clg_param_set which, size_t *n, clg_status
     *n = clg_net_param_count(net, which);
     float *p = clg__malloc((*n ? *n : 1) * sizeof *p);
     if (!p) {
-        *st = clg__fail(net->ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "model save: out of host memory");
+        *st = clg__oom(net->ctx, "model save");
         return NULL;
     }
     *st = *n ? clg_net_get_params(net, which, p, *n) : CLG_OK;
@@ -100,7 +100,7 @@ clg_status clg__model_save(clg_net *net, const char *path, const void *train_blo
     clg_status st = clg_net_text(net, NULL, 0, &text_len);
     char *text = st == CLG_OK ? clg__malloc(text_len + 1) : NULL;
     if (st == CLG_OK && !text)
-        st = clg__fail(net->ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "model save: out of host memory");
+        st = clg__oom(net->ctx, "model save");
     if (st == CLG_OK)
         st = clg_net_text(net, text, text_len + 1, NULL);
     float *learn = st == CLG_OK ? params_of(net, CLG_PARAMS_LEARNABLE, &nl, &st) : NULL;
@@ -142,7 +142,7 @@ clg_status clg__model_save(clg_net *net, const char *path, const void *train_blo
             put(&b, digest, sizeof digest);
         }
         if (b.failed)
-            st = clg__fail(net->ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "model save: out of host memory");
+            st = clg__oom(net->ctx, "model save");
     }
     if (st == CLG_OK)
         st = clg__file_write_atomic(net->ctx, path, b.p, b.len);
@@ -308,7 +308,7 @@ clg_status clg__model_load(clg_ctx *ctx, const char *path, clg_net **out, void *
     if (st == CLG_OK) {
         text = clg__malloc(s.len[CLG__SEC_NET] + 1);
         if (!text)
-            st = clg__fail(ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "model load: out of host memory");
+            st = clg__oom(ctx, "model load");
     }
     if (st == CLG_OK) {
         memcpy(text, s.data[CLG__SEC_NET], s.len[CLG__SEC_NET]);
@@ -328,7 +328,7 @@ clg_status clg__model_load(clg_ctx *ctx, const char *path, clg_net **out, void *
     /* Parameters go through aligned copies: sections sit at any byte offset. */
     float *tmp = st == CLG_OK ? clg__malloc((nl > ns ? nl : ns) * sizeof(float) + 4) : NULL;
     if (st == CLG_OK && !tmp)
-        st = clg__fail(ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "model load: out of host memory");
+        st = clg__oom(ctx, "model load");
     if (st == CLG_OK && nl) {
         memcpy(tmp, s.data[CLG__SEC_LEARNABLE], nl * sizeof(float));
         st = clg_net_set_params(net, CLG_PARAMS_LEARNABLE, tmp, nl);
@@ -343,7 +343,7 @@ clg_status clg__model_load(clg_ctx *ctx, const char *path, clg_net **out, void *
     if (st == CLG_OK && train_blob && s.data[CLG__SEC_TRAIN]) {
         *train_blob = clg__malloc(s.len[CLG__SEC_TRAIN] ? s.len[CLG__SEC_TRAIN] : 1);
         if (!*train_blob)
-            st = clg__fail(ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "model load: out of host memory");
+            st = clg__oom(ctx, "model load");
         else {
             memcpy(*train_blob, s.data[CLG__SEC_TRAIN], s.len[CLG__SEC_TRAIN]);
             *train_len = s.len[CLG__SEC_TRAIN];

@@ -40,7 +40,7 @@ clg_status clg_net_create(clg_ctx *ctx, clg_shape input, clg_net **out)
                          input.h, input.w);
     clg_net *net = clg__calloc(1, sizeof *net);
     if (!net)
-        return clg__fail(ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "clg_net_create: out of host memory");
+        return clg__oom(ctx, "clg_net_create");
     net->ctx = ctx;
     net->input = input;
     *out = net;
@@ -70,7 +70,7 @@ clg_status clg__net_create_spec(clg_shape input, clg_net **out)
 {
     clg_net *net = clg__calloc(1, sizeof *net);
     if (!net)
-        return clg__fail(NULL, CLG_ERR_OUT_OF_HOST_MEMORY, "net text: out of host memory");
+        return clg__oom(NULL, "net text");
     input.n = 1;
     net->input = input;
     *out = net;
@@ -131,7 +131,7 @@ clg_status clg__net_append(clg_net *net, clg__layer *l, const char *call)
         size_t cap = net->cap ? 2 * net->cap : 8;
         clg__layer *bigger = clg__realloc(net->layers, cap * sizeof *bigger);
         if (!bigger)
-            return clg__fail(net->ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", call);
+            return clg__oom(net->ctx, call);
         net->layers = bigger;
         net->cap = cap;
     }
@@ -263,8 +263,7 @@ clg_status clg_net_set_class_names(clg_net *net, const char *const *names, size_
         }
     }
     if (!copy)
-        return clg__fail(net->ctx, CLG_ERR_OUT_OF_HOST_MEMORY,
-                         "clg_net_set_class_names: out of host memory");
+        return clg__oom(net->ctx, "clg_net_set_class_names");
     free_names(net->class_names, net->classes);
     net->class_names = copy;
     return CLG_OK;

@@ -222,7 +222,7 @@ clg_status clg_net_classify(clg_net *net, const float *images, size_t n, size_t 
     size_t C = net->classes;
     float *all = clg__malloc((n ? n : 1) * C * sizeof *all);
     if (!all)
-        return clg__fail(net->ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "clg_net_classify: out of host memory");
+        return clg__oom(net->ctx, "clg_net_classify");
     clg_status st = clg_net_predict(net, images, n, all);
     for (size_t s = 0; st == CLG_OK && s < n; s++) {
         const float *p = all + s * C;
@@ -258,7 +258,7 @@ clg_status clg_net_profile(clg_net *net, size_t batch, int runs, clg_layer_time 
     int32_t *labels = st == CLG_OK ? clg__calloc(batch, sizeof *labels) : NULL;
     double *t = st == CLG_OK ? clg__malloc(2 * net->count * (size_t)runs * sizeof *t) : NULL;
     if (st == CLG_OK && (!labels || !t))
-        st = clg__fail(net->ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "clg_net_profile: out of host memory");
+        st = clg__oom(net->ctx, "clg_net_profile");
     if (st == CLG_OK) {
         clg__net_set_batch(net, batch);
         st = clg_tensor_fill(&net->x_n, 0.5f);

@@ -90,7 +90,7 @@ static clg_status by_image(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass 
     size_t pq = g->P * g->Q, crs = g->Cg * g->R * g->S;
     size_t nb = clg__conv_chunk(g, crs * pq * sizeof(float));
     cl_mem cols;
-    clg_status st = clg__scratch_get(ctx, CLG__SLOT_CONV_COLS, nb * crs * pq * sizeof(float), &cols);
+    clg_status st = clg__scratch_get(ctx, CLG__SCRATCH_CONV_COLS, nb * crs * pq * sizeof(float), &cols);
     for (size_t n0 = 0; n0 < g->N && st == CLG_OK; n0 += nb) {
         size_t cnt = g->N - n0 < nb ? g->N - n0 : nb;
         for (size_t gi = 0; gi < g->G && st == CLG_OK; gi++) {
@@ -137,11 +137,11 @@ static clg_status weights(clg_ctx *ctx, const clg__conv_geom *g, const clg_tenso
     size_t pq = g->P * g->Q, crs = g->Cg * g->R * g->S;
     size_t nb = clg__conv_chunk(g, (crs + g->Kg) * pq * sizeof(float));
     cl_mem cols, dyt, dwt;
-    clg_status st = clg__scratch_get(ctx, CLG__SLOT_CONV_COLS, nb * crs * pq * sizeof(float), &cols);
+    clg_status st = clg__scratch_get(ctx, CLG__SCRATCH_CONV_COLS, nb * crs * pq * sizeof(float), &cols);
     if (st == CLG_OK)
-        st = clg__scratch_get(ctx, CLG__SLOT_CONV_AUX, nb * g->Kg * pq * sizeof(float), &dyt);
+        st = clg__scratch_get(ctx, CLG__SCRATCH_CONV_AUX, nb * g->Kg * pq * sizeof(float), &dyt);
     if (st == CLG_OK)
-        st = clg__scratch_get(ctx, CLG__SLOT_CONV_DW, crs * g->Kg * sizeof(float), &dwt);
+        st = clg__scratch_get(ctx, CLG__SCRATCH_CONV_DW, crs * g->Kg * sizeof(float), &dwt);
     for (size_t gi = 0; gi < g->G && st == CLG_OK; gi++) {
         for (size_t n0 = 0; n0 < g->N && st == CLG_OK; n0 += nb) {
             size_t cnt = g->N - n0 < nb ? g->N - n0 : nb;

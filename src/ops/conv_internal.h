@@ -88,8 +88,5 @@ void clg__conv_winograd_bytes(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pa
                               size_t *fixed, size_t *per_image);
 clg_status clg__conv_winograd_options(clg_ctx *ctx, size_t r, char *out, size_t size);
 
-/* Scratch slots the conv algorithms use (slot 0 is GEMM's packing). */
-enum { CLG__SLOT_CONV_COLS = 1, CLG__SLOT_CONV_AUX = 2, CLG__SLOT_CONV_DW = 5,
-       CLG__SLOT_CONV_WINO = 9 };
 
 #endif

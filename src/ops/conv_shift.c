@@ -291,9 +291,9 @@ static clg_status by_image(clg_ctx *ctx, const shift_tiles *t, const clg__conv_g
     clg__conv_shift_bytes(ctx, g, pass, &fixed, &per_image);
     size_t nb = clg__conv_chunk_after(g, fixed, per_image);
     cl_mem padded, wt = NULL;
-    clg_status st = clg__scratch_get(ctx, CLG__SLOT_CONV_COLS, (nb * x_img + t->nr) * sizeof(float), &padded);
+    clg_status st = clg__scratch_get(ctx, CLG__SCRATCH_CONV_COLS, (nb * x_img + t->nr) * sizeof(float), &padded);
     if (st == CLG_OK && (data || px))
-        st = clg__scratch_get(ctx, CLG__SLOT_CONV_AUX, ldk * taps * sizeof(float), &wt);
+        st = clg__scratch_get(ctx, CLG__SCRATCH_CONV_AUX, ldk * taps * sizeof(float), &wt);
     for (size_t n0 = 0; n0 < g->N && st == CLG_OK; n0 += nb) {
         size_t cnt = g->N - n0 < nb ? g->N - n0 : nb;
         st = pad(ctx, t, &s, a, in_ch, 0, n0, cnt, padded);
@@ -402,11 +402,11 @@ static clg_status weights(clg_ctx *ctx, const shift_tiles *t, const clg__conv_ge
     slices = (nb + per_slice - 1) / per_slice;
     size_t chunks = (g->N + nb - 1) / nb;
     cl_mem padded, d, part;
-    clg_status st = clg__scratch_get(ctx, CLG__SLOT_CONV_COLS, (nb * x_img + t->nr) * sizeof(float), &padded);
+    clg_status st = clg__scratch_get(ctx, CLG__SCRATCH_CONV_COLS, (nb * x_img + t->nr) * sizeof(float), &padded);
     if (st == CLG_OK)
-        st = clg__scratch_get(ctx, CLG__SLOT_CONV_AUX, nb * d_img * sizeof(float), &d);
+        st = clg__scratch_get(ctx, CLG__SCRATCH_CONV_AUX, nb * d_img * sizeof(float), &d);
     if (st == CLG_OK)
-        st = clg__scratch_get(ctx, CLG__SLOT_CONV_DW, slices * m * ldd * sizeof(float), &part);
+        st = clg__scratch_get(ctx, CLG__SCRATCH_CONV_DW, slices * m * ldd * sizeof(float), &part);
     for (size_t gi = 0; gi < g->G && st == CLG_OK; gi++) {
         for (size_t c = 0; c < chunks && st == CLG_OK; c++) {
             size_t n0 = c * nb, cnt = g->N - n0 < nb ? g->N - n0 : nb;

@@ -295,13 +295,13 @@ static clg_status weights(clg_ctx *ctx, const char *opts, unsigned mr, unsigned 
     size_t xq_img = in.Hq * in.Wq * in.ldc, dq_img = out.Hq * out.Wq * out.ldc;
     size_t q_img = xq_img > dq_img ? xq_img : dq_img;
     cl_mem xq, V, E, dU;
-    clg_status st = clg__scratch_get(ctx, CLG__SLOT_CONV_DW, (nb * q_img + LANES) * sizeof(float), &xq);
+    clg_status st = clg__scratch_get(ctx, CLG__SCRATCH_CONV_DW, (nb * q_img + LANES) * sizeof(float), &xq);
     if (st == CLG_OK)
-        st = clg__scratch_get(ctx, CLG__SLOT_CONV_COLS, (nb * a2 * tiles * w.ldv + nr) * sizeof(float), &V);
+        st = clg__scratch_get(ctx, CLG__SCRATCH_CONV_COLS, (nb * a2 * tiles * w.ldv + nr) * sizeof(float), &V);
     if (st == CLG_OK)
-        st = clg__scratch_get(ctx, CLG__SLOT_CONV_AUX, (nb * a2 * tiles * lde + mr) * sizeof(float), &E);
+        st = clg__scratch_get(ctx, CLG__SCRATCH_CONV_AUX, (nb * a2 * tiles * lde + mr) * sizeof(float), &E);
     if (st == CLG_OK)
-        st = clg__scratch_get(ctx, CLG__SLOT_CONV_WINO, g->G * du_group * sizeof(float), &dU);
+        st = clg__scratch_get(ctx, CLG__SCRATCH_CONV_WINO, g->G * du_group * sizeof(float), &dU);
     for (size_t n0 = 0; n0 < g->N && st == CLG_OK; n0 += nb) {
         size_t cnt = g->N - n0 < nb ? g->N - n0 : nb, T = cnt * tiles;
         for (size_t gi = 0; gi < g->G && st == CLG_OK; gi++) {
@@ -342,11 +342,11 @@ clg_status clg__conv_winograd_run(clg_ctx *ctx, const clg__conv_geom *g, clg_con
     size_t nb = clg__conv_chunk_after(g, fixed, per_image);
     size_t xq_img = w.Hq * w.Wq * w.ldc, v_img = a2 * w.th * w.tw * w.ldv;
     cl_mem U, V, xq;
-    st = clg__scratch_get(ctx, CLG__SLOT_CONV_AUX, g->G * u_group * sizeof(float), &U);
+    st = clg__scratch_get(ctx, CLG__SCRATCH_CONV_AUX, g->G * u_group * sizeof(float), &U);
     if (st == CLG_OK)
-        st = clg__scratch_get(ctx, CLG__SLOT_CONV_DW, (nb * xq_img + LANES) * sizeof(float), &xq);
+        st = clg__scratch_get(ctx, CLG__SCRATCH_CONV_DW, (nb * xq_img + LANES) * sizeof(float), &xq);
     if (st == CLG_OK)
-        st = clg__scratch_get(ctx, CLG__SLOT_CONV_COLS, nb * v_img * sizeof(float), &V);
+        st = clg__scratch_get(ctx, CLG__SCRATCH_CONV_COLS, nb * v_img * sizeof(float), &V);
     for (size_t gi = 0; gi < g->G && st == CLG_OK; gi++)
         st = filter_transform(ctx, opts, g, &w, b, gi, U, gi * u_group);
     for (size_t n0 = 0; n0 < g->N && st == CLG_OK; n0 += nb) {

@@ -28,7 +28,6 @@ static clg_status gemm(clg_ctx *ctx, int ta, int tb, size_t m, size_t n, size_t 
     return clg__gemm_dispatch(ctx, &g);
 }
 
-enum { SLOT_FC = 8 };
 
 /* dst (cols x rows) = src^T for src (rows x cols) at offset 0, plus bias[r] on row r when
  * given. */
@@ -66,7 +65,7 @@ clg_status clg_fc_forward(clg_ctx *ctx, const clg_tensor *x, const clg_tensor *w
         /* A batch smaller than the layer: y^T (M x N) = w (M x K) . x^T, then transposed. The
          * product then packs x^T (N x K) rather than all of w^T (M x K) on every call. */
         cl_mem yt;
-        st = clg__scratch_get(ctx, SLOT_FC, M * N * sizeof(float), &yt);
+        st = clg__scratch_get(ctx, CLG__SCRATCH_FC, M * N * sizeof(float), &yt);
         if (st == CLG_OK) {
             clg_tensor t = {ctx, yt, 0, {M, N, 1, 1}};
             st = gemm(ctx, 0, 1, M, N, K, w, K, x, K, &t, N);

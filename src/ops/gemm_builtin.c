@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include "gemm_internal.h"
 
-enum { SMALL_LX = 16, SMALL_LY = 4, PACK_SLOT = 0, SPLIT_SLOT = 6 };
+enum { SMALL_LX = 16, SMALL_LY = 4 };
 
 /* Split-K when a product has fewer output tiles than this and k is at least SPLIT_MIN_K: the
  * slices keep both cores busy (e.g. the weight gradient of a first conv layer: 25 x 32 x 36k). */
@@ -149,7 +149,7 @@ static clg_status run_packed(clg_ctx *ctx, const clg_gemm_params *p, const char 
     size_t kc = g->k < p->kc ? g->k : p->kc;
     size_t tiles_n = (g->n + p->nr - 1) / p->nr;
     cl_mem panels;
-    clg_status st = clg__scratch_get(ctx, PACK_SLOT, tiles_n * p->nr * kc * sizeof(float), &panels);
+    clg_status st = clg__scratch_get(ctx, CLG__SCRATCH_GEMM_PACK, tiles_n * p->nr * kc * sizeof(float), &panels);
     clg__gemm_call one = *g;
     one.batch = 1;
     for (size_t i = 0; i < g->batch && st == CLG_OK; i++) {
@@ -226,7 +226,7 @@ static clg_status run_split(clg_ctx *ctx, const clg_gemm_params *p, const char *
 {
     cl_mem parts;
     size_t part = g->m * g->n;
-    clg_status st = clg__scratch_get(ctx, SPLIT_SLOT, slices * part * sizeof(float), &parts);
+    clg_status st = clg__scratch_get(ctx, CLG__SCRATCH_GEMM_SPLIT, slices * part * sizeof(float), &parts);
     size_t step = (g->k + slices - 1) / slices;
     for (size_t s = 0; s < slices && st == CLG_OK; s++) {
         clg__gemm_call one = *g;

@@ -16,6 +16,24 @@ static const char *check_sgd(const clg_sgd_params *p)
     return NULL;
 }
 
+clg_sgd_params clg_sgd_params_default(void)
+{
+    clg_sgd_params p = {0.01f, 0.0f, 0.0f, 0};
+    return p;
+}
+
+clg_adam_params clg_adam_params_default(void)
+{
+    clg_adam_params p = {0.001f, 0.9f, 0.999f, 1e-8f, 0.0f, 0, 1};
+    return p;
+}
+
+clg_rmsprop_params clg_rmsprop_params_default(void)
+{
+    clg_rmsprop_params p = {0.001f, 0.9f, 1e-8f, 0.0f};
+    return p;
+}
+
 static const char *check_adam(const clg_adam_params *p)
 {
     if (!p)

@@ -5,7 +5,6 @@
 #include "ops/loss_internal.h"
 #include "clgrad/loss.h"
 
-enum { SLOT_LABELS = 3, SLOT_LOSSES = 4 };
 
 /* Checks the arguments and uploads the labels into a scratch buffer (its first N ints; the
  * next N hold the per-sample hit flags). */
@@ -25,7 +24,7 @@ static clg_status stage_labels(clg_ctx *ctx, const char *call, const clg_tensor 
         if (labels[i] < 0 || (size_t)labels[i] >= *C)
             return clg__fail(ctx, CLG_ERR_INVALID_ARG, "%s: label %d of sample %zu is outside 0..%zu",
                              call, (int)labels[i], i, *C - 1);
-    clg_status st = clg__scratch_get(ctx, SLOT_LABELS, 2 * n * sizeof(cl_int), buf);
+    clg_status st = clg__scratch_get(ctx, CLG__SCRATCH_XENT_LABELS, 2 * n * sizeof(cl_int), buf);
     if (st != CLG_OK)
         return st;
     cl_int err = clEnqueueWriteBuffer(ctx->queue, *buf, blocking, 0, n * sizeof(cl_int), labels, 0,
@@ -104,7 +103,7 @@ clg_status clg_softmax_xent_forward(clg_ctx *ctx, const clg_tensor *logits, cons
     /* Per-sample losses go to the caller's tensor or, if none, to a pooled buffer. */
     cl_mem out = losses ? losses->mem : NULL;
     size_t out_off = losses ? losses->offset : 0;
-    if (!losses && (st = clg__scratch_get(ctx, SLOT_LOSSES, N * sizeof(float), &out)) != CLG_OK)
+    if (!losses && (st = clg__scratch_get(ctx, CLG__SCRATCH_XENT_LOSSES, N * sizeof(float), &out)) != CLG_OK)
         return st;
     st = launch_forward(ctx, logits, buf, N, C, out, out_off);
     if (st == CLG_OK && (mean_loss || correct)) {
@@ -175,13 +174,12 @@ clg_status clg__xent_forward_begin(clg_ctx *ctx, const clg_tensor *logits, const
         cl_int *hits = losses ? clg__realloc(p->hits, N * sizeof *hits) : NULL;
         p->hits = hits ? hits : p->hits;
         if (!losses || !hits)
-            st = clg__fail(ctx, CLG_ERR_OUT_OF_HOST_MEMORY,
-                           "clg_softmax_xent_forward: out of host memory");
+            st = clg__oom(ctx, "clg_softmax_xent_forward");
         else
             p->cap = N;
     }
     if (st == CLG_OK)
-        st = clg__scratch_get(ctx, SLOT_LOSSES, N * sizeof(float), &out);
+        st = clg__scratch_get(ctx, CLG__SCRATCH_XENT_LOSSES, N * sizeof(float), &out);
     if (st == CLG_OK)
         st = launch_forward(ctx, logits, buf, N, C, out, 0);
     cl_int err = CL_SUCCESS;
@@ -207,7 +205,7 @@ clg_status clg__xent_backward_staged(clg_ctx *ctx, const clg_tensor *logits, flo
 {
     size_t N = logits->shape.n, C = clg_tensor_numel(logits) / N;
     cl_mem buf = NULL;
-    clg_status st = clg__scratch_get(ctx, SLOT_LABELS, 2 * N * sizeof(cl_int), &buf);
+    clg_status st = clg__scratch_get(ctx, CLG__SCRATCH_XENT_LABELS, 2 * N * sizeof(cl_int), &buf);
     if (st == CLG_OK && (dlogits->ctx != ctx || clg_tensor_numel(dlogits) != N * C))
         st = clg__fail(ctx, CLG_ERR_SHAPE, "clg_softmax_xent_backward: dlogits must hold %zu x %zu values", N, C);
     return st == CLG_OK ? launch_backward(ctx, logits, buf, N, C, scale, dlogits) : st;

@@ -27,7 +27,7 @@
 
 #include "parallel/group_internal.h"
 
-enum { MEASURED = 3, VERDICTS = 3, MAX_DEVICES = 64 };
+enum { MEASURED = 3, VERDICTS = 3, MAX_DEVICES = CLG__GROUP_MAX_DEVICES };
 #define GAIN 0.02
 #define SURE 0.05
 #define CLEAR 0.2

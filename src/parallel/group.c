@@ -23,6 +23,9 @@ clg_status clg__group_create(clg_net *master, clg_ctx *const *ctxs, size_t n,
                              const float *weights, clg__group **out)
 {
     *out = NULL;
+    if (n > CLG__GROUP_MAX_DEVICES)
+        return clg__fail(master->ctx, CLG_ERR_INVALID_ARG, "device group: %zu devices, at most %d",
+                         n, CLG__GROUP_MAX_DEVICES);
     for (size_t i = 0; i < n; i++)
         for (size_t j = 0; j < i; j++)
             if (ctxs[i] == ctxs[j] || !ctxs[i])
@@ -32,7 +35,7 @@ clg_status clg__group_create(clg_net *master, clg_ctx *const *ctxs, size_t n,
         return clg__fail(master->ctx, CLG_ERR_INVALID_ARG, "device group: no devices");
     clg__group *g = clg__calloc(1, sizeof *g);
     if (!g)
-        return clg__fail(master->ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "device group: out of host memory");
+        return clg__oom(master->ctx, "device group");
     g->n = n;
     g->nparams = clg_net_param_count(master, CLG_PARAMS_LEARNABLE);
     g->nstate = clg_net_param_count(master, CLG_PARAMS_STATE);
@@ -52,10 +55,9 @@ clg_status clg__group_create(clg_net *master, clg_ctx *const *ctxs, size_t n,
     char *text = NULL;
     clg_status st = g->r && g->weights && g->counts && g->ms && g->crew && g->params && g->state
                         ? clg_net_text(master, NULL, 0, &text_len)
-                        : clg__fail(master->ctx, CLG_ERR_OUT_OF_HOST_MEMORY,
-                                    "device group: out of host memory");
+                        : clg__oom(master->ctx, "device group");
     if (st == CLG_OK && !(text = clg__malloc(text_len + 1)))
-        st = clg__fail(master->ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "device group: out of host memory");
+        st = clg__oom(master->ctx, "device group");
     if (st == CLG_OK)
         st = clg_net_text(master, text, text_len + 1, NULL);
     if (st == CLG_OK && g->nparams)
@@ -68,7 +70,7 @@ clg_status clg__group_create(clg_net *master, clg_ctx *const *ctxs, size_t n,
         g->r[i].grad = clg__malloc_pages((g->nparams + 1) * sizeof(float));
         g->r[i].state = clg__malloc((g->nstate + 1) * sizeof(float));
         if (!g->r[i].grad || !g->r[i].state)
-            st = clg__fail(master->ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "device group: out of host memory");
+            st = clg__oom(master->ctx, "device group");
         else
             st = make_replica(master, ctxs[i], text, &g->r[i].net);
         if (st != CLG_OK && st != CLG_ERR_OUT_OF_HOST_MEMORY)
@@ -445,9 +447,9 @@ clg_status clg__group_step(clg__group *g, const float *images, const int32_t *la
                            size_t batch, uint64_t step, size_t skip, float *grad, double *loss,
                            size_t *correct, size_t *failed)
 {
-    float w[64];
+    float w[CLG__GROUP_MAX_DEVICES];
     size_t active = 0;
-    for (size_t i = 0; i < g->n && i < 64; i++) {
+    for (size_t i = 0; i < g->n; i++) {
         w[i] = g->r[i].dropped || i == skip ? 0.0f : g->weights[i];
         active += w[i] > 0.0f;
     }

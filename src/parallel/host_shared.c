@@ -101,7 +101,7 @@ static clg_status find_slices(replica *r)
     r->slice_hi = clg__calloc(n ? n : 1, sizeof *r->slice_hi);
     r->mapped = clg__calloc(n ? n : 1, 1);
     if (!r->host_params || !r->host_grads || !r->slice_lo || !r->slice_hi || !r->mapped)
-        return clg__fail(net->ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "device group: out of host memory");
+        return clg__oom(net->ctx, "device group");
     for (size_t i = 0; i < net->count; i++) {
         const clg__layer *l = &net->layers[i];
         if (!l->nparams)

@@ -9,6 +9,9 @@
 
 typedef struct clg__group clg__group;
 
+/* Devices one group can hold (the step's and the balancer's arrays are this long). */
+#define CLG__GROUP_MAX_DEVICES 64
+
 /* Replicas of master (its text, parameters, state and dropout seed) on each of the n contexts
  * (borrowed). weights: n fixed shares (WorkerLoad), or NULL for auto: equal at first, then in
  * proportion to each device's measured speed, re-split every few steps. */

@@ -176,10 +176,10 @@ clg_status clg_ctx_get_stats(const clg_ctx *ctx, clg_ctx_stats *out)
     return CLG_OK;
 }
 
-clg_status clg__scratch_get(clg_ctx *ctx, unsigned slot, size_t bytes, cl_mem *out)
+clg_status clg__scratch_get(clg_ctx *ctx, clg__scratch_slot slot, size_t bytes, cl_mem *out)
 {
-    if (slot >= CLG__SCRATCH_SLOTS)
-        return clg__fail(ctx, CLG_ERR_INTERNAL, "scratch slot %u out of range", slot);
+    if ((unsigned)slot >= CLG__SCRATCH_SLOTS)
+        return clg__fail(ctx, CLG_ERR_INTERNAL, "scratch slot %d out of range", (int)slot);
     clg__scratch *s = &ctx->scratch[slot];
     if (s->mem && s->bytes >= bytes) {
         *out = s->mem;

@@ -27,14 +27,28 @@ typedef struct clg__kernel_entry {
 } clg__kernel_entry;
 
 /* Per-context state that an upper layer attaches (the ops layer's GEMM settings, ...). */
-enum { CLG__EXT_GEMM = 0, CLG__EXT_CONV = 1, CLG__EXT_COUNT = 4 };
+typedef enum clg__ext_slot { CLG__EXT_GEMM, CLG__EXT_CONV, CLG__EXT_COUNT } clg__ext_slot;
 typedef struct clg__ext {
     void *data;
     void (*destroy)(void *data);
 } clg__ext;
 
 /* Reusable device buffers (fresh memory costs ~10 us per 4 KiB page on first touch). */
-enum { CLG__SCRATCH_SLOTS = 10 }; /* 7: tensor reductions, 8: fully connected, 9: conv */
+/* Reusable device buffers by user: a slot holds one buffer at a time, so two buffers live at
+ * once only in different slots. */
+typedef enum clg__scratch_slot {
+    CLG__SCRATCH_GEMM_PACK,   /* GEMM: packed panels of B */
+    CLG__SCRATCH_GEMM_SPLIT,  /* GEMM: partial products of a split K */
+    CLG__SCRATCH_CONV_COLS,   /* conv: unrolled or padded input, Winograd's V */
+    CLG__SCRATCH_CONV_AUX,    /* conv: transposed gradients, Winograd's E and U */
+    CLG__SCRATCH_CONV_DW,     /* conv: weight-gradient partial sums, Winograd's padded input */
+    CLG__SCRATCH_CONV_WINO,   /* conv: Winograd's weight-gradient transforms */
+    CLG__SCRATCH_XENT_LABELS, /* softmax cross-entropy: labels and their staging */
+    CLG__SCRATCH_XENT_LOSSES, /* softmax cross-entropy: per-sample losses */
+    CLG__SCRATCH_REDUCE,      /* tensor reductions: per-group partial results */
+    CLG__SCRATCH_FC,          /* fully connected: transposed output */
+    CLG__SCRATCH_SLOTS
+} clg__scratch_slot;
 typedef struct clg__scratch {
     cl_mem mem;
     size_t bytes;
@@ -104,6 +118,9 @@ cl_mem clg__create_host_buffer(clg_ctx *ctx, void *host, size_t bytes, cl_int *e
 #define CLG__VECTOR_CLONES
 #endif
 
+/* CLG_ERR_OUT_OF_HOST_MEMORY, recording "<call>: out of host memory". */
+clg_status clg__oom(clg_ctx *ctx, const char *call);
+
 /* Records a failure: formats the message into ctx (when non-NULL) and the thread-local
  * last error, and returns status so callers can `return clg__fail(...)`. */
 clg_status clg__fail(clg_ctx *ctx, clg_status status, const char *fmt, ...)
@@ -159,7 +176,7 @@ clg_status clg__ctx_transfer_queue(clg_ctx *ctx, cl_command_queue *out);
 
 /* A device buffer of at least `bytes` in scratch slot `slot`, kept by ctx and reused by later
  * calls (contents undefined). Valid until the next call for the same slot. */
-clg_status clg__scratch_get(clg_ctx *ctx, unsigned slot, size_t bytes, cl_mem *out);
+clg_status clg__scratch_get(clg_ctx *ctx, clg__scratch_slot slot, size_t bytes, cl_mem *out);
 
 /* Resolves the cache folder from an explicit setting or the environment; returns a malloc'd
  * path or NULL when caching is off or no location can be found. */

@@ -55,6 +55,11 @@ clg_status clg__fail(clg_ctx *ctx, clg_status status, const char *fmt, ...)
     return status;
 }
 
+clg_status clg__oom(clg_ctx *ctx, const char *call)
+{
+    return clg__fail(ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "%s: out of host memory", call);
+}
+
 clg_status clg__fail_cl(clg_ctx *ctx, cl_int err, const char *fmt, ...)
 {
     char text[CLG__ERR_TEXT];

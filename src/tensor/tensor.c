@@ -146,7 +146,7 @@ clg_status clg_tensor_scale(clg_tensor *t, float alpha)
 }
 
 /* Whole-tensor reductions: work-groups enough to fill a GPU, few enough to add on the host. */
-enum { REDUCE_GROUPS = 256, REDUCE_LOCAL = 64, SLOT_REDUCE = 7 };
+enum { REDUCE_GROUPS = 256, REDUCE_LOCAL = 64 };
 
 /* Runs a reduction kernel (x, offset, n, partial) and reads its per-group partials (4-byte
  * floats or uints) into host; *groups receives how many there are. */
@@ -157,7 +157,7 @@ static clg_status reduce_partials(const clg_tensor *t, const char *kernel, void 
     *groups = (n + REDUCE_LOCAL - 1) / REDUCE_LOCAL;
     *groups = *groups < REDUCE_GROUPS ? *groups : REDUCE_GROUPS;
     cl_mem partial;
-    clg_status st = clg__scratch_get(t->ctx, SLOT_REDUCE, REDUCE_GROUPS * 4, &partial);
+    clg_status st = clg__scratch_get(t->ctx, CLG__SCRATCH_REDUCE, REDUCE_GROUPS * 4, &partial);
     clg__launch l;
     if (st == CLG_OK)
         st = clg__launch_begin(t->ctx, "tensor", NULL, kernel, &l);

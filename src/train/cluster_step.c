@@ -27,7 +27,7 @@ clg_status clg__cluster_setup(clg__trainer *t)
     /* weights: each rank's share of the global batch follows its load, or its device count */
     double *shares = clg__calloc((size_t)t->ranks + 1, sizeof *shares);
     if (!shares)
-        return clg__fail(t->ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "clg_train: out of host memory");
+        return clg__oom(t->ctx, "clg_train");
     shares[t->rank] = local;
     shares[t->ranks] = differ;
     if (st == CLG_OK)
@@ -68,7 +68,7 @@ clg_status clg__cluster_setup(clg__trainer *t)
     t->rep.cluster_shard = t->local_batch;
     t->rank_order = clg__malloc(t->iters_per_epoch * t->local_batch * sizeof *t->rank_order);
     if (!t->rank_order)
-        return clg__fail(t->ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "clg_train: out of host memory");
+        return clg__oom(t->ctx, "clg_train");
     return CLG_OK;
 }
 

@@ -22,7 +22,7 @@ clg_status clg_net_evaluate(clg_net *net, clg_datastore *ds, size_t batch, doubl
     int32_t *labels = st == CLG_OK ? clg__malloc(batch * sizeof *labels) : NULL;
     size_t *idx = st == CLG_OK ? clg__malloc(batch * sizeof *idx) : NULL;
     if (st == CLG_OK && (!images || !labels || !idx))
-        st = clg__fail(net->ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "clg_net_evaluate: out of host memory");
+        st = clg__oom(net->ctx, "clg_net_evaluate");
     double total = 0.0;
     size_t correct = 0;
     for (size_t done = 0; st == CLG_OK && done < n;) {

@@ -14,7 +14,7 @@ clg_status clg__optim_create(clg__trainer *t)
     t->m = clg__calloc(n, sizeof *t->m);
     t->v = clg__calloc(n, sizeof *t->v);
     if (!t->params || !t->m || !t->v)
-        return clg__fail(t->ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "clg_train: out of host memory");
+        return clg__oom(t->ctx, "clg_train");
     clg__net_params(t->net, t->params, t->nparams);
     clg_status st = CLG_OK;
     for (size_t i = 0; st == CLG_OK && i < t->nparams; i++) {
@@ -45,26 +45,42 @@ void clg__optim_destroy(clg__trainer *t)
     t->params = NULL;
 }
 
+/* The solver's parameters for one tensor from the training options: the one mapping from
+ * MATLAB's names and defaults (0: the solver's own) to the ops' structs. */
+typedef struct solver_params {
+    clg_sgd_params sgd;
+    clg_adam_params adam;
+    clg_rmsprop_params rmsprop;
+} solver_params;
+
+static solver_params params_for(const clg__trainer *t, float lr, int decay)
+{
+    const clg_train_options *o = &t->o;
+    float sq = o->squared_gradient_decay_factor, wd = decay ? o->l2_regularization : 0.0f;
+    solver_params s = {clg_sgd_params_default(), clg_adam_params_default(),
+                       clg_rmsprop_params_default()};
+    s.sgd.lr = lr, s.sgd.momentum = o->momentum, s.sgd.weight_decay = wd;
+    s.adam.lr = lr, s.adam.beta1 = o->gradient_decay_factor, s.adam.eps = o->epsilon;
+    s.adam.beta2 = sq > 0 ? sq : 0.999f;
+    s.adam.weight_decay = wd, s.adam.step = (unsigned long)t->step;
+    s.rmsprop.lr = lr, s.rmsprop.alpha = sq > 0 ? sq : 0.9f, s.rmsprop.eps = o->epsilon;
+    s.rmsprop.weight_decay = wd;
+    return s;
+}
+
 clg_status clg__optim_step(clg__trainer *t, float lr)
 {
     const clg_train_options *o = &t->o;
     clg_status st = CLG_OK;
     for (size_t i = 0; st == CLG_OK && i < t->nparams; i++) {
         clg__param_ref *p = &t->params[i];
-        float wd = p->decay ? o->l2_regularization : 0.0f;
-        if (o->solver == CLG_SOLVER_SGDM) {
-            clg_sgd_params sp = {lr, o->momentum, wd, 0};
-            st = clg_sgd_step(t->ctx, &sp, p->param, p->grad, t->v[i]);
-        } else if (o->solver == CLG_SOLVER_ADAM) {
-            float b2 = o->squared_gradient_decay_factor > 0 ? o->squared_gradient_decay_factor : 0.999f;
-            clg_adam_params ap = {lr, o->gradient_decay_factor, b2, o->epsilon, wd, 0,
-                                  (unsigned long)t->step};
-            st = clg_adam_step(t->ctx, &ap, p->param, p->grad, t->m[i], t->v[i]);
-        } else {
-            float a = o->squared_gradient_decay_factor > 0 ? o->squared_gradient_decay_factor : 0.9f;
-            clg_rmsprop_params rp = {lr, a, o->epsilon, wd};
-            st = clg_rmsprop_step(t->ctx, &rp, p->param, p->grad, t->v[i]);
-        }
+        solver_params sp = params_for(t, lr, p->decay);
+        if (o->solver == CLG_SOLVER_SGDM)
+            st = clg_sgd_step(t->ctx, &sp.sgd, p->param, p->grad, t->v[i]);
+        else if (o->solver == CLG_SOLVER_ADAM)
+            st = clg_adam_step(t->ctx, &sp.adam, p->param, p->grad, t->m[i], t->v[i]);
+        else
+            st = clg_rmsprop_step(t->ctx, &sp.rmsprop, p->param, p->grad, t->v[i]);
     }
     return st;
 }
@@ -124,20 +140,13 @@ static clg_status step_range(clg__trainer *t, float lr, float *w, const clg__gra
             continue;
         size_t len = hi - lo;
         clg__grad_sum gi = {g->acc ? g->acc + (lo - begin) : NULL, g->last + (lo - begin), g->inv};
-        float wd = t->params[i].decay ? o->l2_regularization : 0.0f;
-        if (o->solver == CLG_SOLVER_SGDM) {
-            clg_sgd_params sp = {lr, o->momentum, wd, 0};
-            st = clg__sgd_step_host_sum(&sp, w + lo, &gi, t->hv + lo, len);
-        } else if (o->solver == CLG_SOLVER_ADAM) {
-            float b2 = o->squared_gradient_decay_factor > 0 ? o->squared_gradient_decay_factor : 0.999f;
-            clg_adam_params ap = {lr, o->gradient_decay_factor, b2, o->epsilon, wd, 0,
-                                  (unsigned long)t->step};
-            st = clg__adam_step_host_sum(&ap, w + lo, &gi, t->hm + lo, t->hv + lo, len);
-        } else {
-            float a = o->squared_gradient_decay_factor > 0 ? o->squared_gradient_decay_factor : 0.9f;
-            clg_rmsprop_params rp = {lr, a, o->epsilon, wd};
-            st = clg__rmsprop_step_host_sum(&rp, w + lo, &gi, t->hv + lo, len);
-        }
+        solver_params sp = params_for(t, lr, t->params[i].decay);
+        if (o->solver == CLG_SOLVER_SGDM)
+            st = clg__sgd_step_host_sum(&sp.sgd, w + lo, &gi, t->hv + lo, len);
+        else if (o->solver == CLG_SOLVER_ADAM)
+            st = clg__adam_step_host_sum(&sp.adam, w + lo, &gi, t->hm + lo, t->hv + lo, len);
+        else
+            st = clg__rmsprop_step_host_sum(&sp.rmsprop, w + lo, &gi, t->hv + lo, len);
     }
     return st;
 }

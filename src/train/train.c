@@ -96,7 +96,7 @@ static clg_status keep_best(clg__trainer *t)
     if (!t->best) {
         t->best = clg__malloc(t->best_count * sizeof *t->best);
         if (!t->best)
-            return clg__fail(t->ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "clg_train: out of host memory");
+            return clg__oom(t->ctx, "clg_train");
     }
     size_t nl = clg_net_param_count(t->net, CLG_PARAMS_LEARNABLE);
     clg_status st = clg_net_get_params(t->net, CLG_PARAMS_LEARNABLE, t->best, nl);
@@ -404,7 +404,7 @@ static clg_status trainer_init(clg__trainer *t, clg_net *net, clg_datastore *tra
     t->images = clg__malloc(t->local_batch * t->per_sample * sizeof *t->images);
     t->labels = clg__malloc(t->local_batch * sizeof *t->labels);
     if (!t->perm || !t->images || !t->labels)
-        return clg__fail(net->ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "clg_train: out of host memory");
+        return clg__oom(net->ctx, "clg_train");
     size_t workers = !t->x.dispatch_in_background ? 0
                      : t->x.dispatch_workers ? t->x.dispatch_workers : 1;
     clg_status st = clg_batch_reader_create(train, t->local_batch, workers, 0, &t->reader);
@@ -475,7 +475,7 @@ static clg_status newest_checkpoint(clg_ctx *ctx, const char *path, char **out)
     DIR *d = opendir(path);
     if (!d) {
         *out = clg__strdup(path);
-        return *out ? CLG_OK : clg__fail(ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "clg_train_resume: out of host memory");
+        return *out ? CLG_OK : clg__oom(ctx, "clg_train_resume");
     }
     char best[1024] = "";
     for (struct dirent *e; (e = readdir(d));) {
@@ -490,7 +490,7 @@ static clg_status newest_checkpoint(clg_ctx *ctx, const char *path, char **out)
     size_t len = strlen(path) + strlen(best) + 2;
     *out = clg__malloc(len);
     if (!*out)
-        return clg__fail(ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "clg_train_resume: out of host memory");
+        return clg__oom(ctx, "clg_train_resume");
     snprintf(*out, len, "%s/%s", path, best);
     return CLG_OK;
 }

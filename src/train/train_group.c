@@ -33,7 +33,7 @@ clg_status clg__train_group_setup(clg__trainer *t)
                              nctx, (double)load[0]);
         size_t use = (size_t)lround(load[0] * (double)nctx);
         if (!(fraction = clg__calloc(nctx, sizeof *fraction)))
-            return clg__fail(t->ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "clg_train: out of host memory");
+            return clg__oom(t->ctx, "clg_train");
         for (size_t i = 0; i < nctx; i++)
             fraction[i] = i < (use ? use : 1) ? 1.0f : 0.0f;
         load = fraction;
@@ -61,7 +61,7 @@ clg_status clg__train_group_setup(clg__trainer *t)
         t->hm = clg__calloc_pages(n * sizeof(float));
         t->hv = clg__calloc_pages(n * sizeof(float));
         if (!t->hgrad || !t->hm || !t->hv)
-            st = clg__fail(t->ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "clg_train: out of host memory");
+            st = clg__oom(t->ctx, "clg_train");
     }
     if (st == CLG_OK)
         st = clg__optim_host_from_device(t);

@@ -107,7 +107,7 @@ clg_status clg__train_state_save(clg__trainer *t, unsigned char **blob, size_t *
     if (t->best)
         put(&w, t->best, t->best_count * sizeof *t->best);
     if (st == CLG_OK && w.failed)
-        st = clg__fail(t->ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "checkpoint: out of host memory");
+        st = clg__oom(t->ctx, "checkpoint");
     if (st != CLG_OK) {
         free(w.p);
         return st;
@@ -160,7 +160,7 @@ clg_status clg__train_state_load(clg__trainer *t, const unsigned char *blob, siz
                 return corrupt(t, "optimizer state shorter than the network's parameters");
             float *tmp = clg__malloc(n * sizeof *tmp);
             if (!tmp)
-                return clg__fail(t->ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "resume: out of host memory");
+                return clg__oom(t->ctx, "resume");
             get(&r, tmp, n * sizeof *tmp);
             st = clg_tensor_upload(m, tmp, n);
             free(tmp);
@@ -171,7 +171,7 @@ clg_status clg__train_state_load(clg__trainer *t, const unsigned char *blob, siz
             return corrupt(t, "best parameters do not match the network");
         t->best = clg__malloc(nbest * sizeof *t->best);
         if (!t->best)
-            return clg__fail(t->ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "resume: out of host memory");
+            return clg__oom(t->ctx, "resume");
         get(&r, t->best, nbest * sizeof *t->best);
     }
     if (st == CLG_OK && (r.failed || r.at != r.len))
