@@ -15,9 +15,11 @@ __kernel void clg_tensor_scale(__global float *x, ulong offset, ulong n, float a
         x[offset + i] *= alpha;
 }
 
-/* Partial sums of squares: work-group g sums elements g*64+lid, + groups*64, ... in a local
+/* Partial sums of squares: work-group g sums elements g*SUMSQ_LOCAL+lid, + groups*SUMSQ_LOCAL, ... in a local
  * tree; the host adds the groups' partials in order (a fixed order: reproducible). */
-#define SUMSQ_LOCAL 64
+#ifndef SUMSQ_LOCAL
+#define SUMSQ_LOCAL 64 /* the host passes its own (src/tensor/tensor_internal.h) */
+#endif
 __kernel __attribute__((reqd_work_group_size(SUMSQ_LOCAL, 1, 1)))
 void clg_tensor_sumsq(__global const float *x, ulong offset, ulong n, __global float *partial)
 {

@@ -4,6 +4,7 @@
 #include "conv_internal.h"
 #include "gemm_internal.h"
 #include "runtime/kernels_internal.h"
+#include "tensor/tensor_internal.h"
 
 clg_status clg_ctx_warm_up(clg_ctx *ctx)
 {
@@ -29,6 +30,8 @@ clg_status clg_ctx_warm_up(clg_ctx *ctx)
                 if (st == CLG_OK)
                     st = clg__program_get(ctx, family, opts, &prog);
             }
+        } else if (strcmp(family, "tensor") == 0) {
+            st = clg__program_get(ctx, family, CLG__TENSOR_OPTIONS, &prog);
         } else if (strcmp(family, "common") != 0)
             st = clg__program_get(ctx, family, NULL, &prog);
         if (st != CLG_OK)

@@ -122,7 +122,7 @@ static clg_status elementwise(clg_tensor *t, const char *kernel, float value)
     if (!t)
         return clg__fail(NULL, CLG_ERR_INVALID_ARG, "%s: tensor is NULL", kernel);
     clg__launch l;
-    clg_status st = clg__launch_begin(t->ctx, "tensor", NULL, kernel, &l);
+    clg_status st = clg__launch_begin(t->ctx, "tensor", CLG__TENSOR_OPTIONS, kernel, &l);
     if (st != CLG_OK)
         return st;
     size_t n = clg_tensor_numel(t);
@@ -146,7 +146,7 @@ clg_status clg_tensor_scale(clg_tensor *t, float alpha)
 }
 
 /* Whole-tensor reductions: work-groups enough to fill a GPU, few enough to add on the host. */
-enum { REDUCE_GROUPS = 256, REDUCE_LOCAL = 64 };
+enum { REDUCE_GROUPS = 256, REDUCE_LOCAL = CLG__REDUCE_LOCAL };
 
 /* Runs a reduction kernel (x, offset, n, partial) and reads its per-group partials (4-byte
  * floats or uints) into host; *groups receives how many there are. */
@@ -160,7 +160,7 @@ static clg_status reduce_partials(const clg_tensor *t, const char *kernel, void 
     clg_status st = clg__scratch_get(t->ctx, CLG__SCRATCH_REDUCE, REDUCE_GROUPS * 4, &partial);
     clg__launch l;
     if (st == CLG_OK)
-        st = clg__launch_begin(t->ctx, "tensor", NULL, kernel, &l);
+        st = clg__launch_begin(t->ctx, "tensor", CLG__TENSOR_OPTIONS, kernel, &l);
     if (st != CLG_OK)
         return st;
     clg__arg_mem(&l, t->mem);

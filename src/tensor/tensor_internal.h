@@ -5,6 +5,13 @@
 #include "clgrad/tensor.h"
 #include "runtime/runtime_internal.h"
 
+/* Work-group size of the reductions, given to cl_kernels/tensor.cl as -DSUMSQ_LOCAL: the
+ * "tensor" family's build options, in one place for its launches and the warm-up. */
+#define CLG__REDUCE_LOCAL 64
+#define CLG__STR_(x) #x
+#define CLG__STR(x) CLG__STR_(x)
+#define CLG__TENSOR_OPTIONS "-DSUMSQ_LOCAL=" CLG__STR(CLG__REDUCE_LOCAL)
+
 struct clg_tensor {
     clg_ctx *ctx;     /* borrowed */
     cl_mem mem;       /* retained by every tensor or view on it */
