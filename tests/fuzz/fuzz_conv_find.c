@@ -1,7 +1,7 @@
 /* Fuzz target: the per-device file of convolution `find` results. */
 #include <stdlib.h>
 #include "fuzz_common.h"
-#include "ops/conv_internal.h"
+#include "ops/conv/conv_internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -3,8 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include "conv_internal.h"
+#include "ops/conv/conv_internal.h"
 
 #define FIND_MAX_BYTES (1 << 20)
 #define KEY_LEN 160
@@ -35,13 +34,6 @@ static void make_key(const clg__conv_geom *g, clg_conv_pass pass, char out[KEY_L
              g->pr, g->dh, g->dw, g->G);
 }
 
-static clg_conv_algo algo_by_name(const char *name)
-{
-    for (int a = CLG_CONV_ALGO_AUTO; a <= CLG_CONV_ALGO_FIND; a++)
-        if (strcasecmp(name, clg_conv_algo_name((clg_conv_algo)a)) == 0)
-            return (clg_conv_algo)a;
-    return (clg_conv_algo)-1;
-}
 
 static int remember(conv_state *s, const char *key, clg_conv_algo algo)
 {
@@ -81,7 +73,7 @@ size_t clg__conv_find_parse(void *state, const char *text)
             size_t klen = len - (size_t)(tab - line) - 1;
             memcpy(key, tab + 1, klen);
             key[klen] = '\0';
-            clg_conv_algo a = algo_by_name(name);
+            clg_conv_algo a = clg__conv_algo_named(name);
             if (a >= CLG_CONV_ALGO_IM2COL && a <= CLG_CONV_ALGO_GEMM && key[0] == 'p')
                 taken += (size_t)remember(s, key, a);
         }
@@ -143,70 +135,6 @@ static void store(clg_ctx *ctx, conv_state *s)
     free(path);
 }
 
-clg_status clg__conv_algo_fits(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
-                               clg_conv_algo algo, size_t *min_bytes, size_t *max_bytes)
-{
-    size_t per_image = 0, fixed = 0;
-    const char *why = NULL;
-    size_t pq = g->P * g->Q, crs = g->Cg * g->R * g->S;
-    switch (algo) {
-    case CLG_CONV_ALGO_IM2COL:
-        per_image = (pass == CLG_CONV_BWD_WEIGHTS ? crs + g->Kg : crs) * pq * sizeof(float);
-        break;
-    case CLG_CONV_ALGO_GEMM:
-        if (g->R != 1 || g->S != 1 || g->sh != 1 || g->sw != 1 || g->pt || g->pb || g->pl || g->pr)
-            why = "needs a 1x1 kernel, stride 1 and no padding";
-        break;
-    case CLG_CONV_ALGO_WINOGRAD:
-        if (!clg__conv_winograd_applies(g))
-            why = "needs a 3x3 or 5x5 kernel, stride 1 and dilation 1";
-        else
-            clg__conv_winograd_bytes(ctx, g, pass, &fixed, &per_image);
-        break;
-    case CLG_CONV_ALGO_IMPLICIT: /* needs nothing; uses the shifted form's bytes if they fit */
-        if (clg__conv_shift_applies(g)) {
-            size_t fixed_s, per_image_s;
-            clg__conv_shift_bytes(ctx, g, pass, &fixed_s, &per_image_s);
-            *min_bytes = 0;
-            *max_bytes = fixed_s + per_image_s * g->N;
-            return CLG_OK;
-        }
-        break;
-    default:
-        return clg__fail(ctx, CLG_ERR_INVALID_ARG, "conv2d: %s is not a concrete algorithm",
-                         clg_conv_algo_name(algo));
-    }
-    if (why)
-        return clg__fail(ctx, CLG_ERR_UNSUPPORTED, "conv2d: %s %s", clg_conv_algo_name(algo), why);
-    *min_bytes = fixed + per_image;
-    *max_bytes = fixed + per_image * g->N;
-    if (*min_bytes > g->workspace_limit)
-        return clg__fail(ctx, CLG_ERR_UNSUPPORTED,
-                         "conv2d: %s needs %zu bytes of workspace, the limit is %zu",
-                         clg_conv_algo_name(algo), *min_bytes, g->workspace_limit);
-    return CLG_OK;
-}
-
-/* Chunks aim at this many bytes of scratch, well inside the limit: columns written and then
- * read back by the GEMM stay in the caches (measured on c2: 8 MiB chunks ran 1.3x faster
- * than 64 MiB ones). */
-#define CHUNK_TARGET ((size_t)8 << 20)
-
-size_t clg__conv_chunk(const clg__conv_geom *g, size_t per_image)
-{
-    size_t budget = g->workspace_limit < CHUNK_TARGET ? g->workspace_limit : CHUNK_TARGET;
-    size_t nb = per_image ? budget / per_image : g->N;
-    nb = nb < 1 ? 1 : nb > g->N ? g->N : nb;
-    size_t chunks = (g->N + nb - 1) / nb; /* as many, but even: no small last one */
-    return chunks ? (g->N + chunks - 1) / chunks : nb;
-}
-
-size_t clg__conv_chunk_after(const clg__conv_geom *g, size_t fixed, size_t per_image)
-{
-    clg__conv_geom rest = *g;
-    rest.workspace_limit = g->workspace_limit > fixed ? g->workspace_limit - fixed : 0;
-    return clg__conv_chunk(&rest, per_image);
-}
 
 static int fits(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass, clg_conv_algo a)
 {
@@ -234,7 +162,7 @@ static clg_conv_algo heuristic(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_p
     if (cpu && g->Cg >= 16 && g->Kg >= 16 && fits(ctx, g, pass, CLG_CONV_ALGO_WINOGRAD))
         return CLG_CONV_ALGO_WINOGRAD;
     size_t lanes = pass == CLG_CONV_BWD_DATA ? g->Cg : g->Kg;
-    if (cpu && lanes >= 16 && clg__conv_shift_fits(ctx, g, pass))
+    if (cpu && lanes >= 16 && clg__conv_implicit_fits(ctx, g, pass))
         return CLG_CONV_ALGO_IMPLICIT;
     if (fits(ctx, g, pass, CLG_CONV_ALGO_IM2COL))
         return CLG_CONV_ALGO_IM2COL;
@@ -278,7 +206,7 @@ clg_status clg__conv_resolve(clg_ctx *ctx, const clg_conv2d_desc *d, clg_conv_pa
     clg_conv_algo want = d->algo;
     const char *env = getenv("CLGRAD_CONV_ALGO");
     if (want == CLG_CONV_ALGO_AUTO && env && *env) {
-        want = algo_by_name(env);
+        want = clg__conv_algo_named(env);
         if ((int)want < 0)
             return clg__fail(ctx, CLG_ERR_INVALID_ARG,
                              "CLGRAD_CONV_ALGO=%s: expected auto, find, im2col, implicit, winograd or gemm", env);

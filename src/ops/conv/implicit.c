@@ -1,12 +1,13 @@
-/* Implicit convolution for stride-1 layers by products over shifted rows of a zero-padded copy
- * of the input (cl_kernels/conv_shift.cl): no column matrix, only the padded input (about the
- * input's size) as workspace. Backward-data is the forward of the padded dy with flipped,
+/* The implicit algorithm: no column matrix. Stride-1 layers run as products over shifted rows
+ * of a zero-padded copy of the input (cl_kernels/conv_shift.cl), whose only workspace is the
+ * padded input (about the input's size); the rest, and any layer whose padded input does not
+ * fit the workspace, run the direct kernels (direct.c), which need none. Backward-data is the forward of the padded dy with flipped,
  * transposed weights; the weight gradient sums over slices of images, then in slice order. */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include "conv_internal.h"
-#include "gemm_internal.h"
+#include "ops/conv/conv_internal.h"
+#include "ops/gemm_internal.h"
 
 /* One problem seen as a forward pass over a padded Hp x Wp grid. */
 typedef struct shift_grid {
@@ -66,7 +67,7 @@ static clg_status tiles_get(clg_ctx *ctx, shift_tiles *t)
     return st;
 }
 
-clg_status clg__conv_shift_options(clg_ctx *ctx, char *out, size_t size)
+clg_status clg__conv_implicit_options(clg_ctx *ctx, char *out, size_t size)
 {
     shift_tiles t;
     clg_status st = tiles_get(ctx, &t);
@@ -104,18 +105,18 @@ static int pixel_rows(const clg__conv_geom *g, clg_conv_pass pass, unsigned mr, 
     return by_pixel <= by_channel;
 }
 
-int clg__conv_shift_fits(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass)
+int clg__conv_implicit_fits(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass)
 {
     size_t fixed, per_image;
-    if (!clg__conv_shift_applies(g))
+    if (!clg__conv_implicit_applies(g))
         return 0;
-    clg__conv_shift_bytes(ctx, g, pass, &fixed, &per_image);
+    clg__conv_implicit_bytes(ctx, g, pass, &fixed, &per_image);
     return fixed + per_image <= g->workspace_limit;
 }
 
-int clg__conv_shift_fuses(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass)
+int clg__conv_implicit_fuses(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass)
 {
-    if (pass == CLG_CONV_BWD_DATA || !clg__conv_shift_fits(ctx, g, pass))
+    if (pass == CLG_CONV_BWD_DATA || !clg__conv_implicit_fits(ctx, g, pass))
         return 0;
     if (pass == CLG_CONV_BWD_WEIGHTS)
         return 1;
@@ -124,12 +125,12 @@ int clg__conv_shift_fuses(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass p
     return pixel_rows(g, CLG_CONV_FWD, mr, nr);
 }
 
-int clg__conv_shift_applies(const clg__conv_geom *g)
+int clg__conv_implicit_applies(const clg__conv_geom *g)
 {
     return g->sh == 1 && g->sw == 1;
 }
 
-void clg__conv_shift_bytes(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
+void clg__conv_implicit_bytes(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
                            size_t *fixed, size_t *per_image)
 {
     shift_tiles t;
@@ -281,14 +282,14 @@ static clg_status by_image(clg_ctx *ctx, const shift_tiles *t, const clg__conv_g
                            clg_tensor *out)
 {
     int data = pass == CLG_CONV_BWD_DATA, px = pixel_rows(g, pass, t->mr, t->nr);
-    if ((g->bias || g->relu) && !px) /* clg__conv_shift_fuses promised the epilogue */
+    if ((g->bias || g->relu) && !px) /* clg__conv_implicit_fuses promised the epilogue */
         return clg__fail(ctx, CLG_ERR_INTERNAL, "conv2d: epilogue asked of the channel-row form");
     shift_grid s = grid_for(g, pass);
     size_t in_ch = data ? g->K : g->C, in_g = data ? g->Kg : g->Cg;
     size_t out_ch = data ? g->C : g->K, out_g = data ? g->Cg : g->Kg;
     size_t x_img = in_ch * s.Hp * s.Wp, y_img = out_ch * s.P * s.Q, taps = in_g * g->R * g->S;
     size_t ldk = (out_g + t->nr - 1) / t->nr * t->nr, fixed, per_image;
-    clg__conv_shift_bytes(ctx, g, pass, &fixed, &per_image);
+    clg__conv_implicit_bytes(ctx, g, pass, &fixed, &per_image);
     size_t nb = clg__conv_chunk_after(g, fixed, per_image);
     cl_mem padded, wt = NULL;
     clg_status st = clg__scratch_get(ctx, CLG__SCRATCH_CONV_COLS, (nb * x_img + t->nr) * sizeof(float), &padded);
@@ -396,7 +397,7 @@ static clg_status weights(clg_ctx *ctx, const shift_tiles *t, const clg__conv_ge
     size_t ldd = ldd_for(g, t->nr), taps = g->Cg * g->R * g->S, m = taps + (g->db != NULL);
     size_t ones = g->db ? g->P : 0; /* rows of ones after each image's planes */
     size_t x_img = (g->C * s.Hp + ones) * s.Wp, d_img = g->P * g->Q * ldd, fixed, per_image;
-    clg__conv_shift_bytes(ctx, g, CLG_CONV_BWD_WEIGHTS, &fixed, &per_image);
+    clg__conv_implicit_bytes(ctx, g, CLG_CONV_BWD_WEIGHTS, &fixed, &per_image);
     size_t nb = clg__conv_chunk_after(g, fixed, per_image);
     size_t slices = slices_for(ctx, g, t->mr, t->nr, nb), per_slice = (nb + slices - 1) / slices;
     slices = (nb + per_slice - 1) / per_slice;
@@ -425,7 +426,7 @@ static clg_status weights(clg_ctx *ctx, const shift_tiles *t, const clg__conv_ge
     return st;
 }
 
-clg_status clg__conv_shift_run(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
+static clg_status shifted_run(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
                                const clg_tensor *a, const clg_tensor *b, clg_tensor *out)
 {
     shift_tiles t;
@@ -435,4 +436,12 @@ clg_status clg__conv_shift_run(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_p
     if (pass == CLG_CONV_BWD_WEIGHTS)
         return weights(ctx, &t, g, a, b, out);
     return by_image(ctx, &t, g, pass, a, b, out);
+}
+
+clg_status clg__conv_implicit_run(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
+                                  const clg_tensor *a, const clg_tensor *b, clg_tensor *out)
+{
+    if (clg__conv_implicit_fits(ctx, g, pass))
+        return shifted_run(ctx, g, pass, a, b, out);
+    return clg__conv_direct_run(ctx, g, pass, a, b, out);
 }

@@ -7,7 +7,7 @@
  * tiles transformed, one product per transform point summed over every tile, then dW. */
 #include <stdint.h>
 #include <stdio.h>
-#include "conv_internal.h"
+#include "ops/conv/conv_internal.h"
 
 /* The pass seen as a forward convolution of `ins` channels (per group) into `outs`. */
 typedef struct wino_problem {

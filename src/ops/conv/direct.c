@@ -1,19 +1,17 @@
-/* Implicit convolution: no column matrix. Stride-1 layers whose padded input fits the workspace
- * run as products over shifted rows (conv_shift.c); the rest, and any layer when even that
- * does not fit, run fused per-pixel kernels that read the input in place (no workspace). */
-#include "conv_internal.h"
+/* Direct convolution: per-pixel kernels that read the input in place, CB channels per
+ * work-item (cl_kernels/conv.cl). No workspace: the implicit algorithm's fallback when its
+ * shifted rows do not apply or fit. */
+#include "ops/conv/conv_internal.h"
 
-enum { CB = 8, LOCAL0 = 16 };
+enum { LOCAL0 = 16 };
 
-clg_status clg__conv_implicit_run(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
-                                  const clg_tensor *a, const clg_tensor *b, clg_tensor *out)
+clg_status clg__conv_direct_run(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
+                                const clg_tensor *a, const clg_tensor *b, clg_tensor *out)
 {
-    if (clg__conv_shift_fits(ctx, g, pass))
-        return clg__conv_shift_run(ctx, g, pass, a, b, out);
     static const char *const names[] = {"clg_conv_implicit_fwd", "clg_conv_implicit_bwd_data",
                                         "clg_conv_implicit_bwd_weights"};
     clg__launch l;
-    clg_status st = clg__launch_begin(ctx, "conv", "-DCB=8", names[pass], &l);
+    clg_status st = clg__launch_begin(ctx, "conv", CLG__CONV_DIRECT_OPTIONS, names[pass], &l);
     if (st != CLG_OK)
         return st;
     clg__arg_tensor(&l, a);
@@ -27,7 +25,7 @@ clg_status clg__conv_implicit_run(clg_ctx *ctx, const clg__conv_geom *g, clg_con
         clg__arg_u32(&l, v[i]);
     size_t local[3] = {LOCAL0, 1, 1};
     /* Channel blocks never cross a group, so count blocks per group. */
-    size_t fwd_blocks = g->G * ((g->Kg + CB - 1) / CB), bwd_blocks = g->G * ((g->Cg + CB - 1) / CB);
+    size_t fwd_blocks = g->G * ((g->Kg + CLG__CONV_DIRECT_CB - 1) / CLG__CONV_DIRECT_CB), bwd_blocks = g->G * ((g->Cg + CLG__CONV_DIRECT_CB - 1) / CLG__CONV_DIRECT_CB);
     size_t global[3];
     if (pass == CLG_CONV_FWD) {
         global[0] = g->P * g->Q;

@@ -1,20 +1,8 @@
-/* Convolution by im2col + GEMM (chunks of images bounded by the workspace limit), and the 1x1
- * case that needs no im2col. */
-#include "conv_internal.h"
-#include "gemm_internal.h"
+/* Convolution by im2col + GEMM: columns for chunks of images bounded by the workspace limit. */
+#include "ops/conv/conv_internal.h"
+#include "ops/gemm_internal.h"
 
 enum { LOCAL0 = 32, ROWS = 8 };
-
-/* C = alpha op(A) op(B) + beta C on buffers, batched; every operand given in elements. */
-static clg_status gemm(clg_ctx *ctx, int ta, int tb, size_t m, size_t n, size_t k, cl_mem a,
-                       size_t a_off, size_t lda, size_t sa, cl_mem b, size_t b_off, size_t ldb,
-                       size_t sb, float beta, cl_mem c, size_t c_off, size_t ldc, size_t sc,
-                       size_t batch)
-{
-    clg__gemm_call g = {ta ? CLG_TRANS : CLG_NO_TRANS, tb ? CLG_TRANS : CLG_NO_TRANS, m, n, k,
-                        batch, 1.0f, beta, a, b, c, a_off, b_off, c_off, lda, ldb, ldc, sa, sb, sc};
-    return clg__gemm_dispatch(ctx, &g);
-}
 
 /* The geometry arguments shared by im2col and col2im. */
 static void geometry_args(clg__launch *l, const clg__conv_geom *g)
@@ -99,10 +87,10 @@ static clg_status by_image(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass 
             if (pass == CLG_CONV_FWD) {
                 st = im2col(ctx, g, a, n0, cnt, gi, cols, crs * pq, pq);
                 if (st == CLG_OK) /* y_n (Kg x PQ) = W (Kg x CRS) . cols_n (CRS x PQ) */
-                    st = gemm(ctx, 0, 0, g->Kg, pq, crs, w->mem, w_off, crs, 0, cols, 0, pq,
+                    st = clg__conv_gemm(ctx, 0, 0, g->Kg, pq, crs, w->mem, w_off, crs, 0, cols, 0, pq,
                               crs * pq, 0.0f, out->mem, out->offset + y_off, pq, g->K * pq, cnt);
             } else { /* dcols_n (CRS x PQ) = W^T (CRS x Kg) . dy_n (Kg x PQ), then col2im */
-                st = gemm(ctx, 1, 0, crs, pq, g->Kg, w->mem, w_off, crs, 0, a->mem,
+                st = clg__conv_gemm(ctx, 1, 0, crs, pq, g->Kg, w->mem, w_off, crs, 0, a->mem,
                           a->offset + y_off, pq, g->K * pq, 0.0f, cols, 0, pq, crs * pq, cnt);
                 if (st == CLG_OK)
                     st = col2im(ctx, g, cols, crs * pq, pq, out, n0, cnt, gi);
@@ -149,7 +137,7 @@ static clg_status weights(clg_ctx *ctx, const clg__conv_geom *g, const clg_tenso
             if (st == CLG_OK)
                 st = gather_dy(ctx, g, dy, n0, cnt, gi, dyt);
             if (st == CLG_OK)
-                st = gemm(ctx, 0, 0, crs, g->Kg, cnt * pq, cols, 0, cnt * pq, 0, dyt, 0, g->Kg, 0,
+                st = clg__conv_gemm(ctx, 0, 0, crs, g->Kg, cnt * pq, cols, 0, cnt * pq, 0, dyt, 0, g->Kg, 0,
                           n0 == 0 ? 0.0f : 1.0f, dwt, 0, g->Kg, 0, 1);
         }
         if (st == CLG_OK)
@@ -158,35 +146,19 @@ static clg_status weights(clg_ctx *ctx, const clg__conv_geom *g, const clg_tenso
     return st;
 }
 
+void clg__conv_im2col_bytes(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
+                            size_t *fixed, size_t *per_image)
+{
+    (void)ctx;
+    size_t pq = g->P * g->Q, crs = g->Cg * g->R * g->S;
+    *fixed = 0; /* per image: its columns, and for the weight gradient dy's transposed too */
+    *per_image = (pass == CLG_CONV_BWD_WEIGHTS ? crs + g->Kg : crs) * pq * sizeof(float);
+}
+
 clg_status clg__conv_im2col_run(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
                                 const clg_tensor *a, const clg_tensor *b, clg_tensor *out)
 {
     if (pass == CLG_CONV_BWD_WEIGHTS)
         return weights(ctx, g, a, b, out);
     return by_image(ctx, g, pass, a, b, out);
-}
-
-/* 1x1, stride 1, no padding: each image is already a Cg x HW matrix per group. */
-clg_status clg__conv_gemm1x1_run(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
-                                 const clg_tensor *a, const clg_tensor *b, clg_tensor *out)
-{
-    size_t hw = g->H * g->W, img_in = g->C * hw, img_out = g->K * hw;
-    clg_status st = CLG_OK;
-    for (size_t gi = 0; gi < g->G && st == CLG_OK; gi++) {
-        size_t w_off = gi * g->Kg * g->Cg, in_off = gi * g->Cg * hw, out_off = gi * g->Kg * hw;
-        if (pass == CLG_CONV_FWD) /* y_n = W . x_n */
-            st = gemm(ctx, 0, 0, g->Kg, hw, g->Cg, b->mem, b->offset + w_off, g->Cg, 0, a->mem,
-                      a->offset + in_off, hw, img_in, 0.0f, out->mem, out->offset + out_off, hw,
-                      img_out, g->N);
-        else if (pass == CLG_CONV_BWD_DATA) /* dx_n = W^T . dy_n */
-            st = gemm(ctx, 1, 0, g->Cg, hw, g->Kg, b->mem, b->offset + w_off, g->Cg, 0, a->mem,
-                      a->offset + out_off, hw, img_out, 0.0f, out->mem, out->offset + in_off, hw,
-                      img_in, g->N);
-        else /* dW = sum_n dy_n . x_n^T, image by image in order */
-            for (size_t n = 0; n < g->N && st == CLG_OK; n++)
-                st = gemm(ctx, 0, 1, g->Kg, g->Cg, hw, b->mem, b->offset + n * img_out + out_off,
-                          hw, 0, a->mem, a->offset + n * img_in + in_off, hw, 0,
-                          n == 0 ? 0.0f : 1.0f, out->mem, out->offset + w_off, g->Cg, 0, 1);
-    }
-    return st;
 }

@@ -1,0 +1,129 @@
+/* clg_conv2d_*: argument checks, then each pass through the chosen algorithm (choose.c) and its
+ * entry in the algorithm table (algorithms.c), with the epilogue where the algorithm leaves it. */
+#include <stdint.h>
+#include <stdio.h>
+#include "ops/conv/conv_internal.h"
+#include "clgrad/activation.h"
+
+/* Runs a pass: resolve the algorithm (clg_conv2d_choose's logic), then run it. */
+static clg_status run_pass(clg_ctx *ctx, const clg_conv2d_desc *d, clg_conv_pass pass,
+                           const clg__conv_geom *g, const clg_tensor *a, const clg_tensor *b,
+                           clg_tensor *out)
+{
+    clg_conv_algo algo;
+    clg_status st = clg__conv_resolve(ctx, d, pass, g, a, b, out, &algo);
+    if (st != CLG_OK)
+        return st;
+    return clg__conv_run(ctx, g, pass, algo, a, b, out);
+}
+
+/* The forward pass with its epilogue (bias, ReLU) fused where the algorithm can, else run
+ * after it. */
+static clg_status forward_pass(clg_ctx *ctx, const clg_conv2d_desc *d, clg__conv_geom *g,
+                               const clg_tensor *x, const clg_tensor *w, const clg_tensor *bias,
+                               clg_tensor *y)
+{
+    clg_conv_algo algo;
+    clg_status st = clg__conv_resolve(ctx, d, CLG_CONV_FWD, g, x, w, y, &algo);
+    if (st != CLG_OK)
+        return st;
+    int fused = clg__conv_fuses(ctx, g, CLG_CONV_FWD, algo);
+    if (fused) {
+        g->bias = bias;
+        g->relu = d->relu != 0;
+    }
+    st = clg__conv_run(ctx, g, CLG_CONV_FWD, algo, x, w, y);
+    if (st == CLG_OK && bias && !fused)
+        st = clg_bias_add(ctx, bias, y);
+    if (st == CLG_OK && d->relu && !fused)
+        st = clg_activation_forward(ctx, CLG_ACT_RELU, 0.0f, y, y);
+    return st;
+}
+
+clg_status clg_conv2d_forward(clg_ctx *ctx, const clg_conv2d_desc *d, const clg_tensor *x,
+                              const clg_tensor *w, const clg_tensor *bias, clg_tensor *y)
+{
+    const clg_tensor *t[3] = {x, w, y};
+    clg__conv_geom g = {0};
+    clg_status st = clg__tensors_check(ctx, "clg_conv2d_forward", t, 3);
+    if (st == CLG_OK)
+        st = clg__conv_geom_make(ctx, d, x->shape, w->shape, &g);
+    if (st == CLG_OK)
+        st = clg__tensor_expect_shape(ctx, "conv2d", "y", y, (clg_shape){g.N, g.K, g.P, g.Q});
+    if (st == CLG_OK && bias && (bias->ctx != ctx || clg_tensor_numel(bias) != g.K))
+        st = clg__fail(ctx, bias->ctx != ctx ? CLG_ERR_INVALID_ARG : CLG_ERR_SHAPE,
+                       "conv2d: bias must hold %zu values on the same context", g.K);
+    if (st == CLG_OK)
+        st = forward_pass(ctx, d, &g, x, w, bias, y);
+    return st;
+}
+
+clg_status clg_conv2d_backward_data(clg_ctx *ctx, const clg_conv2d_desc *d, const clg_tensor *dy,
+                                    const clg_tensor *w, clg_tensor *dx)
+{
+    const clg_tensor *t[3] = {dy, w, dx};
+    clg__conv_geom g = {0};
+    clg_status st = clg__tensors_check(ctx, "clg_conv2d_backward_data", t, 3);
+    if (st == CLG_OK)
+        st = clg__conv_geom_make(ctx, d, dx->shape, w->shape, &g);
+    if (st == CLG_OK)
+        st = clg__tensor_expect_shape(ctx, "conv2d", "dy", dy, (clg_shape){g.N, g.K, g.P, g.Q});
+    if (st == CLG_OK)
+        st = run_pass(ctx, d, CLG_CONV_BWD_DATA, &g, dy, w, dx);
+    return st;
+}
+
+clg_status clg_conv2d_backward_weights(clg_ctx *ctx, const clg_conv2d_desc *d,
+                                       const clg_tensor *x, const clg_tensor *dy, clg_tensor *dw)
+{
+    return clg_conv2d_backward_weights_bias(ctx, d, x, dy, dw, NULL);
+}
+
+clg_status clg_conv2d_backward_weights_bias(clg_ctx *ctx, const clg_conv2d_desc *d,
+                                            const clg_tensor *x, const clg_tensor *dy,
+                                            clg_tensor *dw, clg_tensor *db)
+{
+    const clg_tensor *t[3] = {x, dy, dw};
+    clg__conv_geom g = {0};
+    clg_status st = clg__tensors_check(ctx, db ? "clg_conv2d_backward_weights_bias"
+                                               : "clg_conv2d_backward_weights", t, 3);
+    if (st == CLG_OK)
+        st = clg__conv_geom_make(ctx, d, x->shape, dw->shape, &g);
+    if (st == CLG_OK)
+        st = clg__tensor_expect_shape(ctx, "conv2d", "dy", dy, (clg_shape){g.N, g.K, g.P, g.Q});
+    if (st == CLG_OK && db && (db->ctx != ctx || clg_tensor_numel(db) != g.K))
+        st = clg__fail(ctx, db->ctx != ctx ? CLG_ERR_INVALID_ARG : CLG_ERR_SHAPE,
+                       "conv2d: db must hold %zu values on the same context", g.K);
+    clg_conv_algo algo;
+    if (st == CLG_OK)
+        st = clg__conv_resolve(ctx, d, CLG_CONV_BWD_WEIGHTS, &g, x, dy, dw, &algo);
+    if (st != CLG_OK)
+        return st;
+    /* The implicit algorithm sums db in the same pass; the others reduce dy after. */
+    int fused = db && clg__conv_fuses(ctx, &g, CLG_CONV_BWD_WEIGHTS, algo);
+    g.db = fused ? db : NULL;
+    st = clg__conv_run(ctx, &g, CLG_CONV_BWD_WEIGHTS, algo, x, dy, dw);
+    if (st == CLG_OK && db && !fused)
+        st = clg_bias_backward(ctx, dy, db);
+    return st;
+}
+
+clg_status clg_conv2d_backward_bias(clg_ctx *ctx, const clg_tensor *dy, clg_tensor *db)
+{
+    return clg_bias_backward(ctx, dy, db);
+}
+
+clg_status clg_conv2d_workspace(clg_ctx *ctx, const clg_conv2d_desc *d, clg_conv_pass pass,
+                                clg_conv_algo algo, clg_shape x, clg_shape w, size_t *min_bytes,
+                                size_t *max_bytes)
+{
+    if (!ctx || !min_bytes || !max_bytes)
+        return clg__fail(ctx, CLG_ERR_INVALID_ARG, "clg_conv2d_workspace: NULL argument");
+    if ((unsigned)pass > CLG_CONV_BWD_WEIGHTS || !clg__conv_algo_def_of(algo))
+        return clg__fail(ctx, CLG_ERR_INVALID_ARG, "clg_conv2d_workspace: pass and algo must be concrete");
+    clg__conv_geom g = {0};
+    clg_status st = clg__conv_geom_make(ctx, d, x, w, &g);
+    if (st == CLG_OK)
+        st = clg__conv_algo_fits(ctx, &g, pass, algo, min_bytes, max_bytes);
+    return st;
+}

@@ -1,0 +1,46 @@
+/* The 1x1 convolution (stride 1, no padding) as GEMMs on the tensors themselves: each image is
+ * already a Cg x HW matrix per group. Also the batched GEMM on buffers the algorithms share. */
+#include "ops/conv/conv_internal.h"
+#include "ops/gemm_internal.h"
+
+/* C = alpha op(A) op(B) + beta C on buffers, batched; every operand given in elements. */
+clg_status clg__conv_gemm(clg_ctx *ctx, int ta, int tb, size_t m, size_t n, size_t k, cl_mem a,
+                       size_t a_off, size_t lda, size_t sa, cl_mem b, size_t b_off, size_t ldb,
+                       size_t sb, float beta, cl_mem c, size_t c_off, size_t ldc, size_t sc,
+                       size_t batch)
+{
+    clg__gemm_call g = {ta ? CLG_TRANS : CLG_NO_TRANS, tb ? CLG_TRANS : CLG_NO_TRANS, m, n, k,
+                        batch, 1.0f, beta, a, b, c, a_off, b_off, c_off, lda, ldb, ldc, sa, sb, sc};
+    return clg__gemm_dispatch(ctx, &g);
+}
+
+int clg__conv_gemm1x1_applies(const clg__conv_geom *g)
+{
+    return g->R == 1 && g->S == 1 && g->sh == 1 && g->sw == 1 && !g->pt && !g->pb && !g->pl &&
+           !g->pr;
+}
+
+/* 1x1, stride 1, no padding: each image is already a Cg x HW matrix per group. */
+clg_status clg__conv_gemm1x1_run(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
+                                 const clg_tensor *a, const clg_tensor *b, clg_tensor *out)
+{
+    size_t hw = g->H * g->W, img_in = g->C * hw, img_out = g->K * hw;
+    clg_status st = CLG_OK;
+    for (size_t gi = 0; gi < g->G && st == CLG_OK; gi++) {
+        size_t w_off = gi * g->Kg * g->Cg, in_off = gi * g->Cg * hw, out_off = gi * g->Kg * hw;
+        if (pass == CLG_CONV_FWD) /* y_n = W . x_n */
+            st = clg__conv_gemm(ctx, 0, 0, g->Kg, hw, g->Cg, b->mem, b->offset + w_off, g->Cg, 0, a->mem,
+                      a->offset + in_off, hw, img_in, 0.0f, out->mem, out->offset + out_off, hw,
+                      img_out, g->N);
+        else if (pass == CLG_CONV_BWD_DATA) /* dx_n = W^T . dy_n */
+            st = clg__conv_gemm(ctx, 1, 0, g->Cg, hw, g->Kg, b->mem, b->offset + w_off, g->Cg, 0, a->mem,
+                      a->offset + out_off, hw, img_out, 0.0f, out->mem, out->offset + in_off, hw,
+                      img_in, g->N);
+        else /* dW = sum_n dy_n . x_n^T, image by image in order */
+            for (size_t n = 0; n < g->N && st == CLG_OK; n++)
+                st = clg__conv_gemm(ctx, 0, 1, g->Kg, g->Cg, hw, b->mem, b->offset + n * img_out + out_off,
+                          hw, 0, a->mem, a->offset + n * img_in + in_off, hw, 0,
+                          n == 0 ? 0.0f : 1.0f, out->mem, out->offset + w_off, g->Cg, 0, 1);
+    }
+    return st;
+}
