@@ -14,7 +14,8 @@ static clg_ctx *ctx;
 static void p_status(void) { assert_non_null(clg_status_name((clg_status)-99)); assert_non_null(clg_last_error()); assert_non_null(clg_version()); }
 static void p_devices(void)
 {
-    size_t n, *idx;
+    size_t n;
+    clg_device_info *idx;
     clg_device_info *out;
     BAD(clg_devices_list(NULL, NULL));
     clg_devices_free(NULL, 3);
@@ -98,7 +99,7 @@ static void p_gemm(void)
     BAD(clg_gemm_set_params(ctx, NULL));
     BAD(clg_gemm_save_tuning(NULL, &p, b));
     BAD(clg_gemm_save_tuning(ctx, NULL, b));
-    p = clg_gemm_default_params(NULL);
+    p = clg_gemm_params_default(NULL);
     assert_true(p.mr >= 1);
     assert_int_equal(clg_gemm_classify(1, 1, 1, 1), CLG_GEMM_CLASS_SMALL);
     assert_true(clg_gemm_has_clblast() == 0 || clg_gemm_has_clblast() == 1);
@@ -243,8 +244,8 @@ static void p_data(void)
     int32_t l;
     BAD(clg_datastore_open_idx(NULL, "x", &ds));
     BAD(clg_datastore_open_idx("x", "y", NULL));
-    BAD(clg_datastore_open_dir(NULL, "train", &ds));
-    BAD(clg_datastore_open_dir(".", "validation", &ds));
+    BAD(clg_datastore_open_idx_folder(NULL, "train", &ds));
+    BAD(clg_datastore_open_idx_folder(".", "validation", &ds));
     BAD(clg_datastore_subset(NULL, 0, 1, &ds));
     clg_datastore_destroy(NULL);
     assert_int_equal(clg_datastore_size(NULL), 0);
@@ -260,9 +261,9 @@ static void p_data(void)
     BAD(clg_datastore_split(NULL, 0.5, 1, &a, &b));
     clg_image_folder_options fo = clg_image_folder_options_default();
     assert_int_equal(fo.channels, 1);
-    BAD(clg_datastore_open_folder(NULL, &fo, &ds));
+    BAD(clg_datastore_open_image_folder(NULL, &fo, &ds));
     fo.channels = 2;
-    BAD(clg_datastore_open_folder(".", &fo, &ds));
+    BAD(clg_datastore_open_image_folder(".", &fo, &ds));
     assert_int_equal(clg_datastore_skipped(NULL, 0), 0);
     clg_augment_options ao = clg_augment_options_default();
     BAD(clg_datastore_augment(NULL, &ao, &ds));
@@ -343,7 +344,7 @@ static const entry table[] = {
                          "clg_tensor_ctx clg_tensor_cl_buffer clg_tensor_upload clg_tensor_download "
                          "clg_tensor_fill clg_tensor_copy clg_tensor_view_batch"},
     {"gemm", p_gemm, "clg_sgemm clg_sgemm_batched clg_gemm_set_backend clg_gemm_get_backend clg_gemm_get_params "
-                     "clg_gemm_set_params clg_gemm_save_tuning clg_gemm_default_params clg_gemm_classify "
+                     "clg_gemm_set_params clg_gemm_save_tuning clg_gemm_params_default clg_gemm_classify "
                      "clg_gemm_has_clblast"},
     {"conv", p_conv, "clg_conv2d_output_shape clg_conv2d_forward clg_conv2d_backward_data "
                      "clg_conv2d_backward_weights clg_conv2d_backward_weights_bias "
@@ -367,12 +368,12 @@ static const entry table[] = {
                  "clg_net_ctx clg_net_set_class_names clg_net_class_name clg_net_init "
                  "clg_net_param_count clg_net_get_params clg_net_set_params clg_net_predict "
                  "clg_net_classify clg_net_save clg_net_load clg_net_profile"},
-    {"data", p_data, "clg_datastore_open_idx clg_datastore_open_dir clg_datastore_subset "
+    {"data", p_data, "clg_datastore_open_idx clg_datastore_open_idx_folder clg_datastore_subset "
                      "clg_datastore_destroy clg_datastore_size clg_datastore_sample_shape "
                      "clg_datastore_class_count clg_datastore_class_name clg_datastore_set_class_names "
                      "clg_datastore_read clg_datastore_last_error clg_image_read clg_datastore_from_memory "
                      "clg_datastore_select clg_datastore_split clg_image_folder_options_default "
-                     "clg_datastore_open_folder clg_datastore_skipped clg_augment_options_default "
+                     "clg_datastore_open_image_folder clg_datastore_skipped clg_augment_options_default "
                      "clg_datastore_augment clg_datastore_set_epoch clg_datastore_shuffle "
                      "clg_datastore_partition clg_datastore_shared clg_datastore_decoded "
                      "clg_batch_reader_create "

@@ -90,7 +90,7 @@ static void same_batches_for_any_worker_count(void **state)
     snprintf(root, sizeof root, "%s/augmented", dir);
     write_folder(root, 40, 3, 1000);
     clg_datastore *folder, *ds;
-    CLG_ASSERT_STATUS(clg_datastore_open_folder(root, NULL, &folder), CLG_OK);
+    CLG_ASSERT_STATUS(clg_datastore_open_image_folder(root, NULL, &folder), CLG_OK);
     clg_augment_options a = clg_augment_options_default();
     a.reflection_x = 1;
     a.rotation[0] = -20, a.rotation[1] = 20;
@@ -181,7 +181,7 @@ static void failed_file_comes_back_at_its_batch(void **state)
         fo.height = fo.width = 8;
         fo.bad_files = policy ? CLG_BAD_FILES_SKIP : CLG_BAD_FILES_FAIL;
         clg_datastore *ds;
-        CLG_ASSERT_STATUS(clg_datastore_open_folder(root, &fo, &ds), CLG_OK);
+        CLG_ASSERT_STATUS(clg_datastore_open_image_folder(root, &fo, &ds), CLG_OK);
         size_t order[24];
         for (size_t i = 0; i < 24; i++)
             order[i] = i;
@@ -222,7 +222,7 @@ static void restart_and_shutdown_at_any_moment(void **state)
     snprintf(root, sizeof root, "%s/many", dir);
     write_folder(root, 60, 3, 1000);
     clg_datastore *ds;
-    CLG_ASSERT_STATUS(clg_datastore_open_folder(root, NULL, &ds), CLG_OK);
+    CLG_ASSERT_STATUS(clg_datastore_open_image_folder(root, NULL, &ds), CLG_OK);
     size_t rev[60], id[60];
     for (size_t i = 0; i < 60; i++)
         rev[i] = 59 - i, id[i] = i;
@@ -372,7 +372,7 @@ static void memory_bounded_by_the_queue(void **state)
         size_t *idx = malloc(N * sizeof *idx);
         float *x = malloc(BATCH * per * sizeof *x);
         int32_t l[BATCH];
-        if (!idx || !x || clg_datastore_open_folder(root, &fo, &folder) != CLG_OK)
+        if (!idx || !x || clg_datastore_open_image_folder(root, &fo, &folder) != CLG_OK)
             _exit(10);
         for (size_t i = 0; i < N; i++)
             idx[i] = i % 8;

@@ -171,7 +171,7 @@ static void fashion_mnist_when_installed(void **state)
     (void)state;
     const char *d = "/usr/share/datasets/fashion-mnist";
     clg_datastore *ds;
-    if (clg_datastore_open_dir(d, "test", &ds) != CLG_OK) {
+    if (clg_datastore_open_idx_folder(d, "test", &ds) != CLG_OK) {
         print_message("skipped: %s (package dataset-fashion-mnist) is not installed\n", d);
         skip();
     }
@@ -275,7 +275,7 @@ static void image_folders_scan_read_and_split(void **state)
     snprintf(p, sizeof p, "%s/c_coat/4.pgm", root), write_bytes(p, "P5\n2 3\n255\n()*+,-", 17, 0);
     snprintf(p, sizeof p, "%s/README", root), write_bytes(p, "x", 1, 0); /* not a class */
     clg_datastore *ds;
-    CLG_ASSERT_STATUS(clg_datastore_open_folder(root, NULL, &ds), CLG_OK);
+    CLG_ASSERT_STATUS(clg_datastore_open_image_folder(root, NULL, &ds), CLG_OK);
     assert_int_equal(clg_datastore_size(ds), 4);
     assert_int_equal(clg_datastore_class_count(ds), 3);
     assert_string_equal(clg_datastore_class_name(ds, 0), "a_ankle");
@@ -317,7 +317,7 @@ static void image_folders_scan_read_and_split(void **state)
     snprintf(p, sizeof p, "%s/b_bag/deep/4_bad.png", root);
     write_bytes(p, "\x89PNG\r\n\x1a\n broken", 16, 0);
     clg_datastore_destroy(ds);
-    CLG_ASSERT_STATUS(clg_datastore_open_folder(root, NULL, &ds), CLG_OK);
+    CLG_ASSERT_STATUS(clg_datastore_open_image_folder(root, NULL, &ds), CLG_OK);
     size_t bad = 3; /* after b_bag/deep/3.png */
     float x[6];
     int32_t l;
@@ -329,7 +329,7 @@ static void image_folders_scan_read_and_split(void **state)
     o.channels = 3;
     o.height = 4;
     o.width = 4;
-    CLG_ASSERT_STATUS(clg_datastore_open_folder(root, &o, &ds), CLG_OK);
+    CLG_ASSERT_STATUS(clg_datastore_open_image_folder(root, &o, &ds), CLG_OK);
     float big[48];
     CLG_ASSERT_STATUS(clg_datastore_read(ds, &bad, 1, big, &l), CLG_OK);
     assert_int_equal(l, 2); /* c_coat/4.pgm stood in */
@@ -340,9 +340,9 @@ static void image_folders_scan_read_and_split(void **state)
     snprintf(p, sizeof p, "%s/one/only", dir);
     make_dir(p);
     snprintf(p, sizeof p, "%s/one", dir);
-    CLG_ASSERT_STATUS(clg_datastore_open_folder(p, NULL, &ds), CLG_ERR_INVALID_ARG);
+    CLG_ASSERT_STATUS(clg_datastore_open_image_folder(p, NULL, &ds), CLG_ERR_INVALID_ARG);
     snprintf(p, sizeof p, "%s/none", dir);
-    CLG_ASSERT_STATUS(clg_datastore_open_folder(p, NULL, &ds), CLG_ERR_IO);
+    CLG_ASSERT_STATUS(clg_datastore_open_image_folder(p, NULL, &ds), CLG_ERR_IO);
 }
 
 /* Fashion-MNIST written as PNG folders gives exactly the IDX pixels. */
@@ -350,7 +350,7 @@ static void folder_and_idx_agree_on_fashion_mnist(void **state)
 {
     (void)state;
     clg_datastore *idx, *folder;
-    if (clg_datastore_open_dir("/usr/share/datasets/fashion-mnist", "test", &idx) != CLG_OK) {
+    if (clg_datastore_open_idx_folder("/usr/share/datasets/fashion-mnist", "test", &idx) != CLG_OK) {
         print_message("skipped: dataset-fashion-mnist is not installed\n");
         skip();
     }
@@ -373,7 +373,7 @@ static void folder_and_idx_agree_on_fashion_mnist(void **state)
         snprintf(p, sizeof p, "%s/class%d/%02d.png", root, y[i], i);
         assert_true(stbi_write_png(p, 28, 28, 1, px, 28));
     }
-    CLG_ASSERT_STATUS(clg_datastore_open_folder(root, NULL, &folder), CLG_OK);
+    CLG_ASSERT_STATUS(clg_datastore_open_image_folder(root, NULL, &folder), CLG_OK);
     assert_int_equal(clg_datastore_size(folder), 20);
     for (size_t i = 0; i < 20; i++) { /* folder order: by class, then by name */
         float v[784];

@@ -28,12 +28,13 @@ static void listing_matches_the_machine(void **state)
         assert_false(d->is_subdevice);
         assert_non_null(d->cl_device);
     }
-    size_t *idx, count;
-    CLG_ASSERT_STATUS(clg_devices_select(list, n, CLG_ENV_CPU, "", &idx, &count), CLG_OK);
+    clg_device_info *chosen;
+    size_t count;
+    CLG_ASSERT_STATUS(clg_devices_select(list, n, CLG_ENV_CPU, "", &chosen, &count), CLG_OK);
     assert_int_equal(count, n); /* all POCL devices share one platform */
-    free(idx);
-    CLG_ASSERT_STATUS(clg_devices_select(list, n, CLG_ENV_GPU, "", &idx, &count), CLG_ERR_NO_DEVICE);
-    assert_null(idx);
+    clg_devices_free(chosen, count);
+    CLG_ASSERT_STATUS(clg_devices_select(list, n, CLG_ENV_GPU, "", &chosen, &count), CLG_ERR_NO_DEVICE);
+    assert_null(chosen);
     assert_non_null(strstr(clg_last_error(), list[0].name));
     clg_devices_free(list, n);
     CLG_ASSERT_STATUS(clg_devices_list(NULL, &n), CLG_ERR_INVALID_ARG);
@@ -88,12 +89,13 @@ static void fake_machine(clg_device_info d[6])
 static void expect_pick(const clg_device_info *d, size_t n, clg_exec_env env, const char *filter,
                         const char *expected)
 {
-    size_t *idx = NULL, count = 0;
-    clg_status st = clg_devices_select(d, n, env, filter, &idx, &count);
+    clg_device_info *chosen = NULL;
+    size_t count = 0;
+    clg_status st = clg_devices_select(d, n, env, filter, &chosen, &count);
     char got[64] = "";
     for (size_t i = 0; i < count; i++)
-        snprintf(got + strlen(got), sizeof got - strlen(got), "%s%zu", i ? "," : "", idx[i]);
-    free(idx);
+        snprintf(got + strlen(got), sizeof got - strlen(got), "%s%zu", i ? "," : "", chosen[i].index);
+    clg_devices_free(chosen, count);
     if (strcmp(got, expected) != 0 || (st == CLG_OK) != (expected[0] != '\0'))
         fail_msg("env %s filter \"%s\": got [%s] (%s), expected [%s]", clg_exec_env_name(env),
                  filter ? filter : "(env)", got, clg_status_name(st), expected);
@@ -140,7 +142,8 @@ static void filters_select_by_index_type_vendor_and_name(void **state)
     expect_pick(d, 6, CLG_ENV_CPU, "fpga", "");
     expect_pick(d, 6, CLG_ENV_GPU, "accelerator", "");
 
-    size_t *idx, count;
+    clg_device_info *idx;
+    size_t count;
     CLG_ASSERT_STATUS(clg_devices_select(d, 6, CLG_ENV_AUTO, "tpu", &idx, &count), CLG_ERR_NO_DEVICE);
     /* The message lists what exists. */
     assert_non_null(strstr(clg_last_error(), "GeForce RTX 3060"));
@@ -209,11 +212,14 @@ static void cpu_splits_into_working_subdevices(void **state)
         CLG_ASSERT_STATUS(fill_and_check(&subs[i], 1.5f + (float)i), CLG_OK);
     }
     /* Sub-devices work with the selection logic too. */
-    size_t *idx, count;
-    CLG_ASSERT_STATUS(clg_devices_select(subs, 2, CLG_ENV_CPU, "", &idx, &count), CLG_OK);
+    clg_device_info *chosen;
+    size_t count;
+    CLG_ASSERT_STATUS(clg_devices_select(subs, 2, CLG_ENV_CPU, "", &chosen, &count), CLG_OK);
     assert_int_equal(count, 2);
-    free(idx);
     clg_devices_free(subs, 2);
+    /* the selection holds its own reference to each sub-device: usable after the list */
+    CLG_ASSERT_STATUS(fill_and_check(&chosen[1], 2.5f), CLG_OK);
+    clg_devices_free(chosen, count);
 
     CLG_ASSERT_STATUS(clg_device_split(cpu, 1, 1, &subs), CLG_OK);
     assert_int_equal(subs[0].compute_units, 1);

@@ -148,7 +148,7 @@ static void shared_folder_decoded_once(void **state)
         assert_true(stbi_write_png(p, 8, 8, 1, px, 8));
     }
     clg_datastore *folder, *shared, *aug;
-    CLG_ASSERT_STATUS(clg_datastore_open_folder(root, NULL, &folder), CLG_OK);
+    CLG_ASSERT_STATUS(clg_datastore_open_image_folder(root, NULL, &folder), CLG_OK);
     CLG_ASSERT_STATUS(clg_datastore_shared(folder, 3, 0, &shared), CLG_OK);
     clg_augment_options ao = clg_augment_options_default();
     ao.reflection_x = 1;

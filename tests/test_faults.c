@@ -15,7 +15,8 @@
 static clg_status scenario(void)
 {
     clg_device_info *devs = NULL;
-    size_t n = 0, *pick = NULL, npick = 0;
+    size_t n = 0, npick = 0;
+    clg_device_info *pick = NULL;
     clg_ctx *ctx = NULL;
     clg_tensor *t[7] = {NULL};
     float host[8 * 8 * 2];
@@ -27,7 +28,7 @@ static clg_status scenario(void)
     clg_ctx_options o = clg_ctx_options_default();
     o.cache_dir = getenv("CLGRAD_CACHE_DIR");
     if (st == CLG_OK)
-        st = clg_ctx_create(&devs[pick[0]], &o, &ctx);
+        st = clg_ctx_create(&pick[0], &o, &ctx);
     const clg_shape shapes[7] = {{2, 1, 8, 8}, {3, 1, 3, 3}, {2, 3, 8, 8}, {2, 3, 4, 4}, {2, 48, 1, 1}, {48, 48, 1, 1},
                                  {48, 48, 1, 1}};
     for (int i = 0; i < 7 && st == CLG_OK; i++)
@@ -60,7 +61,7 @@ static clg_status scenario(void)
     for (int i = 0; i < 7; i++)
         clg_tensor_destroy(t[i]);
     clg_ctx_destroy(ctx);
-    free(pick);
+    clg_devices_free(pick, npick);
     clg_devices_free(devs, n);
     return st;
 }
@@ -70,7 +71,8 @@ static char *dir, model[4096], ckdir[4096];
 static clg_status training_scenario(void)
 {
     clg_device_info *devs = NULL;
-    size_t n = 0, *pick = NULL, npick = 0;
+    size_t n = 0, npick = 0;
+    clg_device_info *pick = NULL;
     clg_ctx *ctx = NULL;
     clg_net *net = NULL, *back = NULL, *resumed = NULL;
     clg_datastore *ds = NULL;
@@ -86,7 +88,7 @@ static clg_status training_scenario(void)
     clg_ctx_options o = clg_ctx_options_default();
     o.cache_dir = getenv("CLGRAD_CACHE_DIR");
     if (st == CLG_OK)
-        st = clg_ctx_create(&devs[pick[0]], &o, &ctx);
+        st = clg_ctx_create(&pick[0], &o, &ctx);
     if (st == CLG_OK)
         st = clg_datastore_from_memory(images, labels, 8, (clg_shape){1, 1, 4, 4}, 2, &ds);
     if (st == CLG_OK)
@@ -117,7 +119,7 @@ static clg_status training_scenario(void)
     clg_net_destroy(net);
     clg_datastore_destroy(ds);
     clg_ctx_destroy(ctx);
-    free(pick);
+    clg_devices_free(pick, npick);
     clg_devices_free(devs, n);
     return st;
 }

@@ -213,7 +213,7 @@ static const variant variants[] = {
 static void apply(const variant *v)
 {
     CLG_ASSERT_STATUS(clg_gemm_set_backend(ctx, v->backend), CLG_OK);
-    clg_gemm_params p = clg_gemm_default_params(clg_ctx_device(ctx));
+    clg_gemm_params p = clg_gemm_params_default(clg_ctx_device(ctx));
     if (v->small_flops >= 0) {
         p.kernel = v->kernel;
         p.mr = v->mr;
@@ -339,11 +339,11 @@ static void bad_arguments_are_rejected(void **state)
                       CLG_ERR_INVALID_ARG);
     clg_tensor_destroy(foreign);
     clg_ctx_destroy(other);
-    clg_gemm_params p = clg_gemm_default_params(clg_ctx_device(ctx));
+    clg_gemm_params p = clg_gemm_params_default(clg_ctx_device(ctx));
     p.nr = 24;
     CLG_ASSERT_STATUS(clg_gemm_set_params(ctx, &p), CLG_ERR_INVALID_ARG);
     assert_non_null(strstr(clg_ctx_last_error(ctx), "nr"));
-    p = clg_gemm_default_params(clg_ctx_device(ctx));
+    p = clg_gemm_params_default(clg_ctx_device(ctx));
     p.ts = 48;
     p.wpt = 5;
     CLG_ASSERT_STATUS(clg_gemm_set_params(ctx, &p), CLG_ERR_INVALID_ARG);
@@ -356,7 +356,7 @@ static void tuning_file_is_used_by_the_next_context(void **state)
 {
     (void)state;
     clg_ctx *a = clg_test_ctx(cache_dir);
-    clg_gemm_params p = clg_gemm_default_params(clg_ctx_device(a)), got;
+    clg_gemm_params p = clg_gemm_params_default(clg_ctx_device(a)), got;
     p.mr = 5;
     p.nr = 16;
     p.kc = 96;
@@ -374,7 +374,7 @@ static void tuning_file_is_used_by_the_next_context(void **state)
 
     /* A damaged tuning file is ignored: defaults, and no error. */
     clg_ctx *c = clg_test_ctx(cache_dir);
-    clg_gemm_params def = clg_gemm_default_params(clg_ctx_device(c));
+    clg_gemm_params def = clg_gemm_params_default(clg_ctx_device(c));
     FILE *f = NULL;
     char path[600];
     snprintf(path, sizeof path, "%s", cache_dir);
@@ -417,27 +417,27 @@ static void default_table_fits_the_device(void **state)
     memset(&d, 0, sizeof d);
     d.type = CLG_DEVICE_GPU;
     snprintf(d.vendor, sizeof d.vendor, "NVIDIA Corporation");
-    assert_int_equal(clg_gemm_default_params(&d).kernel, CLG_GEMM_KERNEL_LOCAL);
+    assert_int_equal(clg_gemm_params_default(&d).kernel, CLG_GEMM_KERNEL_LOCAL);
     d.type = CLG_DEVICE_CPU;
     d.vec_width_float = 16;
-    clg_gemm_params p = clg_gemm_default_params(&d);
+    clg_gemm_params p = clg_gemm_params_default(&d);
     assert_int_equal(p.kernel, CLG_GEMM_KERNEL_REG);
     assert_int_equal(p.mr, 8);
     d.vec_width_float = 8;
-    assert_int_equal(clg_gemm_default_params(&d).mr, 6);
+    assert_int_equal(clg_gemm_params_default(&d).mr, 6);
     d.vec_width_float = 4;
-    assert_int_equal(clg_gemm_default_params(&d).nr, 16);
+    assert_int_equal(clg_gemm_params_default(&d).nr, 16);
     /* Intel's CPU runtime prefers width 1 and is 16 wide (AVX-512): its own row */
     snprintf(d.vendor, sizeof d.vendor, "Intel(R) Corporation");
     d.vec_width_float = 1;
     d.native_vec_width_float = 16;
-    p = clg_gemm_default_params(&d);
+    p = clg_gemm_params_default(&d);
     assert_int_equal(p.mr, 6);
     assert_int_equal(p.local_m, 16);
     snprintf(d.vendor, sizeof d.vendor, "GenuineIntel"); /* POCL on an Intel CPU */
-    assert_int_equal(clg_gemm_default_params(&d).mr, 8);
+    assert_int_equal(clg_gemm_params_default(&d).mr, 8);
     d.native_vec_width_float = 8; /* AVX2 */
-    assert_int_equal(clg_gemm_default_params(&d).mr, 6);
+    assert_int_equal(clg_gemm_params_default(&d).mr, 6);
     /* Every row is valid for the device it is meant for. */
     CLG_ASSERT_STATUS(clg_gemm_get_params(ctx, &p), CLG_OK);
     CLG_ASSERT_STATUS(clg_gemm_set_params(ctx, &p), CLG_OK);

@@ -666,12 +666,13 @@ static int setup(void **state)
      * or oclgrind's). */
     const clg_device_info *cpu = clg_test_device();
     CLG_ASSERT_STATUS(clg_devices_list(&all, &nall), CLG_OK);
-    size_t *idx = NULL, ncpu = 0;
+    clg_device_info *cpus = NULL;
+    size_t ncpu = 0;
     if (cpu->type == CLG_DEVICE_CPU)
-        CLG_ASSERT_STATUS(clg_devices_select(all, nall, CLG_ENV_CPU, "", &idx, &ncpu), CLG_OK);
+        CLG_ASSERT_STATUS(clg_devices_select(all, nall, CLG_ENV_CPU, "", &cpus, &ncpu), CLG_OK);
     if (ncpu >= 2) {
         for (int i = 0; i < 2; i++)
-            CLG_ASSERT_STATUS(clg_ctx_create(&all[idx[i]], &co, &sub[i]), CLG_OK);
+            CLG_ASSERT_STATUS(clg_ctx_create(&cpus[i], &co, &sub[i]), CLG_OK);
         print_message("devices: %zu POCL devices\n", ncpu);
     } else if (cpu->compute_units >= 2 && clg_device_split(cpu, 2, 0, &subs) == CLG_OK) {
         for (int i = 0; i < 2; i++)
@@ -682,7 +683,7 @@ static int setup(void **state)
             CLG_ASSERT_STATUS(clg_ctx_create(cpu, &co, &sub[i]), CLG_OK);
         print_message("devices: 3 contexts on %s (it cannot be split)\n", cpu->name);
     }
-    free(idx);
+    clg_devices_free(cpus, ncpu);
     return 0;
 }
 

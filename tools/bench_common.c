@@ -51,17 +51,18 @@ void bench_json_row(const clg_ctx *ctx, const char *bench, const char *fmt, ...)
 clg_ctx *bench_ctx(const bench_opts *o, const char *cache_dir)
 {
     clg_device_info *all;
-    size_t n, *idx, count;
+    size_t n, count;
+    clg_device_info *chosen;
     clg_ctx *ctx = NULL;
     clg_ctx_options co = clg_ctx_options_default();
     co.cache_dir = cache_dir;
     co.profiling = o->profile;
     clg_status st = clg_devices_list(&all, &n);
     if (st == CLG_OK) {
-        st = clg_devices_select(all, n, CLG_ENV_AUTO, o->filter, &idx, &count);
+        st = clg_devices_select(all, n, CLG_ENV_AUTO, o->filter, &chosen, &count);
         if (st == CLG_OK) {
-            st = clg_ctx_create(&all[idx[0]], &co, &ctx);
-            free(idx);
+            st = clg_ctx_create(&chosen[0], &co, &ctx);
+            clg_devices_free(chosen, count);
         }
         clg_devices_free(all, n);
     }

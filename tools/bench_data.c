@@ -19,7 +19,7 @@ static clg_status open_augmented(const char *folder, clg_datastore **raw, clg_da
 {
     clg_image_folder_options fo = clg_image_folder_options_default();
     fo.height = fo.width = 28;
-    clg_status st = clg_datastore_open_folder(folder, &fo, raw);
+    clg_status st = clg_datastore_open_image_folder(folder, &fo, raw);
     if (st != CLG_OK)
         return st;
     clg_augment_options a = clg_augment_options_default();

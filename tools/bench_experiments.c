@@ -54,14 +54,15 @@ static double run(clg_ctx *const *ctxs, size_t nctx, const clg_experiment *e, si
 int bench_experiments(const bench_opts *o, size_t limit)
 {
     clg_device_info *all = NULL, *subs = NULL;
-    size_t n = 0, *idx = NULL, count = 0;
+    size_t n = 0, count = 0;
+    clg_device_info *chosen = NULL;
     clg_ctx *sub[2] = {NULL, NULL};
     clg_datastore *train_all = NULL, *train = NULL, *test = NULL;
     clg_status st = clg_devices_list(&all, &n);
     if (st == CLG_OK)
-        st = clg_devices_select(all, n, CLG_ENV_CPU, o->filter, &idx, &count);
+        st = clg_devices_select(all, n, CLG_ENV_CPU, o->filter, &chosen, &count);
     if (st == CLG_OK)
-        st = clg_device_split(&all[idx[0]], 2, 1, &subs);
+        st = clg_device_split(&chosen[0], 2, 1, &subs);
     clg_ctx_options co = clg_ctx_options_default();
     for (int i = 0; st == CLG_OK && i < 2; i++)
         st = clg_ctx_create(&subs[i], &co, &sub[i]);
@@ -113,7 +114,7 @@ int bench_experiments(const bench_opts *o, size_t limit)
         clg_ctx_destroy(sub[i]);
     if (subs)
         clg_devices_free(subs, 2);
-    free(idx);
+    clg_devices_free(chosen, count);
     clg_devices_free(all, n);
     return rc;
 }

@@ -113,14 +113,14 @@ static double ratio(const rate_job *a, const rate_job *b, const rate_job *c, int
 }
 
 /* The child run of "pocl2" (POCL reads POCL_DEVICES once per process). */
-static int pocl2(const clg_device_info *all, const size_t *idx, size_t count, size_t batch,
+static int pocl2(const clg_device_info *chosen, size_t count, size_t batch,
                  int rounds, int json)
 {
     clg_ctx_options co = clg_ctx_options_default();
     clg_ctx *two[2] = {NULL, NULL};
     clg_status st = count >= 2 ? CLG_OK : CLG_ERR_NO_DEVICE;
     for (int i = 0; st == CLG_OK && i < 2; i++)
-        st = clg_ctx_create(&all[idx[i]], &co, &two[i]);
+        st = clg_ctx_create(&chosen[i], &co, &two[i]);
     if (st == CLG_OK) {
         rate_job job = {"pocl2", -1, -1, NULL, NULL, two, 2, {0}, {0}};
         run_rounds(&job, 1, batch, rounds, json);
@@ -161,23 +161,24 @@ int bench_scaling(const bench_opts *o, size_t batch, const char *self)
 {
     static const float equal[2] = {1.0f, 1.0f};
     clg_device_info *all = NULL, *subs = NULL;
-    size_t n = 0, *idx = NULL, count = 0;
+    size_t n = 0, count = 0;
+    clg_device_info *chosen = NULL;
     clg_ctx *whole = NULL, *sub[2] = {NULL, NULL};
     clg_ctx_options co = clg_ctx_options_default();
     int rounds = o->runs < 1 ? 1 : o->runs > MAX_ROUNDS ? MAX_ROUNDS : o->runs;
     clg_status st = clg_devices_list(&all, &n);
     if (st == CLG_OK)
-        st = clg_devices_select(all, n, CLG_ENV_CPU, o->filter, &idx, &count);
+        st = clg_devices_select(all, n, CLG_ENV_CPU, o->filter, &chosen, &count);
     if (st == CLG_OK && getenv("CLGRAD_BENCH_POCL2")) {
-        int rc = pocl2(all, idx, count, batch, rounds, o->json);
-        free(idx);
+        int rc = pocl2(chosen, count, batch, rounds, o->json);
+        clg_devices_free(chosen, count);
         clg_devices_free(all, n);
         return rc;
     }
     if (st == CLG_OK)
-        st = clg_ctx_create(&all[idx[0]], &co, &whole);
+        st = clg_ctx_create(&chosen[0], &co, &whole);
     if (st == CLG_OK)
-        st = clg_device_split(&all[idx[0]], 2, 1, &subs);
+        st = clg_device_split(&chosen[0], 2, 1, &subs);
     for (int i = 0; st == CLG_OK && i < 2; i++)
         st = clg_ctx_create(&subs[i], &co, &sub[i]);
     if (st != CLG_OK) {
@@ -211,7 +212,7 @@ int bench_scaling(const bench_opts *o, size_t batch, const char *self)
     clg_ctx_destroy(whole);
     if (subs)
         clg_devices_free(subs, 2);
-    free(idx);
+    clg_devices_free(chosen, count);
     clg_devices_free(all, n);
     return st == CLG_OK ? 0 : 1;
 }

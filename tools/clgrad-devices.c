@@ -152,24 +152,25 @@ int main(int argc, char **argv)
     }
     char bad_filter[1024] = "";
     for (size_t e = 0; e < N_ENVS; e++) {
-        size_t *idx = NULL, count = 0;
-        st = clg_devices_select(all, n, shown_envs[e], filter ? filter : "", &idx, &count);
+        clg_device_info *chosen = NULL;
+        size_t count = 0;
+        st = clg_devices_select(all, n, shown_envs[e], filter ? filter : "", &chosen, &count);
         if (st == CLG_ERR_INVALID_ARG)
             snprintf(bad_filter, sizeof bad_filter, "%s", clg_last_error());
         if (json) {
             printf("%s\"%s\":[", e ? "," : "", clg_exec_env_name(shown_envs[e]));
             for (size_t j = 0; j < count; j++)
-                printf("%s%zu", j ? "," : "", idx[j]);
+                printf("%s%zu", j ? "," : "", chosen[j].index);
             printf("]");
         } else {
             printf("  %-10s", clg_exec_env_name(shown_envs[e]));
             if (count == 0)
                 printf("none");
             for (size_t j = 0; j < count; j++)
-                printf("%s%zu", j ? ", " : "", idx[j]);
+                printf("%s%zu", j ? ", " : "", chosen[j].index);
             printf("\n");
         }
-        free(idx);
+        clg_devices_free(chosen, count);
     }
     if (json)
         printf("}");

@@ -51,17 +51,18 @@ int main(int argc, char **argv)
     }
     const char *model = argv[i++];
     clg_device_info *all = NULL;
-    size_t n = 0, *idx = NULL, count = 0;
+    size_t n = 0, count = 0;
+    clg_device_info *chosen = NULL;
     clg_ctx *ctx = NULL;
     clg_net *net = NULL;
     clg_status st = clg_devices_list(&all, &n);
     if (st == CLG_OK)
-        st = clg_devices_select(all, n, CLG_ENV_AUTO, filter, &idx, &count);
+        st = clg_devices_select(all, n, CLG_ENV_AUTO, filter, &chosen, &count);
     if (st == CLG_OK) {
         clg_ctx_options co = clg_ctx_options_default();
-        st = clg_ctx_create(&all[idx[0]], &co, &ctx);
+        st = clg_ctx_create(&chosen[0], &co, &ctx);
     }
-    free(idx);
+    clg_devices_free(chosen, count);
     clg_devices_free(all, n);
     if (st != CLG_OK) {
         fprintf(stderr, "clgrad-predict: %s: %s\n", clg_status_name(st), clg_last_error());

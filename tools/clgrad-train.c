@@ -60,24 +60,26 @@ static void warn_shared_cores(const clg_device_info *const *use, size_t count)
 
 static clg_status open_devices(const cli *c, const ranks *mpi, devices *d)
 {
-    size_t *idx = NULL, count = 0;
+    clg_device_info *chosen = NULL;
+    size_t count = 0, nchosen = 0;
     clg_exec_env env;
     clg_status st = clg_exec_env_parse(c->env, &env);
     if (st == CLG_OK)
         st = clg_devices_list(&d->all, &d->nall);
     if (st == CLG_OK)
         st = clg_devices_select(d->all, d->nall, c->split_cpu ? CLG_ENV_CPU : env, c->devices,
-                                &idx, &count);
+                                &chosen, &count);
+    nchosen = count;
     const clg_device_info *use[16];
     if (st == CLG_OK && c->split_cpu) {
-        st = clg_device_split(&d->all[idx[0]], c->split_cpu, 0, &d->subs);
+        st = clg_device_split(&chosen[0], c->split_cpu, 0, &d->subs);
         d->nsubs = st == CLG_OK ? c->split_cpu : 0;
         for (size_t i = 0; i < d->nsubs && i < 16; i++)
             use[i] = &d->subs[i];
         count = d->nsubs;
     } else {
         for (size_t i = 0; st == CLG_OK && i < count && i < 16; i++)
-            use[i] = &d->all[idx[i]];
+            use[i] = &d->all[chosen[i].index];
     }
     count = count < 16 ? count : 16;
     if (st == CLG_OK && mpi->on && mpi->nlocal > 1 && count) {
@@ -106,7 +108,7 @@ static clg_status open_devices(const cli *c, const ranks *mpi, devices *d)
         }
     }
     warn_shared_cores(use, st == CLG_OK ? count : 0);
-    free(idx);
+    clg_devices_free(chosen, nchosen);
     return st;
 }
 
@@ -132,8 +134,8 @@ static clg_status open_data(const cli *c, const char *subset, clg_datastore **ou
 {
     char path[4096];
     if (is_folder(c, subset, path, sizeof path))
-        return clg_datastore_open_folder(path, &c->images, out);
-    return clg_datastore_open_dir(c->data, subset, out);
+        return clg_datastore_open_image_folder(path, &c->images, out);
+    return clg_datastore_open_idx_folder(c->data, subset, out);
 }
 
 /* Fashion-MNIST's class names when the data is the Debian package's folder. */

@@ -342,12 +342,13 @@ int main(int argc, char **argv)
         return 2;
     }
     clg_device_info *all;
-    size_t n, *idx, count;
+    size_t n, count;
+    clg_device_info *chosen;
     clg_ctx *ctx = NULL;
     clg_status st = clg_devices_list(&all, &n);
-    if (st == CLG_OK && (st = clg_devices_select(all, n, CLG_ENV_AUTO, filter, &idx, &count)) == CLG_OK) {
-        st = clg_ctx_create(&all[idx[0]], NULL, &ctx);
-        free(idx);
+    if (st == CLG_OK && (st = clg_devices_select(all, n, CLG_ENV_AUTO, filter, &chosen, &count)) == CLG_OK) {
+        st = clg_ctx_create(&chosen[0], NULL, &ctx);
+        clg_devices_free(chosen, count);
     }
     if (st != CLG_OK) {
         fprintf(stderr, "clgrad-tune: %s: %s\n", clg_status_name(st), clg_last_error());

@@ -1,4 +1,4 @@
-/* Elementwise activations, channel bias, and fully connected layers (on GEMM). */
+/* Elementwise activations (ReLU and its relatives, sigmoid, tanh). */
 #ifndef CLGRAD_ACTIVATION_H
 #define CLGRAD_ACTIVATION_H
 
@@ -26,27 +26,6 @@ CLG_API clg_status clg_activation_forward(clg_ctx *ctx, clg_activation f, float 
 CLG_API clg_status clg_activation_backward(clg_ctx *ctx, clg_activation f, float alpha,
                                            const clg_tensor *x, const clg_tensor *y,
                                            const clg_tensor *dy, clg_tensor *dx);
-
-/** y[n][c][h][w] += bias[c]; bias holds C values. */
-CLG_API clg_status clg_bias_add(clg_ctx *ctx, const clg_tensor *bias, clg_tensor *y);
-
-/** db[c] = sum of dy over n, h, w (overwrites; C values), in a fixed order. */
-CLG_API clg_status clg_bias_backward(clg_ctx *ctx, const clg_tensor *dy, clg_tensor *db);
-
-/** Fully connected: y (N x M) = x (N x K, any NCHW with c*h*w = K) . w^T + bias, w stored
- *  M x K (as PyTorch's Linear); bias NULL or M values; y any shape of N x M elements with
- *  n = N. */
-CLG_API clg_status clg_fc_forward(clg_ctx *ctx, const clg_tensor *x, const clg_tensor *w,
-                                  const clg_tensor *bias, clg_tensor *y);
-
-/** dx (N x K) = dy (N x M) . w. */
-CLG_API clg_status clg_fc_backward_data(clg_ctx *ctx, const clg_tensor *dy, const clg_tensor *w,
-                                        clg_tensor *dx);
-
-/** dw (M x K) = dy^T . x, summed over the batch (overwrites). The bias gradient is
- *  clg_bias_backward of dy. */
-CLG_API clg_status clg_fc_backward_weights(clg_ctx *ctx, const clg_tensor *x, const clg_tensor *dy,
-                                           clg_tensor *dw);
 
 #ifdef __cplusplus
 }

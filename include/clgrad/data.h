@@ -28,7 +28,7 @@ CLG_API clg_status clg_datastore_open_idx(const char *images_path, const char *l
 /** Opens a folder holding the usual IDX file names: subset "train" opens
  *  train-images-idx3-ubyte[.gz] with train-labels-idx1-ubyte[.gz], "test" the t10k files.
  *  A file classes.txt in the folder (one name per line) names the classes. */
-CLG_API clg_status clg_datastore_open_dir(const char *dir, const char *subset,
+CLG_API clg_status clg_datastore_open_idx_folder(const char *dir, const char *subset,
                                           clg_datastore **out);
 
 /** A datastore over n samples held in memory (copied): images n x C x H x W floats in the
@@ -82,7 +82,7 @@ CLG_API clg_image_folder_options clg_image_folder_options_default(void);
  *  kept; each read decodes its files (clg_image_read's checks and limits apply).
  *  @return CLG_OK; CLG_ERR_IO (unreadable folder); CLG_ERR_INVALID_ARG (bad options, fewer
  *          than 2 classes, no images, or the first image unreadable when the size is 0). */
-CLG_API clg_status clg_datastore_open_folder(const char *dir, const clg_image_folder_options *o,
+CLG_API clg_status clg_datastore_open_image_folder(const char *dir, const clg_image_folder_options *o,
                                              clg_datastore **out);
 
 /* Augmentation, like MATLAB's augmentedImageDatastore. */

@@ -91,12 +91,15 @@ CLG_API const char *clg_exec_env_name(clg_exec_env env);
  *  term, "cpu" (and "auto" without GPUs) keeps one platform's CPUs, since two runtimes of one
  *  CPU would share its cores.
  *  @param all, n the list from clg_devices_list (borrowed).
- *  @param out receives indices into all (ascending); free() it. *out = NULL on failure.
+ *  @param out receives a new array of the chosen devices (copies of entries of all, in list
+ *         order; their index fields say which); free it with clg_devices_free, like the list
+ *         (sub-devices in it are retained). *out = NULL on failure.
  *  @param count receives the number of chosen devices (>= 1 on success).
  *  @return CLG_OK; CLG_ERR_NO_DEVICE when nothing is left (the message lists every device);
  *          CLG_ERR_INVALID_ARG for a malformed filter or an index past the list. */
 CLG_API clg_status clg_devices_select(const clg_device_info *all, size_t n, clg_exec_env env,
-                                      const char *filter, size_t **out, size_t *count);
+                                      const char *filter, clg_device_info **out,
+                                      size_t *count);
 
 /** Splits a device into `parts` sub-devices (clCreateSubDevices by counts) of
  *  `units_each` compute units each (0: the units divided equally, at least 1 each), so that

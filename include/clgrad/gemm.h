@@ -105,7 +105,7 @@ CLG_API clg_status clg_gemm_get_params(clg_ctx *ctx, clg_gemm_params *out);
 CLG_API clg_status clg_gemm_set_params(clg_ctx *ctx, const clg_gemm_params *p);
 
 /** Default-table parameters for a device (no tuning file). */
-CLG_API clg_gemm_params clg_gemm_default_params(const clg_device_info *dev);
+CLG_API clg_gemm_params clg_gemm_params_default(const clg_device_info *dev);
 
 #ifdef __cplusplus
 }

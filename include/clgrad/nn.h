@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include "clgrad/activation.h"
 #include "clgrad/conv.h"
+#include "clgrad/data.h"
 #include "clgrad/pool.h"
 
 #ifdef __cplusplus
@@ -114,6 +115,11 @@ CLG_API clg_status clg_net_classify(clg_net *net, const float *images, size_t n,
 typedef struct clg_layer_time {
     double forward_ms, backward_ms;  /* medians; backward of the output layer is the loss's */
 } clg_layer_time;
+
+/** Mean loss and accuracy of net on every sample of ds (inference mode), in batches of
+ *  `batch`. */
+CLG_API clg_status clg_net_evaluate(clg_net *net, clg_datastore *ds, size_t batch,
+                                    double *loss, double *accuracy);
 
 /** Times every layer's forward and backward (training mode) on a batch of `batch` samples of
  *  the current input buffer contents, each layer alone with the queue drained before and

@@ -7,8 +7,10 @@
 #include "clgrad/conv.h"
 #include "clgrad/pool.h"
 #include "clgrad/activation.h"
+#include "clgrad/fc.h"
 #include "clgrad/loss.h"
 #include "clgrad/norm.h"
+#include "clgrad/dropout.h"
 #include "clgrad/optim.h"
 
 #endif

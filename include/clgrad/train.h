@@ -184,10 +184,6 @@ CLG_API clg_status clg_train_resume(clg_ctx *ctx, const char *checkpoint, clg_da
                                     clg_datastore *val, const clg_train_options *options,
                                     clg_net **net, clg_train_report *report);
 
-/** Mean loss and accuracy of net on every sample of ds (inference mode), in batches. */
-CLG_API clg_status clg_net_evaluate(clg_net *net, clg_datastore *ds, size_t batch,
-                                    double *loss, double *accuracy);
-
 #ifdef __cplusplus
 }
 #endif

@@ -174,19 +174,19 @@ clg_image_folder_options clg_image_folder_options_default(void)
     return o;
 }
 
-clg_status clg_datastore_open_folder(const char *dir, const clg_image_folder_options *o,
+clg_status clg_datastore_open_image_folder(const char *dir, const clg_image_folder_options *o,
                                      clg_datastore **out)
 {
     if (out)
         *out = NULL;
     clg_image_folder_options def = clg_image_folder_options_default();
-    if (o && clg__options_read(&def, o, sizeof def, "clg_datastore_open_folder") != CLG_OK)
+    if (o && clg__options_read(&def, o, sizeof def, "clg_datastore_open_image_folder") != CLG_OK)
         return CLG_ERR_INVALID_ARG;
     o = &def;
     if (!dir || !out || (o->channels != 1 && o->channels != 3) || (!o->height != !o->width) ||
         o->height > CLG_IMAGE_MAX_SIDE || o->width > CLG_IMAGE_MAX_SIDE ||
         (o->bad_files != CLG_BAD_FILES_FAIL && o->bad_files != CLG_BAD_FILES_SKIP))
-        return clg__datastore_fail(NULL, CLG_ERR_INVALID_ARG, "clg_datastore_open_folder: dir and "
+        return clg__datastore_fail(NULL, CLG_ERR_INVALID_ARG, "clg_datastore_open_image_folder: dir and "
                                    "out must not be NULL; channels 1 or 3; height and width both "
                                    "0 or both 1..%d; bad_files fail or skip", CLG_IMAGE_MAX_SIDE);
     size_t nclass_entries;

@@ -245,17 +245,17 @@ static clg_status read_class_names(clg_datastore *ds, const char *dir)
     return st;
 }
 
-clg_status clg_datastore_open_dir(const char *dir, const char *subset, clg_datastore **out)
+clg_status clg_datastore_open_idx_folder(const char *dir, const char *subset, clg_datastore **out)
 {
     if (out)
         *out = NULL;
     if (!dir || !subset || !out)
         return clg__datastore_fail(NULL, CLG_ERR_INVALID_ARG,
-                                   "clg_datastore_open_dir: dir, subset and out must not be NULL");
+                                   "clg_datastore_open_idx_folder: dir, subset and out must not be NULL");
     const char *prefix = !strcmp(subset, "train") ? "train" : !strcmp(subset, "test") ? "t10k" : NULL;
     if (!prefix)
         return clg__datastore_fail(NULL, CLG_ERR_INVALID_ARG,
-                                   "clg_datastore_open_dir: subset \"%s\" is not train or test",
+                                   "clg_datastore_open_idx_folder: subset \"%s\" is not train or test",
                                    subset);
     char images[64], labels[64];
     snprintf(images, sizeof images, "%s-images-idx3-ubyte", prefix);

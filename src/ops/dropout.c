@@ -1,6 +1,6 @@
 /* Dropout: the same kernel scales forward activations and backward gradients by the mask. */
 #include "tensor/tensor_internal.h"
-#include "clgrad/norm.h"
+#include "clgrad/dropout.h"
 
 static clg_status run(clg_ctx *ctx, const char *call, float p, uint64_t seed, uint64_t step,
                       size_t base, const clg_tensor *in, clg_tensor *out)

@@ -1,6 +1,6 @@
 /* Fully connected layers as GEMMs on the tensors' memory. */
 #include "gemm_internal.h"
-#include "clgrad/activation.h"
+#include "clgrad/fc.h"
 
 /* N x K input, M x K weights, N x M output: checks that the element counts agree. */
 static clg_status dims(clg_ctx *ctx, const char *call, const clg_tensor *x, const clg_tensor *w,

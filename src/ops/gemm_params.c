@@ -45,7 +45,7 @@ static const default_row default_table[] = {
     {(clg_device_type)0, NULL, 0, {CLG_GEMM_KERNEL_REG, 4, 16, 8, 1, 256, 1, 2, 16, 4, 131072.0}},
 };
 
-clg_gemm_params clg_gemm_default_params(const clg_device_info *dev)
+clg_gemm_params clg_gemm_params_default(const clg_device_info *dev)
 {
     size_t last = sizeof default_table / sizeof default_table[0] - 1;
     /* the SIMD width: Intel's CPU runtime prefers width 1 (it packs work-items) */
@@ -227,7 +227,7 @@ clg_status clg__gemm_state_get(clg_ctx *ctx, clg__gemm_state **out)
             return clg__fail(ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "GEMM state: out of memory");
         clg_device_info as = ctx->device; /* the GPU profile: a GPU's row */
         as.type = ctx->gpu_profile ? CLG_DEVICE_GPU : as.type;
-        s->params = clg_gemm_default_params(&as);
+        s->params = clg_gemm_params_default(&as);
         for (int c = 0; c < CLG_GEMM_CLASSES; c++)
             s->class_backend[c] = CLG_GEMM_BUILTIN;
         s->backend = CLG_GEMM_AUTO;

@@ -166,7 +166,7 @@ static size_t resolve_env(const clg_device_info *all, size_t n, clg_exec_env env
 }
 
 clg_status clg_devices_select(const clg_device_info *all, size_t n, clg_exec_env env,
-                              const char *filter, size_t **out, size_t *count)
+                              const char *filter, clg_device_info **out, size_t *count)
 {
     if (!out || !count)
         return clg__fail(NULL, CLG_ERR_INVALID_ARG, "clg_devices_select: out and count must not be NULL");
@@ -192,15 +192,19 @@ clg_status clg_devices_select(const clg_device_info *all, size_t n, clg_exec_env
         list_devices(all, n, msg, sizeof msg);
         st = clg__fail(NULL, CLG_ERR_NO_DEVICE, "%s", msg);
     }
-    size_t *idx = st == CLG_OK ? clg__malloc(kept * sizeof *idx) : NULL;
-    if (st == CLG_OK && !idx)
-        st = clg__fail(NULL, CLG_ERR_OUT_OF_HOST_MEMORY, "clg_devices_select: out of memory");
+    clg_device_info *chosen = st == CLG_OK ? clg__malloc(kept * sizeof *chosen) : NULL;
+    if (st == CLG_OK && !chosen)
+        st = clg__oom(NULL, "clg_devices_select");
     if (st == CLG_OK) {
         size_t j = 0;
         for (size_t i = 0; i < n; i++)
-            if (keep[i])
-                idx[j++] = i;
-        *out = idx;
+            if (keep[i]) {
+                chosen[j] = all[i];
+                if (chosen[j].is_subdevice && chosen[j].cl_device) /* clg_devices_free's */
+                    clRetainDevice((cl_device_id)chosen[j].cl_device);
+                j++;
+            }
+        *out = chosen;
         *count = kept;
     }
     free(keep);

@@ -100,13 +100,14 @@ const clg_device_info *clg_test_device(void)
         if (st != CLG_OK)
             fail_msg("clg_devices_list: %s: %s", clg_status_name(st), clg_last_error());
     }
-    size_t *idx, count;
-    clg_status st = clg_devices_select(test_devices, test_device_count, CLG_ENV_AUTO, "", &idx,
+    clg_device_info *chosen;
+    size_t count;
+    clg_status st = clg_devices_select(test_devices, test_device_count, CLG_ENV_AUTO, "", &chosen,
                                        &count);
     if (st != CLG_OK)
         fail_msg("no device: %s", clg_last_error());
-    const clg_device_info *d = &test_devices[idx[0]];
-    free(idx);
+    const clg_device_info *d = &test_devices[chosen[0].index];
+    clg_devices_free(chosen, count);
     return d;
 }
 

@@ -22,16 +22,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     char *filter = fuzz_text(data, size);
     for (int env = CLG_ENV_AUTO; filter && env <= CLG_ENV_PARALLEL; env++) {
-        size_t *idx = NULL, count = 0;
-        clg_status st = clg_devices_select(d, 4, (clg_exec_env)env, filter, &idx, &count);
-        if (st == CLG_OK && (count == 0 || count > 4 || !idx))
+        clg_device_info *chosen = NULL;
+        size_t count = 0;
+        clg_status st = clg_devices_select(d, 4, (clg_exec_env)env, filter, &chosen, &count);
+        if (st == CLG_OK && (count == 0 || count > 4 || !chosen))
             abort(); /* success must pick something real */
-        if (st != CLG_OK && (idx || count || !clg_last_error()[0]))
+        if (st != CLG_OK && (chosen || count || !clg_last_error()[0]))
             abort(); /* failure leaves nothing and says why */
         for (size_t i = 0; i < count; i++)
-            if (idx[i] >= 4)
+            if (chosen[i].index >= 4 || strcmp(chosen[i].name, d[chosen[i].index].name) != 0)
                 abort();
-        free(idx);
+        clg_devices_free(chosen, count);
     }
     free(filter);
     return 0;

@@ -15,7 +15,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char *text = fuzz_text(data, size);
     if (!text)
         return 0;
-    clg_gemm_params p = clg_gemm_default_params(&ctx.device), before = p;
+    clg_gemm_params p = clg_gemm_params_default(&ctx.device), before = p;
     clg_gemm_backend b[CLG_GEMM_CLASSES] = {CLG_GEMM_BUILTIN, CLG_GEMM_BUILTIN, CLG_GEMM_BUILTIN};
     clg_status st = clg__gemm_tuning_parse(&ctx, text, &p, b);
     if (st == CLG_OK && clg__gemm_params_check(&ctx, &p) != CLG_OK)

@@ -1,6 +1,7 @@
 /* Layer entry: fully connected with a bias, flattening its input ("fc 10"). */
 #include <stdio.h>
 
+#include "clgrad/fc.h"
 #include "nn/layer_table.h"
 
 static clg_status parse(const clg__parser *p, const clg__token *tok, size_t ntok, clg__layer *l)

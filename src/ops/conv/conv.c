@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include "ops/conv/conv_internal.h"
 #include "clgrad/activation.h"
+#include "clgrad/fc.h"
 
 /* Runs a pass: resolve the algorithm (clg_conv2d_choose's logic), then run it. */
 static clg_status run_pass(clg_ctx *ctx, const clg_conv2d_desc *d, clg_conv_pass pass,
