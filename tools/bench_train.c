@@ -147,7 +147,7 @@ int bench_train(const bench_opts *o, size_t batch)
                train_ips, step * 1e3, k);
         printf("infer  batch %3zu: %8.1f images/s\n", ni, infer_ips);
         printf("peer: PyTorch 1.13 on the CPU, 2 threads, this machine class: ~1850-2100 images/s "
-               "training (issue 5)\n\n");
+               "training\n\n");
         printf("%-24s %10s %10s %8s\n", "layer", "fwd ms", "bwd ms", "share");
     }
     double total = 0;
