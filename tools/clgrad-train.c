@@ -32,7 +32,7 @@ static int fail(const char *what, clg_status st, const char *detail)
 typedef struct devices {
     clg_device_info *all, *subs;
     size_t nall, nsubs, n;
-    clg_ctx *ctx[16];
+    clg_ctx *ctx[MAX_DEVICES];
 } devices;
 
 /* Cluster ranks ("parallel"): this process's rank, and its place among the ranks on its host,
@@ -70,18 +70,22 @@ static clg_status open_devices(const cli *c, const ranks *mpi, devices *d)
         st = clg_devices_select(d->all, d->nall, c->split_cpu ? CLG_ENV_CPU : env, c->devices,
                                 &chosen, &count);
     nchosen = count;
-    const clg_device_info *use[16];
+    const clg_device_info *use[MAX_DEVICES];
     if (st == CLG_OK && c->split_cpu) {
         st = clg_device_split(&chosen[0], c->split_cpu, 0, &d->subs);
         d->nsubs = st == CLG_OK ? c->split_cpu : 0;
-        for (size_t i = 0; i < d->nsubs && i < 16; i++)
+        for (size_t i = 0; i < d->nsubs; i++)
             use[i] = &d->subs[i];
         count = d->nsubs;
     } else {
-        for (size_t i = 0; st == CLG_OK && i < count && i < 16; i++)
+        if (st == CLG_OK && count > MAX_DEVICES) {
+            fprintf(stderr, "clgrad-train: %zu devices chosen, at most %d train together (narrow "
+                    "them with --devices)\n", count, MAX_DEVICES);
+            st = CLG_ERR_INVALID_ARG;
+        }
+        for (size_t i = 0; st == CLG_OK && i < count; i++)
             use[i] = &d->all[chosen[i].index];
     }
-    count = count < 16 ? count : 16;
     if (st == CLG_OK && mpi->on && mpi->nlocal > 1 && count) {
         /* ranks on one host take turns at its devices; a rank left without one shares */
         size_t kept = 0;

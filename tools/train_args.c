@@ -242,7 +242,7 @@ int cli_parse(int argc, char **argv, cli *c)
             c->worker_load_count = 0;
             for (char *tok = copy ? strtok_r(copy, ",", &save) : NULL; ok && tok;
                  tok = strtok_r(NULL, ",", &save))
-                ok = c->worker_load_count < 16 && parse_float(tok, &c->worker_load[c->worker_load_count++]);
+                ok = c->worker_load_count < MAX_DEVICES && parse_float(tok, &c->worker_load[c->worker_load_count++]);
             ok = ok && copy && c->worker_load_count > 0;
             free(copy);
             break;

@@ -5,6 +5,7 @@
 #include "clgrad/clgrad.h"
 
 #define DEFAULT_DATA "/usr/share/datasets/fashion-mnist"
+#define MAX_DEVICES 64 /* as many as one device group holds */
 
 typedef struct cli {
     const char *net_file, *data, *save, *resume, *evaluate, *plot, *devices, *env;
@@ -16,7 +17,7 @@ typedef struct cli {
     clg_image_folder_options images;
     clg_augment_options augment;
     int augmenting;
-    float worker_load[16];
+    float worker_load[MAX_DEVICES];
     size_t worker_load_count;
     size_t table_every;
     int quiet;
