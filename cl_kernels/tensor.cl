@@ -60,3 +60,31 @@ void clg_tensor_nonfinite(__global const float *x, ulong offset, ulong n, __glob
     if (lid == 0)
         partial[get_group_id(0)] = acc[0];
 }
+
+/* y = a + b (then max(y, 0) when relu), elementwise; y may be a. */
+__kernel void clg_tensor_add(__global const float *a, ulong ao, __global const float *b,
+                             ulong bo, __global float *y, ulong yo, ulong n, uint relu)
+{
+    size_t i = CLG_GID0;
+    if (i >= n)
+        return;
+    float v = a[ao + i] + b[bo + i];
+    y[yo + i] = relu ? fmax(v, 0.0f) : v;
+}
+
+/* Channels of a batch stacked into a wider one: item i of the narrow tensor (per sample
+ * `narrow` = its channels x pixels) is at channel offset `at` (in floats, at * pixels) of the
+ * wide one's sample (`wide` floats). to_wide 1 copies narrow to wide, 0 wide to narrow. */
+__kernel void clg_tensor_stack(__global float *narrow, ulong no, __global float *wide, ulong wo,
+                               ulong n, ulong per_narrow, ulong per_wide, ulong at, uint to_wide)
+{
+    size_t i = CLG_GID0;
+    if (i >= n)
+        return;
+    size_t s = i / per_narrow, r = i % per_narrow;
+    size_t w = wo + s * per_wide + at + r;
+    if (to_wide)
+        wide[w] = narrow[no + i];
+    else
+        narrow[no + i] = wide[w];
+}

@@ -56,12 +56,19 @@ static int record(const clg_train_progress *p, void *user)
  * (each shard must draw the whole batch's masks). */
 static const char net_text[] = "input 8x8x1\nconv 3x3x4 pad=1\nrelu\nmaxpool 2x2\ndropout 0.25\n"
                                "fc 6\ntanh\nfc 4\nsoftmax\n";
+/* A layer graph of the same kind: a residual sum with its ReLU, a branch from the input,
+ * channels stacked, dropout after a layer read twice. */
+static const char graph_text[] = "input 8x8x1\nconv 3x3x4 pad=1 name=c\nrelu\nconv 3x3x4 pad=1\n"
+                                 "add l2 relu=1\nconv 1x1x2 from=input\nconcat l4\n"
+                                 "maxpool 2x2 name=p\ndropout 0.25\nadd p\nfc 6\ntanh\nfc 4\n"
+                                 "softmax\n";
+static const char *train_text = net_text; /* what train_on trains */
 
 static float *train_on(clg_ctx *const *ctxs, size_t n, const float *load, float clip, losses *l,
                        size_t *count)
 {
     clg_net *net;
-    CLG_ASSERT_STATUS(clg_net_parse(ctx, net_text, &net), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_parse(ctx, train_text, &net), CLG_OK);
     CLG_ASSERT_STATUS(clg_net_init(net, 21), CLG_OK);
     clg_train_options o = clg_train_options_default();
     clg_exec_options x = clg_exec_options_default();
@@ -99,9 +106,10 @@ static double rel_l2(const float *a, const float *b, size_t n)
     return sqrt(num / den);
 }
 
+/* state: NULL for the chain, else the graph. */
 static void one_two_and_three_devices_agree(void **state)
 {
-    (void)state;
+    train_text = *state ? graph_text : net_text;
     losses ref_l, l;
     size_t n, m;
     float *ref = train_on(NULL, 0, NULL, INFINITY, &ref_l, &n); /* optimizer on the device */
@@ -142,6 +150,15 @@ static void one_two_and_three_devices_agree(void **state)
     assert_true(e < 1e-5);
     free(w);
     free(ref);
+    train_text = net_text;
+}
+
+/* The same for a layer graph: every node's gradients summed over the devices as a chain's. */
+static void graph_nets_agree_on_one_two_and_three_devices(void **state)
+{
+    (void)state;
+    void *graph = (void *)graph_text;
+    one_two_and_three_devices_agree(&graph);
 }
 
 /* One group over two OpenCL platforms (POCL and Intel's CPU runtime here; a GPU and a CPU,
@@ -708,6 +725,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(splits_are_proportional_and_exact),
         cmocka_unit_test(one_two_and_three_devices_agree),
+        cmocka_unit_test(graph_nets_agree_on_one_two_and_three_devices),
         cmocka_unit_test(multi_device_checkpoints_resume_exactly),
         cmocka_unit_test(device_faults_continue_or_stop),
         cmocka_unit_test(auto_split_follows_a_slow_device),

@@ -1,5 +1,7 @@
-/* Sequential networks: layers, shapes inferred from the input, a text form, initialisation,
- * prediction, and model files. A network lives on one context (device). */
+/* Networks: layers in order, each reading the previous layer's output or any earlier named
+ * layer's (a layer graph: skip connections, branches that add or concatenate), shapes inferred
+ * from the input, a text form, initialisation, prediction, and model files. A network lives on
+ * one context (device). */
 #ifndef CLGRAD_NN_H
 #define CLGRAD_NN_H
 
@@ -24,16 +26,26 @@ typedef enum clg_layer_kind {
     CLG_LAYER_BATCHNORM = 4,
     CLG_LAYER_DROPOUT = 5,
     CLG_LAYER_ACTIVATION = 6,
-    CLG_LAYER_SOFTMAX_XENT = 7     /* output: softmax with cross-entropy loss; always last */
+    CLG_LAYER_SOFTMAX_XENT = 7,    /* output: softmax with cross-entropy loss; always last */
+    CLG_LAYER_ADD = 8,             /* elementwise sum of same-shaped inputs, optionally ReLU */
+    CLG_LAYER_CONCAT = 9           /* inputs stacked along the channels */
 } clg_layer_kind;
+
+#define CLG_LAYER_NAME 32     /* bytes of a layer name, with its NUL */
+#define CLG_LAYER_INPUTS 16   /* most inputs of one layer */
 
 typedef struct clg_layer_info {
     clg_layer_kind kind;
-    char text[160];      /* the layer's line in the text format */
+    char text[200];      /* the layer's line in the text format */
+    char name[CLG_LAYER_NAME]; /* given, or "l<number>" (1-based) */
+    size_t inputs;       /* how many layers it reads */
+    size_t input[CLG_LAYER_INPUTS]; /* their indices; CLG_NET_INPUT for the network's input */
     clg_shape output;    /* per sample (n = 1) */
     size_t params;       /* learnable values */
     double flops;        /* floating-point operations of the forward pass per sample */
 } clg_layer_info;
+
+#define CLG_NET_INPUT ((size_t)-1) /* clg_layer_info.input[]: the network's input */
 
 /* What clg_net_get_params / clg_net_set_params move, in layer order. */
 typedef enum clg_param_set {
@@ -64,8 +76,25 @@ CLG_API clg_status clg_net_add_batchnorm(clg_net *net, float momentum, float eps
 /** Dropout of probability p in [0, 1), active in training only. */
 CLG_API clg_status clg_net_add_dropout(clg_net *net, float p);
 CLG_API clg_status clg_net_add_activation(clg_net *net, clg_activation f, float alpha);
-/** The output layer: its input size is the class count. */
+/** The output layer: its input size is the class count. Every other layer must by then feed a
+ *  later one. */
 CLG_API clg_status clg_net_add_softmax_xent(clg_net *net);
+
+/* Layer graphs. A layer reads the previous layer's output unless told otherwise; layers are
+ * named "l1", "l2", ... in order unless named. */
+
+/** Names the last layer added (1 to 31 letters, digits, '_', '-', '.', starting with a letter
+ *  or '_'; not "input" nor "l<number>"; unique). */
+CLG_API clg_status clg_net_name_layer(clg_net *net, const char *name);
+/** The next layer added reads the output of the layer named `name` ("input": the network's
+ *  input) instead of the previous layer's. */
+CLG_API clg_status clg_net_take_from(clg_net *net, const char *name);
+/** Elementwise sum of the default input (the previous layer's, or clg_net_take_from's) and the
+ *  n named layers' outputs, all of one shape; relu 1 applies a ReLU to the sum. */
+CLG_API clg_status clg_net_add_add(clg_net *net, const char *const *names, size_t n, int relu);
+/** The default input and the n named layers' outputs stacked along the channels, in that
+ *  order (equal height and width). */
+CLG_API clg_status clg_net_add_concat(clg_net *net, const char *const *names, size_t n);
 
 /** Builds a network from its text form (see README "Network text format"): one layer per
  *  line, '#' starts a comment, the first layer is `input HxWxC`. A syntax or shape error is

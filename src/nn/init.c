@@ -19,14 +19,18 @@ static double uniform(uint64_t *s)
 }
 
 /* Whether the layer's output goes through a ReLU-family activation (batch norm, dropout or
- * pooling in between allowed): He initialisation then keeps the activations' variance. */
+ * pooling or a residual sum in between allowed, each the next layer and reading the one
+ * before; a sum with its ReLU counts): He initialisation then keeps the activations'
+ * variance. */
 static int feeds_relu(const clg_net *net, size_t i)
 {
-    for (size_t j = i + 1; j < net->count; j++) {
+    for (size_t j = i + 1; j < net->count && net->layers[j].from[0] == j - 1; j++) {
         const clg__layer *l = &net->layers[j];
         if (l->kind == CLG_LAYER_ACTIVATION)
             return l->act == CLG_ACT_RELU || l->act == CLG_ACT_LEAKY_RELU || l->act == CLG_ACT_ELU;
-        if (!clg__layer_def_of(l->kind)->init_transparent)
+        if (l->kind == CLG_LAYER_ADD && l->relu)
+            return 1;
+        if (l->kind != CLG_LAYER_ADD && !clg__layer_def_of(l->kind)->init_transparent)
             return 0;
     }
     return 0;

@@ -12,6 +12,8 @@ static const clg__layer_def *const table[] = {
     [CLG_LAYER_DROPOUT] = &clg__layer_dropout,
     [CLG_LAYER_ACTIVATION] = &clg__layer_activation,
     [CLG_LAYER_SOFTMAX_XENT] = &clg__layer_softmax_xent,
+    [CLG_LAYER_ADD] = &clg__layer_add,
+    [CLG_LAYER_CONCAT] = &clg__layer_concat,
 };
 #define KINDS (sizeof table / sizeof table[0])
 

@@ -13,8 +13,10 @@ typedef struct clg__layer_def {
     const char *const *keywords; /* its first word in the text form; NULL-terminated */
     /* Settings from a text line (tok[0] is the keyword) into l, whose kind is set. */
     clg_status (*parse)(const clg__parser *p, const clg__token *tok, size_t ntok, clg__layer *l);
-    /* The line that parses back to the same settings. */
-    void (*format)(const clg__layer *l, clg__text_out *out);
+    /* The line that parses back to the same settings. `inputs`: for a kind with several
+     * inputs, the names of those after the first ("" when written with from=), which it puts
+     * right after its keyword; the line's name= and from= follow. */
+    void (*format)(const clg__layer *l, const char *inputs, clg__text_out *out);
     /* Settings the builder and the parser refuse: CLG_ERR_INVALID_ARG with the reason in why.
      * NULL: any. */
     clg_status (*check)(const clg__layer *l, char *why, size_t cap);
@@ -33,6 +35,8 @@ typedef struct clg__layer_def {
     double (*flops)(const clg__layer *l);
     /* Initialisation looks through it for the activation that follows (He for ReLUs). */
     int init_transparent;
+    /* It reads two or more inputs (named after its keyword in the text form). */
+    int multi_input;
 } clg__layer_def;
 
 /* The entry of a kind (never NULL for a kind the builder made). */
@@ -57,6 +61,6 @@ clg_status clg__layer_no_option(const clg__parser *p, const clg__option *o, clg_
 
 extern const clg__layer_def clg__layer_conv2d, clg__layer_pool2d, clg__layer_global_avg_pool,
     clg__layer_fc, clg__layer_batchnorm, clg__layer_dropout, clg__layer_activation,
-    clg__layer_softmax_xent;
+    clg__layer_softmax_xent, clg__layer_add, clg__layer_concat;
 
 #endif

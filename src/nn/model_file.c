@@ -108,7 +108,7 @@ clg_status clg__model_save(clg_net *net, const char *path, const void *train_blo
     buf b = {0};
     if (st == CLG_OK) {
         put(&b, CLG__MODEL_MAGIC, 8);
-        put_u32(&b, CLG__MODEL_VERSION);
+        put_u32(&b, clg__net_is_graph(net) ? CLG__MODEL_VERSION_GRAPH : CLG__MODEL_VERSION);
         put_u32(&b, 0);
         put_u64(&b, 0); /* payload length, patched below */
         put_section(&b, CLG__SEC_NET, text, text_len);
@@ -213,9 +213,9 @@ clg_status clg__model_verify(clg_ctx *ctx, const char *path, const unsigned char
     if (len < CLG__MODEL_HEADER + SHA256_DIGEST_SIZE)
         return corrupt(ctx, path, "truncated header");
     uint32_t version = get_u32(p + 8);
-    if (version != CLG__MODEL_VERSION) {
-        snprintf(why, sizeof why, "version %u, this library reads version %u", version,
-                 CLG__MODEL_VERSION);
+    if (version != CLG__MODEL_VERSION && version != CLG__MODEL_VERSION_GRAPH) {
+        snprintf(why, sizeof why, "version %u, this library reads versions %u and %u", version,
+                 CLG__MODEL_VERSION, CLG__MODEL_VERSION_GRAPH);
         return corrupt(ctx, path, why);
     }
     uint64_t payload = get_u64(p + 16);

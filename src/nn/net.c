@@ -1,5 +1,5 @@
-/* Building a sequential network: layers added one by one with shapes inferred, parameters
- * allocated on the net's context, and the accessors. */
+/* Building a network: layers added one by one, each connected to earlier ones (graph.c) with
+ * its shape inferred and its parameters allocated on the net's context; and the accessors. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +24,9 @@ static void layer_free(clg__layer *l)
         clg_tensor_destroy(l->saved[i]);
     }
     clg_tensor_destroy(l->y);
-    clg_tensor_destroy(l->dx);
+    for (size_t k = 0; k < CLG_LAYER_INPUTS; k++)
+        clg_tensor_destroy(l->dx[k]);
+    clg_tensor_destroy(l->dy);
 }
 
 clg_status clg_net_create(clg_ctx *ctx, clg_shape input, clg_net **out)
@@ -61,11 +63,6 @@ void clg_net_destroy(clg_net *net)
     free(net);
 }
 
-static clg_shape last_shape(const clg_net *net)
-{
-    return net->count ? net->layers[net->count - 1].out : net->input;
-}
-
 clg_status clg__net_create_spec(clg_shape input, clg_net **out)
 {
     clg_net *net = clg__calloc(1, sizeof *net);
@@ -77,12 +74,30 @@ clg_status clg__net_create_spec(clg_shape input, clg_net **out)
     return CLG_OK;
 }
 
-void clg__layer_text(const clg__layer *l, char *buf, size_t cap)
+static const char *name_of(const clg_net *net, size_t from)
 {
+    return from == CLG_NET_INPUT ? "input" : net->layers[from].name;
+}
+
+void clg__layer_text(const clg_net *net, const clg__layer *l, size_t i, char *buf, size_t cap)
+{
+    /* inputs after the first follow an add's or concat's keyword when the first is the
+     * previous line's output; otherwise from= names them all */
+    size_t prev = i ? i - 1 : CLG_NET_INPUT;
+    int plain = l->nin && l->from[0] == prev;
+    char names[CLG_LAYER_INPUTS * CLG_LAYER_NAME] = "", own[CLG_LAYER_NAME];
+    clg__text_out list = {names, sizeof names, 0};
+    for (size_t k = plain ? 1 : 0; k < l->nin; k++)
+        clg__text_put(&list, "%s%s", list.n ? "," : "", name_of(net, l->from[k]));
     clg__text_out o = {buf, cap, 0};
     if (cap)
         buf[0] = '\0';
-    clg__layer_def_of(l->kind)->format(l, &o);
+    clg__layer_def_of(l->kind)->format(l, plain ? names : "", &o);
+    snprintf(own, sizeof own, "l%zu", i + 1);
+    if (l->name[0] && strcmp(l->name, own) != 0)
+        clg__text_put(&o, " name=%s", l->name);
+    if (!plain)
+        clg__text_put(&o, " from=%s", names);
 }
 
 /* Shape inference; CLG_ERR_SHAPE naming the layer when the input cannot feed it. */
@@ -90,10 +105,10 @@ static clg_status infer(clg_net *net, clg__layer *l, const clg__layer_def *def)
 {
     clg_shape in = l->in;
     l->out = in;
-    char why[512] = "", text[160];
+    char why[512] = "", text[200];
     clg_status st = def->infer ? def->infer(l, &l->out, why, sizeof why) : CLG_OK;
     if (st != CLG_OK) {
-        clg__layer_text(l, text, sizeof text);
+        clg__layer_text(net, l, net->count, text, sizeof text);
         return clg__fail(net->ctx, st == CLG_ERR_INVALID_ARG ? CLG_ERR_INVALID_ARG : CLG_ERR_SHAPE,
                          "layer %zu (%s): input %zux%zux%zu (CxHxW): %s", net->count + 1, text,
                          in.c, in.h, in.w, why);
@@ -123,8 +138,11 @@ clg_status clg__net_append(clg_net *net, clg__layer *l, const char *call)
     if (net->count && net->layers[net->count - 1].kind == CLG_LAYER_SOFTMAX_XENT)
         return clg__fail(net->ctx, CLG_ERR_INVALID_ARG,
                          "%s: nothing can follow the softmax output layer", call);
-    l->in = last_shape(net);
-    st = infer(net, l, def);
+    st = clg__net_connect(net, l, call);
+    if (st == CLG_OK && l->kind == CLG_LAYER_SOFTMAX_XENT)
+        st = clg__net_check_used(net, l, call);
+    if (st == CLG_OK)
+        st = infer(net, l, def);
     if (st != CLG_OK)
         return st;
     if (net->count == net->cap) {
@@ -141,6 +159,10 @@ clg_status clg__net_append(clg_net *net, clg__layer *l, const char *call)
         return st;
     }
     net->layers[net->count++] = *l;
+    for (size_t k = 0; k < l->nin; k++)
+        if (l->from[k] != CLG_NET_INPUT)
+            net->layers[l->from[k]].nuse++;
+    net->take_from_set = 0;
     if (l->kind == CLG_LAYER_SOFTMAX_XENT)
         net->classes = clg_shape_numel(l->in);
     net->capacity = 0; /* buffers are remade for the new layer list */
@@ -216,7 +238,11 @@ clg_status clg_net_layer_info(const clg_net *net, size_t i, clg_layer_info *out)
     const clg__layer *l = &net->layers[i];
     memset(out, 0, sizeof *out);
     out->kind = l->kind;
-    clg__layer_text(l, out->text, sizeof out->text);
+    clg__layer_text(net, l, i, out->text, sizeof out->text);
+    snprintf(out->name, sizeof out->name, "%s", l->name);
+    out->inputs = l->nin;
+    for (size_t k = 0; k < l->nin; k++)
+        out->input[k] = l->from[k];
     out->output = l->out;
     out->flops = clg__layer_def_of(l->kind)->flops(l);
     for (size_t p = 0; p < l->nparams; p++)

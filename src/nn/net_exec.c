@@ -23,7 +23,11 @@ void clg__net_set_batch(clg_net *net, size_t n)
         clg__layer *l = &net->layers[i];
         if (l->y)
             l->y_n = clg__net_view(l->y, n);
-        l->dx_n = clg__net_view(l->dx, n);
+        for (size_t k = 0; k < l->nin; k++)
+            if (l->dx[k])
+                l->dx_n[k] = clg__net_view(l->dx[k], n);
+        if (l->dy)
+            l->dy_n = clg__net_view(l->dy, n);
     }
 }
 
@@ -46,8 +50,12 @@ clg_status clg__net_reserve(clg_net *net, size_t capacity)
         clg__layer *l = &net->layers[i];
         if (l->kind != CLG_LAYER_SOFTMAX_XENT) /* the softmax output is its input (the logits) */
             st = make(net, capacity, l->out, &l->y);
-        if (st == CLG_OK)
-            st = make(net, capacity, l->in, &l->dx);
+        /* an add's input gradients are its output's (through its ReLU: dx[0]) */
+        for (size_t k = 0; st == CLG_OK && k < l->nin; k++)
+            if (l->kind != CLG_LAYER_ADD || (l->relu && k == 0))
+                st = make(net, capacity, l->ins[k], &l->dx[k]);
+        if (st == CLG_OK && l->nuse > 1) /* several readers: their gradients' sum */
+            st = make(net, capacity, l->out, &l->dy);
     }
     if (st != CLG_OK) {
         net->capacity = 0;
@@ -67,14 +75,20 @@ clg_status clg__net_upload(clg_net *net, const float *images, size_t n)
     return clg_tensor_upload(&net->x_n, images, n * clg_shape_numel(net->input));
 }
 
+clg_tensor *clg__net_input_k(clg_net *net, size_t i, size_t k)
+{
+    size_t from = net->layers[i].from[k];
+    return from == CLG_NET_INPUT ? &net->x_n : &net->layers[from].y_n;
+}
+
 clg_tensor *clg__net_input(clg_net *net, size_t i)
 {
-    return i ? &net->layers[i - 1].y_n : &net->x_n;
+    return clg__net_input_k(net, i, 0);
 }
 
 clg_tensor *clg__net_output_grad(clg_net *net, size_t i)
 {
-    return &net->layers[i + 1].dx_n;
+    return &net->layers[i].dy_n;
 }
 
 clg_tensor *clg__net_logits(clg_net *net)
@@ -89,9 +103,16 @@ uint64_t clg__net_dropout_seed(const clg_net *net, size_t layer)
 
 /* relu(y) > 0 exactly where y > 0, so the ReLU's backward pass reads the same mask whether
  * the convolution applied it or not. */
+/* Whether layer i alone reads layer p's output, as its only input. */
+static int sole_reader(const clg_net *net, size_t p, size_t i)
+{
+    return i < net->count && net->layers[p].nuse == 1 && net->layers[i].nin == 1 &&
+           net->layers[i].from[0] == p;
+}
+
 int clg__net_relu_fused(const clg_net *net, size_t conv)
 {
-    return net->layers[conv].kind == CLG_LAYER_CONV2D && conv + 1 < net->count &&
+    return net->layers[conv].kind == CLG_LAYER_CONV2D && sole_reader(net, conv, conv + 1) &&
            net->layers[conv + 1].kind == CLG_LAYER_ACTIVATION &&
            net->layers[conv + 1].act == CLG_ACT_RELU;
 }
@@ -99,7 +120,7 @@ int clg__net_relu_fused(const clg_net *net, size_t conv)
 int clg__net_relu_folded(const clg_net *net, size_t relu)
 {
     return net->layers[relu].kind == CLG_LAYER_ACTIVATION && net->layers[relu].act == CLG_ACT_RELU &&
-           relu + 1 < net->count && net->layers[relu + 1].kind == CLG_LAYER_POOL2D;
+           sole_reader(net, relu, relu + 1) && net->layers[relu + 1].kind == CLG_LAYER_POOL2D;
 }
 
 static clg_status layer_forward(clg_net *net, size_t i, int train, uint64_t step)
@@ -146,7 +167,8 @@ void clg__net_loss_cancel(clg_net *net)
 static clg_status layer_backward(clg_net *net, size_t i, uint64_t step)
 {
     const clg__layer_def *def = clg__layer_def_of(net->layers[i].kind);
-    return def->backward ? def->backward(net, i, step) : CLG_ERR_INTERNAL;
+    clg_status st = def->backward ? clg__net_gather_dy(net, i) : CLG_ERR_INTERNAL;
+    return st == CLG_OK ? def->backward(net, i, step) : st;
 }
 
 clg_status clg__net_backward_each(clg_net *net, const int32_t *labels, float scale,
@@ -155,9 +177,9 @@ clg_status clg__net_backward_each(clg_net *net, const int32_t *labels, float sca
 {
     clg__layer *out = &net->layers[net->count - 1];
     clg_status st = net->labels_staged
-                        ? clg__xent_backward_staged(net->ctx, clg__net_logits(net), scale, &out->dx_n)
+                        ? clg__xent_backward_staged(net->ctx, clg__net_logits(net), scale, &out->dx_n[0])
                         : clg_softmax_xent_backward(net->ctx, clg__net_logits(net), labels,
-                                                    net->n, scale, &out->dx_n);
+                                                    net->n, scale, &out->dx_n[0]);
     net->labels_staged = 0;
     for (size_t i = net->count - 1; st == CLG_OK && i-- > 0;) {
         st = layer_backward(net, i, step);
@@ -279,7 +301,7 @@ clg_status clg_net_profile(clg_net *net, size_t batch, int runs, clg_layer_time 
             if (st == CLG_OK)
                 st = i + 1 == net->count
                          ? clg_softmax_xent_backward(net->ctx, clg__net_logits(net), labels, batch,
-                                                     1.0f / (float)batch, &net->layers[i].dx_n)
+                                                     1.0f / (float)batch, &net->layers[i].dx_n[0])
                          : layer_backward(net, i, 1);
             if (st == CLG_OK)
                 st = clg_ctx_finish(net->ctx);
@@ -306,7 +328,7 @@ static clg_status nonfinite(clg_net *net, size_t layer, const char *what, const 
     if (st != CLG_OK || !bad)
         return st;
     char text[160];
-    clg__layer_text(&net->layers[layer], text, sizeof text);
+    clg__layer_text(net, &net->layers[layer], layer, text, sizeof text);
     *found = 1;
     return clg__fail(net->ctx, CLG_ERR_NUMERICS, "numerics check: %zu NaN or infinite values in "
                      "the %s of layer %zu (%s) at step %llu", bad, what, layer + 1, text,
@@ -327,8 +349,9 @@ clg_status clg__net_check_numerics(clg_net *net, int backward, uint64_t step)
         static const char *const names[2] = {"weight gradient", "bias or shift gradient"};
         for (size_t p = 0; p < l->nparams && st == CLG_OK && !found; p++)
             st = nonfinite(net, i, names[p], l->grad[p], step, &found);
-        if (st == CLG_OK && !found && (i > 0 || l->kind == CLG_LAYER_BATCHNORM))
-            st = nonfinite(net, i, "input gradient", &l->dx_n, step, &found);
+        if (st == CLG_OK && !found && l->dx[0] &&
+            (clg__net_needs_dx(net, i, 0) || l->kind == CLG_LAYER_BATCHNORM))
+            st = nonfinite(net, i, "input gradient", &l->dx_n[0], step, &found);
     }
     return st;
 }

@@ -14,13 +14,13 @@ clg_status clg_net_text(const clg_net *net, char *buf, size_t cap, size_t *len)
     if (!net || (!buf && cap))
         return clg__fail(net ? net->ctx : NULL, CLG_ERR_INVALID_ARG,
                          "clg_net_text: net must not be NULL (buf NULL needs cap 0)");
-    char line[200];
+    char line[CLG_LAYER_INPUTS * CLG_LAYER_NAME + 256];
     size_t n = (size_t)snprintf(line, sizeof line, "input %zux%zux%zu\n", net->input.h,
                                 net->input.w, net->input.c);
     if (buf && n < cap)
         memcpy(buf, line, n + 1);
     for (size_t i = 0; i < net->count; i++) {
-        clg__layer_text(&net->layers[i], line, sizeof line - 1);
+        clg__layer_text(net, &net->layers[i], i, line, sizeof line - 1);
         strcat(line, "\n");
         size_t m = strlen(line);
         if (buf && n + m < cap)
@@ -83,9 +83,67 @@ static clg_status input_line(const clg__parser *p, const clg__token *tok, size_t
     return p->ctx ? clg_net_create(p->ctx, in, net) : clg__net_create_spec(in, net);
 }
 
+/* Appends the layers named in a comma-separated list (at token t) to l's inputs. */
+static clg_status name_list(const clg__parser *p, clg_net *net, const clg__token *t,
+                            const char *s, size_t len, clg__layer *l)
+{
+    for (size_t i = 0; i <= len;) {
+        size_t end = i;
+        while (end < len && s[end] != ',')
+            end++;
+        size_t at = clg__net_find(net, s + i, end - i);
+        if (end == i || at == CLG__NOT_FOUND)
+            return clg__text_error(p, t, CLG_ERR_INVALID_ARG, "no earlier layer named \"%.*s\"",
+                                   (int)(end - i), s + i);
+        if (l->nin == CLG_LAYER_INPUTS)
+            return clg__text_error(p, t, CLG_ERR_INVALID_ARG, "more than %d inputs",
+                                   CLG_LAYER_INPUTS);
+        l->from[l->nin++] = at;
+        i = end + 1;
+    }
+    return CLG_OK;
+}
+
+/* The words every layer line may hold: name=NAME, from=A[,B..] (its inputs, instead of the
+ * previous line's output), and for an add or concat the names of its further inputs. They
+ * are taken out of tok; what is left is the kind's own. */
+static clg_status graph_words(const clg__parser *p, clg_net *net, const clg__layer_def *def,
+                              clg__token *tok, size_t *ntok, clg__layer *l)
+{
+    clg__token from = {0}, more = {0}; /* copies: tok is compacted below */
+    size_t kept = 1;
+    for (size_t i = 1; i < *ntok; i++) {
+        const clg__token *t = &tok[i];
+        if (t->len > 5 && !strncmp(t->s, "name=", 5)) {
+            const char *bad = clg__net_bad_name(net, t->s + 5, t->len - 5);
+            if (bad)
+                return clg__text_error(p, t, CLG_ERR_INVALID_ARG, "name \"%.*s\": %s",
+                                       (int)t->len - 5, t->s + 5, bad);
+            snprintf(l->name, sizeof l->name, "%.*s", (int)t->len - 5, t->s + 5);
+        } else if (t->len > 5 && !strncmp(t->s, "from=", 5)) {
+            from = *t;
+        } else if (def->multi_input && !memchr(t->s, '=', t->len)) {
+            if (more.s)
+                return clg__text_error(p, t, CLG_ERR_INVALID_ARG,
+                                       "the inputs are one comma-separated list");
+            more = *t;
+        } else {
+            tok[kept++] = *t;
+        }
+    }
+    *ntok = kept;
+    clg_status st = CLG_OK;
+    if (from.s)
+        st = name_list(p, net, &from, from.s + 5, from.len - 5, l);
+    else
+        l->from[l->nin++] = clg__net_default_input(net);
+    if (st == CLG_OK && more.s)
+        st = name_list(p, net, &more, more.s, more.len, l);
+    return st;
+}
+
 /* A layer line: its kind's entry reads the settings, the builder adds it. */
-static clg_status layer_line(const clg__parser *p, const clg__token *tok, size_t ntok,
-                             clg_net *net)
+static clg_status layer_line(const clg__parser *p, clg__token *tok, size_t ntok, clg_net *net)
 {
     if (clg__token_is(&tok[0], "input"))
         return clg__text_error(p, &tok[0], CLG_ERR_INVALID_ARG, "a second input layer");
@@ -97,7 +155,9 @@ static clg_status layer_line(const clg__parser *p, const clg__token *tok, size_t
                                (int)tok[0].len, tok[0].s, known);
     }
     clg__layer l = {.kind = def->kind};
-    clg_status st = def->parse(p, tok, ntok, &l); /* its errors say line and column */
+    clg_status st = graph_words(p, net, def, tok, &ntok, &l);
+    if (st == CLG_OK)
+        st = def->parse(p, tok, ntok, &l); /* its errors say line and column */
     if (st != CLG_OK)
         return st;
     st = clg__net_append(net, &l, def->keywords[0]);

@@ -9,7 +9,12 @@
 
 typedef struct clg__layer {
     clg_layer_kind kind;
-    clg_shape in, out;               /* per sample, n = 1 */
+    char name[CLG_LAYER_NAME];       /* "" until added: then given or "l<number>" */
+    size_t nin;                      /* inputs: producers' indices (CLG_NET_INPUT: the net's) */
+    size_t from[CLG_LAYER_INPUTS];
+    clg_shape ins[CLG_LAYER_INPUTS]; /* their shapes, per sample */
+    size_t nuse;                     /* inputs of later layers that read this one's output */
+    clg_shape in, out;               /* per sample, n = 1; in is the first input's */
     /* settings, by kind */
     size_t kernel_h, kernel_w, filters;
     int bias;
@@ -20,15 +25,18 @@ typedef struct clg__layer {
     size_t outputs;
     float momentum, eps, p;
     int pad_same;                    /* while parsing: "pad=same", resolved once sizes are known */
+    int relu;                        /* add: ReLU of the sum */
     /* learnables with gradients (w, b or gamma, beta) and batch-norm state */
     size_t nparams;
     clg_tensor *param[2], *grad[2];
     int decay[2];                    /* 1: weights, which L2 regularisation applies to */
     clg_tensor *state[2];            /* running mean, running variance */
     clg_tensor *saved[2];            /* batch mean and 1/std of the last training forward */
-    /* output and input-gradient buffers at the net's capacity, and views of the first n */
-    clg_tensor *y, *dx;
-    clg_tensor y_n, dx_n;
+    /* at the net's capacity, and views of the first n: the output; the gradient of each input
+       (an add's are all its dy, or with a ReLU dx[0]); the output's gradient, which is the
+       one reader's input gradient or, with several readers, their sum in dy */
+    clg_tensor *y, *dx[CLG_LAYER_INPUTS], *dy;
+    clg_tensor y_n, dx_n[CLG_LAYER_INPUTS], dy_n;
 } clg__layer;
 
 struct clg_net {
@@ -47,6 +55,8 @@ struct clg_net {
     size_t shard_first;    /* this batch's first sample within the whole mini-batch (replicas
                               of multi-device training), so dropout draws the same masks */
     clg__xent_pending loss;  /* a training step's loss, read back while backward runs */
+    size_t take_from;        /* the next layer's default input (clg_net_take_from) ... */
+    int take_from_set;       /* ... when set, else the previous layer's output */
     int labels_staged;       /* its labels are on the device for the backward pass */
 };
 
@@ -113,21 +123,47 @@ clg_status clg__net_parse(clg_ctx *ctx, const char *text, clg_net **out);
 /* An empty spec network (no context). */
 clg_status clg__net_create_spec(clg_shape input, clg_net **out);
 
+/* --- graph.c: names and inputs --- */
+
+#define CLG__NOT_FOUND ((size_t)-2)
+/* The input a layer added now reads by default: clg_net_take_from's, else the previous
+ * layer's output (the network's input for the first). */
+size_t clg__net_default_input(const clg_net *net);
+/* The layer named by the len bytes at name: its index, CLG_NET_INPUT for "input",
+ * CLG__NOT_FOUND. */
+size_t clg__net_find(const clg_net *net, const char *name, size_t len);
+/* Whether the len bytes at name can name a layer: NULL, or why not. */
+const char *clg__net_bad_name(const clg_net *net, const char *name, size_t len);
+/* Checks l's inputs and name for a layer added at index net->count and fills its input
+ * shapes and default name; CLG_ERR_INVALID_ARG naming `call` otherwise. */
+clg_status clg__net_connect(clg_net *net, clg__layer *l, const char *call);
+/* The output layer may be added only when every other layer feeds a later one. */
+clg_status clg__net_check_used(clg_net *net, const clg__layer *out, const char *call);
+/* Whether the net needs more than a chain to say (names, inputs other than the previous
+ * layer, several inputs): model files then carry the graph version. */
+int clg__net_is_graph(const clg_net *net);
+/* Layer i's output gradient into its dy_n, from the input gradients of the layers that read
+ * it (their sum, in layer order, when several do). Backward, after those layers' passes. */
+clg_status clg__net_gather_dy(clg_net *net, size_t i);
+/* 1 when layer i's first input is a layer's (so its gradient is needed), 0 for the net's. */
+int clg__net_needs_dx(const clg_net *net, size_t i, size_t k);
+
 /* Appends a layer whose kind and settings are filled in l: checks the settings and infers
  * the shapes through the layer table, allocates its parameters (not for a spec). Errors name
  * `call`, or the layer's number and text. */
 clg_status clg__net_append(clg_net *net, clg__layer *l, const char *call);
 
-/* The layer's text line into buf. */
-void clg__layer_text(const clg__layer *l, char *buf, size_t cap);
+/* The text line of layer l, which is or will be layer i of net, into buf. */
+void clg__layer_text(const clg_net *net, const clg__layer *l, size_t i, char *buf, size_t cap);
 
 /* What the layer table's passes use: a view of the first n samples of a batch buffer, layer
- * i's input and the gradient of its output (the next layer's input gradient), the dropout seed
- * of layer i, and the fusions the net makes: a ReLU after a convolution runs in the
- * convolution's forward pass; a pooling layer after a ReLU gives the gradient of the ReLU's
- * input, so that the ReLU's backward pass is the identity. */
+ * i's (first, or k-th) input and the gradient of its output (gathered from its readers), the
+ * dropout seed of layer i, and the fusions the net makes: a ReLU that alone reads a
+ * convolution runs in the convolution's forward pass; a pooling layer that alone reads a ReLU
+ * gives the gradient of the ReLU's input, so that the ReLU's backward pass is the identity. */
 clg_tensor clg__net_view(const clg_tensor *full, size_t n);
 clg_tensor *clg__net_input(clg_net *net, size_t i);
+clg_tensor *clg__net_input_k(clg_net *net, size_t i, size_t k);
 clg_tensor *clg__net_output_grad(clg_net *net, size_t i);
 uint64_t clg__net_dropout_seed(const clg_net *net, size_t layer);
 int clg__net_relu_fused(const clg_net *net, size_t conv);
@@ -136,7 +172,8 @@ int clg__net_relu_folded(const clg_net *net, size_t relu);
 /* Model file layout: a 24-byte header (magic, version, flags, payload length), sections of
  * (u32 tag, u64 length, bytes), then the SHA-256 of everything before it. */
 #define CLG__MODEL_MAGIC "CLGRADM" /* 8 bytes with its NUL */
-#define CLG__MODEL_VERSION 1u
+#define CLG__MODEL_VERSION 1u        /* a chain of layers (what every earlier library wrote) */
+#define CLG__MODEL_VERSION_GRAPH 2u  /* a layer graph: names and inputs in the network text */
 #define CLG__MODEL_HEADER 24
 enum { CLG__SEC_NET = 1, CLG__SEC_CLASSES = 2, CLG__SEC_LEARNABLE = 3, CLG__SEC_STATE = 4,
        CLG__SEC_TRAIN = 5, CLG__SEC_META = 6 };

@@ -297,3 +297,46 @@ clg_status clg_tensor_view_batch(clg_tensor *t, size_t first, size_t count, clg_
     *out = v;
     return CLG_OK;
 }
+
+clg_status clg__tensor_add(clg_ctx *ctx, const clg_tensor *a, const clg_tensor *b,
+                           clg_tensor *out, int relu)
+{
+    size_t n = clg_tensor_numel(out);
+    if (clg_tensor_numel(a) != n || clg_tensor_numel(b) != n)
+        return clg__fail(ctx, CLG_ERR_INTERNAL, "tensor add: %zu, %zu and %zu elements",
+                         clg_tensor_numel(a), clg_tensor_numel(b), n);
+    clg__launch l;
+    clg_status st = clg__launch_begin(ctx, "tensor", CLG__TENSOR_OPTIONS, "clg_tensor_add", &l);
+    if (st != CLG_OK)
+        return st;
+    clg__arg_tensor(&l, a);
+    clg__arg_tensor(&l, b);
+    clg__arg_tensor(&l, out);
+    clg__arg_u64(&l, n);
+    clg__arg_u32(&l, relu != 0);
+    size_t global[3] = {n, 1, 1}, local[3] = {64, 1, 1};
+    return clg__launch_run(&l, global, local);
+}
+
+clg_status clg__tensor_stack(clg_ctx *ctx, clg_tensor *narrow, clg_tensor *wide, size_t at,
+                             int to_wide)
+{
+    clg_shape s = narrow->shape, w = wide->shape;
+    if (s.n != w.n || s.h != w.h || s.w != w.w || at + s.c > w.c)
+        return clg__fail(ctx, CLG_ERR_INTERNAL, "tensor stack: %zux%zux%zux%zu at channel %zu "
+                         "of %zux%zux%zux%zu", s.n, s.c, s.h, s.w, at, w.n, w.c, w.h, w.w);
+    size_t n = clg_tensor_numel(narrow), hw = s.h * s.w;
+    clg__launch l;
+    clg_status st = clg__launch_begin(ctx, "tensor", CLG__TENSOR_OPTIONS, "clg_tensor_stack", &l);
+    if (st != CLG_OK)
+        return st;
+    clg__arg_tensor(&l, narrow);
+    clg__arg_tensor(&l, wide);
+    clg__arg_u64(&l, n);
+    clg__arg_u64(&l, s.c * hw);
+    clg__arg_u64(&l, w.c * hw);
+    clg__arg_u64(&l, at * hw);
+    clg__arg_u32(&l, to_wide != 0);
+    size_t global[3] = {n, 1, 1}, local[3] = {64, 1, 1};
+    return clg__launch_run(&l, global, local);
+}

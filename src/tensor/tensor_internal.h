@@ -35,6 +35,16 @@ int clg__shape_equal(clg_shape a, clg_shape b);
 /* A tensor as two kernel arguments: its buffer and its element offset. */
 void clg__arg_tensor(clg__launch *l, const clg_tensor *t);
 
+/* out = a + b, then max(out, 0) when relu; the three with equal element counts (out may be
+ * a). For networks' residual sums and gradient sums. */
+clg_status clg__tensor_add(clg_ctx *ctx, const clg_tensor *a, const clg_tensor *b,
+                           clg_tensor *out, int relu);
+/* Between a tensor of C channels and the channels [at, at + C) of a wider one of the same
+ * batch and pixels (concatenation along channels): to_wide 1 copies narrow into wide, 0 the
+ * other way. */
+clg_status clg__tensor_stack(clg_ctx *ctx, clg_tensor *narrow, clg_tensor *wide, size_t at,
+                             int to_wide);
+
 /* Dropout of a shard: in's element i is element base + i of the whole batch, and draws that
  * element's mask (public dropout is base 0). */
 clg_status clg__dropout(clg_ctx *ctx, int backward, float p, uint64_t seed, uint64_t step,

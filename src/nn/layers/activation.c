@@ -28,8 +28,9 @@ static clg_status parse(const clg__parser *p, const clg__token *tok, size_t ntok
     return clg__layer_options(p, tok, ntok, 1, l, option);
 }
 
-static void format(const clg__layer *l, clg__text_out *o)
+static void format(const clg__layer *l, const char *inputs, clg__text_out *o)
 {
+    (void)inputs;
     clg__text_put(o, "%s", keywords[l->act]);
     if (has_alpha(l->act))
         clg__text_float_option(o, "alpha", l->alpha);
@@ -48,7 +49,8 @@ static clg_status forward(clg_net *net, size_t i, int train, uint64_t step)
     (void)train, (void)step;
     clg__layer *l = &net->layers[i];
     clg_tensor *x = clg__net_input(net, i);
-    if (i > 0 && clg__net_relu_fused(net, i - 1)) {
+    size_t p = l->from[0];
+    if (p != CLG_NET_INPUT && p + 1 == i && clg__net_relu_fused(net, p)) {
         l->y_n = *x; /* applied by the convolution */
         return CLG_OK;
     }
@@ -60,14 +62,14 @@ static clg_status backward(clg_net *net, size_t i, uint64_t step)
     (void)step;
     clg__layer *l = &net->layers[i];
     clg_tensor *dy = clg__net_output_grad(net, i);
-    if (!i)
+    if (!clg__net_needs_dx(net, i, 0))
         return CLG_OK;
     if (clg__net_relu_folded(net, i)) {
-        l->dx_n = *dy; /* the pooling layer gave the gradient of the ReLU's input */
+        l->dx_n[0] = *dy; /* the pooling layer gave the gradient of the ReLU's input */
         return CLG_OK;
     }
     return clg_activation_backward(net->ctx, l->act, l->alpha, clg__net_input(net, i), &l->y_n,
-                                   dy, &l->dx_n);
+                                   dy, &l->dx_n[0]);
 }
 
 static double flops(const clg__layer *l)

@@ -20,8 +20,9 @@ static clg_status parse(const clg__parser *p, const clg__token *tok, size_t ntok
     return clg__layer_options(p, tok, ntok, 1, l, option);
 }
 
-static void format(const clg__layer *l, clg__text_out *o)
+static void format(const clg__layer *l, const char *inputs, clg__text_out *o)
 {
+    (void)inputs;
     clg__text_put(o, "batchnorm");
     clg__text_float_option(o, "momentum", l->momentum);
     clg__text_float_option(o, "eps", l->eps);
@@ -83,7 +84,7 @@ static clg_status backward(clg_net *net, size_t i, uint64_t step)
     (void)step;
     clg__layer *l = &net->layers[i];
     return clg_batchnorm_backward(net->ctx, clg__net_input(net, i), clg__net_output_grad(net, i),
-                                  l->param[0], l->saved[0], l->saved[1], &l->dx_n, l->grad[0],
+                                  l->param[0], l->saved[0], l->saved[1], &l->dx_n[0], l->grad[0],
                                   l->grad[1]);
 }
 

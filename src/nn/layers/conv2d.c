@@ -64,8 +64,9 @@ static clg_status parse(const clg__parser *p, const clg__token *tok, size_t ntok
     return CLG_OK;
 }
 
-static void format(const clg__layer *l, clg__text_out *o)
+static void format(const clg__layer *l, const char *inputs, clg__text_out *o)
 {
+    (void)inputs;
     const clg_conv2d_desc *d = &l->conv;
     clg__text_put(o, "conv %zux%zux%zu", l->kernel_h, l->kernel_w, l->filters);
     clg__text_pad(o, d->pad_top, d->pad_bottom, d->pad_left, d->pad_right);
@@ -140,8 +141,8 @@ static clg_status backward(clg_net *net, size_t i, uint64_t step)
     clg_tensor *dy = clg__net_output_grad(net, i);
     clg_status st = clg_conv2d_backward_weights_bias(net->ctx, &l->conv, clg__net_input(net, i),
                                                      dy, l->grad[0], l->bias ? l->grad[1] : NULL);
-    if (st == CLG_OK && i > 0)
-        st = clg_conv2d_backward_data(net->ctx, &l->conv, dy, l->param[0], &l->dx_n);
+    if (st == CLG_OK && clg__net_needs_dx(net, i, 0))
+        st = clg_conv2d_backward_data(net->ctx, &l->conv, dy, l->param[0], &l->dx_n[0]);
     return st;
 }
 

@@ -25,8 +25,9 @@ static clg_status parse(const clg__parser *p, const clg__token *tok, size_t ntok
     return clg__layer_options(p, tok, ntok, first, l, option);
 }
 
-static void format(const clg__layer *l, clg__text_out *o)
+static void format(const clg__layer *l, const char *inputs, clg__text_out *o)
 {
+    (void)inputs;
     clg__text_put(o, "dropout ");
     clg__text_float_option(o, "", l->p);
 }
@@ -61,12 +62,12 @@ static clg_status backward(clg_net *net, size_t i, uint64_t step)
 {
     clg__layer *l = &net->layers[i];
     clg_tensor *dy = clg__net_output_grad(net, i);
-    if (!i)
+    if (!clg__net_needs_dx(net, i, 0))
         return CLG_OK;
     if (l->p > 0.0f)
         return clg__dropout(net->ctx, 1, l->p, clg__net_dropout_seed(net, i), step,
-                            mask_offset(net, l), dy, &l->dx_n);
-    return clg_tensor_copy(&l->dx_n, dy);
+                            mask_offset(net, l), dy, &l->dx_n[0]);
+    return clg_tensor_copy(&l->dx_n[0], dy);
 }
 
 static double flops(const clg__layer *l)

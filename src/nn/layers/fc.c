@@ -17,8 +17,9 @@ static clg_status parse(const clg__parser *p, const clg__token *tok, size_t ntok
     return clg__layer_options(p, tok, ntok, 2, l, clg__layer_no_option);
 }
 
-static void format(const clg__layer *l, clg__text_out *o)
+static void format(const clg__layer *l, const char *inputs, clg__text_out *o)
 {
+    (void)inputs;
     clg__text_put(o, "fc %zu", l->outputs);
 }
 
@@ -63,8 +64,8 @@ static clg_status backward(clg_net *net, size_t i, uint64_t step)
     clg_status st = clg_fc_backward_weights(net->ctx, clg__net_input(net, i), dy, l->grad[0]);
     if (st == CLG_OK)
         st = clg_bias_backward(net->ctx, dy, l->grad[1]);
-    if (st == CLG_OK && i > 0)
-        st = clg_fc_backward_data(net->ctx, dy, l->param[0], &l->dx_n);
+    if (st == CLG_OK && clg__net_needs_dx(net, i, 0))
+        st = clg_fc_backward_data(net->ctx, dy, l->param[0], &l->dx_n[0]);
     return st;
 }
 

@@ -45,8 +45,9 @@ static clg_status parse(const clg__parser *p, const clg__token *tok, size_t ntok
     return clg__layer_options(p, tok, ntok, 2, l, option);
 }
 
-static void format(const clg__layer *l, clg__text_out *o)
+static void format(const clg__layer *l, const char *inputs, clg__text_out *o)
 {
+    (void)inputs;
     const clg_pool2d_desc *d = &l->pool;
     clg__text_put(o, "%s %dx%d", d->mode == CLG_POOL_MAX ? "maxpool" : "avgpool", d->window_h,
                   d->window_w);
@@ -87,12 +88,13 @@ static clg_status backward(clg_net *net, size_t i, uint64_t step)
 {
     (void)step;
     clg__layer *l = &net->layers[i];
-    if (!i)
+    if (!clg__net_needs_dx(net, i, 0))
         return CLG_OK;
     clg_pool2d_desc d = l->pool;
-    d.relu_input = clg__net_relu_folded(net, i - 1);
+    size_t p = l->from[0];
+    d.relu_input = p != CLG_NET_INPUT && p + 1 == i && clg__net_relu_folded(net, p);
     return clg_pool2d_backward(net->ctx, &d, clg__net_input(net, i), clg__net_output_grad(net, i),
-                               &l->dx_n);
+                               &l->dx_n[0]);
 }
 
 static double flops(const clg__layer *l)
@@ -116,8 +118,9 @@ static clg_status gap_parse(const clg__parser *p, const clg__token *tok, size_t 
     return clg__layer_options(p, tok, ntok, 1, l, clg__layer_no_option);
 }
 
-static void gap_format(const clg__layer *l, clg__text_out *o)
+static void gap_format(const clg__layer *l, const char *inputs, clg__text_out *o)
 {
+    (void)inputs;
     (void)l;
     clg__text_put(o, "gap");
 }
@@ -138,8 +141,8 @@ static clg_status gap_forward(clg_net *net, size_t i, int train, uint64_t step)
 static clg_status gap_backward(clg_net *net, size_t i, uint64_t step)
 {
     (void)step;
-    return i ? clg_global_avg_pool_backward(net->ctx, clg__net_output_grad(net, i),
-                                            &net->layers[i].dx_n)
+    return clg__net_needs_dx(net, i, 0) ? clg_global_avg_pool_backward(net->ctx, clg__net_output_grad(net, i),
+                                            &net->layers[i].dx_n[0])
              : CLG_OK;
 }
 

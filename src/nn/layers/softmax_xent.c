@@ -9,8 +9,9 @@ static clg_status parse(const clg__parser *p, const clg__token *tok, size_t ntok
     return clg__layer_options(p, tok, ntok, 1, l, clg__layer_no_option);
 }
 
-static void format(const clg__layer *l, clg__text_out *o)
+static void format(const clg__layer *l, const char *inputs, clg__text_out *o)
 {
+    (void)inputs;
     (void)l;
     clg__text_put(o, "softmax");
 }

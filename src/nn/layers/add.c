@@ -1,0 +1,76 @@
+/* Layer entry: elementwise sum of two or more same-shaped inputs, optionally with a ReLU
+ * ("add r1" sums the previous layer's output and r1's; "add a,b relu=1"). */
+#include <stdio.h>
+
+#include "clgrad/activation.h"
+#include "nn/layer_table.h"
+
+static clg_status option(const clg__parser *p, const clg__option *o, clg__layer *l)
+{
+    if (clg__option_is(o, "relu"))
+        return clg__option_flag(p, o, &l->relu);
+    return clg__option_unknown(p, o, "add", "relu");
+}
+
+static clg_status parse(const clg__parser *p, const clg__token *tok, size_t ntok, clg__layer *l)
+{
+    return clg__layer_options(p, tok, ntok, 1, l, option);
+}
+
+static void format(const clg__layer *l, const char *inputs, clg__text_out *o)
+{
+    clg__text_put(o, "add%s%s%s", inputs[0] ? " " : "", inputs, l->relu ? " relu=1" : "");
+}
+
+static clg_status infer(const clg__layer *l, clg_shape *out, char *why, size_t cap)
+{
+    for (size_t k = 1; k < l->nin; k++)
+        if (!clg__shape_equal(l->ins[k], l->ins[0])) {
+            snprintf(why, cap, "input %zu is %zux%zux%zu, input 1 %zux%zux%zu (CxHxW): the sum "
+                     "needs one shape", k + 1, l->ins[k].c, l->ins[k].h, l->ins[k].w,
+                     l->ins[0].c, l->ins[0].h, l->ins[0].w);
+            return CLG_ERR_SHAPE;
+        }
+    *out = l->ins[0];
+    return CLG_OK;
+}
+
+static clg_status forward(clg_net *net, size_t i, int train, uint64_t step)
+{
+    (void)train, (void)step;
+    clg__layer *l = &net->layers[i];
+    clg_status st = CLG_OK;
+    for (size_t k = 1; k < l->nin && st == CLG_OK; k++) /* in input order: reproducible */
+        st = clg__tensor_add(net->ctx, k == 1 ? clg__net_input_k(net, i, 0) : &l->y_n,
+                             clg__net_input_k(net, i, k), &l->y_n, l->relu && k + 1 == l->nin);
+    return st;
+}
+
+/* Every input's gradient is the output's (through the ReLU's mask): views, no copies. */
+static clg_status backward(clg_net *net, size_t i, uint64_t step)
+{
+    (void)step;
+    clg__layer *l = &net->layers[i];
+    clg_tensor g = l->dy_n;
+    clg_status st = CLG_OK;
+    if (l->relu) {
+        st = clg_activation_backward(net->ctx, CLG_ACT_RELU, 0.0f, &l->y_n, &l->y_n, &l->dy_n,
+                                     &l->dx_n[0]);
+        g = l->dx_n[0];
+    }
+    for (size_t k = 0; k < l->nin; k++)
+        l->dx_n[k] = g;
+    return st;
+}
+
+static double flops(const clg__layer *l)
+{
+    return (double)clg_shape_numel(l->out) * (double)(l->nin - 1 + (l->relu != 0));
+}
+
+static const char *const keywords[] = {"add", NULL};
+
+const clg__layer_def clg__layer_add = {
+    .kind = CLG_LAYER_ADD, .keywords = keywords, .parse = parse, .format = format,
+    .infer = infer, .forward = forward, .backward = backward, .flops = flops, .multi_input = 1,
+};
