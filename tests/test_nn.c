@@ -55,6 +55,14 @@ static void tutorial_shapes_and_round_trip(void **state)
     }
     /* 5*5*32+32, 5*5*32*64+64, 3136*1024+1024, 1024*10+10 */
     assert_int_equal(clg_net_param_count(net, CLG_PARAMS_LEARNABLE), 3274634);
+    /* the summary's totals: 2*25*28*28*32 + 28*28*32 for the first conv, ... */
+    size_t slen;
+    CLG_ASSERT_STATUS(clg_net_summary(net, NULL, 0, &slen), CLG_OK);
+    char *summary = malloc(slen + 1);
+    CLG_ASSERT_STATUS(clg_net_summary(net, summary, slen + 1, NULL), CLG_OK);
+    assert_non_null(strstr(summary, "11 layers, 3,274,634 learnable parameters, 27,882,792 FLOPs"));
+    assert_non_null(strstr(summary, "   1  l1           conv 5x5x32 pad=2"));
+    free(summary);
     assert_int_equal(clg_net_class_count(net), 10);
     size_t len;
     CLG_ASSERT_STATUS(clg_net_text(net, NULL, 0, &len), CLG_OK);

@@ -172,6 +172,31 @@ static int limit(clg_datastore **ds, size_t n, int folder, clg_datastore **paren
     return 1;
 }
 
+/* --summary: the network's table, from its file or the default. */
+static int print_summary(const cli *c, clg_ctx *ctx)
+{
+    char *text = c->net_file ? read_text_file(c->net_file) : NULL;
+    if (c->net_file && !text) {
+        fprintf(stderr, "clgrad-train: cannot read %s\n", c->net_file);
+        return 1;
+    }
+    clg_net *net = NULL;
+    clg_status st = clg_net_parse(ctx, text ? text : default_net, &net);
+    free(text);
+    size_t len = 0;
+    char *table = NULL;
+    if (st == CLG_OK && (st = clg_net_summary(net, NULL, 0, &len)) == CLG_OK &&
+        (table = malloc(len + 1)) != NULL)
+        st = clg_net_summary(net, table, len + 1, NULL);
+    if (st == CLG_OK && table)
+        fputs(table, stdout);
+    else
+        fail(c->net_file ? c->net_file : "the default network", st, clg_ctx_last_error(ctx));
+    free(table);
+    clg_net_destroy(net);
+    return st == CLG_OK && table ? 0 : 1;
+}
+
 static int evaluate_and_report(clg_net *net, clg_datastore *test, size_t batch)
 {
     double loss, acc;
@@ -225,6 +250,11 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
         return fail("opening the devices", st, clg_last_error());
     }
     clg_ctx *ctx = devs.ctx[0];
+    if (c.summary) {
+        rc = print_summary(&c, ctx);
+        close_devices(&devs);
+        return rc;
+    }
     if (devs.n > 1 && !c.sweep) {
         c.x.contexts = devs.ctx;
         c.x.context_count = devs.n;

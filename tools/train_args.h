@@ -21,6 +21,7 @@ typedef struct cli {
     size_t worker_load_count;
     size_t table_every;
     int quiet;
+    int summary;                  /* --summary: print the network's layers and stop */
     clg_train_options o;   /* o.execution is set where training starts: cli is copied */
     clg_exec_options x;
 } cli;

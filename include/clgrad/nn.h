@@ -106,6 +106,11 @@ CLG_API clg_status clg_net_parse(clg_ctx *ctx, const char *text, clg_net **out);
  *  @return CLG_OK; CLG_ERR_INVALID_ARG when cap is too small. */
 CLG_API clg_status clg_net_text(const clg_net *net, char *buf, size_t cap, size_t *len);
 
+/** A table of every layer (number, name, its line, inputs, output shape, learnable
+ *  parameters, forward FLOPs per image) and the totals, like MATLAB's analyzeNetwork, into buf
+ *  as clg_net_text does (cap bytes; *len the length needed). */
+CLG_API clg_status clg_net_summary(const clg_net *net, char *buf, size_t cap, size_t *len);
+
 CLG_API size_t clg_net_layer_count(const clg_net *net);
 CLG_API clg_status clg_net_layer_info(const clg_net *net, size_t i, clg_layer_info *out);
 /** Sample shape (n = 1). */
