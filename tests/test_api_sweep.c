@@ -201,6 +201,7 @@ static void p_nn(void)
     BAD(clg_net_add_add(NULL, NULL, 0, 0));
     BAD(clg_net_add_concat(NULL, NULL, 0));
     BAD(clg_net_summary(NULL, NULL, 0, &len));
+    BAD(clg_net_activations(NULL, f, 1, "l1", f, 2, NULL));
     BAD(clg_net_add_global_avg_pool(NULL));
     BAD(clg_net_add_fc(NULL, 3));
     BAD(clg_net_add_batchnorm(NULL, 0.1f, 1e-5f));
@@ -368,6 +369,7 @@ static const entry table[] = {
                                    "clg_rmsprop_step_host"},
     {"nn", p_nn, "clg_net_create clg_net_destroy clg_net_add_conv2d clg_net_add_pool2d "
                  "clg_net_name_layer clg_net_take_from clg_net_add_add clg_net_add_concat clg_net_summary "
+                 "clg_net_activations "
                  "clg_net_add_global_avg_pool clg_net_add_fc clg_net_add_batchnorm clg_net_add_dropout "
                  "clg_net_add_activation clg_net_add_softmax_xent clg_net_parse clg_net_text "
                  "clg_net_layer_count clg_net_layer_info clg_net_input_shape clg_net_class_count "

@@ -805,6 +805,51 @@ static void relu_fusions_follow_the_graph(void **state)
     }
 }
 
+/* Any layer's outputs for a batch: a convolution's before the ReLU that is fused into it in
+ * the forward pass, the ReLU's the same values clipped, a named layer's, the softmax's the
+ * probabilities of clg_net_predict; in chunks larger than the net's buffers. */
+static void activations_of_any_layer(void **state)
+{
+    (void)state;
+    enum { N = 300 }; /* more than one prediction chunk */
+    clg_net *net = parse_ok("input 6x6x2\nconv 3x3x4 pad=1\nrelu\nmaxpool 2x2 name=pooled\n"
+                            "fc 3\nsoftmax\n");
+    CLG_ASSERT_STATUS(clg_net_init(net, 8), CLG_OK);
+    float *x = malloc(N * 72 * sizeof *x), *conv = malloc(N * 144 * sizeof *conv);
+    float *relu = malloc(N * 144 * sizeof *relu), *probs = malloc(N * 3 * sizeof *probs);
+    float *soft = malloc(N * 3 * sizeof *soft), *pooled = malloc(N * 36 * sizeof *pooled);
+    clg_test_fill_uniform(&rng, x, N * 72, -1, 1);
+    clg_shape s;
+    CLG_ASSERT_STATUS(clg_net_activations(net, x, N, "l1", conv, N * 144, &s), CLG_OK);
+    assert_int_equal(s.c, 4);
+    assert_int_equal(s.h, 6);
+    CLG_ASSERT_STATUS(clg_net_activations(net, x, N, "l2", relu, N * 144, NULL), CLG_OK);
+    size_t negative = 0;
+    for (size_t i = 0; i < N * 144; i++) {
+        negative += conv[i] < 0;
+        if (relu[i] != (conv[i] > 0 ? conv[i] : 0.0f))
+            fail_msg("element %zu: conv %g, relu %g", i, (double)conv[i], (double)relu[i]);
+    }
+    assert_true(negative > N * 144 / 10); /* the convolution's own outputs, not clipped */
+    CLG_ASSERT_STATUS(clg_net_activations(net, x, N, "pooled", pooled, N * 36, &s), CLG_OK);
+    assert_int_equal(s.h, 3);
+    for (size_t i = 0; i < N * 36; i++) { /* each the largest of its ReLU window */
+        size_t n = i / 36, c = i % 36 / 9, p = i % 9 / 3, q = i % 3;
+        const float *r = relu + n * 144 + c * 36 + 2 * p * 6 + 2 * q;
+        float m = fmaxf(fmaxf(r[0], r[1]), fmaxf(r[6], r[7]));
+        assert_true(pooled[i] == m);
+    }
+    CLG_ASSERT_STATUS(clg_net_activations(net, x, N, "l5", soft, N * 3, NULL), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_predict(net, x, N, probs), CLG_OK);
+    assert_memory_equal(soft, probs, N * 3 * sizeof *soft);
+    CLG_ASSERT_STATUS(clg_net_activations(net, x, N, "nothing", soft, N * 3, NULL),
+                      CLG_ERR_INVALID_ARG);
+    assert_non_null(strstr(clg_ctx_last_error(ctx), "no layer named \"nothing\""));
+    CLG_ASSERT_STATUS(clg_net_activations(net, x, N, "l1", soft, N * 3, NULL), CLG_ERR_INVALID_ARG);
+    free(x), free(conv), free(relu), free(probs), free(soft), free(pooled);
+    clg_net_destroy(net);
+}
+
 static void model_file_round_trip_and_corruption(void **state)
 {
     (void)state;
@@ -900,6 +945,7 @@ int main(void)
         cmocka_unit_test(staged_loss_equals_the_blocking_one),
         cmocka_unit_test(failed_staged_loss_leaves_nothing_queued),
         cmocka_unit_test(predict_and_classify_agree),
+        cmocka_unit_test(activations_of_any_layer),
         cmocka_unit_test(model_file_round_trip_and_corruption),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -142,6 +142,15 @@ CLG_API clg_status clg_net_set_params(clg_net *net, clg_param_set which, const f
 /** Class probabilities (n x classes) of n samples (n x C x H x W floats) in inference mode
  *  (dropout off, batch norm on running statistics). Works in chunks, any n. */
 CLG_API clg_status clg_net_predict(clg_net *net, const float *images, size_t n, float *probs);
+/** The outputs of the layer named `layer` ("l3", or a name it was given) for n samples in
+ *  inference mode, as MATLAB's activations(net, X, layer): n x (its C x H x W) floats into
+ *  out (cap floats at least); *shape (may be NULL) receives the layer's output shape per
+ *  sample. The softmax layer gives the class probabilities. A convolution's outputs are its
+ *  own, before any ReLU that follows it.
+ *  @return CLG_OK; CLG_ERR_INVALID_ARG for an unknown layer or an out too small. */
+CLG_API clg_status clg_net_activations(clg_net *net, const float *images, size_t n,
+                                       const char *layer, float *out, size_t cap,
+                                       clg_shape *shape);
 /** The k most likely classes of each sample, best first: classes and probs hold n x k. */
 CLG_API clg_status clg_net_classify(clg_net *net, const float *images, size_t n, size_t k,
                                     int32_t *classes, float *probs);

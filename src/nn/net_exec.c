@@ -112,7 +112,8 @@ static int sole_reader(const clg_net *net, size_t p, size_t i)
 
 int clg__net_relu_fused(const clg_net *net, size_t conv)
 {
-    return net->layers[conv].kind == CLG_LAYER_CONV2D && sole_reader(net, conv, conv + 1) &&
+    return net->layers[conv].kind == CLG_LAYER_CONV2D && net->exact_output != conv + 1 &&
+           sole_reader(net, conv, conv + 1) &&
            net->layers[conv + 1].kind == CLG_LAYER_ACTIVATION &&
            net->layers[conv + 1].act == CLG_ACT_RELU;
 }
@@ -229,6 +230,52 @@ clg_status clg_net_predict(clg_net *net, const float *images, size_t n, float *p
         }
         done += m;
     }
+    return st;
+}
+
+/* Inference forward pass up to and including layer last. */
+static clg_status forward_to(clg_net *net, size_t last)
+{
+    clg_status st = CLG_OK;
+    for (size_t i = 0; i <= last && st == CLG_OK; i++)
+        st = clg__layer_def_of(net->layers[i].kind)->forward(net, i, 0, 0);
+    return st;
+}
+
+clg_status clg_net_activations(clg_net *net, const float *images, size_t n, const char *layer,
+                               float *out, size_t cap, clg_shape *shape)
+{
+    if (!net || !layer || (n && (!images || !out)))
+        return clg__fail(net ? net->ctx : NULL, CLG_ERR_INVALID_ARG,
+                         "clg_net_activations: net, layer, images and out must not be NULL");
+    size_t at = clg__net_find(net, layer, strlen(layer));
+    if (at == CLG__NOT_FOUND || at == CLG_NET_INPUT)
+        return clg__fail(net->ctx, CLG_ERR_INVALID_ARG, "clg_net_activations: no layer named "
+                         "\"%s\" (names: \"l1\" .. \"l%zu\" and those given)", layer, net->count);
+    clg_shape per = net->layers[at].out;
+    if (shape)
+        *shape = per;
+    size_t m = clg_shape_numel(per);
+    if (n && cap / n < m)
+        return clg__fail(net->ctx, CLG_ERR_INVALID_ARG, "clg_net_activations: %zu samples of %zu "
+                         "values need %zu floats, out holds %zu", n, m, n * m, cap);
+    if (net->layers[at].kind == CLG_LAYER_SOFTMAX_XENT)
+        return clg_net_predict(net, images, n, out);
+    size_t chunk = n < PREDICT_CHUNK ? n : PREDICT_CHUNK;
+    chunk = chunk > net->capacity ? chunk : net->capacity;
+    clg_status st = n ? clg__net_reserve(net, chunk) : CLG_OK;
+    size_t in = clg_shape_numel(net->input);
+    net->exact_output = at + 1;
+    for (size_t done = 0; done < n && st == CLG_OK;) {
+        size_t k = n - done < net->capacity ? n - done : net->capacity;
+        st = clg__net_upload(net, images + done * in, k);
+        if (st == CLG_OK)
+            st = forward_to(net, at);
+        if (st == CLG_OK)
+            st = clg_tensor_download(&net->layers[at].y_n, out + done * m, k * m);
+        done += k;
+    }
+    net->exact_output = 0;
     return st;
 }
 

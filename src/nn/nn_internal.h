@@ -55,6 +55,8 @@ struct clg_net {
     size_t shard_first;    /* this batch's first sample within the whole mini-batch (replicas
                               of multi-device training), so dropout draws the same masks */
     clg__xent_pending loss;  /* a training step's loss, read back while backward runs */
+    size_t exact_output;     /* 1 + a layer whose output must be its own (no ReLU fused into
+                                it: clg_net_activations), or 0 */
     size_t take_from;        /* the next layer's default input (clg_net_take_from) ... */
     int take_from_set;       /* ... when set, else the previous layer's output */
     int labels_staged;       /* its labels are on the device for the backward pass */
