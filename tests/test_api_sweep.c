@@ -244,6 +244,10 @@ static void p_nn(void)
 }
 static void p_data(void)
 {
+    clg_datastore *made;
+    clg_datastore_callbacks cbs = clg_datastore_callbacks_default();
+    BAD(clg_datastore_from_callbacks(NULL, &made));
+    BAD(clg_datastore_from_callbacks(&cbs, &made));
     clg_datastore *ds;
     size_t i = 0;
     float f;
@@ -380,6 +384,7 @@ static const entry table[] = {
                      "clg_datastore_destroy clg_datastore_size clg_datastore_sample_shape "
                      "clg_datastore_class_count clg_datastore_class_name clg_datastore_set_class_names "
                      "clg_datastore_read clg_datastore_last_error clg_image_read clg_datastore_from_memory "
+                     "clg_datastore_from_callbacks clg_datastore_callbacks_default "
                      "clg_datastore_select clg_datastore_split clg_image_folder_options_default "
                      "clg_datastore_open_image_folder clg_datastore_skipped clg_augment_options_default "
                      "clg_datastore_augment clg_datastore_set_epoch clg_datastore_shuffle "

@@ -1,6 +1,7 @@
 /* Shuffled and partitioned views, and the batch reader (DispatchInBackground): the same batches bit for bit with 0, 1 and 4
  * workers, every sample once per pass, a failed file coming back at its batch with its name,
  * restarts and shutdown at any moment, and host memory bounded by the queue, not the data. */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -211,6 +212,103 @@ static void failed_file_comes_back_at_its_batch(void **state)
         assert_int_equal(clg_datastore_skipped(ds, 1), policy ? 2 : 0); /* once per reader */
         clg_datastore_destroy(ds);
     }
+}
+
+/* The caller's own source: samples generated from their index (a user's format stands in),
+ * one of them failing on purpose; the close callback counted. */
+typedef struct generator {
+    size_t fail_at;        /* this sample's read fails (count: none) */
+    _Atomic size_t reads;  /* called from worker threads at once */
+    int closed;
+} generator;
+
+static int generate(void *user, size_t index, float *image, int32_t *label, char *why, size_t cap)
+{
+    generator *g = user;
+    g->reads++;
+    if (index == g->fail_at) {
+        snprintf(why, cap, "record %zu of the user's file is damaged", index);
+        return 1;
+    }
+    for (size_t k = 0; image && k < 2 * 5 * 4; k++)
+        image[k] = (float)index + 0.01f * (float)k;
+    *label = (int32_t)(index % 3);
+    return 0;
+}
+
+static void count_close(void *user)
+{
+    ((generator *)user)->closed++;
+}
+
+/* A callback store gives what a memory store of the same samples gives: every read, through
+ * views (shuffle, partition), augmentation and the batch reader with 0 and 4 workers; a
+ * failing sample is CLG_ERR_IO naming it and the callback's reason, and nothing crashes. */
+static void callbacks_store_reads_like_memory(void **state)
+{
+    (void)state;
+    enum { N = 30, PER = 40 };
+    generator g = {.fail_at = N};
+    clg_datastore_callbacks cb = clg_datastore_callbacks_default();
+    cb.count = N, cb.sample = (clg_shape){1, 2, 5, 4}, cb.classes = 3;
+    cb.read = generate, cb.close = count_close, cb.user = &g;
+    clg_datastore *gen, *mem;
+    CLG_ASSERT_STATUS(clg_datastore_from_callbacks(&cb, &gen), CLG_OK);
+    float *all = malloc(N * PER * sizeof *all);
+    int32_t labels[N];
+    char why[128];
+    for (size_t i = 0; i < N; i++)
+        assert_int_equal(generate(&g, i, all + i * PER, &labels[i], why, sizeof why), 0);
+    CLG_ASSERT_STATUS(clg_datastore_from_memory(all, labels, N, cb.sample, 3, &mem), CLG_OK);
+    clg_augment_options a = clg_augment_options_default();
+    a.reflection_x = 1, a.rotation[0] = -10, a.rotation[1] = 10, a.seed = 2;
+    clg_datastore *views[2][3] = {{gen}, {mem}};
+    for (int k = 0; k < 2; k++) {
+        CLG_ASSERT_STATUS(clg_datastore_shuffle(views[k][0], 9, &views[k][1]), CLG_OK);
+        CLG_ASSERT_STATUS(clg_datastore_augment(views[k][1], &a, &views[k][2]), CLG_OK);
+    }
+    size_t order[N];
+    shuffled(order, N, 4);
+    float *x[2] = {malloc(N * PER * sizeof(float)), malloc(N * PER * sizeof(float))};
+    int32_t y[2][N];
+    for (int v = 0; v < 3; v++)
+        for (size_t workers = 0; workers <= 4; workers += 4) {
+            for (int k = 0; k < 2; k++)
+                read_pass(views[k][v], 5, workers, 0, order, N / 5, x[k], y[k]);
+            assert_memory_equal(x[0], x[1], N * PER * sizeof(float));
+            assert_memory_equal(y[0], y[1], sizeof y[0]);
+        }
+    for (int k = 0; k < 2; k++)
+        for (int v = 2; v > 0; v--)
+            clg_datastore_destroy(views[k][v]);
+    /* sample 17 fails: at its batch, with the reason, whatever the worker count */
+    g.fail_at = 17;
+    for (size_t workers = 0; workers <= 4; workers += 4) {
+        clg_batch_reader *r;
+        CLG_ASSERT_STATUS(clg_batch_reader_create(gen, 5, workers, 0, &r), CLG_OK);
+        size_t plain[N];
+        for (size_t i = 0; i < N; i++)
+            plain[i] = i;
+        CLG_ASSERT_STATUS(clg_batch_reader_start(r, plain, N / 5), CLG_OK);
+        for (size_t b = 0; b < 3; b++)
+            CLG_ASSERT_STATUS(clg_batch_reader_next(r, x[0], y[0]), CLG_OK);
+        CLG_ASSERT_STATUS(clg_batch_reader_next(r, x[0], y[0]), CLG_ERR_IO);
+        assert_non_null(strstr(clg_batch_reader_last_error(r), "sample 17"));
+        assert_non_null(strstr(clg_batch_reader_last_error(r), "record 17 of the user's file"));
+        clg_batch_reader_destroy(r);
+    }
+    assert_true(g.reads > 2 * N);
+    assert_int_equal(g.closed, 0);
+    clg_datastore_destroy(gen);
+    assert_int_equal(g.closed, 1);
+    clg_datastore_destroy(mem);
+    cb.classes = 1; /* bad arguments: nothing made, nothing closed */
+    CLG_ASSERT_STATUS(clg_datastore_from_callbacks(&cb, &gen), CLG_ERR_INVALID_ARG);
+    assert_null(gen);
+    cb = clg_datastore_callbacks_default();
+    CLG_ASSERT_STATUS(clg_datastore_from_callbacks(&cb, &gen), CLG_ERR_INVALID_ARG);
+    assert_int_equal(g.closed, 1);
+    free(all), free(x[0]), free(x[1]);
 }
 
 /* Restarting in the middle of a pass gives the new pass's batches; destroying with workers in
@@ -432,6 +530,7 @@ int main(void)
         cmocka_unit_test(failed_file_comes_back_at_its_batch),
         cmocka_unit_test(restart_and_shutdown_at_any_moment),
         cmocka_unit_test(bad_arguments),
+        cmocka_unit_test(callbacks_store_reads_like_memory),
         cmocka_unit_test(shuffle_and_partition),
         cmocka_unit_test(memory_bounded_by_the_queue),
     };

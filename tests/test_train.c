@@ -362,6 +362,41 @@ static void numerics_check_names_the_first_bad_layer(void **state)
 /* DispatchInBackground reads the next batches on worker threads: the same batches in the same
  * order, so the same weights bit for bit with 0, 1 and 4 workers (and a stop mid-epoch leaves
  * no thread behind). */
+/* A callback store passing reads through to the test's data. */
+static int through(void *user, size_t index, float *image, int32_t *label, char *why, size_t cap)
+{
+    (void)why, (void)cap;
+    return clg_datastore_read(user, &index, 1, image, label) != CLG_OK;
+}
+
+/* Training reads a callback store as it reads a built-in one: the same weights bit for bit,
+ * with background dispatch on two workers (so the callback runs on their threads). */
+static void callback_store_trains_like_its_source(void **state)
+{
+    (void)state;
+    clg_datastore_callbacks cb = clg_datastore_callbacks_default();
+    cb.count = clg_datastore_size(data), cb.sample = clg_datastore_sample_shape(data);
+    cb.classes = clg_datastore_class_count(data), cb.read = through, cb.user = data;
+    clg_datastore *own;
+    CLG_ASSERT_STATUS(clg_datastore_from_callbacks(&cb, &own), CLG_OK);
+    size_t n[2];
+    float *w[2];
+    for (int k = 0; k < 2; k++) {
+        clg_net *net = new_net(6);
+        clg_train_options o = small_options();
+        clg_exec_options x = clg_exec_options_default();
+        x.dispatch_in_background = 1, x.dispatch_workers = 2;
+        o.execution = &x;
+        CLG_ASSERT_STATUS(clg_train(net, k ? own : data, NULL, &o, NULL), CLG_OK);
+        w[k] = weights(net, &n[k]);
+        clg_net_destroy(net);
+    }
+    assert_int_equal(n[0], n[1]);
+    assert_memory_equal(w[0], w[1], n[0] * sizeof *w[0]);
+    free(w[0]), free(w[1]);
+    clg_datastore_destroy(own);
+}
+
 static void background_dispatch_changes_nothing(void **state)
 {
     (void)state;
@@ -525,6 +560,7 @@ int main(void)
         cmocka_unit_test(validation_patience_stops_early),
         cmocka_unit_test(numerics_check_names_the_first_bad_layer),
         cmocka_unit_test(background_dispatch_changes_nothing),
+        cmocka_unit_test(callback_store_trains_like_its_source),
         cmocka_unit_test(learning_rate_schedules),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -60,6 +60,31 @@ CLG_API clg_status clg_datastore_shuffle(clg_datastore *parent, uint64_t seed, c
 CLG_API clg_status clg_datastore_partition(clg_datastore *parent, size_t parts, size_t index,
                                            clg_datastore **out);
 
+/* A datastore over the caller's own source of samples. */
+typedef struct clg_datastore_callbacks {
+    size_t struct_size;   /* set by clg_datastore_callbacks_default() */
+    size_t count;         /* samples */
+    clg_shape sample;     /* C x H x W of each (n ignored) */
+    size_t classes;       /* labels are in [0, classes) */
+    /* Reads sample `index` (< count) into image (C*H*W floats; NULL when only the label is
+     * wanted) and *label. Returns 0, or nonzero with the reason in why (cap bytes), which the
+     * store's error then names with the sample. Called from several threads at once (reader
+     * workers, device groups, experiments): it must be thread-safe. */
+    int (*read)(void *user, size_t index, float *image, int32_t *label, char *why, size_t cap);
+    void (*close)(void *user); /* optional: called once when the store is destroyed */
+    void *user;
+} clg_datastore_callbacks;
+
+/** No callbacks yet; struct_size set. */
+CLG_API clg_datastore_callbacks clg_datastore_callbacks_default(void);
+
+/** A datastore reading each sample through cb->read (cb is copied). A failing read is
+ *  CLG_ERR_IO naming the sample and the callback's reason; a label outside [0, classes)
+ *  CLG_ERR_CORRUPT. @return CLG_OK; CLG_ERR_INVALID_ARG (no read, a zero count or size, fewer
+ *  than 2 classes). */
+CLG_API clg_status clg_datastore_from_callbacks(const clg_datastore_callbacks *cb,
+                                                clg_datastore **out);
+
 /* What an image-folder store does with a file it cannot decode. */
 typedef enum clg_bad_files {
     CLG_BAD_FILES_FAIL = 0,  /* the read fails with CLG_ERR_CORRUPT naming the file */
