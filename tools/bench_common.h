@@ -10,6 +10,8 @@ typedef struct bench_opts {
     int runs;             /* timed repetitions (median reported) */
     const char *filter;   /* device filter; NULL: CLGRAD_DEVICES */
     int profile;          /* 1: a context with profiling, per-kernel device times */
+    const char *net_text; /* train, cluster, scaling: the network (--net FILE); NULL: default */
+    const char *net_name; /* its name in the output */
 } bench_opts;
 
 /* Creates a context on the first device of the auto environment (after the filter).

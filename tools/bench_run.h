@@ -20,7 +20,11 @@ typedef struct bench_run {
     clg_train_options opt;
 } bench_run;
 
-clg_status bench_run_setup(bench_run *r, clg_ctx *ctx, size_t batch, size_t iters);
+/* A net (net_text, or NULL: the default Fashion-MNIST network), initialised, and synthetic
+ * data of its input shape and classes for `iters` steps of `batch`, with training options
+ * that record every step's time. */
+clg_status bench_run_setup(bench_run *r, clg_ctx *ctx, size_t batch, size_t iters,
+                           const char *net_text);
 void bench_run_free(bench_run *r);
 /* Median step time after 10 warm-up steps (kernel builds, first touch of buffers); *steps
  * receives how many were timed. */

@@ -30,7 +30,7 @@ static double train_rate(const rate_job *j, size_t batch, double *readback_ms)
 {
     bench_run r;
     double rate = 0;
-    clg_status s = bench_run_setup(&r, j->ctxs[0], batch, 10 + TIMED_STEPS);
+    clg_status s = bench_run_setup(&r, j->ctxs[0], batch, 10 + TIMED_STEPS, NULL);
     clg_train_options opt = r.opt;
     clg_exec_options x = clg_exec_options_default();
     if (j->n > 1 || j->faults) {

@@ -1,5 +1,5 @@
-/* clgrad-bench train: training and inference images/s of the default Fashion-MNIST network on
- * synthetic data, with a per-layer forward/backward breakdown. */
+/* clgrad-bench train: training and inference images/s of the default Fashion-MNIST network (or
+ * --net FILE) on synthetic data, with a per-layer forward/backward breakdown. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +18,7 @@ static int record(const clg_train_progress *p, void *user)
     return 0;
 }
 
-static void fill_synthetic(float *x, int32_t *y, size_t n, size_t per)
+static void fill_synthetic(float *x, int32_t *y, size_t n, size_t per, size_t classes)
 {
     uint64_t s = 12345;
     for (size_t i = 0; i < n * per; i++) {
@@ -26,22 +26,26 @@ static void fill_synthetic(float *x, int32_t *y, size_t n, size_t per)
         x[i] = (float)(s >> 40) / (float)(1 << 24);
     }
     for (size_t i = 0; i < n; i++)
-        y[i] = (int32_t)(i % 10);
+        y[i] = (int32_t)(i % classes);
 }
 
-clg_status bench_run_setup(bench_run *r, clg_ctx *ctx, size_t batch, size_t iters)
+clg_status bench_run_setup(bench_run *r, clg_ctx *ctx, size_t batch, size_t iters,
+                           const char *net_text)
 {
-    const size_t per = 28 * 28, n = batch * iters;
     memset(r, 0, sizeof *r);
+    clg_status s = clg_net_parse(ctx, net_text ? net_text : default_net, &r->net);
+    if (s != CLG_OK)
+        return s;
+    clg_shape in = clg_net_input_shape(r->net);
+    const size_t per = clg_shape_numel(in), n = batch * iters;
+    size_t classes = clg_net_class_count(r->net);
     r->x = malloc(n * per * sizeof *r->x);
     r->y = malloc(n * sizeof *r->y);
     r->st = (step_times){calloc(iters, sizeof(double)), 0, iters};
     if (!r->x || !r->y || !r->st.t)
         return CLG_ERR_OUT_OF_HOST_MEMORY;
-    fill_synthetic(r->x, r->y, n, per);
-    clg_status s = clg_datastore_from_memory(r->x, r->y, n, (clg_shape){1, 1, 28, 28}, 10, &r->ds);
-    if (s == CLG_OK)
-        s = clg_net_parse(ctx, default_net, &r->net);
+    fill_synthetic(r->x, r->y, n, per, classes);
+    s = clg_datastore_from_memory(r->x, r->y, n, in, classes, &r->ds);
     if (s == CLG_OK)
         s = clg_net_init(r->net, 1);
     r->opt = clg_train_options_default();
@@ -86,7 +90,7 @@ int bench_train(const bench_opts *o, size_t batch)
     const size_t iters = 10 + 10 * (size_t)o->runs, infer_batch = 256;
     bench_run r;
     int rc = 1;
-    clg_status s = bench_run_setup(&r, ctx, batch, iters);
+    clg_status s = bench_run_setup(&r, ctx, batch, iters, o->net_text);
     clg_net *net = r.net;
     if (s == CLG_OK)
         s = clg_train(net, r.ds, NULL, &r.opt, NULL);
@@ -115,7 +119,7 @@ int bench_train(const bench_opts *o, size_t batch)
     double step = bench_median_step(&r.st, &k), train_ips = (double)batch / step;
     /* inference, batch 256 */
     size_t ni = infer_batch;
-    float *probs = malloc(ni * 10 * sizeof *probs), *xi = r.x;
+    float *probs = malloc(ni * clg_net_class_count(net) * sizeof *probs), *xi = r.x;
     double *it = malloc((size_t)o->runs * sizeof *it);
     s = clg_net_predict(net, xi, ni, probs); /* warm-up: buffers grow to 256 */
     for (int r = 0; s == CLG_OK && r < o->runs; r++) {
@@ -136,18 +140,22 @@ int bench_train(const bench_opts *o, size_t batch)
         goto done;
     }
     if (o->json) {
-        bench_json_row(ctx, "train", "\"net\":\"default\",\"devices\":\"%s\",\"batch\":%zu,"
-                       "\"images_per_s\":%.1f,\"step_ms\":%.3f", dev->name, batch, train_ips,
-                       step * 1e3);
-        bench_json_row(ctx, "infer", "\"net\":\"default\",\"devices\":\"%s\",\"batch\":%zu,"
-                       "\"images_per_s\":%.1f", dev->name, ni, infer_ips);
+        bench_json_row(ctx, "train", "\"net\":\"%s\",\"devices\":\"%s\",\"batch\":%zu,"
+                       "\"images_per_s\":%.1f,\"step_ms\":%.3f", o->net_name, dev->name, batch,
+                       train_ips, step * 1e3);
+        bench_json_row(ctx, "infer", "\"net\":\"%s\",\"devices\":\"%s\",\"batch\":%zu,"
+                       "\"images_per_s\":%.1f", o->net_name, dev->name, ni, infer_ips);
     } else {
-        printf("device: %s\n", dev->name);
+        printf("device: %s, network: %s\n", dev->name, o->net_name);
         printf("train  batch %3zu: %8.1f images/s (median step %.2f ms over %zu steps)\n", batch,
                train_ips, step * 1e3, k);
         printf("infer  batch %3zu: %8.1f images/s\n", ni, infer_ips);
-        printf("peer: PyTorch 1.13 on the CPU, 2 threads, this machine class: ~1850-2100 images/s "
-               "training\n\n");
+        if (!o->net_text)
+            printf("peer: PyTorch 1.13 on the CPU, 2 threads, this machine class: ~1850-2100 "
+                   "images/s training\n");
+        else
+            printf("peer: tools/bench_pytorch.py %s (the same network in PyTorch)\n", o->net_name);
+        printf("\n");
         printf("%-24s %10s %10s %8s\n", "layer", "fwd ms", "bwd ms", "share");
     }
     double total = 0;
@@ -186,7 +194,8 @@ int bench_cluster(const bench_opts *o, size_t batch, int *argc, char ***argv)
     clg_ctx *ctx = bench_ctx(o, NULL);
     bench_run r;
     int rc = 1;
-    s = ctx ? bench_run_setup(&r, ctx, batch, 10 + 10 * (size_t)o->runs) : CLG_ERR_NO_DEVICE;
+    s = ctx ? bench_run_setup(&r, ctx, batch, 10 + 10 * (size_t)o->runs, o->net_text)
+            : CLG_ERR_NO_DEVICE;
     clg_train_report rep;
     if (s == CLG_OK) {
         clg_exec_options x = clg_exec_options_default();

@@ -10,7 +10,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: clgrad-bench startup|gemm|conv|pool|train|data|experiments|cluster [--runs N]\n"
                "                    [--json]\n"
-               "                    [--filter FILTER] [--shape S] [--impl I] [--batch N]\n"
+               "                    [--filter FILTER] [--shape S] [--impl I] [--batch N] [--net FILE]\n"
                "                    [--folder DIR] [--memory-cap MB]\n"
                "  startup   time to build every kernel family from source vs from the binary cache\n"
                "  gemm      SGEMM GFLOP/s: built-in, CLBlast, OpenBLAS (when built with it) on\n"
@@ -19,7 +19,8 @@ static void usage(FILE *f)
                "  conv      ms and GFLOP/s per layer (c1 c2 r3; --shape: one), pass and algorithm,\n"
                "            beside CLBlast's convgemm forward\n"
                "  pool      max pool 2x2 on N64 C32 28x28: GB/s forward and backward\n"
-               "  train     the default Fashion-MNIST network: training images/s (--batch, default\n"
+               "  train     the default Fashion-MNIST network (--net FILE: another, on synthetic\n"
+               "            data of its input shape): training images/s (--batch, default\n"
                "            64), inference images/s at batch 256, per-layer forward/backward ms;\n"
                "            --profile: device time per kernel and training step (launches are\n"
                "            serialised to measure them); --scaling: multi-device images/s on\n"
@@ -39,9 +40,28 @@ static void usage(FILE *f)
                "  --filter  device filter (default $CLGRAD_DEVICES); the first device is used\n");
 }
 
+/* A whole text file (malloc'd), or NULL. */
+static char *read_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    char *text = NULL;
+    long size = -1;
+    if (f && fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+        (text = malloc((size_t)size + 1)) && fread(text, 1, (size_t)size, f) == (size_t)size) {
+        text[size] = '\0';
+    } else {
+        free(text);
+        text = NULL;
+    }
+    if (f)
+        fclose(f);
+    return text;
+}
+
 int main(int argc, char **argv)
 {
-    bench_opts o = {0, 5, NULL, 0};
+    bench_opts o = {0, 5, NULL, 0, NULL, "default"};
+    char *net_text = NULL;
     const char *cmd = NULL, *shape = NULL, *impl = NULL, *folder = NULL;
     size_t batch = 64, memory_cap = 0, limit = 0;
     int scaling = 0;
@@ -66,6 +86,14 @@ int main(int argc, char **argv)
             memory_cap = strtoul(argv[++i], NULL, 10);
         } else if (strcmp(argv[i], "--shape") == 0 && i + 1 < argc) {
             shape = argv[++i];
+        } else if (strcmp(argv[i], "--net") == 0 && i + 1 < argc) {
+            o.net_name = argv[++i];
+            free(net_text);
+            if (!(net_text = read_file(o.net_name))) {
+                fprintf(stderr, "clgrad-bench: cannot read %s\n", o.net_name);
+                return 2;
+            }
+            o.net_text = net_text;
         } else if (strcmp(argv[i], "--filter") == 0 && i + 1 < argc) {
             o.filter = argv[++i];
         } else if (strcmp(argv[i], "--help") == 0) {
@@ -85,22 +113,25 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    int rc = 2;
     if (strcmp(cmd, "startup") == 0)
-        return bench_startup(&o);
-    if (strcmp(cmd, "gemm") == 0)
-        return bench_gemm(&o, shape, impl);
-    if (strcmp(cmd, "conv") == 0)
-        return bench_conv(&o, shape);
-    if (strcmp(cmd, "pool") == 0)
-        return bench_pool(&o);
-    if (strcmp(cmd, "cluster") == 0 && batch > 0)
-        return bench_cluster(&o, batch, &argc, &argv);
-    if (strcmp(cmd, "experiments") == 0)
-        return bench_experiments(&o, limit);
-    if (strcmp(cmd, "data") == 0)
-        return bench_data(&o, folder, memory_cap);
-    if (strcmp(cmd, "train") == 0 && batch > 0)
-        return scaling ? bench_scaling(&o, batch, argv[0]) : bench_train(&o, batch);
-    usage(stderr);
-    return 2;
+        rc = bench_startup(&o);
+    else if (strcmp(cmd, "gemm") == 0)
+        rc = bench_gemm(&o, shape, impl);
+    else if (strcmp(cmd, "conv") == 0)
+        rc = bench_conv(&o, shape);
+    else if (strcmp(cmd, "pool") == 0)
+        rc = bench_pool(&o);
+    else if (strcmp(cmd, "cluster") == 0 && batch > 0)
+        rc = bench_cluster(&o, batch, &argc, &argv);
+    else if (strcmp(cmd, "experiments") == 0)
+        rc = bench_experiments(&o, limit);
+    else if (strcmp(cmd, "data") == 0)
+        rc = bench_data(&o, folder, memory_cap);
+    else if (strcmp(cmd, "train") == 0 && batch > 0)
+        rc = scaling ? bench_scaling(&o, batch, argv[0]) : bench_train(&o, batch);
+    else
+        usage(stderr);
+    free(net_text);
+    return rc;
 }

@@ -1,9 +1,7 @@
 /* Batch normalisation: per-channel reductions, then elementwise kernels. */
 #include <stdio.h>
-#include "tensor/tensor_internal.h"
+#include "ops/norm_internal.h"
 #include "clgrad/norm.h"
-
-enum { LOCAL0 = 32 };
 
 static clg_status check(clg_ctx *ctx, const char *call, const clg_tensor *x,
                         const clg_tensor *const *ch, int n_ch, const clg_tensor *const *full,
@@ -31,7 +29,7 @@ static clg_status apply(clg_ctx *ctx, const clg_tensor *x, clg_tensor *y, const 
                         int infer, float eps)
 {
     clg__launch l;
-    clg_status st = clg__launch_begin(ctx, "batchnorm", NULL, "clg_bn_apply", &l);
+    clg_status st = clg__launch_begin(ctx, "batchnorm", CLG__BN_OPTIONS, "clg_bn_apply", &l);
     if (st != CLG_OK)
         return st;
     clg__arg_tensor(&l, x);
@@ -44,8 +42,9 @@ static clg_status apply(clg_ctx *ctx, const clg_tensor *x, clg_tensor *y, const 
     clg__arg_u32(&l, x->shape.h * x->shape.w);
     clg__arg_u32(&l, (size_t)infer);
     clg__arg_f32(&l, eps);
-    size_t global[3] = {x->shape.h * x->shape.w, x->shape.n * x->shape.c, 1};
-    size_t local[3] = {global[0] >= LOCAL0 ? LOCAL0 : 1, 1, 1};
+    /* a work-group per (n, c) plane: few enough that launching them costs little */
+    size_t global[3] = {CLG__BN_LOCAL, x->shape.n * x->shape.c, 1};
+    size_t local[3] = {CLG__BN_LOCAL, 1, 1};
     return clg__launch_run(&l, global, local);
 }
 
@@ -62,7 +61,7 @@ clg_status clg_batchnorm_forward_train(clg_ctx *ctx, const clg_tensor *x, const 
         st = clg__fail(ctx, CLG_ERR_INVALID_ARG, "clg_batchnorm_forward_train: eps must be > 0 and momentum in [0, 1]");
     clg__launch l;
     if (st == CLG_OK)
-        st = clg__launch_begin(ctx, "batchnorm", NULL, "clg_bn_stats", &l);
+        st = clg__launch_begin(ctx, "batchnorm", CLG__BN_OPTIONS, "clg_bn_stats", &l);
     if (st != CLG_OK)
         return st;
     clg__arg_tensor(&l, x);
@@ -76,7 +75,7 @@ clg_status clg_batchnorm_forward_train(clg_ctx *ctx, const clg_tensor *x, const 
     clg__arg_tensor(&l, running ? running_var : save_invstd);
     clg__arg_tensor(&l, save_mean);
     clg__arg_tensor(&l, save_invstd);
-    size_t global[3] = {x->shape.c, 1, 1}, local[3] = {1, 1, 1};
+    size_t global[3] = {x->shape.c * CLG__BN_LOCAL, 1, 1}, local[3] = {CLG__BN_LOCAL, 1, 1};
     st = clg__launch_run(&l, global, local);
     if (st == CLG_OK)
         st = apply(ctx, x, y, gamma, beta, save_mean, save_invstd, 0, eps);
@@ -107,7 +106,7 @@ clg_status clg_batchnorm_backward(clg_ctx *ctx, const clg_tensor *x, const clg_t
     clg_status st = check(ctx, "clg_batchnorm_backward", x, ch, 5, full, 2);
     clg__launch l;
     if (st == CLG_OK)
-        st = clg__launch_begin(ctx, "batchnorm", NULL, "clg_bn_bwd_reduce", &l);
+        st = clg__launch_begin(ctx, "batchnorm", CLG__BN_OPTIONS, "clg_bn_bwd_reduce", &l);
     if (st != CLG_OK)
         return st;
     size_t N = x->shape.n, C = x->shape.c, HW = x->shape.h * x->shape.w;
@@ -120,10 +119,10 @@ clg_status clg_batchnorm_backward(clg_ctx *ctx, const clg_tensor *x, const clg_t
     clg__arg_u32(&l, HW);
     clg__arg_tensor(&l, dgamma);
     clg__arg_tensor(&l, dbeta);
-    size_t g1[3] = {C, 1, 1}, l1[3] = {1, 1, 1};
+    size_t g1[3] = {C * CLG__BN_LOCAL, 1, 1}, l1[3] = {CLG__BN_LOCAL, 1, 1};
     st = clg__launch_run(&l, g1, l1);
     if (st == CLG_OK)
-        st = clg__launch_begin(ctx, "batchnorm", NULL, "clg_bn_bwd_dx", &l);
+        st = clg__launch_begin(ctx, "batchnorm", CLG__BN_OPTIONS, "clg_bn_bwd_dx", &l);
     if (st != CLG_OK)
         return st;
     clg__arg_tensor(&l, x);
@@ -137,6 +136,6 @@ clg_status clg_batchnorm_backward(clg_ctx *ctx, const clg_tensor *x, const clg_t
     clg__arg_u32(&l, C);
     clg__arg_u32(&l, HW);
     clg__arg_tensor(&l, dx);
-    size_t g2[3] = {HW, N * C, 1}, l2[3] = {HW >= LOCAL0 ? LOCAL0 : 1, 1, 1};
+    size_t g2[3] = {CLG__BN_LOCAL, N * C, 1}, l2[3] = {CLG__BN_LOCAL, 1, 1};
     return clg__launch_run(&l, g2, l2);
 }

@@ -4,6 +4,7 @@
 #include "ops/conv/conv_internal.h"
 #include "ops/gemm_internal.h"
 #include "runtime/kernels_internal.h"
+#include "ops/norm_internal.h"
 #include "tensor/tensor_internal.h"
 
 clg_status clg_ctx_warm_up(clg_ctx *ctx)
@@ -20,9 +21,11 @@ clg_status clg_ctx_warm_up(clg_ctx *ctx)
             st = clg__gemm_warm_up(ctx); /* tuned options */
         else if (clg__conv_family(family))
             continue; /* below, algorithm by algorithm */
-        else if (strcmp(family, "tensor") == 0) {
+        else if (strcmp(family, "tensor") == 0)
             st = clg__program_get(ctx, family, CLG__TENSOR_OPTIONS, &prog);
-        } else if (strcmp(family, "common") != 0)
+        else if (strcmp(family, "batchnorm") == 0)
+            st = clg__program_get(ctx, family, CLG__BN_OPTIONS, &prog);
+        else if (strcmp(family, "common") != 0)
             st = clg__program_get(ctx, family, NULL, &prog);
         if (st != CLG_OK)
             return st;
