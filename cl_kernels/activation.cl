@@ -32,8 +32,7 @@ float clg_act_grad(uint act, float alpha, float x, float y)
 __kernel void clg_act_fwd(__global const float *x, ulong x_off, __global float *y, ulong y_off,
                           ulong n, uint act, float alpha)
 {
-    size_t i = CLG_GID0;
-    if (i < n)
+    CLG_FOR_EACH(i, n)
         y[y_off + i] = clg_act(act, alpha, x[x_off + i]);
 }
 
@@ -41,8 +40,7 @@ __kernel void clg_act_bwd(__global const float *x, ulong x_off, __global const f
                           ulong y_off, __global const float *dy, ulong dy_off, __global float *dx,
                           ulong dx_off, ulong n, uint act, float alpha)
 {
-    size_t i = CLG_GID0;
-    if (i < n)
+    CLG_FOR_EACH(i, n)
         dx[dx_off + i] = dy[dy_off + i] * clg_act_grad(act, alpha, x[x_off + i], y[y_off + i]);
 }
 

@@ -5,6 +5,10 @@
 /* Index of the current work-item in a 1-D launch, as a size_t for large tensors. */
 #define CLG_GID0 ((size_t)get_global_id(0))
 
+/* Elementwise kernels: i over [0, n) in strides of the launch (clg__launch_elementwise launches
+ * one work-item an element, so each runs once; a smaller launch would still cover n). */
+#define CLG_FOR_EACH(i, n) for (size_t i = CLG_GID0; i < (n); i += get_global_size(0))
+
 /* Register blocks of MR rows x NV float16 vectors (MR and NV from the family), the inner step
  * of the CPU-style products: zero them, load a row of B, and acc[i] += A(i) * B for every
  * row, A(i) an expression giving row i's scalar. Fully unrolled, so acc stays in registers. */

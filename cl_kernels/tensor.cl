@@ -1,17 +1,15 @@
-/* Whole-tensor kernels. 1-D launches, one element per work-item: these are bound by memory
- * bandwidth, and POCL vectorises across the work-items of a work-group. */
+/* Whole-tensor kernels. 1-D launches striding over the elements (CLG_FOR_EACH): these are
+ * bound by memory bandwidth, and POCL vectorises across the work-items of a work-group. */
 
 __kernel void clg_tensor_fill(__global float *x, ulong offset, ulong n, float value)
 {
-    size_t i = CLG_GID0;
-    if (i < n)
+    CLG_FOR_EACH(i, n)
         x[offset + i] = value;
 }
 
 __kernel void clg_tensor_scale(__global float *x, ulong offset, ulong n, float alpha)
 {
-    size_t i = CLG_GID0;
-    if (i < n)
+    CLG_FOR_EACH(i, n)
         x[offset + i] *= alpha;
 }
 
@@ -65,11 +63,10 @@ void clg_tensor_nonfinite(__global const float *x, ulong offset, ulong n, __glob
 __kernel void clg_tensor_add(__global const float *a, ulong ao, __global const float *b,
                              ulong bo, __global float *y, ulong yo, ulong n, uint relu)
 {
-    size_t i = CLG_GID0;
-    if (i >= n)
-        return;
-    float v = a[ao + i] + b[bo + i];
-    y[yo + i] = relu ? fmax(v, 0.0f) : v;
+    CLG_FOR_EACH(i, n) {
+        float v = a[ao + i] + b[bo + i];
+        y[yo + i] = relu ? fmax(v, 0.0f) : v;
+    }
 }
 
 /* Channels of a batch stacked into a wider one: item i of the narrow tensor (per sample
@@ -78,13 +75,12 @@ __kernel void clg_tensor_add(__global const float *a, ulong ao, __global const f
 __kernel void clg_tensor_stack(__global float *narrow, ulong no, __global float *wide, ulong wo,
                                ulong n, ulong per_narrow, ulong per_wide, ulong at, uint to_wide)
 {
-    size_t i = CLG_GID0;
-    if (i >= n)
-        return;
-    size_t s = i / per_narrow, r = i % per_narrow;
-    size_t w = wo + s * per_wide + at + r;
-    if (to_wide)
-        wide[w] = narrow[no + i];
-    else
-        narrow[no + i] = wide[w];
+    CLG_FOR_EACH(i, n) {
+        size_t s = i / per_narrow, r = i % per_narrow;
+        size_t w = wo + s * per_wide + at + r;
+        if (to_wide)
+            wide[w] = narrow[no + i];
+        else
+            narrow[no + i] = wide[w];
+    }
 }

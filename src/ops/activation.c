@@ -2,7 +2,6 @@
 #include "tensor/tensor_internal.h"
 #include "clgrad/activation.h"
 
-enum { LOCAL0 = 64 };
 
 clg_status clg_activation_forward(clg_ctx *ctx, clg_activation f, float alpha,
                                   const clg_tensor *x, clg_tensor *y)
@@ -24,8 +23,7 @@ clg_status clg_activation_forward(clg_ctx *ctx, clg_activation f, float alpha,
     clg__arg_u64(&l, n);
     clg__arg_u32(&l, f);
     clg__arg_f32(&l, alpha);
-    size_t global[3] = {n, 1, 1}, local[3] = {LOCAL0, 1, 1};
-    return clg__launch_run(&l, global, local);
+    return clg__launch_elementwise(&l, n);
 }
 
 clg_status clg_activation_backward(clg_ctx *ctx, clg_activation f, float alpha,
@@ -49,8 +47,7 @@ clg_status clg_activation_backward(clg_ctx *ctx, clg_activation f, float alpha,
     clg__arg_u64(&l, n);
     clg__arg_u32(&l, f);
     clg__arg_f32(&l, alpha);
-    size_t global[3] = {n, 1, 1}, local[3] = {LOCAL0, 1, 1};
-    return clg__launch_run(&l, global, local);
+    return clg__launch_elementwise(&l, n);
 }
 
 clg_status clg_bias_add(clg_ctx *ctx, const clg_tensor *bias, clg_tensor *y)

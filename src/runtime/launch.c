@@ -87,3 +87,12 @@ clg_status clg__launch_run(clg__launch *l, const size_t global[3], const size_t 
                             l->name, g[0], g[1], g[2], local[0], local[1], local[2]);
     return CLG_OK;
 }
+
+clg_status clg__launch_elementwise(clg__launch *l, size_t n)
+{
+    size_t local = 64, most = clg_ctx_device(l->ctx)->max_work_group_size;
+    if (!clg_ctx_decides_as_gpu(l->ctx) && n >= 1024 && most >= 1024)
+        local = 1024;
+    size_t global[3] = {n, 1, 1}, loc[3] = {local, 1, 1};
+    return clg__launch_run(l, global, loc);
+}

@@ -130,9 +130,7 @@ static clg_status elementwise(clg_tensor *t, const char *kernel, float value)
     clg__arg_u64(&l, t->offset);
     clg__arg_u64(&l, n);
     clg__arg_f32(&l, value);
-    /* An explicit local size: POCL picks poor ones when left to choose. */
-    size_t global[3] = {n, 1, 1}, local[3] = {64, 1, 1};
-    return clg__launch_run(&l, global, local);
+    return clg__launch_elementwise(&l, n);
 }
 
 clg_status clg_tensor_fill(clg_tensor *t, float value)
@@ -314,8 +312,7 @@ clg_status clg__tensor_add(clg_ctx *ctx, const clg_tensor *a, const clg_tensor *
     clg__arg_tensor(&l, out);
     clg__arg_u64(&l, n);
     clg__arg_u32(&l, relu != 0);
-    size_t global[3] = {n, 1, 1}, local[3] = {64, 1, 1};
-    return clg__launch_run(&l, global, local);
+    return clg__launch_elementwise(&l, n);
 }
 
 clg_status clg__tensor_stack(clg_ctx *ctx, clg_tensor *narrow, clg_tensor *wide, size_t at,
@@ -337,6 +334,5 @@ clg_status clg__tensor_stack(clg_ctx *ctx, clg_tensor *narrow, clg_tensor *wide,
     clg__arg_u64(&l, w.c * hw);
     clg__arg_u64(&l, at * hw);
     clg__arg_u32(&l, to_wide != 0);
-    size_t global[3] = {n, 1, 1}, local[3] = {64, 1, 1};
-    return clg__launch_run(&l, global, local);
+    return clg__launch_elementwise(&l, n);
 }
