@@ -58,23 +58,27 @@ void clg_bn_stats(__global const float *x, ulong x_off, uint N, uint C, uint HW,
     }
 }
 
-/* y = gamma * (x - mean) * invstd + beta; with infer = 1, invstd is computed from a variance
- * (the running one) as 1 / sqrt(var + eps). A work-group per (n, c) plane: the channel's
- * values once per item, its items striding over the plane's pixels. */
+/* y = gamma * (x - mean) * invstd + beta, then (a residual sum fused in) + r and max(., 0)
+ * when relu; with infer = 1, invstd is computed from a variance (the running one) as
+ * 1 / sqrt(var + eps). A work-group per (n, c) plane: the channel's values once per item, its
+ * items striding over the plane's pixels. */
 __kernel __attribute__((reqd_work_group_size(BN_LOCAL, 1, 1)))
 void clg_bn_apply(__global const float *x, ulong x_off, __global float *y, ulong y_off,
                   __global const float *gamma, ulong g_off, __global const float *beta,
                   ulong b_off, __global const float *mean, ulong m_off,
                   __global const float *scale, ulong s_off, uint C, uint HW, uint infer,
-                  float eps)
+                  float eps, __global const float *r, ulong r_off, uint residual, uint relu)
 {
     uint j = get_local_id(0), nc = get_global_id(1), c = nc % C;
     float is = infer ? 1.0f / sqrt(scale[s_off + c] + eps) : scale[s_off + c];
     float a = gamma[g_off + c] * is, mu = mean[m_off + c], b = beta[b_off + c];
-    const __global float *xp = x + x_off + (size_t)nc * HW;
-    __global float *yp = y + y_off + (size_t)nc * HW;
-    for (uint i = j; i < HW; i += BN_LOCAL)
-        yp[i] = fma(a, xp[i] - mu, b);
+    size_t at = (size_t)nc * HW;
+    for (uint i = j; i < HW; i += BN_LOCAL) {
+        float v = fma(a, x[x_off + at + i] - mu, b);
+        if (residual)
+            v += r[r_off + at + i];
+        y[y_off + at + i] = relu ? fmax(v, 0.0f) : v;
+    }
 }
 
 /* dbeta = sum dy, dgamma = sum dy * xhat, per channel (a work-group each, as the stats). */

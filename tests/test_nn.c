@@ -781,6 +781,16 @@ static void relu_fusions_follow_the_graph(void **state)
         {"input 6x6x2\nconv 3x3x4 pad=1 name=c\nconv 3x3x4 pad=1\nadd c relu=1\nfc 3\nsoftmax\n",
          "input 6x6x2\nconv 3x3x4 pad=1 name=c\nconv 3x3x4 pad=1\nadd c\nleaky alpha=0\nfc 3\n"
          "softmax\n"},
+        /* the sum and its ReLU written by the batch norm before it (and not, where the batch
+         * norm's output is read twice) */
+        {"input 6x6x2\nconv 3x3x4 pad=1 name=c\nconv 3x3x4 pad=1\nbatchnorm\nadd c relu=1\nfc 3\n"
+         "softmax\n",
+         "input 6x6x2\nconv 3x3x4 pad=1 name=c\nconv 3x3x4 pad=1\nbatchnorm\nadd c\n"
+         "leaky alpha=0\nfc 3\nsoftmax\n"},
+        {"input 6x6x2\nconv 3x3x4 pad=1 name=c\nconv 3x3x4 pad=1\nbatchnorm name=b\nadd c relu=1\n"
+         "add b\nfc 3\nsoftmax\n",
+         "input 6x6x2\nconv 3x3x4 pad=1 name=c\nconv 3x3x4 pad=1\nbatchnorm name=b\nadd c\n"
+         "leaky alpha=0\nadd b\nfc 3\nsoftmax\n"},
     };
     enum { N = 3 };
     float x[N * 72];

@@ -118,6 +118,16 @@ int clg__net_relu_fused(const clg_net *net, size_t conv)
            net->layers[conv + 1].act == CLG_ACT_RELU;
 }
 
+int clg__net_sum_fused(const clg_net *net, size_t bn)
+{
+    if (bn + 1 >= net->count || net->exact_output == bn + 1)
+        return 0;
+    const clg__layer *b = &net->layers[bn], *a = &net->layers[bn + 1];
+    return b->kind == CLG_LAYER_BATCHNORM && a->kind == CLG_LAYER_ADD && a->nin == 2 &&
+           a->from[0] == bn && b->nuse == 1 &&
+           (a->from[1] == CLG_NET_INPUT || a->from[1] < bn);
+}
+
 int clg__net_relu_folded(const clg_net *net, size_t relu)
 {
     return net->layers[relu].kind == CLG_LAYER_ACTIVATION && net->layers[relu].act == CLG_ACT_RELU &&

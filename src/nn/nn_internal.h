@@ -170,6 +170,10 @@ clg_tensor *clg__net_output_grad(clg_net *net, size_t i);
 uint64_t clg__net_dropout_seed(const clg_net *net, size_t layer);
 int clg__net_relu_fused(const clg_net *net, size_t conv);
 int clg__net_relu_folded(const clg_net *net, size_t relu);
+/* A residual sum of two inputs that reads batch norm `bn` (alone) right after it, its other
+ * input computed before: the batch norm's forward pass writes the sum (and its ReLU) into the
+ * add's output, and the add has nothing left to do. */
+int clg__net_sum_fused(const clg_net *net, size_t bn);
 
 /* Model file layout: a 24-byte header (magic, version, flags, payload length), sections of
  * (u32 tag, u64 length, bytes), then the SHA-256 of everything before it. */

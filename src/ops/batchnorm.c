@@ -26,7 +26,7 @@ static clg_status check(clg_ctx *ctx, const char *call, const clg_tensor *x,
 
 static clg_status apply(clg_ctx *ctx, const clg_tensor *x, clg_tensor *y, const clg_tensor *gamma,
                         const clg_tensor *beta, const clg_tensor *mean, const clg_tensor *scale,
-                        int infer, float eps)
+                        int infer, float eps, const clg_tensor *residual, int relu)
 {
     clg__launch l;
     clg_status st = clg__launch_begin(ctx, "batchnorm", CLG__BN_OPTIONS, "clg_bn_apply", &l);
@@ -42,6 +42,9 @@ static clg_status apply(clg_ctx *ctx, const clg_tensor *x, clg_tensor *y, const 
     clg__arg_u32(&l, x->shape.h * x->shape.w);
     clg__arg_u32(&l, (size_t)infer);
     clg__arg_f32(&l, eps);
+    clg__arg_tensor(&l, residual ? residual : x); /* read only with residual */
+    clg__arg_u32(&l, residual != NULL);
+    clg__arg_u32(&l, relu != 0);
     /* a work-group per (n, c) plane: few enough that launching them costs little */
     size_t global[3] = {CLG__BN_LOCAL, x->shape.n * x->shape.c, 1};
     size_t local[3] = {CLG__BN_LOCAL, 1, 1};
@@ -52,6 +55,16 @@ clg_status clg_batchnorm_forward_train(clg_ctx *ctx, const clg_tensor *x, const 
                                        const clg_tensor *beta, float momentum, float eps,
                                        clg_tensor *running_mean, clg_tensor *running_var,
                                        clg_tensor *save_mean, clg_tensor *save_invstd, clg_tensor *y)
+{
+    return clg__batchnorm_train_sum(ctx, x, gamma, beta, momentum, eps, running_mean,
+                                    running_var, save_mean, save_invstd, NULL, 0, y);
+}
+
+clg_status clg__batchnorm_train_sum(clg_ctx *ctx, const clg_tensor *x, const clg_tensor *gamma,
+                                    const clg_tensor *beta, float momentum, float eps,
+                                    clg_tensor *running_mean, clg_tensor *running_var,
+                                    clg_tensor *save_mean, clg_tensor *save_invstd,
+                                    const clg_tensor *residual, int relu, clg_tensor *y)
 {
     const clg_tensor *ch[6] = {gamma, beta, save_mean, save_invstd, running_mean, running_var};
     const clg_tensor *full[1] = {y};
@@ -78,7 +91,7 @@ clg_status clg_batchnorm_forward_train(clg_ctx *ctx, const clg_tensor *x, const 
     size_t global[3] = {x->shape.c * CLG__BN_LOCAL, 1, 1}, local[3] = {CLG__BN_LOCAL, 1, 1};
     st = clg__launch_run(&l, global, local);
     if (st == CLG_OK)
-        st = apply(ctx, x, y, gamma, beta, save_mean, save_invstd, 0, eps);
+        st = apply(ctx, x, y, gamma, beta, save_mean, save_invstd, 0, eps, residual, relu);
     return st;
 }
 
@@ -86,13 +99,22 @@ clg_status clg_batchnorm_forward_infer(clg_ctx *ctx, const clg_tensor *x, const 
                                        const clg_tensor *beta, const clg_tensor *running_mean,
                                        const clg_tensor *running_var, float eps, clg_tensor *y)
 {
+    return clg__batchnorm_infer_sum(ctx, x, gamma, beta, running_mean, running_var, eps, NULL, 0,
+                                    y);
+}
+
+clg_status clg__batchnorm_infer_sum(clg_ctx *ctx, const clg_tensor *x, const clg_tensor *gamma,
+                                    const clg_tensor *beta, const clg_tensor *running_mean,
+                                    const clg_tensor *running_var, float eps,
+                                    const clg_tensor *residual, int relu, clg_tensor *y)
+{
     const clg_tensor *ch[4] = {gamma, beta, running_mean, running_var};
     const clg_tensor *full[1] = {y};
     clg_status st = check(ctx, "clg_batchnorm_forward_infer", x, ch, 4, full, 1);
     if (st == CLG_OK && !(eps > 0.0f))
         st = clg__fail(ctx, CLG_ERR_INVALID_ARG, "clg_batchnorm_forward_infer: eps must be > 0");
     if (st == CLG_OK)
-        st = apply(ctx, x, y, gamma, beta, running_mean, running_var, 1, eps);
+        st = apply(ctx, x, y, gamma, beta, running_mean, running_var, 1, eps, residual, relu);
     return st;
 }
 

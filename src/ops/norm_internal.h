@@ -8,4 +8,16 @@
 #define CLG__BN_LOCAL 64
 #define CLG__BN_OPTIONS "-DBN_LOCAL=" CLG__STR(CLG__BN_LOCAL)
 
+/* The forward passes with a residual sum fused in: y = bn(x) + residual (same shape; NULL:
+ * none), then max(y, 0) when relu. For a network's batch norm that an add alone reads. */
+clg_status clg__batchnorm_train_sum(clg_ctx *ctx, const clg_tensor *x, const clg_tensor *gamma,
+                                    const clg_tensor *beta, float momentum, float eps,
+                                    clg_tensor *running_mean, clg_tensor *running_var,
+                                    clg_tensor *save_mean, clg_tensor *save_invstd,
+                                    const clg_tensor *residual, int relu, clg_tensor *y);
+clg_status clg__batchnorm_infer_sum(clg_ctx *ctx, const clg_tensor *x, const clg_tensor *gamma,
+                                    const clg_tensor *beta, const clg_tensor *running_mean,
+                                    const clg_tensor *running_var, float eps,
+                                    const clg_tensor *residual, int relu, clg_tensor *y);
+
 #endif

@@ -40,6 +40,8 @@ static clg_status forward(clg_net *net, size_t i, int train, uint64_t step)
     (void)train, (void)step;
     clg__layer *l = &net->layers[i];
     clg_status st = CLG_OK;
+    if (i > 0 && clg__net_sum_fused(net, i - 1))
+        return CLG_OK; /* the batch norm before wrote the sum */
     for (size_t k = 1; k < l->nin && st == CLG_OK; k++) /* in input order: reproducible */
         st = clg__tensor_add(net->ctx, k == 1 ? clg__net_input_k(net, i, 0) : &l->y_n,
                              clg__net_input_k(net, i, k), &l->y_n, l->relu && k + 1 == l->nin);

@@ -2,6 +2,7 @@
 #include <stdio.h>
 
 #include "clgrad/norm.h"
+#include "ops/norm_internal.h"
 #include "nn/layer_table.h"
 
 static clg_status option(const clg__parser *p, const clg__option *o, clg__layer *l)
@@ -70,13 +71,20 @@ static clg_status forward(clg_net *net, size_t i, int train, uint64_t step)
 {
     (void)step;
     clg__layer *l = &net->layers[i];
-    clg_tensor *x = clg__net_input(net, i);
+    clg_tensor *x = clg__net_input(net, i), *residual = NULL;
+    int relu = 0;
+    if (clg__net_sum_fused(net, i)) { /* write the residual sum (and its ReLU) in one pass */
+        clg__layer *add = &net->layers[i + 1];
+        residual = clg__net_input_k(net, i + 1, 1);
+        relu = add->relu;
+        l->y_n = add->y_n; /* the add alone reads it: what it would see is the sum's input */
+    }
     if (train)
-        return clg_batchnorm_forward_train(net->ctx, x, l->param[0], l->param[1], l->momentum,
-                                           l->eps, l->state[0], l->state[1], l->saved[0],
-                                           l->saved[1], &l->y_n);
-    return clg_batchnorm_forward_infer(net->ctx, x, l->param[0], l->param[1], l->state[0],
-                                       l->state[1], l->eps, &l->y_n);
+        return clg__batchnorm_train_sum(net->ctx, x, l->param[0], l->param[1], l->momentum,
+                                        l->eps, l->state[0], l->state[1], l->saved[0],
+                                        l->saved[1], residual, relu, &l->y_n);
+    return clg__batchnorm_infer_sum(net->ctx, x, l->param[0], l->param[1], l->state[0],
+                                    l->state[1], l->eps, residual, relu, &l->y_n);
 }
 
 static clg_status backward(clg_net *net, size_t i, uint64_t step)
