@@ -7,21 +7,6 @@
 #define BN_LOCAL 64 /* the host passes its own (src/ops/norm_internal.h) */
 #endif
 
-/* The sum of acc[0 .. BN_LOCAL) into acc[0], in a fixed order; every item reads it after. */
-static float bn_tree(__local float *acc, uint j, float v)
-{
-    acc[j] = v;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint span = BN_LOCAL / 2; span > 0; span /= 2) {
-        if (j < span)
-            acc[j] += acc[j + span];
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    float total = acc[0];
-    barrier(CLK_LOCAL_MEM_FENCE); /* acc is reused */
-    return total;
-}
-
 __kernel __attribute__((reqd_work_group_size(BN_LOCAL, 1, 1)))
 void clg_bn_stats(__global const float *x, ulong x_off, uint N, uint C, uint HW, float eps,
                   float momentum, uint has_running, __global float *rmean, ulong rm_off,
@@ -36,7 +21,7 @@ void clg_bn_stats(__global const float *x, ulong x_off, uint N, uint C, uint HW,
         for (uint i = j; i < HW; i += BN_LOCAL)
             part += xc[i];
     }
-    float M = (float)N * (float)HW, mu = bn_tree(acc, j, part) / M;
+    float M = (float)N * (float)HW, mu = clg_group_sum(acc, j, BN_LOCAL, part) / M;
     part = 0.0f;
     for (uint n = 0; n < N; n++) {
         const __global float *xc = x + x_off + ((size_t)n * C + c) * HW;
@@ -45,7 +30,7 @@ void clg_bn_stats(__global const float *x, ulong x_off, uint N, uint C, uint HW,
             part = fma(d, d, part);
         }
     }
-    float sq = bn_tree(acc, j, part);
+    float sq = clg_group_sum(acc, j, BN_LOCAL, part);
     if (j)
         return;
     float var = sq / M;
@@ -99,7 +84,7 @@ void clg_bn_bwd_reduce(__global const float *x, ulong x_off, __global const floa
             pg = fma(g, (x[x_off + base + i] - mu) * is, pg);
         }
     }
-    float sg = bn_tree(acc, j, pg), sb = bn_tree(acc, j, pb);
+    float sg = clg_group_sum(acc, j, BN_LOCAL, pg), sb = clg_group_sum(acc, j, BN_LOCAL, pb);
     if (j)
         return;
     dgamma[dg_off + c] = sg;

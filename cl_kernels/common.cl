@@ -9,6 +9,23 @@
  * one work-item an element, so each runs once; a smaller launch would still cover n). */
 #define CLG_FOR_EACH(i, n) for (size_t i = CLG_GID0; i < (n); i += get_global_size(0))
 
+/* The sum of every work-item's v over a work-group of n items (a power of 2) through acc (n
+ * floats of local memory), as a tree in a fixed order, so that results are reproducible;
+ * every item gets it, and acc may be used again after. */
+float clg_group_sum(__local float *acc, uint j, uint n, float v)
+{
+    acc[j] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint span = n / 2; span > 0; span /= 2) {
+        if (j < span)
+            acc[j] += acc[j + span];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    float total = acc[0];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return total;
+}
+
 /* Register blocks of MR rows x NV float16 vectors (MR and NV from the family), the inner step
  * of the CPU-style products: zero them, load a row of B, and acc[i] += A(i) * B for every
  * row, A(i) an expression giving row i's scalar. Fully unrolled, so acc stays in registers. */

@@ -28,15 +28,9 @@ void clg_tensor_sumsq(__global const float *x, ulong offset, ulong n, __global f
         float v = x[offset + i];
         s += v * v;
     }
-    acc[lid] = s;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (size_t span = SUMSQ_LOCAL / 2; span > 0; span /= 2) {
-        if (lid < span)
-            acc[lid] += acc[lid + span];
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
+    float total = clg_group_sum(acc, (uint)lid, SUMSQ_LOCAL, s);
     if (lid == 0)
-        partial[get_group_id(0)] = acc[0];
+        partial[get_group_id(0)] = total;
 }
 
 /* Partial counts of elements that are NaN or infinite, as the sum of squares above. */
