@@ -4,6 +4,7 @@
 
 #include "clgrad/train.h"
 #include "runtime/runtime_internal.h"
+#include "train/train_internal.h"
 
 clg_train_options clg_train_options_default(void)
 {
@@ -122,14 +123,14 @@ static clg_status check_train(const clg_train_options *o)
             (int)o->checkpoint_frequency_unit);
     if (o->checkpoint_path && !*o->checkpoint_path)
         BAD("checkpoint_path is empty (NULL: no checkpoints)");
-    return o->execution ? clg_exec_options_check(o->execution) : CLG_OK;
+    return CLG_OK;
 }
 
 clg_status clg_train_options_check(const clg_train_options *given)
 {
     clg_train_options o;
-    clg_status st = read_train(given, &o);
-    return st == CLG_OK ? check_train(&o) : st;
+    clg_exec_options x;
+    return clg__train_options_read(given, &o, &x);
 }
 
 #undef BAD
