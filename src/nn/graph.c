@@ -105,6 +105,17 @@ int clg__net_is_graph(const clg_net *net)
     return 0;
 }
 
+void clg__net_input_names(const clg_net *net, const clg__layer *l, size_t first, char *buf,
+                          size_t cap)
+{
+    clg__text_out o = {buf, cap, 0};
+    if (cap)
+        buf[0] = '\0';
+    for (size_t k = first; k < l->nin; k++)
+        clg__text_put(&o, "%s%s", k > first ? "," : "",
+                      l->from[k] == CLG_NET_INPUT ? "input" : net->layers[l->from[k]].name);
+}
+
 int clg__net_needs_dx(const clg_net *net, size_t i, size_t k)
 {
     return net->layers[i].from[k] != CLG_NET_INPUT;

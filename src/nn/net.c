@@ -74,21 +74,14 @@ clg_status clg__net_create_spec(clg_shape input, clg_net **out)
     return CLG_OK;
 }
 
-static const char *name_of(const clg_net *net, size_t from)
-{
-    return from == CLG_NET_INPUT ? "input" : net->layers[from].name;
-}
-
 void clg__layer_text(const clg_net *net, const clg__layer *l, size_t i, char *buf, size_t cap)
 {
     /* inputs after the first follow an add's or concat's keyword when the first is the
      * previous line's output; otherwise from= names them all */
     size_t prev = i ? i - 1 : CLG_NET_INPUT;
     int plain = l->nin && l->from[0] == prev;
-    char names[CLG_LAYER_INPUTS * CLG_LAYER_NAME] = "", own[CLG_LAYER_NAME];
-    clg__text_out list = {names, sizeof names, 0};
-    for (size_t k = plain ? 1 : 0; k < l->nin; k++)
-        clg__text_put(&list, "%s%s", list.n ? "," : "", name_of(net, l->from[k]));
+    char names[CLG_LAYER_INPUTS * CLG_LAYER_NAME], own[CLG_LAYER_NAME];
+    clg__net_input_names(net, l, plain ? 1 : 0, names, sizeof names);
     clg__text_out o = {buf, cap, 0};
     if (cap)
         buf[0] = '\0';

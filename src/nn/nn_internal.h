@@ -147,6 +147,10 @@ int clg__net_is_graph(const clg_net *net);
 /* Layer i's output gradient into its dy_n, from the input gradients of the layers that read
  * it (their sum, in layer order, when several do). Backward, after those layers' passes. */
 clg_status clg__net_gather_dy(clg_net *net, size_t i);
+/* The names of l's inputs from the first-th on, comma-separated ("input" for the network's),
+ * into buf. */
+void clg__net_input_names(const clg_net *net, const clg__layer *l, size_t first, char *buf,
+                          size_t cap);
 /* 1 when layer i's first input is a layer's (so its gradient is needed), 0 for the net's. */
 int clg__net_needs_dx(const clg_net *net, size_t i, size_t k);
 

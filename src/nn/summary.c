@@ -38,11 +38,7 @@ clg_status clg_net_summary(const clg_net *net, char *buf, size_t cap, size_t *le
         const clg__layer *l = &net->layers[i];
         clg_layer_info info;
         clg_net_layer_info(net, i, &info);
-        clg__text_out f = {from, sizeof from, 0};
-        from[0] = '\0';
-        for (size_t k = 0; k < l->nin; k++)
-            clg__text_put(&f, "%s%s", k ? "," : "",
-                          l->from[k] == CLG_NET_INPUT ? "input" : net->layers[l->from[k]].name);
+        clg__net_input_names(net, l, 0, from, sizeof from);
         char shape[48];
         snprintf(shape, sizeof shape, "%zux%zux%zu", l->out.c, l->out.h, l->out.w);
         clg__text_put(&o, "%4zu  %-12s %-34.34s %-16.16s %-14s %12s %14s\n", i + 1, l->name,
