@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "bench_common.h"
+#include "text_file.h"
 
 static void usage(FILE *f)
 {
@@ -40,24 +41,6 @@ static void usage(FILE *f)
                "  --filter  device filter (default $CLGRAD_DEVICES); the first device is used\n");
 }
 
-/* A whole text file (malloc'd), or NULL. */
-static char *read_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    char *text = NULL;
-    long size = -1;
-    if (f && fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
-        (text = malloc((size_t)size + 1)) && fread(text, 1, (size_t)size, f) == (size_t)size) {
-        text[size] = '\0';
-    } else {
-        free(text);
-        text = NULL;
-    }
-    if (f)
-        fclose(f);
-    return text;
-}
-
 int main(int argc, char **argv)
 {
     bench_opts o = {0, 5, NULL, 0, NULL, "default"};
@@ -89,7 +72,7 @@ int main(int argc, char **argv)
         } else if (strcmp(argv[i], "--net") == 0 && i + 1 < argc) {
             o.net_name = argv[++i];
             free(net_text);
-            if (!(net_text = read_file(o.net_name))) {
+            if (!(net_text = read_text_file(o.net_name))) {
                 fprintf(stderr, "clgrad-bench: cannot read %s\n", o.net_name);
                 return 2;
             }

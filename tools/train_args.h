@@ -3,6 +3,7 @@
 #define CLGRAD_TRAIN_ARGS_H
 
 #include "clgrad/clgrad.h"
+#include "text_file.h"
 
 #define DEFAULT_DATA "/usr/share/datasets/fashion-mnist"
 #define MAX_DEVICES 64 /* as many as one device group holds */
@@ -30,8 +31,6 @@ typedef struct cli {
  * --version (exit 0), else the exit code (2 for usage errors). */
 int cli_parse(int argc, char **argv, cli *c);
 
-/* A whole file as a string (malloc'd), or NULL. */
-char *read_text_file(const char *path);
 
 /* The network of TensorFlow's CNN tutorial, used for Fashion-MNIST. */
 extern const char default_net[];
