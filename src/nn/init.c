@@ -30,7 +30,7 @@ static int feeds_relu(const clg_net *net, size_t i)
             return l->act == CLG_ACT_RELU || l->act == CLG_ACT_LEAKY_RELU || l->act == CLG_ACT_ELU;
         if (l->kind == CLG_LAYER_ADD && l->relu)
             return 1;
-        if (l->kind != CLG_LAYER_ADD && !clg__layer_def_of(l->kind)->init_transparent)
+        if (!clg__layer_def_of(l->kind)->init_transparent)
             return 0;
     }
     return 0;

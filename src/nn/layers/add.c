@@ -75,4 +75,5 @@ static const char *const keywords[] = {"add", NULL};
 const clg__layer_def clg__layer_add = {
     .kind = CLG_LAYER_ADD, .keywords = keywords, .parse = parse, .format = format,
     .infer = infer, .forward = forward, .backward = backward, .flops = flops, .multi_input = 1,
+    .init_transparent = 1, /* a sum passes on what follows it (its own ReLU: init.c) */
 };
