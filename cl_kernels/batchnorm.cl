@@ -1,38 +1,53 @@
 /* Batch normalisation per channel, NCHW: statistics over n, h, w (M = N * HW values a
- * channel). Reductions: one work-group of BN_LOCAL work-items a channel, each item striding
- * over the pixels of every image (neighbouring items read neighbouring floats: CPUs vectorise
- * across them), then a tree in local memory; two passes (mean, then squared deviations), all
- * in a fixed order, so results are deterministic and the variance never goes negative. */
+ * channel); two passes (mean, then squared deviations), all in a fixed order, so results are
+ * deterministic and the variance never goes negative.
+ *
+ * Two forms of each kernel, the host picks by device (src/ops/batchnorm.c):
+ * - GPU: a work-group of BN_LOCAL work-items per channel (reductions) or per (n, c) plane
+ *   (elementwise), neighbouring items reading neighbouring floats (coalesced), reductions
+ *   finished by a tree in local memory.
+ * - CPU (_planes): a work-item runs along whole planes with explicit 16-wide vectors. POCL
+ *   vectorises across work-items only where no loop runs inside one, so the GPU form's
+ *   strided loops ran one float at a time (about 9 GB/s).
+ *
+ * A ReLU after the batch norm may be fused: the forward pass writes max(y, 0) and the backward
+ * pass reads that output as the ReLU's mask (g = dy where y > 0, else 0). */
 #ifndef BN_LOCAL
 #define BN_LOCAL 64 /* the host passes its own (src/ops/norm_internal.h) */
 #endif
 
-__kernel __attribute__((reqd_work_group_size(BN_LOCAL, 1, 1)))
-void clg_bn_stats(__global const float *x, ulong x_off, uint N, uint C, uint HW, float eps,
-                  float momentum, uint has_running, __global float *rmean, ulong rm_off,
-                  __global float *rvar, ulong rv_off, __global float *mean, ulong m_off,
-                  __global float *invstd, ulong i_off)
+/* The gradient reaching the batch norm: dy, or with a fused ReLU dy where the output y > 0.
+ * masked is a constant in each kernel (both loads unconditional, a select): a runtime flag
+ * left POCL's loops scalar, 3x slower. */
+inline float bn_grad(__global const float *dy, __global const float *y, size_t i,
+                     const int masked)
 {
-    __local float acc[BN_LOCAL];
-    uint c = get_group_id(0), j = get_local_id(0);
-    float part = 0.0f;
-    for (uint n = 0; n < N; n++) {
-        const __global float *xc = x + x_off + ((size_t)n * C + c) * HW;
-        for (uint i = j; i < HW; i += BN_LOCAL)
-            part += xc[i];
-    }
-    float M = (float)N * (float)HW, mu = clg_group_sum(acc, j, BN_LOCAL, part) / M;
-    part = 0.0f;
-    for (uint n = 0; n < N; n++) {
-        const __global float *xc = x + x_off + ((size_t)n * C + c) * HW;
-        for (uint i = j; i < HW; i += BN_LOCAL) {
-            float d = xc[i] - mu;
-            part = fma(d, d, part);
-        }
-    }
-    float sq = clg_group_sum(acc, j, BN_LOCAL, part);
-    if (j)
-        return;
+    float d = dy[i];
+    return masked ? (y[i] > 0.0f ? d : 0.0f) : d;
+}
+
+inline float16 bn_grad16(__global const float *dy, __global const float *y, size_t i,
+                         const int masked)
+{
+    float16 d = vload16(0, dy + i);
+    return masked ? select((float16)(0.0f), d, isgreater(vload16(0, y + i), (float16)(0.0f))) : d;
+}
+
+inline float bn_hsum(float16 v)
+{
+    float8 a = v.lo + v.hi;
+    float4 b = a.lo + a.hi;
+    float2 c = b.lo + b.hi;
+    return c.x + c.y;
+}
+
+/* Channel c's mean and 1 / sqrt(var + eps) from the sum of squared deviations sq, stored
+ * with the running statistics' update (unbiased variance). */
+inline void bn_stats_store(uint c, float mu, float sq, float M, float eps, float momentum,
+                           uint has_running, __global float *rmean, ulong rm_off,
+                           __global float *rvar, ulong rv_off, __global float *mean,
+                           ulong m_off, __global float *invstd, ulong i_off)
+{
     float var = sq / M;
     mean[m_off + c] = mu;
     invstd[i_off + c] = 1.0f / sqrt(var + eps);
@@ -43,20 +58,100 @@ void clg_bn_stats(__global const float *x, ulong x_off, uint N, uint C, uint HW,
     }
 }
 
+#define BN_STATS_ARGS                                                                         \
+    __global const float *x, ulong x_off, uint N, uint C, uint HW, float eps, float momentum, \
+        uint has_running, __global float *rmean, ulong rm_off, __global float *rvar,           \
+        ulong rv_off, __global float *mean, ulong m_off, __global float *invstd, ulong i_off
+#define BN_STATS_STORE(mu, sq)                                                                \
+    bn_stats_store(c, mu, sq, (float)N * (float)HW, eps, momentum, has_running, rmean,        \
+                   rm_off, rvar, rv_off, mean, m_off, invstd, i_off)
+
+/* GPU form: items stride over the pixels of every image of channel c (a work-group). */
+__kernel __attribute__((reqd_work_group_size(BN_LOCAL, 1, 1)))
+void clg_bn_stats(BN_STATS_ARGS)
+{
+    __local float acc[BN_LOCAL];
+    uint c = get_group_id(0), j = get_local_id(0);
+    float part = 0.0f;
+    for (uint n = 0; n < N; n++) {
+        const __global float *xc = x + x_off + ((size_t)n * C + c) * HW;
+        for (uint i = j; i < HW; i += BN_LOCAL)
+            part += xc[i];
+    }
+    float mu = clg_group_sum(acc, j, BN_LOCAL, part) / ((float)N * (float)HW);
+    part = 0.0f;
+    for (uint n = 0; n < N; n++) {
+        const __global float *xc = x + x_off + ((size_t)n * C + c) * HW;
+        for (uint i = j; i < HW; i += BN_LOCAL) {
+            float d = xc[i] - mu;
+            part = fma(d, d, part);
+        }
+    }
+    float sq = clg_group_sum(acc, j, BN_LOCAL, part);
+    if (j == 0)
+        BN_STATS_STORE(mu, sq);
+}
+
+/* Sum over a plane of (p - mu), or of its squares. */
+inline float bn_plane_sum(const __global float *p, uint HW, float mu, const int squares)
+{
+    float16 a = (float16)(0.0f), b = (float16)(0.0f);
+    uint i = 0;
+    for (; i + 32 <= HW; i += 32) {
+        float16 d0 = vload16(0, p + i) - mu, d1 = vload16(0, p + i + 16) - mu;
+        a = squares ? fma(d0, d0, a) : a + d0;
+        b = squares ? fma(d1, d1, b) : b + d1;
+    }
+    if (i + 16 <= HW) {
+        float16 d = vload16(0, p + i) - mu;
+        a = squares ? fma(d, d, a) : a + d;
+        i += 16;
+    }
+    float t = 0.0f;
+    for (; i < HW; i++) {
+        float d = p[i] - mu;
+        t = squares ? fma(d, d, t) : t + d;
+    }
+    return bn_hsum(a + b) + t;
+}
+
+/* CPU form: item j sums planes n = j, j + BN_LOCAL, ... of channel c (a work-group). */
+__kernel __attribute__((reqd_work_group_size(BN_LOCAL, 1, 1)))
+void clg_bn_stats_planes(BN_STATS_ARGS)
+{
+    __local float acc[BN_LOCAL];
+    uint c = get_group_id(0), j = get_local_id(0);
+    float part = 0.0f;
+    for (uint n = j; n < N; n += BN_LOCAL)
+        part += bn_plane_sum(x + x_off + ((size_t)n * C + c) * HW, HW, 0.0f, 0);
+    float mu = clg_group_sum(acc, j, BN_LOCAL, part) / ((float)N * (float)HW);
+    part = 0.0f;
+    for (uint n = j; n < N; n += BN_LOCAL)
+        part += bn_plane_sum(x + x_off + ((size_t)n * C + c) * HW, HW, mu, 1);
+    float sq = clg_group_sum(acc, j, BN_LOCAL, part);
+    if (j == 0)
+        BN_STATS_STORE(mu, sq);
+}
+
 /* y = gamma * (x - mean) * invstd + beta, then (a residual sum fused in) + r and max(., 0)
  * when relu; with infer = 1, invstd is computed from a variance (the running one) as
- * 1 / sqrt(var + eps). A work-group per (n, c) plane: the channel's values once per item, its
- * items striding over the plane's pixels. */
+ * 1 / sqrt(var + eps). */
+#define BN_APPLY_ARGS                                                                         \
+    __global const float *x, ulong x_off, __global float *y, ulong y_off,                     \
+        __global const float *gamma, ulong g_off, __global const float *beta, ulong b_off,    \
+        __global const float *mean, ulong m_off, __global const float *scale, ulong s_off,    \
+        uint C, uint HW, uint infer, float eps, __global const float *r, ulong r_off,          \
+        uint residual, uint relu
+#define BN_APPLY_COEFFICIENTS(c)                                                              \
+    float is = infer ? 1.0f / sqrt(scale[s_off + c] + eps) : scale[s_off + c];               \
+    float a = gamma[g_off + c] * is, mu = mean[m_off + c], b = beta[b_off + c]
+
+/* GPU form: a work-group per (n, c) plane, its items striding over the plane's pixels. */
 __kernel __attribute__((reqd_work_group_size(BN_LOCAL, 1, 1)))
-void clg_bn_apply(__global const float *x, ulong x_off, __global float *y, ulong y_off,
-                  __global const float *gamma, ulong g_off, __global const float *beta,
-                  ulong b_off, __global const float *mean, ulong m_off,
-                  __global const float *scale, ulong s_off, uint C, uint HW, uint infer,
-                  float eps, __global const float *r, ulong r_off, uint residual, uint relu)
+void clg_bn_apply(BN_APPLY_ARGS, uint NC)
 {
     uint j = get_local_id(0), nc = get_global_id(1), c = nc % C;
-    float is = infer ? 1.0f / sqrt(scale[s_off + c] + eps) : scale[s_off + c];
-    float a = gamma[g_off + c] * is, mu = mean[m_off + c], b = beta[b_off + c];
+    BN_APPLY_COEFFICIENTS(c);
     size_t at = (size_t)nc * HW;
     for (uint i = j; i < HW; i += BN_LOCAL) {
         float v = fma(a, x[x_off + at + i] - mu, b);
@@ -66,22 +161,74 @@ void clg_bn_apply(__global const float *x, ulong x_off, __global float *y, ulong
     }
 }
 
-/* dbeta = sum dy, dgamma = sum dy * xhat, per channel (a work-group each, as the stats). */
-__kernel __attribute__((reqd_work_group_size(BN_LOCAL, 1, 1)))
-void clg_bn_bwd_reduce(__global const float *x, ulong x_off, __global const float *dy,
-                       ulong dy_off, __global const float *mean, ulong m_off,
-                       __global const float *invstd, ulong i_off, uint N, uint C, uint HW,
-                       __global float *dgamma, ulong dg_off, __global float *dbeta, ulong db_off)
+/* CPU form: a work-item per (n, c) plane (dimension 0). */
+__kernel void clg_bn_apply_planes(BN_APPLY_ARGS, uint NC)
 {
-    __local float acc[BN_LOCAL];
+    uint nc = get_global_id(0), c = nc % C;
+    if (nc >= NC)
+        return;
+    BN_APPLY_COEFFICIENTS(c);
+    size_t at = (size_t)nc * HW;
+    const __global float *xp = x + x_off + at, *rp = r + r_off + at;
+    __global float *yp = y + y_off + at;
+    uint i = 0;
+    for (; i + 16 <= HW; i += 16) {
+        float16 v = fma((float16)(a), vload16(0, xp + i) - mu, (float16)(b));
+        if (residual)
+            v += vload16(0, rp + i);
+        vstore16(relu ? fmax(v, 0.0f) : v, 0, yp + i);
+    }
+    for (; i < HW; i++) {
+        float v = fma(a, xp[i] - mu, b);
+        if (residual)
+            v += rp[i];
+        yp[i] = relu ? fmax(v, 0.0f) : v;
+    }
+}
+
+/* dbeta = sum g, dgamma = sum g * xhat, per channel (a work-group each, as the stats); g the
+ * gradient reaching the batch norm (bn_grad). */
+#define BN_BWD_REDUCE_ARGS                                                                    \
+    __global const float *x, ulong x_off, __global const float *dy, ulong dy_off,             \
+        __global const float *y, ulong y_off, __global const float *mean, ulong m_off,         \
+        __global const float *invstd, ulong i_off, uint N, uint C, uint HW,                    \
+        __global float *dgamma, ulong dg_off, __global float *dbeta, ulong db_off
+#define BN_BWD_REDUCE_PASS                                                                    \
+    x, x_off, dy, dy_off, y, y_off, mean, m_off, invstd, i_off, N, C, HW, dgamma, dg_off,     \
+        dbeta, db_off
+
+inline void bn_bwd_reduce(BN_BWD_REDUCE_ARGS, __local float *acc, const int masked,
+                          const int planes)
+{
     uint c = get_group_id(0), j = get_local_id(0);
     float mu = mean[m_off + c], is = invstd[i_off + c], pg = 0.0f, pb = 0.0f;
-    for (uint n = 0; n < N; n++) {
-        size_t base = ((size_t)n * C + c) * HW;
-        for (uint i = j; i < HW; i += BN_LOCAL) {
-            float g = dy[dy_off + base + i];
-            pb += g;
-            pg = fma(g, (x[x_off + base + i] - mu) * is, pg);
+    if (planes) {
+        for (uint n = j; n < N; n += BN_LOCAL) {
+            size_t base = ((size_t)n * C + c) * HW;
+            float16 vg = (float16)(0.0f), vb = (float16)(0.0f);
+            uint i = 0;
+            for (; i + 16 <= HW; i += 16) {
+                float16 g = bn_grad16(dy + dy_off, y + y_off, base + i, masked);
+                vb += g;
+                vg = fma(g, vload16(0, x + x_off + base + i) - mu, vg);
+            }
+            for (; i < HW; i++) {
+                float g = bn_grad(dy + dy_off, y + y_off, base + i, masked);
+                pb += g;
+                pg = fma(g, x[x_off + base + i] - mu, pg);
+            }
+            pb += bn_hsum(vb);
+            pg += bn_hsum(vg);
+        }
+        pg *= is;
+    } else {
+        for (uint n = 0; n < N; n++) {
+            size_t base = ((size_t)n * C + c) * HW;
+            for (uint i = j; i < HW; i += BN_LOCAL) {
+                float g = bn_grad(dy + dy_off, y + y_off, base + i, masked);
+                pb += g;
+                pg = fma(g, (x[x_off + base + i] - mu) * is, pg);
+            }
         }
     }
     float sg = clg_group_sum(acc, j, BN_LOCAL, pg), sb = clg_group_sum(acc, j, BN_LOCAL, pb);
@@ -91,22 +238,60 @@ void clg_bn_bwd_reduce(__global const float *x, ulong x_off, __global const floa
     dbeta[db_off + c] = sb;
 }
 
-/* dx = gamma * invstd / M * (M * dy - dbeta - xhat * dgamma), a work-group per (n, c)
- * plane as in clg_bn_apply. */
-__kernel __attribute__((reqd_work_group_size(BN_LOCAL, 1, 1)))
-void clg_bn_bwd_dx(__global const float *x, ulong x_off, __global const float *dy,
-                   ulong dy_off, __global const float *gamma, ulong g_off,
-                   __global const float *mean, ulong m_off, __global const float *invstd,
-                   ulong i_off, __global const float *dgamma, ulong dg_off,
-                   __global const float *dbeta, ulong db_off, uint N, uint C, uint HW,
-                   __global float *dx, ulong dx_off)
+#define BN_REDUCE_KERNEL(name, masked, planes)                                                \
+    __kernel __attribute__((reqd_work_group_size(BN_LOCAL, 1, 1)))                            \
+    void name(BN_BWD_REDUCE_ARGS)                                                             \
+    {                                                                                         \
+        __local float acc[BN_LOCAL];                                                          \
+        bn_bwd_reduce(BN_BWD_REDUCE_PASS, acc, masked, planes);                               \
+    }
+BN_REDUCE_KERNEL(clg_bn_bwd_reduce, 0, 0)
+BN_REDUCE_KERNEL(clg_bn_bwd_reduce_relu, 1, 0)
+BN_REDUCE_KERNEL(clg_bn_bwd_reduce_planes, 0, 1)
+BN_REDUCE_KERNEL(clg_bn_bwd_reduce_relu_planes, 1, 1)
+
+/* dx = gamma * invstd / M * (M * g - dbeta - xhat * dgamma); GPU form a work-group per
+ * (n, c) plane (dimension 1) as clg_bn_apply, CPU form a work-item per plane (dimension 0,
+ * below NC) as clg_bn_apply_planes. */
+#define BN_BWD_DX_ARGS                                                                        \
+    __global const float *x, ulong x_off, __global const float *dy, ulong dy_off,             \
+        __global const float *y, ulong y_off, __global const float *gamma, ulong g_off,        \
+        __global const float *mean, ulong m_off, __global const float *invstd, ulong i_off,    \
+        __global const float *dgamma, ulong dg_off, __global const float *dbeta,               \
+        ulong db_off, uint N, uint C, uint HW, __global float *dx, ulong dx_off, uint NC
+#define BN_BWD_DX_PASS                                                                        \
+    x, x_off, dy, dy_off, y, y_off, gamma, g_off, mean, m_off, invstd, i_off, dgamma, dg_off, \
+        dbeta, db_off, N, C, HW, dx, dx_off, NC
+
+inline void bn_bwd_dx(BN_BWD_DX_ARGS, const int masked, const int planes)
 {
-    uint j = get_local_id(0), nc = get_global_id(1), c = nc % C;
+    uint nc = get_global_id(planes ? 0 : 1), c = nc % C;
+    if (nc >= NC)
+        return;
     float M = (float)N * (float)HW, is = invstd[i_off + c], mu = mean[m_off + c];
     float k = gamma[g_off + c] * is / M, db = dbeta[db_off + c], dg = dgamma[dg_off + c];
     size_t at = (size_t)nc * HW;
-    for (uint i = j; i < HW; i += BN_LOCAL) {
+    uint i = planes ? 0 : get_local_id(0);
+    if (planes)
+        for (; i + 16 <= HW; i += 16) {
+            float16 g = bn_grad16(dy + dy_off, y + y_off, at + i, masked);
+            float16 xhat = (vload16(0, x + x_off + at + i) - mu) * is;
+            vstore16(k * (M * g - db - xhat * dg), 0, dx + dx_off + at + i);
+        }
+    for (; i < HW; i += planes ? 1 : BN_LOCAL) {
         float xhat = (x[x_off + at + i] - mu) * is;
-        dx[dx_off + at + i] = k * (M * dy[dy_off + at + i] - db - xhat * dg);
+        float g = bn_grad(dy + dy_off, y + y_off, at + i, masked);
+        dx[dx_off + at + i] = k * (M * g - db - xhat * dg);
     }
 }
+
+#define BN_DX_KERNEL(name, masked, planes, attribute)                                         \
+    __kernel attribute void name(BN_BWD_DX_ARGS)                                              \
+    {                                                                                         \
+        bn_bwd_dx(BN_BWD_DX_PASS, masked, planes);                                            \
+    }
+#define BN_GROUP __attribute__((reqd_work_group_size(BN_LOCAL, 1, 1)))
+BN_DX_KERNEL(clg_bn_bwd_dx, 0, 0, BN_GROUP)
+BN_DX_KERNEL(clg_bn_bwd_dx_relu, 1, 0, BN_GROUP)
+BN_DX_KERNEL(clg_bn_bwd_dx_planes, 0, 1, )
+BN_DX_KERNEL(clg_bn_bwd_dx_relu_planes, 1, 1, )

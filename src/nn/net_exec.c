@@ -110,12 +110,13 @@ static int sole_reader(const clg_net *net, size_t p, size_t i)
            net->layers[i].from[0] == p;
 }
 
-int clg__net_relu_fused(const clg_net *net, size_t conv)
+int clg__net_relu_fused(const clg_net *net, size_t p)
 {
-    return net->layers[conv].kind == CLG_LAYER_CONV2D && net->exact_output != conv + 1 &&
-           sole_reader(net, conv, conv + 1) &&
-           net->layers[conv + 1].kind == CLG_LAYER_ACTIVATION &&
-           net->layers[conv + 1].act == CLG_ACT_RELU;
+    clg_layer_kind k = net->layers[p].kind;
+    return (k == CLG_LAYER_CONV2D || k == CLG_LAYER_BATCHNORM) && net->exact_output != p + 1 &&
+           sole_reader(net, p, p + 1) &&
+           net->layers[p + 1].kind == CLG_LAYER_ACTIVATION &&
+           net->layers[p + 1].act == CLG_ACT_RELU;
 }
 
 int clg__net_sum_fused(const clg_net *net, size_t bn)

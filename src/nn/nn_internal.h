@@ -172,7 +172,9 @@ clg_tensor *clg__net_input(clg_net *net, size_t i);
 clg_tensor *clg__net_input_k(clg_net *net, size_t i, size_t k);
 clg_tensor *clg__net_output_grad(clg_net *net, size_t i);
 uint64_t clg__net_dropout_seed(const clg_net *net, size_t layer);
-int clg__net_relu_fused(const clg_net *net, size_t conv);
+/* A ReLU alone reading convolution or batch norm p right after it: p's forward pass applies
+ * it (the ReLU's output is p's), and a batch norm's backward pass applies its mask. */
+int clg__net_relu_fused(const clg_net *net, size_t p);
 int clg__net_relu_folded(const clg_net *net, size_t relu);
 /* A residual sum of two inputs that reads batch norm `bn` (alone) right after it, its other
  * input computed before: the batch norm's forward pass writes the sum (and its ReLU) into the

@@ -24,12 +24,25 @@ static clg_status check(clg_ctx *ctx, const char *call, const clg_tensor *x,
     return st;
 }
 
+/* The elementwise kernels' launch: on a GPU a work-group per (n, c) plane (few enough that
+ * launching them costs little), on a CPU a work-item per plane, NC passed last. */
+static clg_status run_per_plane(clg__launch *l, size_t NC, int cpu)
+{
+    clg__arg_u32(l, NC);
+    size_t round = (NC + CLG__BN_PLANES_LOCAL - 1) / CLG__BN_PLANES_LOCAL * CLG__BN_PLANES_LOCAL;
+    size_t global[3] = {cpu ? round : CLG__BN_LOCAL, cpu ? 1 : NC, 1};
+    size_t local[3] = {cpu ? CLG__BN_PLANES_LOCAL : CLG__BN_LOCAL, 1, 1};
+    return clg__launch_run(l, global, local);
+}
+
 static clg_status apply(clg_ctx *ctx, const clg_tensor *x, clg_tensor *y, const clg_tensor *gamma,
                         const clg_tensor *beta, const clg_tensor *mean, const clg_tensor *scale,
                         int infer, float eps, const clg_tensor *residual, int relu)
 {
+    int cpu = !clg_ctx_decides_as_gpu(ctx);
     clg__launch l;
-    clg_status st = clg__launch_begin(ctx, "batchnorm", CLG__BN_OPTIONS, "clg_bn_apply", &l);
+    clg_status st = clg__launch_begin(ctx, "batchnorm", CLG__BN_OPTIONS,
+                                      cpu ? "clg_bn_apply_planes" : "clg_bn_apply", &l);
     if (st != CLG_OK)
         return st;
     clg__arg_tensor(&l, x);
@@ -45,10 +58,7 @@ static clg_status apply(clg_ctx *ctx, const clg_tensor *x, clg_tensor *y, const 
     clg__arg_tensor(&l, residual ? residual : x); /* read only with residual */
     clg__arg_u32(&l, residual != NULL);
     clg__arg_u32(&l, relu != 0);
-    /* a work-group per (n, c) plane: few enough that launching them costs little */
-    size_t global[3] = {CLG__BN_LOCAL, x->shape.n * x->shape.c, 1};
-    size_t local[3] = {CLG__BN_LOCAL, 1, 1};
-    return clg__launch_run(&l, global, local);
+    return run_per_plane(&l, x->shape.n * x->shape.c, cpu);
 }
 
 clg_status clg_batchnorm_forward_train(clg_ctx *ctx, const clg_tensor *x, const clg_tensor *gamma,
@@ -74,7 +84,8 @@ clg_status clg__batchnorm_train_sum(clg_ctx *ctx, const clg_tensor *x, const clg
         st = clg__fail(ctx, CLG_ERR_INVALID_ARG, "clg_batchnorm_forward_train: eps must be > 0 and momentum in [0, 1]");
     clg__launch l;
     if (st == CLG_OK)
-        st = clg__launch_begin(ctx, "batchnorm", CLG__BN_OPTIONS, "clg_bn_stats", &l);
+        st = clg__launch_begin(ctx, "batchnorm", CLG__BN_OPTIONS,
+                               clg_ctx_decides_as_gpu(ctx) ? "clg_bn_stats" : "clg_bn_stats_planes", &l);
     if (st != CLG_OK)
         return st;
     clg__arg_tensor(&l, x);
@@ -123,17 +134,36 @@ clg_status clg_batchnorm_backward(clg_ctx *ctx, const clg_tensor *x, const clg_t
                                   const clg_tensor *save_invstd, clg_tensor *dx,
                                   clg_tensor *dgamma, clg_tensor *dbeta)
 {
+    return clg__batchnorm_backward_relu(ctx, x, dy, NULL, gamma, save_mean, save_invstd, dx,
+                                        dgamma, dbeta);
+}
+
+/* [CPU form][ReLU fused] (cl_kernels/batchnorm.cl) */
+static const char *const reduce_names[2][2] = {
+    {"clg_bn_bwd_reduce", "clg_bn_bwd_reduce_relu"},
+    {"clg_bn_bwd_reduce_planes", "clg_bn_bwd_reduce_relu_planes"}};
+static const char *const dx_names[2][2] = {{"clg_bn_bwd_dx", "clg_bn_bwd_dx_relu"},
+                                           {"clg_bn_bwd_dx_planes", "clg_bn_bwd_dx_relu_planes"}};
+
+clg_status clg__batchnorm_backward_relu(clg_ctx *ctx, const clg_tensor *x, const clg_tensor *dy,
+                                        const clg_tensor *relu_y, const clg_tensor *gamma,
+                                        const clg_tensor *save_mean,
+                                        const clg_tensor *save_invstd, clg_tensor *dx,
+                                        clg_tensor *dgamma, clg_tensor *dbeta)
+{
     const clg_tensor *ch[5] = {gamma, save_mean, save_invstd, dgamma, dbeta};
-    const clg_tensor *full[2] = {dy, dx};
-    clg_status st = check(ctx, "clg_batchnorm_backward", x, ch, 5, full, 2);
+    const clg_tensor *full[3] = {dy, dx, relu_y ? relu_y : dy};
+    clg_status st = check(ctx, "clg_batchnorm_backward", x, ch, 5, full, 3);
     clg__launch l;
     if (st == CLG_OK)
-        st = clg__launch_begin(ctx, "batchnorm", CLG__BN_OPTIONS, "clg_bn_bwd_reduce", &l);
+        st = clg__launch_begin(ctx, "batchnorm", CLG__BN_OPTIONS,
+                               reduce_names[!clg_ctx_decides_as_gpu(ctx)][relu_y != NULL], &l);
     if (st != CLG_OK)
         return st;
     size_t N = x->shape.n, C = x->shape.c, HW = x->shape.h * x->shape.w;
     clg__arg_tensor(&l, x);
     clg__arg_tensor(&l, dy);
+    clg__arg_tensor(&l, relu_y ? relu_y : dy); /* read only as a ReLU's mask */
     clg__arg_tensor(&l, save_mean);
     clg__arg_tensor(&l, save_invstd);
     clg__arg_u32(&l, N);
@@ -144,11 +174,13 @@ clg_status clg_batchnorm_backward(clg_ctx *ctx, const clg_tensor *x, const clg_t
     size_t g1[3] = {C * CLG__BN_LOCAL, 1, 1}, l1[3] = {CLG__BN_LOCAL, 1, 1};
     st = clg__launch_run(&l, g1, l1);
     if (st == CLG_OK)
-        st = clg__launch_begin(ctx, "batchnorm", CLG__BN_OPTIONS, "clg_bn_bwd_dx", &l);
+        st = clg__launch_begin(ctx, "batchnorm", CLG__BN_OPTIONS,
+                               dx_names[!clg_ctx_decides_as_gpu(ctx)][relu_y != NULL], &l);
     if (st != CLG_OK)
         return st;
     clg__arg_tensor(&l, x);
     clg__arg_tensor(&l, dy);
+    clg__arg_tensor(&l, relu_y ? relu_y : dy);
     clg__arg_tensor(&l, gamma);
     clg__arg_tensor(&l, save_mean);
     clg__arg_tensor(&l, save_invstd);
@@ -158,6 +190,5 @@ clg_status clg_batchnorm_backward(clg_ctx *ctx, const clg_tensor *x, const clg_t
     clg__arg_u32(&l, C);
     clg__arg_u32(&l, HW);
     clg__arg_tensor(&l, dx);
-    size_t g2[3] = {CLG__BN_LOCAL, N * C, 1}, l2[3] = {CLG__BN_LOCAL, 1, 1};
-    return clg__launch_run(&l, g2, l2);
+    return run_per_plane(&l, N * C, !clg_ctx_decides_as_gpu(ctx));
 }

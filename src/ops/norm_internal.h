@@ -6,6 +6,8 @@
 
 /* Work-items of a channel's reduction (cl_kernels/batchnorm.cl's BN_LOCAL). */
 #define CLG__BN_LOCAL 64
+/* Work-group of the CPU form's elementwise kernels (a work-item per plane). */
+#define CLG__BN_PLANES_LOCAL 8
 #define CLG__BN_OPTIONS "-DBN_LOCAL=" CLG__STR(CLG__BN_LOCAL)
 
 /* The forward passes with a residual sum fused in: y = bn(x) + residual (same shape; NULL:
@@ -19,5 +21,13 @@ clg_status clg__batchnorm_infer_sum(clg_ctx *ctx, const clg_tensor *x, const clg
                                     const clg_tensor *beta, const clg_tensor *running_mean,
                                     const clg_tensor *running_var, float eps,
                                     const clg_tensor *residual, int relu, clg_tensor *y);
+/* The backward pass of a batch norm whose ReLU was fused into its forward pass: relu_y is
+ * the fused output max(y, 0), dy the gradient of the ReLU's output (masked here where
+ * relu_y is not positive); relu_y NULL: clg_batchnorm_backward. */
+clg_status clg__batchnorm_backward_relu(clg_ctx *ctx, const clg_tensor *x, const clg_tensor *dy,
+                                        const clg_tensor *relu_y, const clg_tensor *gamma,
+                                        const clg_tensor *save_mean,
+                                        const clg_tensor *save_invstd, clg_tensor *dx,
+                                        clg_tensor *dgamma, clg_tensor *dbeta);
 
 #endif

@@ -51,7 +51,7 @@ static clg_status forward(clg_net *net, size_t i, int train, uint64_t step)
     clg_tensor *x = clg__net_input(net, i);
     size_t p = l->from[0];
     if (p != CLG_NET_INPUT && p + 1 == i && clg__net_relu_fused(net, p)) {
-        l->y_n = *x; /* applied by the convolution */
+        l->y_n = *x; /* applied by the convolution or batch norm */
         return CLG_OK;
     }
     return clg_activation_forward(net->ctx, l->act, l->alpha, x, &l->y_n);
@@ -64,8 +64,12 @@ static clg_status backward(clg_net *net, size_t i, uint64_t step)
     clg_tensor *dy = clg__net_output_grad(net, i);
     if (!clg__net_needs_dx(net, i, 0))
         return CLG_OK;
-    if (clg__net_relu_folded(net, i)) {
-        l->dx_n[0] = *dy; /* the pooling layer gave the gradient of the ReLU's input */
+    size_t p = l->from[0];
+    int into_bn = p != CLG_NET_INPUT && p + 1 == i && clg__net_relu_fused(net, p) &&
+                  net->layers[p].kind == CLG_LAYER_BATCHNORM;
+    if (clg__net_relu_folded(net, i) || into_bn) {
+        /* the pooling layer gave the gradient of the ReLU's input; or the batch norm masks */
+        l->dx_n[0] = *dy;
         return CLG_OK;
     }
     return clg_activation_backward(net->ctx, l->act, l->alpha, clg__net_input(net, i), &l->y_n,

@@ -78,6 +78,8 @@ static clg_status forward(clg_net *net, size_t i, int train, uint64_t step)
         residual = clg__net_input_k(net, i + 1, 1);
         relu = add->relu;
         l->y_n = add->y_n; /* the add alone reads it: what it would see is the sum's input */
+    } else {
+        relu = clg__net_relu_fused(net, i);
     }
     if (train)
         return clg__batchnorm_train_sum(net->ctx, x, l->param[0], l->param[1], l->momentum,
@@ -91,9 +93,12 @@ static clg_status backward(clg_net *net, size_t i, uint64_t step)
 {
     (void)step;
     clg__layer *l = &net->layers[i];
-    return clg_batchnorm_backward(net->ctx, clg__net_input(net, i), clg__net_output_grad(net, i),
-                                  l->param[0], l->saved[0], l->saved[1], &l->dx_n[0], l->grad[0],
-                                  l->grad[1]);
+    /* with a fused ReLU, its backward pass left the gradient of its output as is: masked here */
+    const clg_tensor *relu_y = clg__net_relu_fused(net, i) ? &l->y_n : NULL;
+    return clg__batchnorm_backward_relu(net->ctx, clg__net_input(net, i),
+                                        clg__net_output_grad(net, i), relu_y, l->param[0],
+                                        l->saved[0], l->saved[1], &l->dx_n[0], l->grad[0],
+                                        l->grad[1]);
 }
 
 static double flops(const clg__layer *l)
