@@ -77,11 +77,12 @@ __kernel void clg_conv_col2im(__global const float *cols, ulong s_n, ulong s_crs
                     out[w] += src[w + off];
                 continue;
             }
-            for (uint w = 0; w < W; w++) {
-                int qw = (int)w + off;
-                if (qw >= 0 && qw % (int)sw == 0 && qw / (int)sw < (int)Q)
-                    out[w] += src[qw / (int)sw];
-            }
+            /* strided: output column q feeds input column q * sw - off; the range of q whose
+             * column lies in [0, W), so that no element needs a division */
+            int step = (int)sw, qlo = off > 0 ? (off + step - 1) / step : 0;
+            int qhi = (int)W + off > 0 ? min((int)Q, ((int)W + off + step - 1) / step) : 0;
+            for (int q = qlo; q < qhi; q++)
+                out[q * step - off] += src[q];
         }
     }
 }

@@ -40,6 +40,9 @@ static const conv_case cases[] = {
     {2, 3, 8, 8, 4, 3, 3, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0},   /* 3x3 without padding */
     {2, 3, 6, 7, 4, 3, 3, 1, 1, 3, 1, 0, 3, 1, 1, 1, 1},   /* padding beyond the kernel, uneven */
     {2, 40, 6, 6, 36, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 2, 1}, /* 5x5, groups of 20 and 18 channels */
+    {2, 3, 7, 9, 4, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1},   /* stride 2, padding 1, odd sizes */
+    {2, 5, 8, 7, 3, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1, 0},   /* 1x1 stride 2 (a projection) */
+    {1, 2, 9, 10, 3, 3, 3, 2, 3, 2, 0, 1, 2, 1, 1, 1, 1},  /* uneven strides and padding */
 };
 #define N_CASES (sizeof cases / sizeof cases[0])
 

@@ -124,20 +124,21 @@ int clg__net_needs_dx(const clg_net *net, size_t i, size_t k)
 clg_status clg__net_gather_dy(clg_net *net, size_t i)
 {
     clg__layer *l = &net->layers[i];
-    int first = 1;
+    const clg_tensor *sum = NULL; /* the readers' gradients so far (nuse > 1) */
     clg_status st = CLG_OK;
     for (size_t c = i + 1; c < net->count && st == CLG_OK; c++)
         for (size_t k = 0; k < net->layers[c].nin && st == CLG_OK; k++) {
             if (net->layers[c].from[k] != i)
                 continue;
             clg_tensor *d = &net->layers[c].dx_n[k];
-            if (l->nuse == 1)
+            if (l->nuse == 1) {
                 l->dy_n = *d; /* the one reader's input gradient, no copy */
-            else if (first)
-                st = clg_tensor_copy(&l->dy_n, d);
-            else
-                st = clg__tensor_add(net->ctx, &l->dy_n, d, &l->dy_n, 0);
-            first = 0;
+            } else if (!sum) {
+                sum = d; /* added to the second in one pass, not copied first */
+            } else {
+                st = clg__tensor_add(net->ctx, sum, d, &l->dy_n, 0);
+                sum = &l->dy_n;
+            }
         }
     return st;
 }
