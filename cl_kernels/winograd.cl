@@ -142,28 +142,40 @@ __kernel void clg_wino_gemm(__global const float *V, uint ldv, uint T, uint Cin,
         if (t >= T)
             break;
         uint n = t / per_image, ty = (t % per_image) / tw, tx = t % tw;
-        __global float *y = Y + y_off + n * y_img + (size_t)k0 * y_chan;
-        for (int v = 0; v < NV; v++) {
+        uint rows = min((uint)WM, P - ty * WM), cols = min((uint)WM, Q - tx * WM);
+        __global float *y = Y + y_off + n * y_img + (size_t)k0 * y_chan + ty * WM * Q + tx * WM;
+        for (int v = 0; v < NV && (uint)v * 16 < kn; v++) {
             float16 mm[WA2], out[WM * WM];
             for (int x = 0; x < WA2; x++)
                 mm[x] = m[x][i][v];
             wino_out_tf(mm, out);
-            for (int oy = 0; oy < WM; oy++) {
-                uint p = ty * WM + oy;
-                for (int ox = 0; ox < WM && p < P; ox++) {
-                    uint q = tx * WM + ox;
-                    if (q >= Q)
-                        break;
-                    float vals[16];
-                    vstore16(out[oy * WM + ox], 0, vals);
-                    for (uint l = 0; l < 16 && v * 16 + l < kn; l++) {
-                        uint k = v * 16 + l;
-                        float o = vals[l];
-                        if (epilogue & 1)
-                            o += bias[bias_off + k0 + k];
-                        if (epilogue & 2)
-                            o = max(o, 0.0f);
-                        y[(size_t)k * y_chan + p * Q + q] = o;
+            uint lanes = min(16u, kn - (uint)v * 16);
+            /* the epilogue on whole vectors, then each channel's rows stored as vectors (one
+             * float at a time, with its branches, took half of this kernel's time) */
+            float16 bv = (float16)(0.0f);
+            if (epilogue & 1) {
+                float b[16];
+                for (uint l = 0; l < 16; l++)
+                    b[l] = l < lanes ? bias[bias_off + k0 + (uint)v * 16 + l] : 0.0f;
+                bv = vload16(0, b);
+            }
+            float o[WM * WM][16];
+#pragma unroll
+            for (int e = 0; e < WM * WM; e++)
+                vstore16((epilogue & 2) ? fmax(out[e] + bv, 0.0f) : out[e] + bv, 0, o[e]);
+            for (uint l = 0; l < lanes; l++) {
+                __global float *yc = y + (size_t)(v * 16 + l) * y_chan;
+                for (uint oy = 0; oy < rows; oy++, yc += Q) {
+                    const float *row = &o[oy * WM][0];
+                    if (cols == WM) {
+#if WM == 4
+                        vstore4((float4)(row[l], row[16 + l], row[32 + l], row[48 + l]), 0, yc);
+#else
+                        vstore2((float2)(row[l], row[16 + l]), 0, yc);
+#endif
+                    } else {
+                        for (uint ox = 0; ox < cols; ox++)
+                            yc[ox] = row[ox * 16 + l];
                     }
                 }
             }
