@@ -40,6 +40,74 @@ __kernel void clg_wino_pad(__global const float *x, ulong x_off, ulong x_img, ui
         dst[c] = inside && c < C ? src[(size_t)c * H * W] : 0.0f;
 }
 
+/* The 16 x 16 block r[row][lane] transposed in registers: four butterfly stages, stage b
+ * exchanging blocks of b lanes between rows i and i + b (swizzles: shuffle2 with a constant
+ * mask is a call into POCL's library). */
+#define WINO_BUTTERFLY(r, b, LO, HI)                                                          \
+    _Pragma("unroll") for (int i_ = 0; i_ < 16; i_++) if (!(i_ & (b))) {                      \
+        float16 x_ = r[i_], y_ = r[i_ + (b)];                                                 \
+        r[i_] = (float16)LO;                                                                  \
+        r[i_ + (b)] = (float16)HI;                                                            \
+    }
+
+inline void wino_transpose16(float16 *r)
+{
+    WINO_BUTTERFLY(r, 8, (x_.lo, y_.lo), (x_.hi, y_.hi));
+    WINO_BUTTERFLY(r, 4, (x_.s0123, y_.s0123, x_.s89ab, y_.s89ab),
+                   (x_.s4567, y_.s4567, x_.scdef, y_.scdef));
+    WINO_BUTTERFLY(r, 2, (x_.s01, y_.s01, x_.s45, y_.s45, x_.s89, y_.s89, x_.scd, y_.scd),
+                   (x_.s23, y_.s23, x_.s67, y_.s67, x_.sab, y_.sab, x_.sef, y_.sef));
+    WINO_BUTTERFLY(r, 1,
+                   (x_.s0, y_.s0, x_.s2, y_.s2, x_.s4, y_.s4, x_.s6, y_.s6, x_.s8, y_.s8, x_.sa,
+                    y_.sa, x_.sc, y_.sc, x_.se, y_.se),
+                   (x_.s1, y_.s1, x_.s3, y_.s3, x_.s5, y_.s5, x_.s7, y_.s7, x_.s9, y_.s9, x_.sb,
+                    y_.sb, x_.sd, y_.sd, x_.sf, y_.sf));
+}
+
+/* CPU form of clg_wino_pad for rows of W >= 16: a work-item per 16 input columns (the last
+ * chunk moved back to end at W, overlapping its neighbour) x 16 channels of an image, row
+ * after row: 16 row vectors (one per channel) read, transposed in registers, written as 16
+ * channel vectors; the first and last chunk also write the padding columns' zeros. The GPU
+ * form's per-channel loop ran one float at a time on POCL. Launch: (ceil(W / 16), 1,
+ * images * ldc / 16), work-groups of one. */
+__kernel void clg_wino_pad16(__global const float *x, ulong x_off, ulong x_img, uint C, uint H,
+                             uint W, int top, int left, uint Hq, uint Wq, uint ldc,
+                             __global float *xq, ulong xq_img)
+{
+    uint j = get_global_id(0), z = get_global_id(2), chunks = (W + 15) / 16;
+    uint blocks = ldc / 16, n = z / blocks, c0 = (z % blocks) * 16;
+    uint w0 = min(j * 16, W - 16);
+    /* grid columns this item writes: its chunk's, and the padding beside the first or last */
+    int lo = j == 0 ? 0 : (int)w0 + left, hi = j + 1 == chunks ? (int)Wq : (int)w0 + left + 16;
+    lo = max(lo, 0), hi = min(hi, (int)Wq);
+    const __global float *img = x + x_off + n * x_img;
+    for (uint hq = 0; hq < Hq; hq++) {
+        int h = (int)hq - top;
+        __global float *dst = xq + n * xq_img + (size_t)hq * Wq * ldc + c0;
+        float16 r[16];
+        if (h < 0 || h >= (int)H) {
+            for (int q = lo; q < hi; q++)
+                vstore16((float16)(0.0f), 0, dst + (size_t)q * ldc);
+            continue;
+        }
+#pragma unroll
+        for (int k = 0; k < 16; k++) {
+            uint c = min(c0 + (uint)k, C - 1);
+            float16 v = vload16(0, img + ((size_t)c * H + (uint)h) * W + w0);
+            r[k] = c0 + (uint)k < C ? v : (float16)(0.0f);
+        }
+        wino_transpose16(r);
+        for (int q = lo; q < hi; q++) {
+            int l = q - left - (int)w0; /* the chunk's column, if q is one */
+            float16 v = (float16)(0.0f);
+#pragma unroll
+            for (int k = 0; k < 16; k++)
+                v = l == k ? r[k] : v;
+            vstore16(v, 0, dst + (size_t)q * ldc);
+        }
+    }
+}
+
 /* One filter per work-item: flip 0: in = c, out = k, g = w[k][c]; flip 1: in = k, out = c,
  * g = w[k][c] rotated 180 degrees. Launch: (outs padded to ldk, ins). flip is a constant in
  * each kernel below and nothing branches, so that POCL runs the work-items as vectors (a

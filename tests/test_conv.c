@@ -43,6 +43,7 @@ static const conv_case cases[] = {
     {2, 3, 7, 9, 4, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1},   /* stride 2, padding 1, odd sizes */
     {2, 5, 8, 7, 3, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1, 0},   /* 1x1 stride 2 (a projection) */
     {1, 2, 9, 10, 3, 3, 3, 2, 3, 2, 0, 1, 2, 1, 1, 1, 1},  /* uneven strides and padding */
+    {2, 17, 5, 19, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, /* rows of 16 and more, 17 channels */
 };
 #define N_CASES (sizeof cases / sizeof cases[0])
 

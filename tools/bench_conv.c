@@ -19,6 +19,10 @@ static const layer layers[] = {
     {"c1", 64, 1, 28, 28, 32, 5, 2},
     {"c2", 64, 32, 14, 14, 64, 5, 2},
     {"r3", 32, 64, 56, 56, 64, 3, 1},
+    /* the three stages of tools/nets/fashion-resnet20.net, batch 64 */
+    {"res16", 64, 16, 28, 28, 16, 3, 1},
+    {"res32", 64, 32, 14, 14, 32, 3, 1},
+    {"res64", 64, 64, 7, 7, 64, 3, 1},
 };
 
 static const char *const pass_names[] = {"fwd", "bwd_data", "bwd_weights"};

@@ -144,8 +144,10 @@ typedef struct grid_copy {
 static clg_status pad(clg_ctx *ctx, const char *opts, const grid_copy *c, const clg_tensor *x,
                       size_t n0, size_t nb, cl_mem xq)
 {
+    int rows16 = !clg_ctx_decides_as_gpu(ctx) && c->W >= LANES; /* clg_wino_pad16 applies */
     clg__launch l;
-    clg_status st = clg__launch_begin(ctx, "winograd", opts, "clg_wino_pad", &l);
+    clg_status st = clg__launch_begin(ctx, "winograd", opts,
+                                      rows16 ? "clg_wino_pad16" : "clg_wino_pad", &l);
     if (st != CLG_OK)
         return st;
     size_t img = c->channels * c->H * c->W;
@@ -162,6 +164,11 @@ static clg_status pad(clg_ctx *ctx, const char *opts, const grid_copy *c, const 
     clg__arg_u32(&l, c->ldc);
     clg__arg_mem(&l, xq);
     clg__arg_u64(&l, c->Hq * c->Wq * c->ldc);
+    if (rows16) {
+        size_t global[3] = {(c->W + LANES - 1) / LANES, 1, nb * c->ldc / LANES};
+        size_t local[3] = {1, 1, 1};
+        return clg__launch_run(&l, global, local);
+    }
     size_t global[3] = {c->Wq, c->Hq, nb}, local[3] = {c->Wq < LANES ? c->Wq : LANES, 1, 1};
     return clg__launch_run(&l, global, local);
 }
