@@ -860,6 +860,66 @@ static void activations_of_any_layer(void **state)
     clg_net_destroy(net);
 }
 
+/* The inference layout (a net only ever used for inference) keeps few buffers and computes
+ * what the training layout does: the same predictions and activations, bit for bit, on a
+ * graph with every fusion and alias the plan follows (a ReLU fused into a batch norm, a
+ * residual sum written by one, a projection, a concatenation, dropout, a branch read twice). */
+static void inference_layout_reuses_buffers_and_matches(void **state)
+{
+    (void)state;
+    static const char text[] =
+        "input 8x8x2\n"
+        "conv 3x3x4 pad=1 bias=0\nbatchnorm\nrelu name=s0\n"
+        "conv 3x3x4 pad=1 bias=0\nbatchnorm\nrelu\nconv 3x3x4 pad=1 bias=0\nbatchnorm\n"
+        "add s0 relu=1 name=b1\n"
+        "conv 1x1x6 stride=2 bias=0 from=b1\nbatchnorm name=p\n"
+        "conv 3x3x6 pad=1 stride=2 from=b1\nbatchnorm\nadd p relu=1 name=b2\n"
+        "conv 1x1x3 from=b2 name=u\nmaxpool 3x3 stride=1 pad=1 from=b2\nconv 1x1x3\n"
+        "concat u name=cat\ndropout p=0.5\nrelu name=r\n"
+        "conv 3x3x6 pad=1 from=b2\nadd cat,r name=mix\n"
+        "gap\nfc 5\nsoftmax\n";
+    enum { N = 37, PER = 128 };
+    clg_net *a = parse_ok(text), *b = parse_ok(text);
+    CLG_ASSERT_STATUS(clg_net_init(a, 5), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_init(b, 5), CLG_OK);
+    size_t ns = clg_net_param_count(a, CLG_PARAMS_STATE);
+    float *st = malloc(ns * sizeof *st), *x = malloc(N * PER * sizeof *x);
+    clg_test_fill_uniform(&rng, st, ns, 0.25f, 1.5f); /* running means and variances */
+    CLG_ASSERT_STATUS(clg_net_set_params(a, CLG_PARAMS_STATE, st, ns), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_set_params(b, CLG_PARAMS_STATE, st, ns), CLG_OK);
+    clg_test_fill_uniform(&rng, x, N * PER, -1, 1);
+    CLG_ASSERT_STATUS(clg__net_reserve(b, 8), CLG_OK); /* b: the training layout */
+    float pa[N * 5], pb[N * 5];
+    CLG_ASSERT_STATUS(clg_net_predict(a, x, N, pa), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_predict(b, x, N, pb), CLG_OK);
+    assert_true(a->infer_layout && !b->infer_layout);
+    assert_memory_equal(pa, pb, sizeof pa);
+    /* the same batch held in a third of the training layout's bytes, or less */
+    size_t bytes_a = clg__net_buffer_bytes(a), bytes_b = clg__net_buffer_bytes(b);
+    if (!(bytes_a * 3 <= bytes_b))
+        fail_msg("inference layout %zu bytes, training layout %zu", bytes_a, bytes_b);
+    assert_int_equal(bytes_a, N * 4 * clg__net_infer_floats(a)); /* what the summary says */
+    assert_int_equal(bytes_b, N * 4 * clg__net_train_floats(b));
+    static const char *const names[] = {"s0", "b1", "p", "b2", "u", "cat", "r", "mix", "l5"};
+    float *va = malloc(N * 6 * 64 * sizeof *va), *vb = malloc(N * 6 * 64 * sizeof *vb);
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+        clg_shape sa, sb;
+        CLG_ASSERT_STATUS(clg_net_activations(a, x, N, names[k], va, N * 6 * 64, &sa), CLG_OK);
+        CLG_ASSERT_STATUS(clg_net_activations(b, x, N, names[k], vb, N * 6 * 64, &sb), CLG_OK);
+        size_t m = N * clg_shape_numel(sa);
+        assert_int_equal(m, N * clg_shape_numel(sb));
+        if (memcmp(va, vb, m * sizeof *va))
+            fail_msg("activations of %s differ between the layouts", names[k]);
+    }
+    /* training after inference: the training layout replaces the pooled buffers */
+    CLG_ASSERT_STATUS(clg__net_reserve(a, 8), CLG_OK);
+    assert_false(a->infer_layout);
+    assert_int_equal(clg__net_buffer_bytes(a), 8 * 4 * clg__net_train_floats(a));
+    free(st), free(x), free(va), free(vb);
+    clg_net_destroy(a);
+    clg_net_destroy(b);
+}
+
 static void model_file_round_trip_and_corruption(void **state)
 {
     (void)state;
@@ -956,6 +1016,7 @@ int main(void)
         cmocka_unit_test(failed_staged_loss_leaves_nothing_queued),
         cmocka_unit_test(predict_and_classify_agree),
         cmocka_unit_test(activations_of_any_layer),
+        cmocka_unit_test(inference_layout_reuses_buffers_and_matches),
         cmocka_unit_test(model_file_round_trip_and_corruption),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

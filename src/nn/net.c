@@ -58,6 +58,7 @@ void clg_net_destroy(clg_net *net)
     free(net->layers);
     free_names(net->class_names, net->classes);
     clg__xent_pending_free(&net->loss);
+    clg__net_pool_free(net);
     clg_tensor_destroy(net->x);
     free(net->host_in);
     free(net);

@@ -21,8 +21,10 @@ void clg__net_set_batch(clg_net *net, size_t n)
     net->x_n = clg__net_view(net->x, n);
     for (size_t i = 0; i < net->count; i++) {
         clg__layer *l = &net->layers[i];
-        if (l->y)
-            l->y_n = clg__net_view(l->y, n);
+        if (net->infer_layout)
+            l->y_n = clg__net_pool_view(net, i, n);
+        else
+            l->y_n = l->y ? clg__net_view(l->y, n) : (clg_tensor){0};
         for (size_t k = 0; k < l->nin; k++)
             if (l->dx[k])
                 l->dx_n[k] = clg__net_view(l->dx[k], n);
@@ -38,23 +40,49 @@ static clg_status make(clg_net *net, size_t n, clg_shape per, clg_tensor **out)
     return clg_tensor_create(net->ctx, (clg_shape){n, per.c, per.h, per.w}, out);
 }
 
+/* What the training layout holds for layer l: its output (the softmax's is its input, the
+ * logits), the gradient of input k (an add's are its output's, through its ReLU dx[0]) and,
+ * with several readers, the sum of their gradients. */
+static int own_output(const clg__layer *l)
+{
+    return l->kind != CLG_LAYER_SOFTMAX_XENT;
+}
+
+static int own_input_grad(const clg__layer *l, size_t k)
+{
+    return l->kind != CLG_LAYER_ADD || (l->relu && k == 0);
+}
+
+size_t clg__net_train_floats(const clg_net *net)
+{
+    size_t floats = clg_shape_numel(net->input);
+    for (size_t i = 0; i < net->count; i++) {
+        const clg__layer *l = &net->layers[i];
+        floats += own_output(l) ? clg_shape_numel(l->out) : 0;
+        for (size_t k = 0; k < l->nin; k++)
+            floats += own_input_grad(l, k) ? clg_shape_numel(l->ins[k]) : 0;
+        floats += l->nuse > 1 ? clg_shape_numel(l->out) : 0;
+    }
+    return floats;
+}
+
 clg_status clg__net_reserve(clg_net *net, size_t capacity)
 {
     if (!net->count || net->layers[net->count - 1].kind != CLG_LAYER_SOFTMAX_XENT)
         return clg__fail(net->ctx, CLG_ERR_INVALID_ARG,
                          "the net has no softmax output layer yet (add one last)");
-    if (capacity <= net->capacity && net->x)
+    if (capacity <= net->capacity && net->x && !net->infer_layout)
         return CLG_OK;
+    clg__net_pool_free(net); /* the training layout replaces the inference one */
     clg_status st = make(net, capacity, net->input, &net->x);
     for (size_t i = 0; st == CLG_OK && i < net->count; i++) {
         clg__layer *l = &net->layers[i];
-        if (l->kind != CLG_LAYER_SOFTMAX_XENT) /* the softmax output is its input (the logits) */
+        if (own_output(l))
             st = make(net, capacity, l->out, &l->y);
-        /* an add's input gradients are its output's (through its ReLU: dx[0]) */
         for (size_t k = 0; st == CLG_OK && k < l->nin; k++)
-            if (l->kind != CLG_LAYER_ADD || (l->relu && k == 0))
+            if (own_input_grad(l, k))
                 st = make(net, capacity, l->ins[k], &l->dx[k]);
-        if (st == CLG_OK && l->nuse > 1) /* several readers: their gradients' sum */
+        if (st == CLG_OK && l->nuse > 1)
             st = make(net, capacity, l->out, &l->dy);
     }
     if (st != CLG_OK) {
@@ -218,7 +246,7 @@ clg_status clg_net_predict(clg_net *net, const float *images, size_t n, float *p
         return CLG_OK;
     size_t chunk = n < PREDICT_CHUNK ? n : PREDICT_CHUNK; /* buffers grow to it, never shrink */
     chunk = chunk > net->capacity ? chunk : net->capacity;
-    clg_status st = clg__net_reserve(net, chunk);
+    clg_status st = clg__net_reserve_infer(net, chunk);
     if (st != CLG_OK)
         return st;
     size_t per = clg_shape_numel(net->input), C = net->classes;
@@ -274,7 +302,7 @@ clg_status clg_net_activations(clg_net *net, const float *images, size_t n, cons
         return clg_net_predict(net, images, n, out);
     size_t chunk = n < PREDICT_CHUNK ? n : PREDICT_CHUNK;
     chunk = chunk > net->capacity ? chunk : net->capacity;
-    clg_status st = n ? clg__net_reserve(net, chunk) : CLG_OK;
+    clg_status st = n ? clg__net_reserve_infer(net, chunk) : CLG_OK;
     size_t in = clg_shape_numel(net->input);
     net->exact_output = at + 1;
     for (size_t done = 0; done < n && st == CLG_OK;) {

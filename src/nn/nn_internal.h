@@ -37,6 +37,7 @@ typedef struct clg__layer {
        one reader's input gradient or, with several readers, their sum in dy */
     clg_tensor *y, *dx[CLG_LAYER_INPUTS], *dy;
     clg_tensor y_n, dx_n[CLG_LAYER_INPUTS], dy_n;
+    size_t slot;                     /* inference layout: the pooled buffer of its output */
 } clg__layer;
 
 struct clg_net {
@@ -60,6 +61,12 @@ struct clg_net {
     size_t take_from;        /* the next layer's default input (clg_net_take_from) ... */
     int take_from_set;       /* ... when set, else the previous layer's output */
     int labels_staged;       /* its labels are on the device for the backward pass */
+    /* Inference layout (a net never trained in: predict, classify, evaluate, activations):
+     * outputs in a few pooled buffers, each reused once the last reader of what it holds has
+     * run, and no gradients; else (training layout) a buffer per output and gradient. */
+    int infer_layout;
+    clg_tensor **pool;
+    size_t npool;
 };
 
 /* One learnable tensor and its gradient, for optimizers. */
@@ -69,10 +76,20 @@ typedef struct clg__param_ref {
     size_t layer;
 } clg__param_ref;
 
-/* Makes the buffers hold batches of up to capacity samples (reallocating only to grow) and
- * points the views at the first n. */
+/* Batch buffers for up to `capacity` samples (reallocated only to grow), the views pointed
+ * at the first n by clg__net_set_batch. clg__net_reserve: the training layout, a buffer per
+ * output and gradient, kept for the backward pass. clg__net_reserve_infer: the inference
+ * layout (memory_plan.c), unless the net already has the training one. clg__net_pool_free
+ * drops the inference layout's buffers; clg__net_buffer_bytes: bytes of batch buffers held. */
 clg_status clg__net_reserve(clg_net *net, size_t capacity);
+clg_status clg__net_reserve_infer(clg_net *net, size_t capacity);
+void clg__net_pool_free(clg_net *net);
+size_t clg__net_buffer_bytes(const clg_net *net);
 void clg__net_set_batch(clg_net *net, size_t n);
+clg_tensor clg__net_pool_view(const clg_net *net, size_t i, size_t n);
+/* Floats per sample the two layouts hold (the summary's memory line). */
+size_t clg__net_train_floats(const clg_net *net);
+size_t clg__net_infer_floats(const clg_net *net);
 
 /* Uploads n samples into the input buffer (n <= capacity; sets the batch). */
 clg_status clg__net_upload(clg_net *net, const float *images, size_t n);

@@ -49,6 +49,10 @@ clg_status clg_net_summary(const clg_net *net, char *buf, size_t cap, size_t *le
     }
     clg__text_put(&o, "%zu layers, %s learnable parameters, %s FLOPs per image forward "
                   "(training: about 3x)\n", net->count, grouped(params, a), grouped(flops, b));
+    clg__text_put(&o, "batch buffers per image: %.1f KiB to train (outputs and gradients), "
+                  "%.1f KiB to infer\n",
+                  (double)clg__net_train_floats(net) * 4.0 / 1024.0,
+                  (double)clg__net_infer_floats(net) * 4.0 / 1024.0);
     if (len)
         *len = o.n;
     if (cap && o.n >= cap) {

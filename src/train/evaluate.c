@@ -17,7 +17,7 @@ clg_status clg_net_evaluate(clg_net *net, clg_datastore *ds, size_t batch, doubl
     size_t n = clg_datastore_size(ds), per = clg_shape_numel(s);
     if (batch > n)
         batch = n ? n : 1;
-    clg_status st = clg__net_reserve(net, batch);
+    clg_status st = clg__net_reserve_infer(net, batch);
     float *images = st == CLG_OK ? clg__malloc(batch * per * sizeof *images) : NULL;
     int32_t *labels = st == CLG_OK ? clg__malloc(batch * sizeof *labels) : NULL;
     size_t *idx = st == CLG_OK ? clg__malloc(batch * sizeof *idx) : NULL;

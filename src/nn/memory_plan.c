@@ -1,0 +1,201 @@
+/* The inference layout: a forward pass that nothing will differentiate keeps an output only
+ * until the last layer that reads it has run. Outputs live in a few pooled buffers, assigned
+ * in layer order: a buffer is free again once every reader of what it holds is done, and a
+ * layer never writes into a buffer one of its inputs is in (the inputs are still read).
+ *
+ * Some layers write no buffer of their own (the "home" of their output is another layer's):
+ * a ReLU fused into the convolution or batch norm before it, a dropout (the identity at
+ * inference) and the softmax (its output is its input) are views of their input; a batch norm
+ * whose residual sum is fused writes into the add's buffer, which therefore comes into use at
+ * the batch norm. The homes follow the fusions of net_exec.c as they stand with no layer's
+ * exact output requested: clg_net_activations stops the pass at the requested layer, so a
+ * fusion it turns off would only have run after it. */
+#include <stdlib.h>
+
+#include "nn/layer_table.h"
+
+enum { NO_HOME = (size_t)-1 };
+
+/* The layer whose buffer holds layer i's output at inference (NO_HOME: the net's input). */
+static size_t home_of(const clg_net *net, size_t i)
+{
+    for (;;) {
+        const clg__layer *l = &net->layers[i];
+        size_t p = l->from[0];
+        int view = l->kind == CLG_LAYER_DROPOUT || l->kind == CLG_LAYER_SOFTMAX_XENT ||
+                   (l->kind == CLG_LAYER_ACTIVATION && p != CLG_NET_INPUT && p + 1 == i &&
+                    clg__net_relu_fused(net, p));
+        if (view && p == CLG_NET_INPUT)
+            return NO_HOME;
+        if (view) {
+            i = p;
+            continue;
+        }
+        return l->kind == CLG_LAYER_BATCHNORM && clg__net_sum_fused(net, i) ? i + 1 : i;
+    }
+}
+
+void clg__net_pool_free(clg_net *net)
+{
+    for (size_t s = 0; s < net->npool; s++)
+        clg_tensor_destroy(net->pool[s]);
+    free(net->pool);
+    net->pool = NULL;
+    net->npool = 0;
+    net->infer_layout = 0;
+}
+
+/* The training layout's buffers, which the inference layout replaces. */
+static void drop_training_buffers(clg_net *net)
+{
+    for (size_t i = 0; i < net->count; i++) {
+        clg__layer *l = &net->layers[i];
+        clg_tensor_destroy(l->y);
+        l->y = NULL;
+        for (size_t k = 0; k < l->nin; k++) {
+            clg_tensor_destroy(l->dx[k]);
+            l->dx[k] = NULL;
+        }
+        clg_tensor_destroy(l->dy);
+        l->dy = NULL;
+    }
+}
+
+/* Sizes the slots (floats each) and gives every home one: in layer order, at its first
+ * writer, the smallest free slot large enough, else the largest free one (grown), else a new
+ * one. A slot is free once its home's last reader has run. Returns the slot count. */
+static size_t assign(const clg_net *net, size_t capacity, const size_t *home, size_t *slot,
+                     size_t *last_read, size_t *need, size_t *busy_until)
+{
+    for (size_t i = 0; i < net->count; i++)
+        last_read[i] = i;
+    for (size_t c = 0; c < net->count; c++)
+        for (size_t k = 0; k < net->layers[c].nin; k++) {
+            size_t p = net->layers[c].from[k];
+            size_t h = p == CLG_NET_INPUT ? NO_HOME : home[p];
+            if (h != NO_HOME && last_read[h] < c)
+                last_read[h] = c;
+        }
+    size_t nslots = 0;
+    for (size_t i = 0; i < net->count; i++) {
+        size_t h = home[i];
+        if (h == NO_HOME || slot[h] != NO_HOME)
+            continue; /* a view, or a home already in use */
+        size_t floats = capacity * clg_shape_numel(net->layers[h].out), fit = NO_HOME,
+               grow = NO_HOME;
+        for (size_t s = 0; s < nslots; s++) {
+            if (busy_until[s] >= i)
+                continue;
+            if (need[s] >= floats && (fit == NO_HOME || need[s] < need[fit]))
+                fit = s;
+            else if (need[s] < floats && (grow == NO_HOME || need[s] > need[grow]))
+                grow = s;
+        }
+        size_t pick = fit != NO_HOME ? fit : grow != NO_HOME ? grow : nslots++;
+        need[pick] = need[pick] > floats ? need[pick] : floats; /* need[] starts at 0 */
+        busy_until[pick] = last_read[h];
+        slot[h] = pick;
+    }
+    return nslots;
+}
+
+/* Each layer's home, each home's slot and each slot's floats, in one allocation (home). */
+typedef struct plan {
+    size_t *home, *slot, *need;
+} plan;
+
+static clg_status make_plan(const clg_net *net, size_t capacity, plan *p, size_t *nslots)
+{
+    size_t n = net->count, *work = clg__calloc(5 * n, sizeof *work);
+    if (!work)
+        return clg__oom(net->ctx, "the inference buffers' plan");
+    p->home = work, p->slot = work + n, p->need = work + 2 * n;
+    size_t *last_read = work + 3 * n, *busy = work + 4 * n;
+    for (size_t i = 0; i < n; i++) {
+        p->home[i] = home_of(net, i);
+        p->slot[i] = NO_HOME;
+        busy[i] = NO_HOME;
+    }
+    *nslots = assign(net, capacity, p->home, p->slot, last_read, p->need, busy);
+    return CLG_OK;
+}
+
+size_t clg__net_infer_floats(const clg_net *net)
+{
+    plan p;
+    size_t nslots, floats = clg_shape_numel(net->input);
+    if (!net->count || make_plan(net, 1, &p, &nslots) != CLG_OK)
+        return 0;
+    for (size_t s = 0; s < nslots; s++)
+        floats += p.need[s];
+    free(p.home);
+    return floats;
+}
+
+clg_status clg__net_reserve_infer(clg_net *net, size_t capacity)
+{
+    if (net->capacity && !net->infer_layout) /* trained in: its buffers serve inference too */
+        return clg__net_reserve(net, capacity);
+    if (net->infer_layout && capacity <= net->capacity)
+        return CLG_OK;
+    if (!net->count || net->layers[net->count - 1].kind != CLG_LAYER_SOFTMAX_XENT)
+        return clg__fail(net->ctx, CLG_ERR_INVALID_ARG,
+                         "the net has no softmax output layer yet (add one last)");
+    clg__net_pool_free(net);
+    drop_training_buffers(net);
+    net->capacity = 0;
+    plan p;
+    size_t nslots;
+    clg_status st = make_plan(net, capacity, &p, &nslots);
+    if (st != CLG_OK)
+        return st;
+    net->pool = clg__calloc(nslots ? nslots : 1, sizeof *net->pool);
+    if (!net->pool)
+        st = clg__oom(net->ctx, "clg_net_predict");
+    for (size_t s = 0; st == CLG_OK && s < nslots; s++, net->npool++)
+        st = clg_tensor_create(net->ctx, (clg_shape){1, p.need[s], 1, 1}, &net->pool[s]);
+    if (st == CLG_OK) {
+        clg_tensor_destroy(net->x);
+        net->x = NULL;
+        st = clg_tensor_create(net->ctx, (clg_shape){capacity, net->input.c, net->input.h,
+                                                     net->input.w}, &net->x);
+    }
+    for (size_t i = 0; i < net->count; i++) /* every layer's view: its home's slot */
+        net->layers[i].slot = p.home[i] == NO_HOME ? NO_HOME : p.slot[p.home[i]];
+    free(p.home);
+    if (st != CLG_OK) {
+        clg__net_pool_free(net);
+        return st;
+    }
+    net->infer_layout = 1;
+    net->capacity = capacity;
+    clg__net_set_batch(net, capacity);
+    return CLG_OK;
+}
+
+/* Layer i's output view on its slot, for a batch of n (the net's input for NO_HOME: such a
+ * layer is a view of it, set by its forward pass). */
+clg_tensor clg__net_pool_view(const clg_net *net, size_t i, size_t n)
+{
+    const clg__layer *l = &net->layers[i];
+    if (l->slot == NO_HOME)
+        return clg__net_view(net->x, n);
+    clg_tensor v = *net->pool[l->slot];
+    v.shape = (clg_shape){n, l->out.c, l->out.h, l->out.w};
+    return v;
+}
+
+size_t clg__net_buffer_bytes(const clg_net *net)
+{
+    size_t floats = net->x ? clg_tensor_numel(net->x) : 0;
+    for (size_t s = 0; s < net->npool; s++)
+        floats += clg_tensor_numel(net->pool[s]);
+    for (size_t i = 0; i < net->count; i++) {
+        const clg__layer *l = &net->layers[i];
+        floats += l->y ? clg_tensor_numel(l->y) : 0;
+        floats += l->dy ? clg_tensor_numel(l->dy) : 0;
+        for (size_t k = 0; k < l->nin; k++)
+            floats += l->dx[k] ? clg_tensor_numel(l->dx[k]) : 0;
+    }
+    return floats * sizeof(float);
+}
