@@ -63,6 +63,17 @@ __kernel void clg_tensor_add(__global const float *a, ulong ao, __global const f
     }
 }
 
+/* y = a + b where mask > 0, else 0: a gradient sum through a ReLU whose output is mask. */
+__kernel void clg_tensor_add_masked(__global const float *a, ulong ao, __global const float *b,
+                                    ulong bo, __global const float *m, ulong mo,
+                                    __global float *y, ulong yo, ulong n)
+{
+    CLG_FOR_EACH(i, n) {
+        float v = a[ao + i] + b[bo + i];
+        y[yo + i] = m[mo + i] > 0.0f ? v : 0.0f;
+    }
+}
+
 /* Channels of a batch stacked into a wider one: item i of the narrow tensor (per sample
  * `narrow` = its channels x pixels) is at channel offset `at` (in floats, at * pixels) of the
  * wide one's sample (`wide` floats). to_wide 1 copies narrow to wide, 0 wide to narrow. */

@@ -781,6 +781,22 @@ static void relu_fusions_follow_the_graph(void **state)
         {"input 6x6x2\nconv 3x3x4 pad=1 name=c\nconv 3x3x4 pad=1\nadd c relu=1\nfc 3\nsoftmax\n",
          "input 6x6x2\nconv 3x3x4 pad=1 name=c\nconv 3x3x4 pad=1\nadd c\nleaky alpha=0\nfc 3\n"
          "softmax\n"},
+        /* a sum with its ReLU read by three: the readers' gradients summed and masked in one
+         * pass */
+        {"input 6x6x2\nconv 3x3x4 pad=1 name=c\nconv 3x3x4 pad=1\nadd c relu=1 name=s\n"
+         "conv 3x3x4 pad=1\nadd s\nconv 1x1x4 from=s\nadd l5\nfc 3\nsoftmax\n",
+         "input 6x6x2\nconv 3x3x4 pad=1 name=c\nconv 3x3x4 pad=1\nadd c\nleaky alpha=0 name=s\n"
+         "conv 3x3x4 pad=1\nadd s\nconv 1x1x4 from=s\nadd l6\nfc 3\nsoftmax\n"},
+        /* the ReLU fused into the batch norm before it: its mask applied by the batch norm's
+         * backward pass (and a ReLU read by two, before a pooling layer) */
+        {"input 6x6x2\nconv 3x3x4 pad=1\nbatchnorm\nrelu\nconv 3x3x4 pad=1\nbatchnorm\n"
+         "relu name=r\nmaxpool 2x2\nconv 1x1x4 from=r\nmaxpool 2x2\nadd l7\nfc 3\nsoftmax\n",
+         "input 6x6x2\nconv 3x3x4 pad=1\nbatchnorm\nleaky alpha=0\nconv 3x3x4 pad=1\nbatchnorm\n"
+         "leaky alpha=0 name=r\nmaxpool 2x2\nconv 1x1x4 from=r\nmaxpool 2x2\nadd l7\nfc 3\n"
+         "softmax\n"},
+        {"input 6x6x2\nconv 3x3x4 pad=1\nbatchnorm\nrelu\nmaxpool 2x2\nfc 3\nsoftmax\n",
+         "input 6x6x2\nconv 3x3x4 pad=1\nbatchnorm\nleaky alpha=0\nmaxpool 2x2\nfc 3\n"
+         "softmax\n"},
         /* the sum and its ReLU written by the batch norm before it (and not, where the batch
          * norm's output is read twice) */
         {"input 6x6x2\nconv 3x3x4 pad=1 name=c\nconv 3x3x4 pad=1\nbatchnorm\nadd c relu=1\nfc 3\n"

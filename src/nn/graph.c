@@ -121,26 +121,42 @@ int clg__net_needs_dx(const clg_net *net, size_t i, size_t k)
     return net->layers[i].from[k] != CLG_NET_INPUT;
 }
 
-clg_status clg__net_gather_dy(clg_net *net, size_t i)
+/* The readers' gradients of layer i's output summed into out (in reader order), through a
+ * ReLU whose output is mask when mask is not NULL; one reader's is a view when unmasked. */
+static clg_status gather(clg_net *net, size_t i, const clg_tensor *mask, clg_tensor *out)
 {
     clg__layer *l = &net->layers[i];
-    const clg_tensor *sum = NULL; /* the readers' gradients so far (nuse > 1) */
+    const clg_tensor *sum = NULL; /* the readers' gradients so far */
+    size_t seen = 0;
     clg_status st = CLG_OK;
     for (size_t c = i + 1; c < net->count && st == CLG_OK; c++)
         for (size_t k = 0; k < net->layers[c].nin && st == CLG_OK; k++) {
             if (net->layers[c].from[k] != i)
                 continue;
             clg_tensor *d = &net->layers[c].dx_n[k];
-            if (l->nuse == 1) {
-                l->dy_n = *d; /* the one reader's input gradient, no copy */
-            } else if (!sum) {
+            int last = ++seen == l->nuse;
+            if (l->nuse == 1 && !mask)
+                *out = *d; /* the one reader's input gradient, no copy */
+            else if (l->nuse == 1)
+                st = clg_activation_backward(net->ctx, CLG_ACT_RELU, 0.0f, mask, mask, d, out);
+            else if (!sum)
                 sum = d; /* added to the second in one pass, not copied first */
-            } else {
-                st = clg__tensor_add(net->ctx, sum, d, &l->dy_n, 0);
-                sum = &l->dy_n;
-            }
+            else if (last && mask)
+                st = clg__tensor_add_masked(net->ctx, sum, d, mask, out);
+            else
+                st = clg__tensor_add(net->ctx, sum, d, last ? out : &l->dy_n, 0), sum = &l->dy_n;
         }
     return st;
+}
+
+clg_status clg__net_gather_dy(clg_net *net, size_t i)
+{
+    return gather(net, i, NULL, &net->layers[i].dy_n);
+}
+
+clg_status clg__net_gather_relu(clg_net *net, size_t i, const clg_tensor *relu_y, clg_tensor *out)
+{
+    return gather(net, i, relu_y, out);
 }
 
 /* --- the builder's graph calls --- */

@@ -37,6 +37,8 @@ typedef struct clg__layer_def {
     int init_transparent;
     /* It reads two or more inputs (named after its keyword in the text form). */
     int multi_input;
+    /* Its backward pass gathers its output's gradient itself (clg__net_gather_relu). */
+    int gathers_dy;
 } clg__layer_def;
 
 /* The entry of a kind (never NULL for a kind the builder made). */

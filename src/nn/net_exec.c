@@ -207,7 +207,9 @@ void clg__net_loss_cancel(clg_net *net)
 static clg_status layer_backward(clg_net *net, size_t i, uint64_t step)
 {
     const clg__layer_def *def = clg__layer_def_of(net->layers[i].kind);
-    clg_status st = def->backward ? clg__net_gather_dy(net, i) : CLG_ERR_INTERNAL;
+    clg_status st = !def->backward ? CLG_ERR_INTERNAL
+                    : def->gathers_dy ? CLG_OK
+                                      : clg__net_gather_dy(net, i);
     return st == CLG_OK ? def->backward(net, i, step) : st;
 }
 

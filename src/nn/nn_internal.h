@@ -164,6 +164,9 @@ int clg__net_is_graph(const clg_net *net);
 /* Layer i's output gradient into its dy_n, from the input gradients of the layers that read
  * it (their sum, in layer order, when several do). Backward, after those layers' passes. */
 clg_status clg__net_gather_dy(clg_net *net, size_t i);
+/* The same through a ReLU whose output is relu_y, into out, in one pass per reader (for a
+ * layer whose table entry sets gathers_dy: an add with its ReLU). */
+clg_status clg__net_gather_relu(clg_net *net, size_t i, const clg_tensor *relu_y, clg_tensor *out);
 /* The names of l's inputs from the first-th on, comma-separated ("input" for the network's),
  * into buf. */
 void clg__net_input_names(const clg_net *net, const clg__layer *l, size_t first, char *buf,

@@ -315,6 +315,25 @@ clg_status clg__tensor_add(clg_ctx *ctx, const clg_tensor *a, const clg_tensor *
     return clg__launch_elementwise(&l, n);
 }
 
+clg_status clg__tensor_add_masked(clg_ctx *ctx, const clg_tensor *a, const clg_tensor *b,
+                                  const clg_tensor *mask, clg_tensor *out)
+{
+    size_t n = clg_tensor_numel(out);
+    if (clg_tensor_numel(a) != n || clg_tensor_numel(b) != n || clg_tensor_numel(mask) != n)
+        return clg__fail(ctx, CLG_ERR_INTERNAL, "tensor masked add: %zu, %zu, %zu and %zu elements",
+                         clg_tensor_numel(a), clg_tensor_numel(b), clg_tensor_numel(mask), n);
+    clg__launch l;
+    clg_status st = clg__launch_begin(ctx, "tensor", CLG__TENSOR_OPTIONS, "clg_tensor_add_masked", &l);
+    if (st != CLG_OK)
+        return st;
+    clg__arg_tensor(&l, a);
+    clg__arg_tensor(&l, b);
+    clg__arg_tensor(&l, mask);
+    clg__arg_tensor(&l, out);
+    clg__arg_u64(&l, n);
+    return clg__launch_elementwise(&l, n);
+}
+
 clg_status clg__tensor_stack(clg_ctx *ctx, clg_tensor *narrow, clg_tensor *wide, size_t at,
                              int to_wide)
 {

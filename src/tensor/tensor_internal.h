@@ -39,6 +39,9 @@ void clg__arg_tensor(clg__launch *l, const clg_tensor *t);
  * a). For networks' residual sums and gradient sums. */
 clg_status clg__tensor_add(clg_ctx *ctx, const clg_tensor *a, const clg_tensor *b,
                            clg_tensor *out, int relu);
+/* out = a + b where mask > 0, else 0 (mask: a ReLU's output; same element counts). */
+clg_status clg__tensor_add_masked(clg_ctx *ctx, const clg_tensor *a, const clg_tensor *b,
+                                  const clg_tensor *mask, clg_tensor *out);
 /* Between a tensor of C channels and the channels [at, at + C) of a wider one of the same
  * batch and pixels (concatenation along channels): to_wide 1 copies narrow into wide, 0 the
  * other way. */

@@ -48,18 +48,16 @@ static clg_status forward(clg_net *net, size_t i, int train, uint64_t step)
     return st;
 }
 
-/* Every input's gradient is the output's (through the ReLU's mask): views, no copies. */
+/* Every input's gradient is the output's (through the ReLU's mask): views, no copies. The
+ * output's gradient is gathered here, so that with a ReLU the readers' sum is masked as it is
+ * added (one pass, not a sum and then a mask). */
 static clg_status backward(clg_net *net, size_t i, uint64_t step)
 {
     (void)step;
     clg__layer *l = &net->layers[i];
-    clg_tensor g = l->dy_n;
-    clg_status st = CLG_OK;
-    if (l->relu) {
-        st = clg_activation_backward(net->ctx, CLG_ACT_RELU, 0.0f, &l->y_n, &l->y_n, &l->dy_n,
-                                     &l->dx_n[0]);
-        g = l->dx_n[0];
-    }
+    clg_status st = l->relu ? clg__net_gather_relu(net, i, &l->y_n, &l->dx_n[0])
+                            : clg__net_gather_dy(net, i);
+    clg_tensor g = l->relu ? l->dx_n[0] : l->dy_n;
     for (size_t k = 0; k < l->nin; k++)
         l->dx_n[k] = g;
     return st;
@@ -75,5 +73,6 @@ static const char *const keywords[] = {"add", NULL};
 const clg__layer_def clg__layer_add = {
     .kind = CLG_LAYER_ADD, .keywords = keywords, .parse = parse, .format = format,
     .infer = infer, .forward = forward, .backward = backward, .flops = flops, .multi_input = 1,
+    .gathers_dy = 1,
     .init_transparent = 1, /* a sum passes on what follows it (its own ReLU: init.c) */
 };
