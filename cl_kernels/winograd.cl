@@ -145,10 +145,11 @@ __kernel void clg_wino_filter_flip(__global const float *w, ulong w_off, uint Kg
 }
 
 /* V for T tiles of th x tw per image; 16 channels (c0 = 16 * dimension 0) per work-item,
- * reading channels [c_first + c0, +16) of xq. Launch: (ceil(Cin / 16), T). */
+ * reading channels [c_first + c0, +16) of xq. V[xi] holds vt >= T tiles' rows (the chunk's
+ * rows start at v_off: a layer's kept V of the whole batch). Launch: (ceil(Cin / 16), T). */
 __kernel void clg_wino_input(__global const float *xq, ulong xq_img, uint Wq, uint ldc,
                              uint c_first, uint th, uint tw, uint T, uint ldv,
-                             __global float *V)
+                             __global float *V, uint vt, ulong v_off)
 {
     uint cb = get_global_id(0), t = get_global_id(1);
     if (t >= T)
@@ -165,14 +166,15 @@ __kernel void clg_wino_input(__global const float *xq, ulong xq_img, uint Wq, ui
     wino_in_tf(d, v);
 #pragma unroll
     for (int x = 0; x < WA2; x++)
-        vstore16(v[x], 0, V + ((size_t)x * T + t) * ldv + cb * 16);
+        vstore16(v[x], 0, V + v_off + ((size_t)x * vt + t) * ldv + cb * 16);
 }
 
-/* Y for MR tiles x NR output channels: for each xi, M[xi] = V[xi] (tiles x Cin) . U[xi]
+/* Y for MR tiles x NR output channels: for each xi, M[xi] = V[xi] (tiles x Cin, rows as in
+ * clg_wino_input) . U[xi]
  * (Cin x channels); then Y = A^T M A per tile, + bias, ReLU (epilogue bits 1 and 2), stored
  * where the tile lies inside the P x Q output. Launch: (ldk / NR, ceil(T / MR)). */
-__kernel void clg_wino_gemm(__global const float *V, uint ldv, uint T, uint Cin,
-                            __global const float *U, ulong u_off, uint ldk, uint Kout,
+__kernel void clg_wino_gemm(__global const float *V, uint vt, ulong v_off, uint ldv, uint T,
+                            uint Cin, __global const float *U, ulong u_off, uint ldk, uint Kout,
                             uint th, uint tw, uint P, uint Q,
                             __global float *Y, ulong y_off, ulong y_img, ulong y_chan,
                             __global const float *bias, ulong bias_off, uint epilogue)
@@ -186,7 +188,7 @@ __kernel void clg_wino_gemm(__global const float *V, uint ldv, uint T, uint Cin,
         const __global float *a[MR];
 #pragma unroll
         for (int i = 0; i < MR; i++) /* tiles past T repeat the last one, not stored */
-            a[i] = V + ((size_t)x * T + min(t0 + (uint)i, T - 1)) * ldv;
+            a[i] = V + v_off + ((size_t)x * vt + min(t0 + (uint)i, T - 1)) * ldv;
         const __global float *b = U + u_off + (size_t)x * Cin * ldk + k0;
         float16 acc[MR][NV];
         CLG_BLOCK_ZERO(acc);
@@ -259,7 +261,7 @@ __kernel void clg_wino_gemm(__global const float *V, uint ldv, uint T, uint Cin,
  * dyq, whose grid is th*m x tw*m, zero past P x Q). Launch: (ceil(Kout / 16), T). */
 __kernel void clg_wino_dy(__global const float *dyq, ulong dyq_img, uint Wq, uint ldc,
                           uint c_first, uint th, uint tw, uint T, uint lde,
-                          __global float *E)
+                          __global float *E, uint et, ulong e_off)
 {
     uint cb = get_global_id(0), t = get_global_id(1);
     if (t >= T)
@@ -276,22 +278,22 @@ __kernel void clg_wino_dy(__global const float *dyq, ulong dyq_img, uint Wq, uin
     wino_dy_tf(e, u);
 #pragma unroll
     for (int x = 0; x < WA2; x++)
-        vstore16(u[x], 0, E + ((size_t)x * T + t) * lde + cb * 16);
+        vstore16(u[x], 0, E + e_off + ((size_t)x * et + t) * lde + cb * 16);
 }
 
 /* dU[xi][k][c] (+)= sum over the T tiles of E[xi][t][k] V[xi][t][c], for MR output channels k
  * and NR input channels c per work-item; accumulate adds to dU (the next chunk of images).
  * Launch: (ceil(Cin / NR), ceil(Kout / MR), WA2). */
 __kernel void clg_wino_wgemm(__global const float *E, uint lde, __global const float *V,
-                             uint ldv, uint T, uint Kout, uint Cin, __global float *dU,
-                             ulong du_off, uint accumulate)
+                             uint vt, ulong v_off, uint ldv, uint T, uint Kout, uint Cin,
+                             __global float *dU, ulong du_off, uint accumulate)
 {
     uint tn = get_global_id(0), tm = get_global_id(1), x = get_global_id(2);
     uint c0 = tn * NR, k0 = tm * MR;
     if (c0 >= Cin || k0 >= Kout)
         return;
     const __global float *e = E + (size_t)x * T * lde + k0;
-    const __global float *v = V + (size_t)x * T * ldv + c0;
+    const __global float *v = V + v_off + (size_t)x * vt * ldv + c0;
     float16 acc[MR][NV];
     CLG_BLOCK_ZERO(acc);
     for (uint t = 0; t < T; t++, e += lde, v += ldv) {

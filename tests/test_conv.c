@@ -9,11 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include "common/testutil.h"
+#include "ops/conv/conv_keep.h"
 #include "ref/ref_conv.h"
 
 static clg_ctx *ctx;
 static clg_test_rng rng;
 static size_t workspace_limit; /* for desc_of: 0 is the default */
+static int keep_forward;       /* weight gradients after a forward pass that keeps its V */
 static int fuse_relu;          /* for desc_of and the forward reference */
 static int applied[CLG_CONV_ALGOS + 1];
 static size_t left_out, runs_asked; /* CLG_TEST_SMALL: cases left out, of all asked for */
@@ -210,13 +212,24 @@ static int run_case(const conv_case *c, clg_conv_algo algo, clg_conv_pass pass, 
         ref_conv_backward_weights(&g, ax, ady, mag);
         out = make_guarded(ws, &view);
         /* Cases with a bias take dw and db in one call (the implicit algorithm sums db in
-         * the same pass). */
-        if (c->bias) {
-            db = make_guarded(bs, &db_view);
-            st = clg_conv2d_backward_weights_bias(ctx, &d, tx, tdy, view, db_view);
-        } else {
-            st = clg_conv2d_backward_weights(ctx, &d, tx, tdy, view);
+         * the same pass). With keep_forward, a network layer's way: the forward pass first,
+         * keeping Winograd's transform of x, which the weight gradient then reads. */
+        clg__conv_keep keep = {0};
+        st = CLG_OK;
+        if (keep_forward) {
+            clg_tensor *ty = make(ys, NULL);
+            st = clg__conv2d_forward_keep(ctx, &d, tx, tw, NULL, ty, &keep);
+            if (st == CLG_OK && algo == CLG_CONV_ALGO_WINOGRAD && c->G == 1 && !workspace_limit &&
+                keep.n != c->N) /* (a limit may turn the forward pass to another algorithm) */
+                fail_msg("%s: the forward pass kept no transform", what);
+            clg_tensor_destroy(ty);
         }
+        if (c->bias)
+            db = make_guarded(bs, &db_view);
+        if (st == CLG_OK)
+            st = clg__conv2d_backward_weights_keep(ctx, &d, tx, tdy, view, db_view,
+                                                   keep_forward ? &keep : NULL);
+        clg__conv_keep_free(&keep);
     }
     int bad = st != CLG_OK;
     if (bad)
@@ -533,6 +546,35 @@ static void chunked_algorithms_match_the_reference(void **state)
     assert_true(chunked >= 16);
 }
 
+/* The weight gradient from the transform a forward pass kept (Winograd, one group), whole
+ * and with the forward pass and the weight gradient cut into chunks of their own sizes. */
+static void weight_gradient_from_the_kept_transform(void **state)
+{
+    (void)state;
+    int failures = 0, kept = 0;
+    keep_forward = 1;
+    for (size_t i = 0; i < N_CASES; i++) {
+        const conv_case *c = &cases[i];
+        clg_shape xs = {c->N, c->C, c->H, c->W}, ws = {c->K, c->C / c->G, c->R, c->S};
+        workspace_limit = 0;
+        clg_conv2d_desc d = desc_of(c, CLG_CONV_ALGO_WINOGRAD);
+        size_t lo, hi;
+        if (c->G != 1 || clg_conv2d_workspace(ctx, &d, CLG_CONV_BWD_WEIGHTS,
+                                              CLG_CONV_ALGO_WINOGRAD, xs, ws, &lo, &hi) != CLG_OK)
+            continue;
+        for (int chunked = 0; chunked < 2; chunked++) {
+            workspace_limit = chunked ? lo : 0;
+            failures += run_case(c, CLG_CONV_ALGO_WINOGRAD, CLG_CONV_BWD_WEIGHTS, 0);
+            failures += run_case(c, CLG_CONV_ALGO_WINOGRAD, CLG_CONV_BWD_WEIGHTS, 1);
+        }
+        kept++;
+    }
+    keep_forward = 0;
+    workspace_limit = 0;
+    assert_int_equal(failures, 0);
+    assert_true(kept >= 6);
+}
+
 /* The forward pass with the ReLU fused (in the implicit algorithm's epilogue, after the
  * others), on every shape and algorithm. */
 static void fused_relu_forward_matches_the_reference(void **state)
@@ -604,6 +646,7 @@ int main(void)
         cmocka_unit_test(implicit_forms_match_the_reference_in_any_workspace),
         cmocka_unit_test(fused_relu_forward_matches_the_reference),
         cmocka_unit_test(chunked_algorithms_match_the_reference),
+        cmocka_unit_test(weight_gradient_from_the_kept_transform),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

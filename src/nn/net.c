@@ -27,6 +27,7 @@ static void layer_free(clg__layer *l)
     for (size_t k = 0; k < CLG_LAYER_INPUTS; k++)
         clg_tensor_destroy(l->dx[k]);
     clg_tensor_destroy(l->dy);
+    clg__conv_keep_free(&l->keep);
 }
 
 clg_status clg_net_create(clg_ctx *ctx, clg_shape input, clg_net **out)

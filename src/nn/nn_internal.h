@@ -4,6 +4,7 @@
 #define CLGRAD_NN_INTERNAL_H
 
 #include "clgrad/nn.h"
+#include "ops/conv/conv_keep.h"
 #include "ops/loss_internal.h"
 #include "tensor/tensor_internal.h"
 
@@ -38,6 +39,7 @@ typedef struct clg__layer {
     clg_tensor *y, *dx[CLG_LAYER_INPUTS], *dy;
     clg_tensor y_n, dx_n[CLG_LAYER_INPUTS], dy_n;
     size_t slot;                     /* inference layout: the pooled buffer of its output */
+    clg__conv_keep keep;             /* conv: Winograd's V from training forward to backward */
 } clg__layer;
 
 struct clg_net {

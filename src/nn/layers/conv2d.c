@@ -130,8 +130,10 @@ static clg_status forward(clg_net *net, size_t i, int train, uint64_t step)
     clg__layer *l = &net->layers[i];
     clg_conv2d_desc d = l->conv;
     d.relu = clg__net_relu_fused(net, i);
-    return clg_conv2d_forward(net->ctx, &d, clg__net_input(net, i), l->param[0],
-                              l->bias ? l->param[1] : NULL, &l->y_n);
+    /* training: what the weight gradient can reuse is kept */
+    return clg__conv2d_forward_keep(net->ctx, &d, clg__net_input(net, i), l->param[0],
+                                    l->bias ? l->param[1] : NULL, &l->y_n,
+                                    train ? &l->keep : NULL);
 }
 
 static clg_status backward(clg_net *net, size_t i, uint64_t step)
@@ -139,8 +141,9 @@ static clg_status backward(clg_net *net, size_t i, uint64_t step)
     (void)step;
     clg__layer *l = &net->layers[i];
     clg_tensor *dy = clg__net_output_grad(net, i);
-    clg_status st = clg_conv2d_backward_weights_bias(net->ctx, &l->conv, clg__net_input(net, i),
-                                                     dy, l->grad[0], l->bias ? l->grad[1] : NULL);
+    clg_status st = clg__conv2d_backward_weights_keep(net->ctx, &l->conv, clg__net_input(net, i),
+                                                      dy, l->grad[0], l->bias ? l->grad[1] : NULL,
+                                                      &l->keep);
     if (st == CLG_OK && clg__net_needs_dx(net, i, 0))
         st = clg_conv2d_backward_data(net->ctx, &l->conv, dy, l->param[0], &l->dx_n[0]);
     return st;

@@ -44,6 +44,15 @@ static clg_status forward_pass(clg_ctx *ctx, const clg_conv2d_desc *d, clg__conv
 clg_status clg_conv2d_forward(clg_ctx *ctx, const clg_conv2d_desc *d, const clg_tensor *x,
                               const clg_tensor *w, const clg_tensor *bias, clg_tensor *y)
 {
+    return clg__conv2d_forward_keep(ctx, d, x, w, bias, y, NULL);
+}
+
+clg_status clg__conv2d_forward_keep(clg_ctx *ctx, const clg_conv2d_desc *d, const clg_tensor *x,
+                                    const clg_tensor *w, const clg_tensor *bias, clg_tensor *y,
+                                    clg__conv_keep *keep)
+{
+    if (keep)
+        keep->n = 0; /* valid again only if this pass fills it */
     const clg_tensor *t[3] = {x, w, y};
     clg__conv_geom g = {0};
     clg_status st = clg__tensors_check(ctx, "clg_conv2d_forward", t, 3);
@@ -54,6 +63,7 @@ clg_status clg_conv2d_forward(clg_ctx *ctx, const clg_conv2d_desc *d, const clg_
     if (st == CLG_OK && bias && (bias->ctx != ctx || clg_tensor_numel(bias) != g.K))
         st = clg__fail(ctx, bias->ctx != ctx ? CLG_ERR_INVALID_ARG : CLG_ERR_SHAPE,
                        "conv2d: bias must hold %zu values on the same context", g.K);
+    g.keep = keep;
     if (st == CLG_OK)
         st = forward_pass(ctx, d, &g, x, w, bias, y);
     return st;
@@ -84,6 +94,14 @@ clg_status clg_conv2d_backward_weights_bias(clg_ctx *ctx, const clg_conv2d_desc 
                                             const clg_tensor *x, const clg_tensor *dy,
                                             clg_tensor *dw, clg_tensor *db)
 {
+    return clg__conv2d_backward_weights_keep(ctx, d, x, dy, dw, db, NULL);
+}
+
+clg_status clg__conv2d_backward_weights_keep(clg_ctx *ctx, const clg_conv2d_desc *d,
+                                             const clg_tensor *x, const clg_tensor *dy,
+                                             clg_tensor *dw, clg_tensor *db,
+                                             clg__conv_keep *keep)
+{
     const clg_tensor *t[3] = {x, dy, dw};
     clg__conv_geom g = {0};
     clg_status st = clg__tensors_check(ctx, db ? "clg_conv2d_backward_weights_bias"
@@ -103,6 +121,7 @@ clg_status clg_conv2d_backward_weights_bias(clg_ctx *ctx, const clg_conv2d_desc 
     /* The implicit algorithm sums db in the same pass; the others reduce dy after. */
     int fused = db && clg__conv_fuses(ctx, &g, CLG_CONV_BWD_WEIGHTS, algo);
     g.db = fused ? db : NULL;
+    g.keep = keep;
     st = clg__conv_run(ctx, &g, CLG_CONV_BWD_WEIGHTS, algo, x, dy, dw);
     if (st == CLG_OK && db && !fused)
         st = clg_bias_backward(ctx, dy, db);
@@ -127,4 +146,11 @@ clg_status clg_conv2d_workspace(clg_ctx *ctx, const clg_conv2d_desc *d, clg_conv
     if (st == CLG_OK)
         st = clg__conv_algo_fits(ctx, &g, pass, algo, min_bytes, max_bytes);
     return st;
+}
+
+void clg__conv_keep_free(clg__conv_keep *keep)
+{
+    clg_tensor_destroy(keep->v);
+    keep->v = NULL;
+    keep->n = 0;
 }

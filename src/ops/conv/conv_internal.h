@@ -5,6 +5,7 @@
 
 #include "clgrad/conv.h"
 #include "clgrad/gemm.h"
+#include "ops/conv/conv_keep.h"
 #include "tensor/tensor_internal.h"
 
 typedef struct clg__conv_geom {
@@ -17,6 +18,7 @@ typedef struct clg__conv_geom {
     const clg_tensor *bias;      /* forward: bias and ReLU applied by the algorithm (only when */
     int relu;                    /* clg__conv_shift_fuses says it can); else NULL and 0 */
     clg_tensor *db;              /* weight gradient: the bias gradient too (the same way) */
+    clg__conv_keep *keep;        /* Winograd's V from the forward pass to the weight gradient */
 } clg__conv_geom;
 
 /* --- geometry.c --- */

@@ -189,9 +189,16 @@ static grid_copy dy_grid_copy(const wino_problem *w)
 
 /* V (kernel clg_wino_input, the input patches) or E (clg_wino_dy, dy's tiles) of a group's
  * channels [c_first, +channels) of the channels-last copy `c`, rows of ld. */
+/* The rows of V (or E) a chunk's products read: vt tiles per transform point, the chunk's
+ * first at off (floats). A chunk's own scratch: vt = T, off 0. */
+typedef struct rows {
+    cl_mem mem;
+    size_t vt, off;
+} rows;
+
 static clg_status transform(clg_ctx *ctx, const char *opts, const char *kernel, const grid_copy *c,
                             const wino_problem *w, cl_mem xq, size_t c_first, size_t channels,
-                            size_t T, cl_mem out, size_t ld)
+                            size_t T, rows out, size_t ld)
 {
     clg__launch l;
     clg_status st = clg__launch_begin(ctx, "winograd", opts, kernel, &l);
@@ -206,14 +213,16 @@ static clg_status transform(clg_ctx *ctx, const char *opts, const char *kernel, 
     clg__arg_u32(&l, w->tw);
     clg__arg_u32(&l, T);
     clg__arg_u32(&l, ld);
-    clg__arg_mem(&l, out);
+    clg__arg_mem(&l, out.mem);
+    clg__arg_u32(&l, out.vt);
+    clg__arg_u64(&l, out.off);
     size_t blocks = (channels + LANES - 1) / LANES;
     size_t global[3] = {blocks, T, 1}, local[3] = {blocks, 8, 1};
     return clg__launch_run(&l, global, local);
 }
 
 static clg_status products(clg_ctx *ctx, const char *opts, unsigned mr, unsigned nr,
-                           const clg__conv_geom *g, const wino_problem *w, cl_mem V, size_t T,
+                           const clg__conv_geom *g, const wino_problem *w, rows V, size_t T,
                            cl_mem U, size_t u_off, clg_tensor *y, size_t n0, size_t gi)
 {
     clg__launch l;
@@ -221,7 +230,9 @@ static clg_status products(clg_ctx *ctx, const char *opts, unsigned mr, unsigned
     if (st != CLG_OK)
         return st;
     size_t plane = w->P * w->Q, img = w->outs_total * plane;
-    clg__arg_mem(&l, V);
+    clg__arg_mem(&l, V.mem);
+    clg__arg_u32(&l, V.vt);
+    clg__arg_u64(&l, V.off);
     clg__arg_u32(&l, w->ldv);
     clg__arg_u32(&l, T);
     clg__arg_u32(&l, w->ins);
@@ -237,7 +248,7 @@ static clg_status products(clg_ctx *ctx, const char *opts, unsigned mr, unsigned
     clg__arg_u64(&l, y->offset + n0 * img + gi * w->outs * plane);
     clg__arg_u64(&l, img);
     clg__arg_u64(&l, plane);
-    clg__arg_mem(&l, g->bias ? g->bias->mem : V); /* any buffer when unused */
+    clg__arg_mem(&l, g->bias ? g->bias->mem : V.mem); /* any buffer when unused */
     clg__arg_u64(&l, g->bias ? g->bias->offset + gi * w->outs : 0);
     clg__arg_u32(&l, (g->bias ? 1u : 0u) | (g->relu ? 2u : 0u));
     size_t tiles_n = w->ldk / nr, tiles_m = (T + mr - 1) / mr;
@@ -246,7 +257,7 @@ static clg_status products(clg_ctx *ctx, const char *opts, unsigned mr, unsigned
 }
 
 static clg_status wgemm(clg_ctx *ctx, const char *opts, unsigned mr, unsigned nr,
-                        const clg__conv_geom *g, cl_mem E, size_t lde, cl_mem V, size_t ldv,
+                        const clg__conv_geom *g, cl_mem E, size_t lde, rows V, size_t ldv,
                         size_t T, cl_mem dU, size_t du_off, int accumulate)
 {
     clg__launch l;
@@ -256,7 +267,9 @@ static clg_status wgemm(clg_ctx *ctx, const char *opts, unsigned mr, unsigned nr
     size_t a2 = points_of(g);
     clg__arg_mem(&l, E);
     clg__arg_u32(&l, lde);
-    clg__arg_mem(&l, V);
+    clg__arg_mem(&l, V.mem);
+    clg__arg_u32(&l, V.vt);
+    clg__arg_u64(&l, V.off);
     clg__arg_u32(&l, ldv);
     clg__arg_u32(&l, T);
     clg__arg_u32(&l, g->Kg);
@@ -286,9 +299,32 @@ static clg_status wout(clg_ctx *ctx, const char *opts, const clg__conv_geom *g, 
     return clg__launch_run(&l, global, local);
 }
 
-/* Weight gradient: per chunk of images and group, V of x's patches and E of dy's tiles (one
- * channels-last buffer holds x, then dy), the products summed into dU chunk after chunk;
- * then dW per group. */
+/* The forward pass's V kept for the weight gradient (one group only): grown to hold every
+ * image's tiles, with the slack that vector reads past the last row run into. */
+static int keeps(const clg__conv_geom *g)
+{
+    return g->keep && g->G == 1;
+}
+
+static clg_status keep_reserve(clg_ctx *ctx, const clg__conv_geom *g, size_t floats)
+{
+    clg__conv_keep *k = g->keep;
+    if (k->v && clg_tensor_numel(k->v) >= floats)
+        return CLG_OK;
+    clg_tensor_destroy(k->v);
+    k->v = NULL;
+    return clg_tensor_create(ctx, (clg_shape){1, floats, 1, 1}, &k->v);
+}
+
+static rows kept_rows(const clg__conv_geom *g, size_t T_all, size_t first_tile, size_t ldv)
+{
+    rows r = {g->keep->v->mem, T_all, g->keep->v->offset + first_tile * ldv};
+    return r;
+}
+
+/* Weight gradient: per chunk of images and group, V of x's patches (or the forward pass's,
+ * kept) and E of dy's tiles (one channels-last buffer holds x, then dy), the products summed
+ * into dU chunk after chunk; then dW per group. */
 static clg_status weights(clg_ctx *ctx, const char *opts, unsigned mr, unsigned nr,
                           const clg__conv_geom *g, const clg_tensor *x, const clg_tensor *dy,
                           clg_tensor *dw)
@@ -301,9 +337,10 @@ static clg_status weights(clg_ctx *ctx, const char *opts, unsigned mr, unsigned 
     grid_copy in = input_grid(&w), out = dy_grid_copy(&w);
     size_t xq_img = in.Hq * in.Wq * in.ldc, dq_img = out.Hq * out.Wq * out.ldc;
     size_t q_img = xq_img > dq_img ? xq_img : dq_img;
-    cl_mem xq, V, E, dU;
+    int kept = keeps(g) && g->keep->v && g->keep->n == g->N;
+    cl_mem xq, V = NULL, E, dU;
     clg_status st = clg__scratch_get(ctx, CLG__SCRATCH_CONV_DW, (nb * q_img + LANES) * sizeof(float), &xq);
-    if (st == CLG_OK)
+    if (st == CLG_OK && !kept)
         st = clg__scratch_get(ctx, CLG__SCRATCH_CONV_COLS, (nb * a2 * tiles * w.ldv + nr) * sizeof(float), &V);
     if (st == CLG_OK)
         st = clg__scratch_get(ctx, CLG__SCRATCH_CONV_AUX, (nb * a2 * tiles * lde + mr) * sizeof(float), &E);
@@ -311,16 +348,20 @@ static clg_status weights(clg_ctx *ctx, const char *opts, unsigned mr, unsigned 
         st = clg__scratch_get(ctx, CLG__SCRATCH_CONV_WINO, g->G * du_group * sizeof(float), &dU);
     for (size_t n0 = 0; n0 < g->N && st == CLG_OK; n0 += nb) {
         size_t cnt = g->N - n0 < nb ? g->N - n0 : nb, T = cnt * tiles;
+        rows v = kept ? kept_rows(g, g->N * tiles, n0 * tiles, w.ldv) : (rows){V, T, 0};
         for (size_t gi = 0; gi < g->G && st == CLG_OK; gi++) {
-            st = pad(ctx, opts, &in, x, n0, cnt, xq);
-            if (st == CLG_OK)
-                st = transform(ctx, opts, "clg_wino_input", &in, &w, xq, gi * g->Cg, g->Cg, T, V, w.ldv);
+            if (!kept) {
+                st = pad(ctx, opts, &in, x, n0, cnt, xq);
+                if (st == CLG_OK)
+                    st = transform(ctx, opts, "clg_wino_input", &in, &w, xq, gi * g->Cg, g->Cg, T, v, w.ldv);
+            }
             if (st == CLG_OK)
                 st = pad(ctx, opts, &out, dy, n0, cnt, xq);
             if (st == CLG_OK)
-                st = transform(ctx, opts, "clg_wino_dy", &out, &w, xq, gi * g->Kg, g->Kg, T, E, lde);
+                st = transform(ctx, opts, "clg_wino_dy", &out, &w, xq, gi * g->Kg, g->Kg, T,
+                               (rows){E, T, 0}, lde);
             if (st == CLG_OK)
-                st = wgemm(ctx, opts, mr, nr, g, E, lde, V, w.ldv, T, dU, gi * du_group, n0 > 0);
+                st = wgemm(ctx, opts, mr, nr, g, E, lde, v, w.ldv, T, dU, gi * du_group, n0 > 0);
         }
     }
     for (size_t gi = 0; gi < g->G && st == CLG_OK; gi++)
@@ -343,28 +384,34 @@ clg_status clg__conv_winograd_run(clg_ctx *ctx, const clg__conv_geom *g, clg_con
     if (pass == CLG_CONV_BWD_WEIGHTS)
         return weights(ctx, opts, mr, nr, g, a, b, out);
     wino_problem w = problem_of(g, pass, nr);
-    size_t a2 = points_of(g), u_group = a2 * w.ins * w.ldk;
+    size_t a2 = points_of(g), u_group = a2 * w.ins * w.ldk, tiles = w.th * w.tw;
     size_t fixed, per_image;
     clg__conv_winograd_bytes(ctx, g, pass, &fixed, &per_image);
     size_t nb = clg__conv_chunk_after(g, fixed, per_image);
-    size_t xq_img = w.Hq * w.Wq * w.ldc, v_img = a2 * w.th * w.tw * w.ldv;
-    cl_mem U, V, xq;
+    size_t xq_img = w.Hq * w.Wq * w.ldc, v_img = a2 * tiles * w.ldv;
+    int keeping = pass == CLG_CONV_FWD && keeps(g); /* V straight into the layer's keep */
+    cl_mem U, V = NULL, xq;
     st = clg__scratch_get(ctx, CLG__SCRATCH_CONV_AUX, g->G * u_group * sizeof(float), &U);
     if (st == CLG_OK)
         st = clg__scratch_get(ctx, CLG__SCRATCH_CONV_DW, (nb * xq_img + LANES) * sizeof(float), &xq);
-    if (st == CLG_OK)
+    if (st == CLG_OK && !keeping)
         st = clg__scratch_get(ctx, CLG__SCRATCH_CONV_COLS, nb * v_img * sizeof(float), &V);
+    if (st == CLG_OK && keeping)
+        st = keep_reserve(ctx, g, g->N * v_img + nr + LANES);
     for (size_t gi = 0; gi < g->G && st == CLG_OK; gi++)
         st = filter_transform(ctx, opts, g, &w, b, gi, U, gi * u_group);
     for (size_t n0 = 0; n0 < g->N && st == CLG_OK; n0 += nb) {
-        size_t cnt = g->N - n0 < nb ? g->N - n0 : nb, T = cnt * w.th * w.tw;
+        size_t cnt = g->N - n0 < nb ? g->N - n0 : nb, T = cnt * tiles;
+        rows v = keeping ? kept_rows(g, g->N * tiles, n0 * tiles, w.ldv) : (rows){V, T, 0};
         grid_copy in = input_grid(&w);
         st = pad(ctx, opts, &in, a, n0, cnt, xq);
         for (size_t gi = 0; gi < g->G && st == CLG_OK; gi++) {
-            st = transform(ctx, opts, "clg_wino_input", &in, &w, xq, gi * w.ins, w.ins, T, V, w.ldv);
+            st = transform(ctx, opts, "clg_wino_input", &in, &w, xq, gi * w.ins, w.ins, T, v, w.ldv);
             if (st == CLG_OK)
-                st = products(ctx, opts, mr, nr, g, &w, V, T, U, gi * u_group, out, n0, gi);
+                st = products(ctx, opts, mr, nr, g, &w, v, T, U, gi * u_group, out, n0, gi);
         }
     }
+    if (st == CLG_OK && keeping)
+        g->keep->n = g->N;
     return st;
 }
