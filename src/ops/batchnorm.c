@@ -85,7 +85,8 @@ clg_status clg__batchnorm_train_sum(clg_ctx *ctx, const clg_tensor *x, const clg
     clg__launch l;
     if (st == CLG_OK)
         st = clg__launch_begin(ctx, "batchnorm", CLG__BN_OPTIONS,
-                               clg_ctx_decides_as_gpu(ctx) ? "clg_bn_stats" : "clg_bn_stats_planes", &l);
+                               clg_ctx_decides_as_gpu(ctx) ? "clg_bn_stats" : "clg_bn_stats_planes",
+                               &l);
     if (st != CLG_OK)
         return st;
     clg__arg_tensor(&l, x);

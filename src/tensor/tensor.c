@@ -296,42 +296,42 @@ clg_status clg_tensor_view_batch(clg_tensor *t, size_t first, size_t count, clg_
     return CLG_OK;
 }
 
-clg_status clg__tensor_add(clg_ctx *ctx, const clg_tensor *a, const clg_tensor *b,
-                           clg_tensor *out, int relu)
+/* out = a + b (clg_tensor_add: max(., 0) when relu) or, with a mask, where mask > 0
+ * (clg_tensor_add_masked). */
+static clg_status add(clg_ctx *ctx, const clg_tensor *a, const clg_tensor *b,
+                      const clg_tensor *mask, clg_tensor *out, int relu)
 {
     size_t n = clg_tensor_numel(out);
-    if (clg_tensor_numel(a) != n || clg_tensor_numel(b) != n)
-        return clg__fail(ctx, CLG_ERR_INTERNAL, "tensor add: %zu, %zu and %zu elements",
-                         clg_tensor_numel(a), clg_tensor_numel(b), n);
+    if (clg_tensor_numel(a) != n || clg_tensor_numel(b) != n || (mask && clg_tensor_numel(mask) != n))
+        return clg__fail(ctx, CLG_ERR_INTERNAL, "tensor add: %zu, %zu, %zu and %zu elements",
+                         clg_tensor_numel(a), clg_tensor_numel(b),
+                         mask ? clg_tensor_numel(mask) : n, n);
     clg__launch l;
-    clg_status st = clg__launch_begin(ctx, "tensor", CLG__TENSOR_OPTIONS, "clg_tensor_add", &l);
+    clg_status st = clg__launch_begin(ctx, "tensor", CLG__TENSOR_OPTIONS,
+                                      mask ? "clg_tensor_add_masked" : "clg_tensor_add", &l);
     if (st != CLG_OK)
         return st;
     clg__arg_tensor(&l, a);
     clg__arg_tensor(&l, b);
+    if (mask)
+        clg__arg_tensor(&l, mask);
     clg__arg_tensor(&l, out);
     clg__arg_u64(&l, n);
-    clg__arg_u32(&l, relu != 0);
+    if (!mask)
+        clg__arg_u32(&l, relu != 0);
     return clg__launch_elementwise(&l, n);
+}
+
+clg_status clg__tensor_add(clg_ctx *ctx, const clg_tensor *a, const clg_tensor *b,
+                           clg_tensor *out, int relu)
+{
+    return add(ctx, a, b, NULL, out, relu);
 }
 
 clg_status clg__tensor_add_masked(clg_ctx *ctx, const clg_tensor *a, const clg_tensor *b,
                                   const clg_tensor *mask, clg_tensor *out)
 {
-    size_t n = clg_tensor_numel(out);
-    if (clg_tensor_numel(a) != n || clg_tensor_numel(b) != n || clg_tensor_numel(mask) != n)
-        return clg__fail(ctx, CLG_ERR_INTERNAL, "tensor masked add: %zu, %zu, %zu and %zu elements",
-                         clg_tensor_numel(a), clg_tensor_numel(b), clg_tensor_numel(mask), n);
-    clg__launch l;
-    clg_status st = clg__launch_begin(ctx, "tensor", CLG__TENSOR_OPTIONS, "clg_tensor_add_masked", &l);
-    if (st != CLG_OK)
-        return st;
-    clg__arg_tensor(&l, a);
-    clg__arg_tensor(&l, b);
-    clg__arg_tensor(&l, mask);
-    clg__arg_tensor(&l, out);
-    clg__arg_u64(&l, n);
-    return clg__launch_elementwise(&l, n);
+    return add(ctx, a, b, mask, out, 0);
 }
 
 clg_status clg__tensor_stack(clg_ctx *ctx, clg_tensor *narrow, clg_tensor *wide, size_t at,
