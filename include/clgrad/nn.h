@@ -107,8 +107,9 @@ CLG_API clg_status clg_net_parse(clg_ctx *ctx, const char *text, clg_net **out);
 CLG_API clg_status clg_net_text(const clg_net *net, char *buf, size_t cap, size_t *len);
 
 /** A table of every layer (number, name, its line, inputs, output shape, learnable
- *  parameters, forward FLOPs per image) and the totals, like MATLAB's analyzeNetwork, into buf
- *  as clg_net_text does (cap bytes; *len the length needed). */
+ *  parameters, forward FLOPs per image), the totals and the batch buffers an image needs to
+ *  train and to infer, like MATLAB's analyzeNetwork, into buf as clg_net_text does (cap bytes;
+ *  *len the length needed). */
 CLG_API clg_status clg_net_summary(const clg_net *net, char *buf, size_t cap, size_t *len);
 
 CLG_API size_t clg_net_layer_count(const clg_net *net);
