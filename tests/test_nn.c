@@ -62,7 +62,7 @@ static void tutorial_shapes_and_round_trip(void **state)
     CLG_ASSERT_STATUS(clg_net_summary(net, summary, slen + 1, NULL), CLG_OK);
     assert_non_null(strstr(summary, "11 layers, 3,274,634 learnable parameters, 27,882,792 FLOPs"));
     assert_non_null(strstr(summary, "   1  l1           conv 5x5x32 pad=2"));
-    char memory[160]; /* the layouts' sizes (checked against the buffers they allocate below) */
+    char memory[160]; /* the layouts' sizes (their buffers: inference_layout_reuses_...) */
     snprintf(memory, sizeof memory, "batch buffers per image: %.1f KiB to train (outputs and "
              "gradients), %.1f KiB to infer\n", (double)clg__net_train_floats(net) / 256.0,
              (double)clg__net_infer_floats(net) / 256.0);
