@@ -135,7 +135,19 @@ clg_status clg_pool2d_backward(clg_ctx *ctx, const clg_pool2d_desc *d, const clg
         st = clg__tensor_expect_shape(ctx, "pool2d", "dx", dx, x->shape);
     char opts[48] = "";
     int tiled = st == CLG_OK && tiles(&g, d->mode, opts, sizeof opts);
+    cl_mem amax = NULL; /* the general max backward's argmax of each window */
     clg__launch l;
+    if (st == CLG_OK && !tiled && d->mode == CLG_POOL_MAX)
+        st = clg__scratch_get(ctx, CLG__SCRATCH_POOL, g.N * g.C * g.P * g.Q * sizeof(cl_int), &amax);
+    if (amax && st == CLG_OK)
+        st = clg__launch_begin(ctx, "pool", opts, "clg_pool_argmax_map", &l);
+    if (amax && st == CLG_OK) {
+        clg__arg_tensor(&l, x);
+        clg__arg_mem(&l, amax);
+        geom_args(&l, &g, d->mode);
+        size_t global[3] = {g.P, g.N * g.C, 1}, local[3] = {1, ROWS, 1};
+        st = clg__launch_run(&l, global, local);
+    }
     if (st == CLG_OK)
         st = clg__launch_begin(ctx, "pool", opts, tiled ? "clg_pool_bwd_tiled" : "clg_pool_bwd", &l);
     if (st != CLG_OK)
@@ -148,6 +160,8 @@ clg_status clg_pool2d_backward(clg_ctx *ctx, const clg_pool2d_desc *d, const clg
     else
         geom_args(&l, &g, d->mode);
     clg__arg_u32(&l, d->relu_input != 0);
+    if (!tiled) /* read only for max pooling */
+        clg__arg_mem(&l, amax ? amax : dx->mem);
     size_t global[3] = {tiled ? g.P : g.H, g.N * g.C, 1}, local[3] = {1, ROWS, 1};
     return clg__launch_run(&l, global, local);
 }

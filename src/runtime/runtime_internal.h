@@ -47,6 +47,7 @@ typedef enum clg__scratch_slot {
     CLG__SCRATCH_XENT_LOSSES, /* softmax cross-entropy: per-sample losses */
     CLG__SCRATCH_REDUCE,      /* tensor reductions: per-group partial results */
     CLG__SCRATCH_FC,          /* fully connected: transposed output */
+    CLG__SCRATCH_POOL,        /* pooling backward: each max window's argmax */
     CLG__SCRATCH_SLOTS
 } clg__scratch_slot;
 typedef struct clg__scratch {
