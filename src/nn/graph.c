@@ -143,8 +143,10 @@ static clg_status gather(clg_net *net, size_t i, const clg_tensor *mask, clg_ten
                 sum = d; /* added to the second in one pass, not copied first */
             else if (last && mask)
                 st = clg__tensor_add_masked(net->ctx, sum, d, mask, out);
-            else
-                st = clg__tensor_add(net->ctx, sum, d, last ? out : &l->dy_n, 0), sum = &l->dy_n;
+            else {
+                st = clg__tensor_add(net->ctx, sum, d, last ? out : &l->dy_n, 0);
+                sum = &l->dy_n; /* the running sum, when more readers follow */
+            }
         }
     return st;
 }
