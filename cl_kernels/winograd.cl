@@ -64,21 +64,35 @@ inline void wino_transpose16(float16 *r)
                     y_.sb, x_.sd, y_.sd, x_.sf, y_.sf));
 }
 
-/* CPU form of clg_wino_pad for rows of W >= 16: a work-item per 16 input columns (the last
- * chunk moved back to end at W, overlapping its neighbour) x 16 channels of an image, row
- * after row: 16 row vectors (one per channel) read, transposed in registers, written as 16
- * channel vectors; the first and last chunk also write the padding columns' zeros. The GPU
- * form's per-channel loop ran one float at a time on POCL. Launch: (ceil(W / 16), 1,
- * images * ldc / 16), work-groups of one. */
+/* Lane k of a 16-lane load of input row `row` (chunk start w0): columns w0 + k where W >= 16;
+ * for 8 <= W < 16, columns 0..7 and W-8..W-1 (two 8-wide loads, overlapping). */
+inline uint wino_pad_col(uint W, uint w0, int k)
+{
+    return W >= 16 ? w0 + k : k < 8 ? k : W - 16 + k;
+}
+
+inline float16 wino_pad_load(const __global float *row, uint W, uint w0)
+{
+    return W >= 16 ? vload16(0, row + w0) : (float16)(vload8(0, row), vload8(0, row + W - 8));
+}
+
+/* CPU form of clg_wino_pad: a work-item per 16 input columns (the last chunk moved back to
+ * end at W, overlapping its neighbour; rows of 8 to 15 as wino_pad_col) x 16 channels of an
+ * image, row after row: 16 row vectors (one per channel) read, transposed in registers,
+ * written as 16 channel vectors (where two chunks overlap, both store the same values); the
+ * first and last chunk also write the padding columns' zeros. The GPU form's per-channel
+ * loop ran one float at a time on POCL, and its stores were strided. Launch:
+ * (ceil(W / 16), 1, images * ldc / 16), work-groups of one; W >= 8. */
 __kernel void clg_wino_pad16(__global const float *x, ulong x_off, ulong x_img, uint C, uint H,
                              uint W, int top, int left, uint Hq, uint Wq, uint ldc,
                              __global float *xq, ulong xq_img)
 {
     uint j = get_global_id(0), z = get_global_id(2), chunks = (W + 15) / 16;
     uint blocks = ldc / 16, n = z / blocks, c0 = (z % blocks) * 16;
-    uint w0 = min(j * 16, W - 16);
+    uint w0 = W >= 16 ? min(j * 16, W - 16) : 0, span = min(W, 16u);
     /* grid columns this item writes: its chunk's, and the padding beside the first or last */
-    int lo = j == 0 ? 0 : (int)w0 + left, hi = j + 1 == chunks ? (int)Wq : (int)w0 + left + 16;
+    int first = (int)w0 + left, end = first + (int)span;
+    int lo = j == 0 ? 0 : first, hi = j + 1 == chunks ? (int)Wq : end;
     lo = max(lo, 0), hi = min(hi, (int)Wq);
     const __global float *img = x + x_off + n * x_img;
     for (uint hq = 0; hq < Hq; hq++) {
@@ -93,18 +107,20 @@ __kernel void clg_wino_pad16(__global const float *x, ulong x_off, ulong x_img, 
 #pragma unroll
         for (int k = 0; k < 16; k++) {
             uint c = min(c0 + (uint)k, C - 1);
-            float16 v = vload16(0, img + ((size_t)c * H + (uint)h) * W + w0);
+            float16 v = wino_pad_load(img + ((size_t)c * H + (uint)h) * W, W, w0);
             r[k] = c0 + (uint)k < C ? v : (float16)(0.0f);
         }
         wino_transpose16(r);
-        for (int q = lo; q < hi; q++) {
-            int l = q - left - (int)w0; /* the chunk's column, if q is one */
-            float16 v = (float16)(0.0f);
 #pragma unroll
-            for (int k = 0; k < 16; k++)
-                v = l == k ? r[k] : v;
-            vstore16(v, 0, dst + (size_t)q * ldc);
+        for (int k = 0; k < 16; k++) {
+            int q = (int)wino_pad_col(W, w0, k) + left;
+            if (q >= 0 && q < (int)Wq)
+                vstore16(r[k], 0, dst + (size_t)q * ldc);
         }
+        for (int q = lo; q < first; q++)
+            vstore16((float16)(0.0f), 0, dst + (size_t)q * ldc);
+        for (int q = max(end, lo); q < hi; q++)
+            vstore16((float16)(0.0f), 0, dst + (size_t)q * ldc);
     }
 }
 

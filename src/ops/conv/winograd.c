@@ -144,7 +144,10 @@ typedef struct grid_copy {
 static clg_status pad(clg_ctx *ctx, const char *opts, const grid_copy *c, const clg_tensor *x,
                       size_t n0, size_t nb, cl_mem xq)
 {
-    int rows16 = !clg_ctx_decides_as_gpu(ctx) && c->W >= LANES; /* clg_wino_pad16 applies */
+    /* clg_wino_pad16 on CPUs for rows of 8 or more (with one-at-a-time loads for narrower
+     * rows it lost to the GPU form: ResNet-20's 7x7 stage, 15 copies, 3 ms a step against
+     * 1.3-1.8) */
+    int rows16 = !clg_ctx_decides_as_gpu(ctx) && c->W >= 8;
     clg__launch l;
     clg_status st = clg__launch_begin(ctx, "winograd", opts,
                                       rows16 ? "clg_wino_pad16" : "clg_wino_pad", &l);
