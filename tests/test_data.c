@@ -488,6 +488,81 @@ static void augmentation_geometry(void **state)
     clg_datastore_destroy(base);
 }
 
+/* Classes matched by name: a folder's sorted names against a model's order, labels moved to
+ * the model's positions; numbered sides keep labels; a name without a match, two classes on
+ * one name, or too many numbered classes are refused with both lists; augmentation under the
+ * view still follows the epoch, and skipped files are counted through it. */
+static void classes_matched_by_name(void **state)
+{
+    (void)state;
+    enum { N = 6 };
+    float img[N];
+    int32_t lab[N] = {0, 1, 2, 2, 1, 0};
+    for (int i = 0; i < N; i++)
+        img[i] = (float)i + 0.5f;
+    clg_datastore *base, *view;
+    CLG_ASSERT_STATUS(clg_datastore_from_memory(img, lab, N, (clg_shape){1, 1, 1, 1}, 3, &base),
+                      CLG_OK);
+    const char *folder[] = {"Ankle_boot", "Bag", "T-shirt_top"};
+    const char *model[] = {"T-shirt/top", "Trouser", "Bag", "ankle boot"};
+    /* numbered data: labels as they are, within the model's count */
+    CLG_ASSERT_STATUS(clg_datastore_match_classes(base, model, 4, &view), CLG_OK);
+    for (size_t i = 0; i < N; i++) {
+        int32_t l;
+        CLG_ASSERT_STATUS(clg_datastore_read(view, &i, 1, NULL, &l), CLG_OK);
+        assert_int_equal(l, lab[i]);
+    }
+    assert_string_equal(clg_datastore_class_name(view, 3), "ankle boot");
+    clg_datastore_destroy(view);
+    CLG_ASSERT_STATUS(clg_datastore_match_classes(base, model, 2, &view), CLG_ERR_INVALID_ARG);
+    assert_non_null(strstr(clg_last_error(), "3 classes against 2"));
+    assert_null(view);
+    /* named: Ankle_boot -> 3, Bag -> 2, T-shirt_top -> 0; pixels untouched */
+    CLG_ASSERT_STATUS(clg_datastore_set_class_names(base, folder, 3), CLG_OK);
+    CLG_ASSERT_STATUS(clg_datastore_match_classes(base, model, 4, &view), CLG_OK);
+    assert_int_equal(clg_datastore_class_count(view), 4);
+    const int32_t want[3] = {3, 2, 0};
+    for (size_t i = 0; i < N; i++) {
+        int32_t l;
+        float x;
+        CLG_ASSERT_STATUS(clg_datastore_read(view, &i, 1, &x, &l), CLG_OK);
+        assert_int_equal(l, want[lab[i]]);
+        assert_true(x == img[i]);
+    }
+    clg_datastore_destroy(view);
+    const char *other[] = {"T-shirt/top", "Trouser", "Boot", "Bag"};
+    CLG_ASSERT_STATUS(clg_datastore_match_classes(base, other, 4, &view), CLG_ERR_INVALID_ARG);
+    assert_non_null(strstr(clg_last_error(), "\"Ankle_boot\" is not among the model's"));
+    assert_non_null(strstr(clg_last_error(), "the data's: Ankle_boot, Bag, T-shirt_top"));
+    assert_non_null(strstr(clg_last_error(), "the model's: T-shirt/top, Trouser, Boot, Bag"));
+    const char *twice[] = {"Ankle boot", "bag", "BAG"};
+    const char *folder2[] = {"Bag", "bag_", "Ankle boot"};
+    CLG_ASSERT_STATUS(clg_datastore_set_class_names(base, folder2, 3), CLG_OK);
+    CLG_ASSERT_STATUS(clg_datastore_match_classes(base, twice, 3, &view), CLG_ERR_INVALID_ARG);
+    assert_non_null(strstr(clg_last_error(), "\"Bag\" and \"bag_\" are both \"bag\""));
+    /* augmentation below the view still draws per epoch */
+    CLG_ASSERT_STATUS(clg_datastore_set_class_names(base, folder, 3), CLG_OK);
+    clg_augment_options o = clg_augment_options_default();
+    o.translation_x[0] = -1.0f, o.translation_x[1] = 1.0f;
+    o.seed = 5;
+    clg_datastore *aug;
+    CLG_ASSERT_STATUS(clg_datastore_augment(base, &o, &aug), CLG_OK);
+    CLG_ASSERT_STATUS(clg_datastore_match_classes(aug, model, 4, &view), CLG_OK);
+    float seen[8];
+    int differ = 0;
+    for (uint64_t e = 0; e < 8; e++) {
+        size_t i = 1;
+        CLG_ASSERT_STATUS(clg_datastore_set_epoch(view, e), CLG_OK);
+        CLG_ASSERT_STATUS(clg_datastore_read(view, &i, 1, &seen[e], NULL), CLG_OK);
+        differ |= seen[e] != seen[0];
+    }
+    assert_true(differ);
+    assert_int_equal(clg_datastore_skipped(view, 0), 0);
+    clg_datastore_destroy(view);
+    clg_datastore_destroy(aug);
+    clg_datastore_destroy(base);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -514,6 +589,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(image_folders_scan_read_and_split),
         cmocka_unit_test(folder_and_idx_agree_on_fashion_mnist),
         cmocka_unit_test(augmentation_geometry),
+        cmocka_unit_test(classes_matched_by_name),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

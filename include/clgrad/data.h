@@ -150,7 +150,8 @@ CLG_API clg_status clg_datastore_augment(clg_datastore *parent, const clg_augmen
 CLG_API clg_status clg_datastore_set_epoch(clg_datastore *ds, uint64_t epoch);
 
 /** Files skipped so far because they could not be decoded (CLG_BAD_FILES_SKIP); the counter
- *  belongs to the store the files live in (a subset reports its parent's). reset 1 clears it. */
+ *  belongs to the store the files live in (a subset or a view reports its files'). reset 1
+ *  clears it. */
 CLG_API size_t clg_datastore_skipped(clg_datastore *ds, int reset);
 
 /** Samples the store that holds ds's samples has read from its own data so far (for an image
@@ -183,6 +184,17 @@ CLG_API const char *clg_datastore_class_name(const clg_datastore *ds, size_t i);
 /** Replaces the class names (copied); count must equal the class count. */
 CLG_API clg_status clg_datastore_set_class_names(clg_datastore *ds, const char *const *names,
                                                  size_t count);
+
+/** A view of parent whose labels are positions in names[0..count) (a model's classes, in its
+ *  order): each of parent's classes is found there by name, ignoring case and everything but
+ *  letters and digits ("Ankle_boot" is "Ankle boot", "T-shirt_top" is "T-shirt/top"). Where
+ *  either side only has the numbers "0", "1", ... (an IDX set, an unnamed model), labels stay
+ *  as they are. clg_train and clg_net_evaluate match their data this way themselves. Borrows
+ *  parent; the view's class names are names.
+ *  @return CLG_OK; CLG_ERR_INVALID_ARG naming the class without a match (or two classes that
+ *          match one name) and listing both sides' names, or more numbered classes than count. */
+CLG_API clg_status clg_datastore_match_classes(clg_datastore *parent, const char *const *names,
+                                               size_t count, clg_datastore **out);
 
 /** Reads samples indices[0..n) into images (n x C x H x W floats, sample after sample) and
  *  labels (n values); either output may be NULL to skip it.

@@ -142,7 +142,12 @@ static void augment_destroy(void *impl)
     free(s);
 }
 
-static const clg__datastore_ops augment_ops = {augment_read, augment_destroy, NULL};
+static clg_datastore *augment_inner(void *impl)
+{
+    return ((augment_store *)impl)->parent;
+}
+
+static const clg__datastore_ops augment_ops = {augment_read, augment_destroy, NULL, augment_inner};
 
 clg_augment_options clg_augment_options_default(void)
 {
@@ -242,7 +247,7 @@ clg_status clg_datastore_set_epoch(clg_datastore *ds, uint64_t epoch)
 {
     if (!ds)
         return clg__datastore_fail(NULL, CLG_ERR_INVALID_ARG, "clg_datastore_set_epoch: ds is NULL");
-    for (clg_datastore *d = ds; d; d = d->parent)
+    for (clg_datastore *d = ds; d; d = clg__datastore_below(d))
         if (d->ops == &augment_ops)
             ((augment_store *)d->impl)->epoch = epoch;
     return CLG_OK;

@@ -13,6 +13,8 @@ typedef struct clg__datastore_ops {
     void (*destroy)(void *impl);
     /* Optional: files skipped as undecodable so far (reset 1 clears the count). */
     size_t (*skipped)(void *impl, int reset);
+    /* Views with a store of their own: the store they read from (borrowed), or NULL. */
+    clg_datastore *(*inner)(void *impl);
 } clg__datastore_ops;
 
 struct clg_datastore {
@@ -34,6 +36,16 @@ struct clg_datastore {
  * class names "0", "1", ... */
 clg_status clg__datastore_new(const clg__datastore_ops *ops, void *impl, size_t size,
                               clg_shape sample, size_t classes, clg_datastore **out);
+
+/* The store ds reads its samples through: a subset's parent, or a view's inner store; NULL
+ * for a store with data of its own. */
+clg_datastore *clg__datastore_below(const clg_datastore *ds);
+
+/* Whether ds's classes are names[0..count) in that order, or cannot be told apart by name
+ * (either side numbered "0", "1", ...), so that its labels need no clg_datastore_match_classes
+ * view. */
+int clg__datastore_classes_in_order(const clg_datastore *ds, const char *const *names,
+                                    size_t count);
 
 /* to's class names become from's (same count). */
 clg_status clg__datastore_copy_names(clg_datastore *to, const clg_datastore *from);

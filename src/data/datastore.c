@@ -317,6 +317,15 @@ clg_status clg__datastore_copy_names(clg_datastore *to, const clg_datastore *fro
     return st;
 }
 
+clg_datastore *clg__datastore_below(const clg_datastore *ds)
+{
+    if (!ds)
+        return NULL;
+    if (ds->parent)
+        return ds->parent;
+    return ds->ops && ds->ops->inner ? ds->ops->inner(ds->impl) : NULL;
+}
+
 uint64_t clg_datastore_decoded(const clg_datastore *ds)
 {
     while (ds && ds->parent)
@@ -326,8 +335,8 @@ uint64_t clg_datastore_decoded(const clg_datastore *ds)
 
 size_t clg_datastore_skipped(clg_datastore *ds, int reset)
 {
-    while (ds && ds->parent)
-        ds = ds->parent;
+    while (ds && !(ds->ops && ds->ops->skipped)) /* through subsets and views to the files */
+        ds = clg__datastore_below(ds);
     return ds && ds->ops && ds->ops->skipped ? ds->ops->skipped(ds->impl, reset) : 0;
 }
 

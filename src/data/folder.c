@@ -166,7 +166,7 @@ static size_t folder_skipped(void *impl, int reset)
     return reset ? atomic_exchange(&s->skipped, 0) : atomic_load(&s->skipped);
 }
 
-static const clg__datastore_ops folder_ops = {folder_read, folder_destroy, folder_skipped};
+static const clg__datastore_ops folder_ops = {folder_read, folder_destroy, folder_skipped, NULL};
 
 clg_image_folder_options clg_image_folder_options_default(void)
 {

@@ -1,7 +1,22 @@
 /* Evaluation of a network on a whole datastore, in inference mode. */
 #include <stdlib.h>
 
+#include "data/data_internal.h"
 #include "train/train_internal.h"
+
+clg_status clg__match_to_net(clg_net *net, clg_datastore *ds, const char *what,
+                             clg_datastore **view)
+{
+    *view = NULL;
+    const char *const *names = (const char *const *)net->class_names;
+    if (!names || clg__datastore_classes_in_order(ds, names, net->classes))
+        return CLG_OK; /* an unnamed model, or the same classes in the same order */
+    clg_status st = clg_datastore_match_classes(ds, names, net->classes, view);
+    return st == CLG_OK ? st : clg__fail(net->ctx, st, "%s: %s", what, clg_last_error());
+}
+
+static clg_status evaluate(clg_net *net, clg_datastore *ds, size_t batch, double *loss,
+                           double *accuracy);
 
 clg_status clg_net_evaluate(clg_net *net, clg_datastore *ds, size_t batch, double *loss,
                             double *accuracy)
@@ -9,6 +24,17 @@ clg_status clg_net_evaluate(clg_net *net, clg_datastore *ds, size_t batch, doubl
     if (!net || !ds || !batch)
         return clg__fail(net ? net->ctx : NULL, CLG_ERR_INVALID_ARG,
                          "clg_net_evaluate: net and ds must not be NULL and batch must be > 0");
+    clg_datastore *matched = NULL;
+    clg_status st = clg__match_to_net(net, ds, "clg_net_evaluate", &matched);
+    if (st == CLG_OK)
+        st = evaluate(net, matched ? matched : ds, batch, loss, accuracy);
+    clg_datastore_destroy(matched);
+    return st;
+}
+
+static clg_status evaluate(clg_net *net, clg_datastore *ds, size_t batch, double *loss,
+                           double *accuracy)
+{
     clg_shape s = clg_datastore_sample_shape(ds);
     if (s.c != net->input.c || s.h != net->input.h || s.w != net->input.w)
         return clg__fail(net->ctx, CLG_ERR_SHAPE, "clg_net_evaluate: samples are %zux%zux%zu "

@@ -381,11 +381,20 @@ static clg_status trainer_init(clg__trainer *t, clg_net *net, clg_datastore *tra
             return clg__fail(net->ctx, CLG_ERR_SHAPE, "clg_train: %s samples are %zux%zux%zu "
                              "(CxHxW), the net takes %zux%zux%zu", i ? "validation" : "training",
                              s.c, s.h, s.w, net->input.c, net->input.h, net->input.w);
+        clg_status st = clg__match_to_net(net, stores[i], i ? "clg_train: validation data"
+                                                          : "clg_train: training data",
+                                          &t->matched[i]);
+        if (st != CLG_OK)
+            return st;
+        if (t->matched[i])
+            stores[i] = t->matched[i];
         if (clg_datastore_class_count(stores[i]) > net->classes)
             return clg__fail(net->ctx, CLG_ERR_SHAPE, "clg_train: the %s data has %zu classes, "
                              "the net's output %zu", i ? "validation" : "training",
                              clg_datastore_class_count(stores[i]), net->classes);
     }
+    t->train = train = stores[0];
+    t->val = val = stores[1];
     t->samples = clg_datastore_size(train);
     if (!t->samples)
         return clg__fail(net->ctx, CLG_ERR_INVALID_ARG, "clg_train: the training data is empty");
@@ -432,6 +441,8 @@ static clg_status trainer_init(clg__trainer *t, clg_net *net, clg_datastore *tra
 static void trainer_free(clg__trainer *t)
 {
     clg_batch_reader_destroy(t->reader);
+    clg_datastore_destroy(t->matched[0]);
+    clg_datastore_destroy(t->matched[1]);
     free(t->rank_order);
     clg__cluster_close(t->cluster);
     clg__group_destroy(t->group);

@@ -14,6 +14,7 @@ typedef struct clg__trainer {
     clg_net *net;
     clg_ctx *ctx;
     clg_datastore *train, *val;
+    clg_datastore *matched[2];    /* train and val relabelled to the net's class order, or NULL */
     clg_train_options o;          /* the caller's, over the defaults; o.execution is &x */
     clg_exec_options x;
     size_t samples, batch, iters_per_epoch, per_sample;
@@ -110,5 +111,11 @@ clg_status clg__cluster_agree_stop(clg__trainer *t, int *stop);
  * blob for the model file, and back. */
 clg_status clg__train_state_save(clg__trainer *t, unsigned char **blob, size_t *len);
 clg_status clg__train_state_load(clg__trainer *t, const unsigned char *blob, size_t len);
+
+/* A view of ds with labels in the net's class order (clg_datastore_match_classes) where its
+ * classes are named differently from a named net's; *view NULL where none is needed. `what`
+ * starts the error. */
+clg_status clg__match_to_net(clg_net *net, clg_datastore *ds, const char *what,
+                             clg_datastore **view);
 
 #endif
