@@ -12,6 +12,7 @@
 #include "clgrad/clgrad.h"
 #include "train_args.h"
 #include "train_display.h"
+#include "train_outputs.h"
 #include "train_sweep.h"
 
 
@@ -243,6 +244,8 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
         c.plot = NULL;
         c.save = NULL;
     }
+    if (!c.summary && !outputs_writable(&c)) /* before hours of training, not after */
+        return 2;
     devices devs = {0};
     clg_status st = open_devices(&c, mpi, &devs);
     if (st != CLG_OK) {
@@ -392,13 +395,11 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
     if (rep.has_validation)
         printf("Validation accuracy: %.2f%% (best %.2f%% at iteration %zu)\n",
                100 * rep.val_accuracy, 100 * rep.best_val_accuracy, rep.best_iteration);
-    rc = evaluate_and_report(net, test, 256);
-    if (rc == 0 && c.save) {
-        st = clg_net_save(net, c.save);
-        if (st != CLG_OK)
-            rc = fail("saving the model", st, clg_ctx_last_error(ctx));
-        else
-            printf("Model saved to %s\n", c.save);
+    rc = c.save ? save_model(net, c.save, &c) : 0; /* first: evaluation can fail */
+    rc |= evaluate_and_report(net, test, 256);
+    if (d.plot_failed) {
+        fprintf(stderr, "clgrad-train: --plot %s was not written (see above)\n", c.plot);
+        rc = 1;
     }
 done:
     plot_free(&d.plot);

@@ -59,6 +59,8 @@ static void usage(FILE *f)
 "                            each, NAME NET|default [options], the options above\n"
 "                            applied over the command line's (see the README)\n"
 "  --results FILE            with --sweep: the results as CSV\n"
+"  --save-models DIR         with --sweep: each experiment's model as DIR/NAME.clgm\n"
+"                            (default " DEFAULT_SWEEP_MODELS ")\n"
 "  --quiet                   no table, only the result\n"
 "  --summary                 print every layer (inputs, output shape, parameters, FLOPs)\n"
 "                            and the totals, then stop\n"
@@ -98,7 +100,7 @@ static int parse_float(const char *s, float *out)
 enum { O_NET = 256, O_DATA, O_SAVE, O_RESUME, O_EVAL, O_SOLVER, O_LR, O_SCHED, O_DROPF, O_DROPP,
        O_WARM, O_MOM, O_L2, O_EPS, O_B1, O_B2, O_GT, O_GTM, O_EPOCHS, O_BATCH, O_SHUF, O_VSPLIT,
        O_VFREQ, O_VPAT, O_OUTNET, O_VERB, O_CKP, O_CKF, O_CKU, O_LOG, O_PLOT, O_ENV, O_DEV,
-       O_SEED, O_QUIET, O_HELP, O_VERSION, O_VTEST, O_LTRAIN, O_LTEST, O_SPLIT, O_WLOAD, O_FAULT, O_BG, O_BGW, O_LRREF, O_IMSIZE, O_CHAN, O_BAD, O_AUGX, O_AUGR, O_AUGT, O_SWEEP, O_RESULTS, O_RLOAD, O_SUMMARY };
+       O_SEED, O_QUIET, O_HELP, O_VERSION, O_VTEST, O_LTRAIN, O_LTEST, O_SPLIT, O_WLOAD, O_FAULT, O_BG, O_BGW, O_LRREF, O_IMSIZE, O_CHAN, O_BAD, O_AUGX, O_AUGR, O_AUGT, O_SWEEP, O_RESULTS, O_RLOAD, O_SUMMARY, O_SMODELS };
 
 static const struct option long_options[] = {
     {"net", 1, 0, O_NET}, {"data", 1, 0, O_DATA}, {"save", 1, 0, O_SAVE},
@@ -123,6 +125,7 @@ static const struct option long_options[] = {
     {"checkpoint-unit", 1, 0, O_CKU}, {"log", 1, 0, O_LOG}, {"plot", 1, 0, O_PLOT},
     {"execution-environment", 1, 0, O_ENV}, {"devices", 1, 0, O_DEV}, {"seed", 1, 0, O_SEED},
     {"sweep", 1, 0, O_SWEEP}, {"results", 1, 0, O_RESULTS}, {"rank-load", 1, 0, O_RLOAD},
+    {"save-models", 1, 0, O_SMODELS},
     {"quiet", 0, 0, O_QUIET}, {"summary", 0, 0, O_SUMMARY}, {"help", 0, 0, O_HELP}, {"version", 0, 0, O_VERSION}, {0, 0, 0, 0}};
 
 int cli_parse(int argc, char **argv, cli *c)
@@ -130,6 +133,7 @@ int cli_parse(int argc, char **argv, cli *c)
     memset(c, 0, sizeof *c);
     c->data = DEFAULT_DATA;
     c->save = "clgrad-model.clgm";
+    c->save_models = DEFAULT_SWEEP_MODELS;
     c->env = "auto";
     c->table_every = 50;
     c->o = clg_train_options_default();
@@ -278,6 +282,7 @@ int cli_parse(int argc, char **argv, cli *c)
         case O_SWEEP: c->sweep = a; break;
         case O_RLOAD: ok = parse_float(a, &c->x.rank_load) && c->x.rank_load > 0; break;
         case O_RESULTS: c->results = a; break;
+        case O_SMODELS: c->save_models = a; break;
         case O_HELP: usage(stdout); return -1;
         case O_VERSION: printf("clgrad-train %s\n", clg_version()); return -1;
         default:

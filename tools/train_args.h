@@ -6,11 +6,13 @@
 #include "text_file.h"
 
 #define DEFAULT_DATA "/usr/share/datasets/fashion-mnist"
+#define DEFAULT_SWEEP_MODELS "clgrad-sweep-models"
 #define MAX_DEVICES 64 /* as many as one device group holds */
 
 typedef struct cli {
     const char *net_file, *data, *save, *resume, *evaluate, *plot, *devices, *env;
     const char *sweep, *results;  /* --sweep FILE: several experiments; --results: their CSV */
+    const char *save_models;      /* with --sweep: the folder of every experiment's model */
     double val_split;
     int val_on_test;
     size_t limit_train, limit_test;

@@ -46,8 +46,13 @@ static void table_row(const clg_train_progress *p, int with_val)
 static void redraw_plot(display *d)
 {
     char err[512];
-    if (d->plot_path && !plot_write_png(&d->plot, d->plot_path, d->title, err, sizeof err))
-        fprintf(stderr, "clgrad-train: plot: %s\n", err);
+    if (d->plot_path && !d->plot_failed &&
+        !plot_write_png(&d->plot, d->plot_path, d->title, err, sizeof err)) {
+        display_clear_bar(d);
+        fprintf(stderr, "clgrad-train: --plot %s: %s (no more tries this run)\n", d->plot_path,
+                err);
+        d->plot_failed = 1;
+    }
 }
 
 int display_progress(const clg_train_progress *p, void *user)

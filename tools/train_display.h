@@ -17,6 +17,7 @@ typedef struct display {
     double last_t;
     size_t last_it, max_it;
     int bar_shown;
+    int plot_failed;        /* said once; no more tries */
 } display;
 
 /* The clg_train progress callback (user: the display). */

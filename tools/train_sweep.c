@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -38,6 +39,44 @@ static double now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Every trained model as dir/NAME.clgm (the folder made as needed; '/' in a name becomes
+ * '_'); says where, and which is best. Returns 0 when one could not be written. */
+static int save_models(const char *dir, const clg_experiment *e,
+                       const clg_experiment_result *res, size_t n, const size_t *order)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s", dir);
+    for (char *p = path + 1; *p; p++) /* mkdir -p */
+        if (*p == '/') {
+            *p = '\0';
+            mkdir(path, 0777);
+            *p = '/';
+        }
+    mkdir(path, 0777);
+    int ok = 1;
+    size_t saved = 0;
+    for (size_t j = 0; j < n; j++) {
+        size_t i = order[j];
+        if (!res[i].net)
+            continue;
+        char name[256];
+        snprintf(name, sizeof name, "%s", e[i].name);
+        for (char *p = name; *p; p++)
+            *p = *p == '/' ? '_' : *p;
+        snprintf(path, sizeof path, "%s/%s.clgm", dir, name);
+        clg_status st = clg_net_save(res[i].net, path);
+        if (st != CLG_OK) {
+            fprintf(stderr, "clgrad-train: saving experiment %s to %s: %s: %s\n", e[i].name, path,
+                    clg_status_name(st), clg_ctx_last_error(clg_net_ctx(res[i].net)));
+            ok = 0;
+            continue;
+        }
+        if (!saved++)
+            printf("Models saved to %s/NAME.clgm; the best: %s\n", dir, path);
+    }
+    return ok;
 }
 
 static void print_table(sweep *s)
@@ -303,6 +342,8 @@ int sweep_run(const char *file, int argc, char **argv, clg_ctx *const *ctxs, siz
                    epochs, epochs == 1 ? "" : "s", clg_datastore_size(train));
             if (base->results)
                 write_csv(&s, base->results);
+            if (!save_models(base->save_models, e, res, n, order))
+                rc = 1;
             if (base->plot) {
                 plot_data plots[MAX_EXPERIMENTS];
                 const char *names[MAX_EXPERIMENTS];

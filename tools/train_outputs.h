@@ -1,0 +1,16 @@
+/* clgrad-train's output files: checked before the first step, and the model saved even when
+ * its own path fails at the end. */
+#ifndef CLGRAD_TRAIN_OUTPUTS_H
+#define CLGRAD_TRAIN_OUTPUTS_H
+
+#include "train_args.h"
+
+/* Whether every file the run will write (--save, --plot, --log, --results, a sweep's models)
+ * and the checkpoint folder can be written; prints what cannot, naming its flag. */
+int outputs_writable(const cli *c);
+
+/* Writes net to path; where that fails, to a file of the same name in the checkpoint folder,
+ * else in the current folder, saying where. Returns 0 only when path itself was written. */
+int save_model(clg_net *net, const char *path, const cli *c);
+
+#endif
