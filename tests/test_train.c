@@ -525,6 +525,131 @@ static void learning_rate_schedules(void **state)
     clg_net_destroy(net);
 }
 
+/* Cosine annealing after warm-up: iteration i (i - 1 done before it) of 12 runs at
+ * lr * 0.5 * (1 + cos(pi * (i - 1 - 4) / 8)) once warm-up's 4 have risen linearly. */
+static void cosine_schedule(void **state)
+{
+    (void)state;
+    clg_net *net = new_net(1);
+    clg_train_options o = small_options(); /* 2 epochs of 6 iterations */
+    o.initial_learn_rate = 0.01f;
+    o.warmup_iterations = 4;
+    o.learn_rate_schedule = CLG_LR_COSINE;
+    double r[12];
+    o.progress = record_rates;
+    o.progress_user = r;
+    o.verbose_frequency = 1;
+    CLG_ASSERT_STATUS(clg_train(net, data, NULL, &o, NULL), CLG_OK);
+    for (int i = 1; i <= 12; i++) {
+        double done = i - 1, warm = done < 4 ? (done + 1) / 4 : 1.0;
+        double p = done > 4 ? (done - 4) / 8 : 0.0;
+        double want = 0.01 * warm * 0.5 * (1 + cos(3.14159265358979323846 * p));
+        if (fabs(r[i - 1] - want) > 1e-9)
+            fail_msg("iteration %d: rate %.9g, expected %.9g", i, r[i - 1], want);
+    }
+    assert_true(r[11] < 0.001 && fabs(r[4] - 0.01) < 1e-9);
+    clg_net_destroy(net);
+}
+
+/* Reduce on plateau: every iteration's rate follows the validation losses seen before it
+ * (patience 2: halved after two validations in a row without a new lowest loss). A rate far
+ * too high makes the loss bounce, so that drops happen. */
+typedef struct plateau_log {
+    double rate[64], val_loss[64];
+    int val_after[64]; /* the iteration a validation followed */
+    int nval;
+} plateau_log;
+
+static int record_plateau(const clg_train_progress *p, void *user)
+{
+    plateau_log *l = user;
+    if (p->kind == CLG_PROGRESS_ITERATION && p->iteration <= 64)
+        l->rate[p->iteration - 1] = p->learn_rate;
+    if (p->kind == CLG_PROGRESS_VALIDATION && l->nval < 64) {
+        l->val_loss[l->nval] = p->val_loss;
+        l->val_after[l->nval++] = (int)p->iteration;
+    }
+    return 0;
+}
+
+static void plateau_schedule(void **state)
+{
+    (void)state;
+    clg_net *net = new_net(1);
+    clg_train_options o = small_options();
+    o.max_epochs = 8; /* 48 iterations, a validation after each */
+    o.initial_learn_rate = 3.0f;
+    o.learn_rate_schedule = CLG_LR_PLATEAU;
+    o.learn_rate_plateau_patience = 2;
+    o.learn_rate_drop_factor = 0.5f;
+    o.validation_frequency = 1;
+    o.verbose_frequency = 1;
+    CLG_ASSERT_STATUS(clg_train(net, data, NULL, &o, NULL), CLG_ERR_INVALID_ARG);
+    assert_non_null(strstr(clg_ctx_last_error(ctx), "needs validation data"));
+    static plateau_log l;
+    memset(&l, 0, sizeof l);
+    o.progress = record_plateau;
+    o.progress_user = &l;
+    CLG_ASSERT_STATUS(clg_train(net, data, data, &o, NULL), CLG_OK);
+    assert_int_equal(l.nval, 48);
+    double scale = 1.0, best = INFINITY;
+    int bad = 0, drops = 0;
+    for (int i = 1; i <= 48; i++) {
+        if (fabs(l.rate[i - 1] - 3.0 * scale) > 1e-6 * scale)
+            fail_msg("iteration %d: rate %.9g, expected %.9g", i, l.rate[i - 1], 3.0 * scale);
+        assert_int_equal(l.val_after[i - 1], i);
+        if (l.val_loss[i - 1] < best) {
+            best = l.val_loss[i - 1], bad = 0;
+        } else if (++bad >= 2) {
+            scale *= 0.5, bad = 0, drops++;
+        }
+    }
+    print_message("plateau: %d drops in 48 validations\n", drops);
+    assert_true(drops >= 1);
+    clg_net_destroy(net);
+}
+
+/* The plateau schedule's state (drops so far, validations since) travels in checkpoints: a
+ * run stopped after a drop and resumed ends with the uninterrupted run's weights. */
+static void plateau_resume_exact(void **state)
+{
+    (void)state;
+    clg_train_options o = small_options();
+    o.max_epochs = 3;
+    o.initial_learn_rate = 3.0f;
+    o.learn_rate_schedule = CLG_LR_PLATEAU;
+    o.learn_rate_plateau_patience = 2;
+    o.learn_rate_drop_factor = 0.5f;
+    o.validation_frequency = 1;
+    clg_net *whole = new_net(5);
+    CLG_ASSERT_STATUS(clg_train(whole, data, data, &o, NULL), CLG_OK);
+    size_t n, m;
+    float *ref = weights(whole, &n);
+    char ckdir[4096];
+    snprintf(ckdir, sizeof ckdir, "%s/ck-plateau", dir);
+    clg_train_options first = o;
+    first.checkpoint_path = ckdir;
+    first.max_epochs = 2;
+    static plateau_log l;
+    memset(&l, 0, sizeof l);
+    first.progress = record_plateau;
+    first.progress_user = &l;
+    first.verbose_frequency = 1;
+    clg_net *part = new_net(5), *resumed = NULL;
+    CLG_ASSERT_STATUS(clg_train(part, data, data, &first, NULL), CLG_OK);
+    assert_true(l.rate[11] < 3.0 * 0.99); /* dropped before the checkpoint */
+    CLG_ASSERT_STATUS(clg_train_resume(ctx, ckdir, data, data, &o, &resumed, NULL), CLG_OK);
+    float *got = weights(resumed, &m);
+    assert_int_equal(n, m);
+    if (memcmp(got, ref, n * sizeof *got))
+        fail_msg("resumed weights differ (max |diff| %g)", clg_test_max_abs_diff(got, ref, n));
+    free(got);
+    free(ref);
+    clg_net_destroy(part);
+    clg_net_destroy(resumed);
+    clg_net_destroy(whole);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -562,6 +687,9 @@ int main(void)
         cmocka_unit_test(background_dispatch_changes_nothing),
         cmocka_unit_test(callback_store_trains_like_its_source),
         cmocka_unit_test(learning_rate_schedules),
+        cmocka_unit_test(cosine_schedule),
+        cmocka_unit_test(plateau_schedule),
+        cmocka_unit_test(plateau_resume_exact),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

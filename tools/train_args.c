@@ -27,7 +27,12 @@ static void usage(FILE *f)
 "  --evaluate MODEL          only evaluate a saved model on the test set\n"
 "  --solver sgdm|adam|rmsprop          (default adam)\n"
 "  --learn-rate R            initial learning rate (default 0.001)\n"
-"  --lr-schedule none|piecewise, --lr-drop-factor F (0.1), --lr-drop-period EPOCHS (10)\n"
+"  --lr-schedule none|piecewise|cosine|plateau\n"
+"                            piecewise: times --lr-drop-factor F (0.1) every\n"
+"                            --lr-drop-period EPOCHS (10); cosine: annealed to 0 over\n"
+"                            the run (after warm-up); plateau: times F after\n"
+"                            --lr-plateau-patience N (3) validations without a lower\n"
+"                            validation loss (needs validation data)\n"
 "  --warmup ITERATIONS       linear learning-rate warm-up\n"
 "  --lr-reference-batch N    linear scaling rule: rate x batch / N\n"
 "  --momentum M (0.9), --l2 L (0.0001), --epsilon E (1e-8)\n"
@@ -100,13 +105,13 @@ static int parse_float(const char *s, float *out)
 enum { O_NET = 256, O_DATA, O_SAVE, O_RESUME, O_EVAL, O_SOLVER, O_LR, O_SCHED, O_DROPF, O_DROPP,
        O_WARM, O_MOM, O_L2, O_EPS, O_B1, O_B2, O_GT, O_GTM, O_EPOCHS, O_BATCH, O_SHUF, O_VSPLIT,
        O_VFREQ, O_VPAT, O_OUTNET, O_VERB, O_CKP, O_CKF, O_CKU, O_LOG, O_PLOT, O_ENV, O_DEV,
-       O_SEED, O_QUIET, O_HELP, O_VERSION, O_VTEST, O_LTRAIN, O_LTEST, O_SPLIT, O_WLOAD, O_FAULT, O_BG, O_BGW, O_LRREF, O_IMSIZE, O_CHAN, O_BAD, O_AUGX, O_AUGR, O_AUGT, O_SWEEP, O_RESULTS, O_RLOAD, O_SUMMARY, O_SMODELS };
+       O_SEED, O_QUIET, O_HELP, O_VERSION, O_VTEST, O_LTRAIN, O_LTEST, O_SPLIT, O_WLOAD, O_FAULT, O_BG, O_BGW, O_LRREF, O_IMSIZE, O_CHAN, O_BAD, O_AUGX, O_AUGR, O_AUGT, O_SWEEP, O_RESULTS, O_RLOAD, O_SUMMARY, O_SMODELS, O_PLAT };
 
 static const struct option long_options[] = {
     {"net", 1, 0, O_NET}, {"data", 1, 0, O_DATA}, {"save", 1, 0, O_SAVE},
     {"resume", 1, 0, O_RESUME}, {"evaluate", 1, 0, O_EVAL}, {"solver", 1, 0, O_SOLVER},
     {"learn-rate", 1, 0, O_LR}, {"lr-schedule", 1, 0, O_SCHED}, {"lr-drop-factor", 1, 0, O_DROPF},
-    {"lr-drop-period", 1, 0, O_DROPP}, {"warmup", 1, 0, O_WARM}, {"momentum", 1, 0, O_MOM},
+    {"lr-drop-period", 1, 0, O_DROPP}, {"lr-plateau-patience", 1, 0, O_PLAT}, {"warmup", 1, 0, O_WARM}, {"momentum", 1, 0, O_MOM},
     {"l2", 1, 0, O_L2}, {"epsilon", 1, 0, O_EPS}, {"gradient-decay", 1, 0, O_B1},
     {"squared-gradient-decay", 1, 0, O_B2}, {"gradient-threshold", 1, 0, O_GT},
     {"gradient-threshold-method", 1, 0, O_GTM}, {"epochs", 1, 0, O_EPOCHS},
@@ -160,10 +165,20 @@ int cli_parse(int argc, char **argv, cli *c)
         case O_EVAL: c->evaluate = a; break;
         case O_SOLVER: ok = clg_solver_parse(a, &o->solver) == CLG_OK; break;
         case O_LR: ok = parse_float(a, &o->initial_learn_rate); break;
-        case O_SCHED:
-            ok = !strcmp(a, "none") || !strcmp(a, "piecewise");
-            o->learn_rate_schedule = !strcmp(a, "piecewise") ? CLG_LR_PIECEWISE : CLG_LR_NONE;
+        case O_SCHED: {
+            static const char *const names[] = {"none", "piecewise", "cosine", "plateau"};
+            ok = 0;
+            for (int k = 0; k < 4; k++)
+                if (!strcmp(a, names[k]))
+                    o->learn_rate_schedule = (clg_lr_schedule)k, ok = 1;
+            if (!ok) {
+                fprintf(stderr, "clgrad-train: --lr-schedule %s: the schedules are none, "
+                        "piecewise, cosine and plateau\n", a);
+                return 2;
+            }
             break;
+        }
+        case O_PLAT: ok = parse_int(a, &o->learn_rate_plateau_patience); break;
         case O_DROPF: ok = parse_float(a, &o->learn_rate_drop_factor); break;
         case O_DROPP: ok = parse_int(a, &o->learn_rate_drop_period); break;
         case O_WARM: ok = parse_size(a, &o->warmup_iterations); break;

@@ -22,7 +22,12 @@ typedef enum clg_solver {
 
 typedef enum clg_lr_schedule {
     CLG_LR_NONE = 0,
-    CLG_LR_PIECEWISE = 1    /* times drop_factor every drop_period epochs */
+    CLG_LR_PIECEWISE = 1,   /* times drop_factor every drop_period epochs */
+    CLG_LR_COSINE = 2,      /* cosine annealing from the rate to 0 over the iterations after
+                               warm-up (PyTorch's CosineAnnealingLR, stepped per iteration) */
+    CLG_LR_PLATEAU = 3      /* times drop_factor after plateau_patience validations in a row
+                               without a lower validation loss (PyTorch's ReduceLROnPlateau);
+                               needs validation data */
 } clg_lr_schedule;
 
 typedef enum clg_shuffle {
@@ -116,6 +121,7 @@ typedef struct clg_train_options {
     void *progress_user;
     const clg_exec_options *execution;/* NULL: clg_exec_options_default() (the net's context
                                          alone); borrowed for the call */
+    int learn_rate_plateau_patience;  /* 3 validations (CLG_LR_PLATEAU) */
 } clg_train_options;
 
 /** MATLAB's trainingOptions("sgdm") defaults, as commented above. */

@@ -159,14 +159,17 @@ clg_status clg__cluster_combine(clg__trainer *t, double *loss, size_t *correct)
     return st == CLG_OK ? st : clg__fail(t->ctx, st, "clg_train: %s", clg_last_error());
 }
 
-/* Rank 0's stop decision (its callback, validation patience) for every rank. */
+/* Rank 0's stop decision (its callback, validation patience) and plateau drops (its
+ * validations) for every rank. */
 clg_status clg__cluster_agree_stop(clg__trainer *t, int *stop)
 {
-    int flags[2] = {*stop, (int)t->rep.stop_reason};
+    double flags[4] = {*stop, (double)t->rep.stop_reason, t->plateau_scale, t->plateau_bad};
     clg_status st = clg__cluster_broadcast(t->cluster, flags, sizeof flags, 0);
     if (st != CLG_OK)
         return clg__fail(t->ctx, st, "clg_train: %s", clg_last_error());
-    *stop = flags[0];
-    t->rep.stop_reason = (clg_stop_reason)flags[1];
+    *stop = (int)flags[0];
+    t->rep.stop_reason = (clg_stop_reason)(int)flags[1];
+    t->plateau_scale = flags[2];
+    t->plateau_bad = (int)flags[3];
     return CLG_OK;
 }

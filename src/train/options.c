@@ -15,6 +15,7 @@ clg_train_options clg_train_options_default(void)
     o.learn_rate_schedule = CLG_LR_NONE;
     o.learn_rate_drop_factor = 0.1f;
     o.learn_rate_drop_period = 10;
+    o.learn_rate_plateau_patience = 3;
     o.momentum = 0.9f;
     o.gradient_decay_factor = 0.9f;
     o.epsilon = 1e-8f;
@@ -78,8 +79,12 @@ static clg_status check_train(const clg_train_options *o)
         BAD("unknown solver %d (sgdm, adam, rmsprop)", (int)o->solver);
     if (!(o->initial_learn_rate > 0.0f) || !isfinite(o->initial_learn_rate))
         BAD("initial_learn_rate %g must be a finite number > 0", (double)o->initial_learn_rate);
-    if (o->learn_rate_schedule != CLG_LR_NONE && o->learn_rate_schedule != CLG_LR_PIECEWISE)
-        BAD("unknown learn_rate_schedule %d (none, piecewise)", (int)o->learn_rate_schedule);
+    if (o->learn_rate_schedule < CLG_LR_NONE || o->learn_rate_schedule > CLG_LR_PLATEAU)
+        BAD("unknown learn_rate_schedule %d (none, piecewise, cosine, plateau)",
+            (int)o->learn_rate_schedule);
+    if (o->learn_rate_plateau_patience < 1)
+        BAD("learn_rate_plateau_patience %d must be >= 1 validation",
+            o->learn_rate_plateau_patience);
     if (!(o->learn_rate_drop_factor >= 0.0f && o->learn_rate_drop_factor <= 1.0f))
         BAD("learn_rate_drop_factor %g must be in [0, 1]", (double)o->learn_rate_drop_factor);
     if (o->learn_rate_drop_period < 1)

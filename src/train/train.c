@@ -46,6 +46,14 @@ static float learn_rate(const clg__trainer *t)
         lr *= (double)t->batch / (double)o->learn_rate_reference_batch;
     if (o->learn_rate_schedule == CLG_LR_PIECEWISE)
         lr *= pow(o->learn_rate_drop_factor, t->epoch / o->learn_rate_drop_period);
+    if (o->learn_rate_schedule == CLG_LR_COSINE) { /* t->step: iterations done before this one */
+        double total = (double)o->max_epochs * (double)t->iters_per_epoch;
+        double warm = (double)o->warmup_iterations, done = (double)t->step - warm;
+        double p = total > warm && done > 0 ? done / (total - warm) : 0.0;
+        lr *= 0.5 * (1.0 + cos(3.14159265358979323846 * (p < 1.0 ? p : 1.0)));
+    }
+    if (o->learn_rate_schedule == CLG_LR_PLATEAU)
+        lr *= t->plateau_scale;
     if (o->warmup_iterations && t->step < o->warmup_iterations)
         lr *= (double)(t->step + 1) / (double)o->warmup_iterations;
     return (float)lr;
@@ -121,9 +129,16 @@ static clg_status validate(clg__trainer *t, float lr, int *stop)
         t->best_val_acc = t->val_acc;
         t->best_iter = (size_t)t->step;
         t->bad_validations = 0;
+        t->plateau_bad = 0;
         if (t->o.output_network == CLG_OUTPUT_BEST_VALIDATION)
             st = keep_best(t);
-    } else if (++t->bad_validations >= t->o.validation_patience && t->o.validation_patience) {
+    } else if (t->o.learn_rate_schedule == CLG_LR_PLATEAU &&
+               ++t->plateau_bad >= t->o.learn_rate_plateau_patience) {
+        t->plateau_scale *= t->o.learn_rate_drop_factor; /* from the next iteration on */
+        t->plateau_bad = 0;
+    }
+    if (!improved && ++t->bad_validations >= t->o.validation_patience &&
+        t->o.validation_patience) {
         t->rep.stop_reason = CLG_STOP_VALIDATION_PATIENCE;
         *stop = 1;
     }
@@ -363,6 +378,7 @@ static clg_status trainer_init(clg__trainer *t, clg_net *net, clg_datastore *tra
     t->ctx = net->ctx;
     t->train = train;
     t->val = val;
+    t->plateau_scale = 1.0;
     t->t0 = clg__now();
     if (clg__train_options_read(given, &t->o, &t->x) != CLG_OK)
         return clg__fail(net->ctx, CLG_ERR_INVALID_ARG, "%s", clg_last_error());
@@ -372,6 +388,10 @@ static clg_status trainer_init(clg__trainer *t, clg_net *net, clg_datastore *tra
     t->check_numerics = t->x.check_numerics || (check && *check && strcmp(check, "0") != 0);
     if (net->classes == 0)
         return clg__fail(net->ctx, CLG_ERR_INVALID_ARG, "clg_train: the net has no softmax output");
+    if (o->learn_rate_schedule == CLG_LR_PLATEAU && !val)
+        return clg__fail(net->ctx, CLG_ERR_INVALID_ARG, "clg_train: the plateau schedule drops "
+                         "the rate when the validation loss stops falling: it needs validation "
+                         "data");
     clg_datastore *stores[2] = {train, val};
     for (int i = 0; i < 2; i++) {
         if (!stores[i])

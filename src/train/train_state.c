@@ -106,6 +106,8 @@ clg_status clg__train_state_save(clg__trainer *t, unsigned char **blob, size_t *
     put_u64(&w, t->best ? t->best_count : 0);
     if (t->best)
         put(&w, t->best, t->best_count * sizeof *t->best);
+    put_f64(&w, t->plateau_scale); /* last: checkpoints written before the schedule lack them */
+    put_u64(&w, (uint64_t)t->plateau_bad);
     if (st == CLG_OK && w.failed)
         st = clg__oom(t->ctx, "checkpoint");
     if (st != CLG_OK) {
@@ -173,6 +175,12 @@ clg_status clg__train_state_load(clg__trainer *t, const unsigned char *blob, siz
         if (!t->best)
             return clg__oom(t->ctx, "resume");
         get(&r, t->best, nbest * sizeof *t->best);
+    }
+    if (st == CLG_OK && r.len - r.at >= 16) { /* written since the plateau schedule */
+        t->plateau_scale = get_f64(&r);
+        t->plateau_bad = (int)get_u64(&r);
+        if (!(t->plateau_scale >= 0.0 && t->plateau_scale <= 1.0) || t->plateau_bad < 0)
+            return corrupt(t, "plateau schedule state out of range");
     }
     if (st == CLG_OK && (r.failed || r.at != r.len))
         return corrupt(t, "wrong length");
