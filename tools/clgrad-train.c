@@ -105,11 +105,13 @@ static clg_status open_devices(const cli *c, const ranks *mpi, devices *d)
         if (st == CLG_OK) {
             d->n++;
             if (!c->quiet && mpi->on)
-                printf("Rank %d of %d, device %zu: %s (%s, %u compute units)\n", mpi->rank,
-                       mpi->size, i, use[i]->name, use[i]->platform, use[i]->compute_units);
+                printf("Rank %d of %d, device %zu: %s (%s, %u compute unit%s)\n", mpi->rank,
+                       mpi->size, i, use[i]->name, use[i]->platform, use[i]->compute_units,
+                       use[i]->compute_units == 1 ? "" : "s");
             else if (!c->quiet)
-                printf("Device %zu: %s (%s, %u compute units)\n", i, use[i]->name,
-                       use[i]->platform, use[i]->compute_units);
+                printf("Device %zu: %s (%s, %u compute unit%s)\n", i, use[i]->name,
+                       use[i]->platform, use[i]->compute_units,
+                       use[i]->compute_units == 1 ? "" : "s");
         }
     }
     warn_shared_cores(use, st == CLG_OK ? count : 0);
@@ -329,6 +331,7 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
         val = test;
     if (c.images.bad_files == CLG_BAD_FILES_SKIP)
         d.skips = train;
+    d.val_every = val ? c.o.validation_frequency : 0;
     c.o.execution = &c.x;
     c.o.progress = display_progress;
     c.o.progress_user = &d;
@@ -358,12 +361,17 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
         st = clg_net_init(net, c.o.seed);
         if (st == CLG_OK && !c.quiet) {
             size_t params = clg_net_param_count(net, CLG_PARAMS_LEARNABLE);
-            printf("Network: %zu layers, %zu parameters; %zu training images, %zu validation, "
-                   "%zu test\n", clg_net_layer_count(net), params, n - nval, nval,
-                   clg_datastore_size(test));
-            printf("Solver %s, learning rate %g, mini-batch %zu, %d epochs\n",
+            char valtext[64];
+            if (c.val_on_test)
+                snprintf(valtext, sizeof valtext, "%zu validation (the test set)",
+                         clg_datastore_size(test));
+            else
+                snprintf(valtext, sizeof valtext, "%zu validation", nval);
+            printf("Network: %zu layers, %zu parameters; %zu training images, %s, %zu test\n",
+                   clg_net_layer_count(net), params, n - nval, valtext, clg_datastore_size(test));
+            printf("Solver %s, learning rate %g, mini-batch %zu, %d epoch%s\n",
                    clg_solver_name(c.o.solver), (double)c.o.initial_learn_rate,
-                   c.o.mini_batch_size, c.o.max_epochs);
+                   c.o.mini_batch_size, c.o.max_epochs, c.o.max_epochs == 1 ? "" : "s");
         }
         if (st == CLG_OK) {
             snprintf(d.title, sizeof d.title, "Training progress: %s, %s, batch %zu",
@@ -386,8 +394,8 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
     char resumed[64] = "";
     if (c.resume)
         snprintf(resumed, sizeof resumed, ", %zu after resuming", rep.run_iterations);
-    printf("Trained %d epochs (%zu iterations%s) in %.1f s, %.0f images/s%s\n", rep.epochs,
-           rep.iterations, resumed, rep.elapsed_s, rep.images_per_s,
+    printf("Trained %d epoch%s (%zu iterations%s) in %.1f s, %.0f images/s%s\n", rep.epochs,
+           rep.epochs == 1 ? "" : "s", rep.iterations, resumed, rep.elapsed_s, rep.images_per_s,
            rep.stop_reason == CLG_STOP_VALIDATION_PATIENCE ? " (stopped early: validation patience)" : "");
     if (mpi->on)
         printf("%d ranks; each sent %.2f MB per step (MPI payload: the gradient sums)\n",

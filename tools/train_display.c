@@ -1,8 +1,12 @@
 /* clgrad-train's progress display: a table like MATLAB's trainNetwork, a progress bar with
  * images/s and time left on a terminal, and the plot redrawn every epoch. */
 #define _POSIX_C_SOURCE 200809L
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "train_display.h"
 
@@ -15,13 +19,35 @@ static void hms(double s, char *buf, size_t cap)
 void display_clear_bar(display *d)
 {
     if (d->bar_shown) {
-        printf("\r%*s\r", 100, "");
+        printf("\r%*s\r", d->bar_shown, "");
         d->bar_shown = 0;
     }
 }
 
+#define TABLE_WIDTH 120 /* every row and rule, bars included */
+
 static const char rule[] =
-    "|===========================================================================================================|\n";
+    "|======================================================================================================================|\n";
+
+void display_note(display *d, const char *fmt, ...)
+{
+    char text[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    display_clear_bar(d);
+    printf("| %-*s |\n", TABLE_WIDTH - 4, text); /* a long note pushes the bar out */
+}
+
+/* Columns the progress bar may take: the terminal's, less one (no wrap at the edge). */
+static int bar_columns(void)
+{
+    struct winsize ws;
+    if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 20)
+        return ws.ws_col - 1;
+    return 79;
+}
 
 void display_table_header(void)
 {
@@ -66,7 +92,11 @@ int display_progress(const clg_train_progress *p, void *user)
         plot_add(&d->plot.acc, (double)p->iteration, p->accuracy);
         if (d->quiet)
             break;
-        if (p->iteration == 1 || p->iteration % d->table_every == 0 || p->iteration == d->max_it) {
+        /* a row where a validation follows at the same iteration is the validation's row */
+        int validated = d->val_every && (p->iteration % d->val_every == 0 ||
+                                         p->iteration == d->max_it);
+        if (!validated &&
+            (p->iteration == 1 || p->iteration % d->table_every == 0 || p->iteration == d->max_it)) {
             display_clear_bar(d);
             table_row(p, 0);
         }
@@ -78,12 +108,26 @@ int display_progress(const clg_train_progress *p, void *user)
                 char eta[32];
                 size_t left = d->max_it > p->iteration ? d->max_it - p->iteration : 0;
                 hms(ips > 0 ? (double)left * (double)d->batch / ips : 0, eta, sizeof eta);
-                int fill = (int)(30.0 * (double)p->iteration / (double)(d->max_it ? d->max_it : 1));
-                printf("\r[%.*s%*s] epoch %d/%d  iteration %zu/%zu  %.0f images/s  ETA %s ", fill,
-                       "##############################", 30 - fill, "", p->epoch, p->max_epochs,
-                       p->iteration, d->max_it, ips, eta);
+                char text[160];
+                int len = snprintf(text, sizeof text, " epoch %d/%d  iteration %zu/%zu  %.0f "
+                                   "images/s  ETA %s", p->epoch, p->max_epochs, p->iteration,
+                                   d->max_it, ips, eta);
+                int cols = bar_columns(), width = cols - len - 2; /* the rest is the bar */
+                if (width > 40)
+                    width = 40;
+                if (width < 5) { /* a narrow terminal: the text alone, cut to fit */
+                    width = 0;
+                    len = len < cols ? len : cols;
+                }
+                int fill = (int)((double)width * (double)p->iteration /
+                                 (double)(d->max_it ? d->max_it : 1));
+                display_clear_bar(d);
+                if (width)
+                    printf("[%.*s%*s]", fill, "########################################",
+                           width - fill, "");
+                printf("%.*s", len, text);
                 fflush(stdout);
-                d->bar_shown = 1;
+                d->bar_shown = (width ? width + 2 : 0) + len;
                 d->last_t = now;
                 d->last_it = p->iteration;
             }
@@ -99,34 +143,36 @@ int display_progress(const clg_train_progress *p, void *user)
         break;
     case CLG_PROGRESS_EPOCH:
         if (d->skips) {
-            display_clear_bar(d);
-            printf("| epoch %d: skipped %zu files\n", p->epoch - 1, clg_datastore_skipped(d->skips, 1));
+            size_t n = clg_datastore_skipped(d->skips, 1);
+            if (n)
+                display_note(d, "epoch %d: skipped %zu undecodable file%s", p->epoch - 1, n,
+                             n == 1 ? "" : "s");
         }
         if (!d->quiet && p->devices > 1 && p->split) {
-            display_clear_bar(d);
-            printf("| mini-batch split over %zu devices:", p->devices);
-            for (size_t i = 0; i < p->devices; i++)
-                printf(" %zu", p->split[i]);
-            if (p->device_ms) {
-                printf(" samples, last step");
-                for (size_t i = 0; i < p->devices; i++)
-                    printf(" %.1f", p->device_ms[i]);
-                printf(" ms");
+            char text[2048];
+            size_t len = (size_t)snprintf(text, sizeof text, "mini-batch split over %zu devices:",
+                                          p->devices);
+            for (size_t i = 0; i < p->devices && len < sizeof text; i++)
+                len += (size_t)snprintf(text + len, sizeof text - len, " %zu", p->split[i]);
+            if (p->device_ms && len < sizeof text) {
+                len += (size_t)snprintf(text + len, sizeof text - len, " samples, last step");
+                for (size_t i = 0; i < p->devices && len < sizeof text; i++)
+                    len += (size_t)snprintf(text + len, sizeof text - len, " %.1f",
+                                            p->device_ms[i]);
+                if (len < sizeof text)
+                    snprintf(text + len, sizeof text - len, " ms");
             }
-            printf("\n");
+            display_note(d, "%s", text);
         }
         plot_add_epoch(&d->plot, (double)p->iteration);
         redraw_plot(d);
         break;
     case CLG_PROGRESS_DEVICE_FAULT:
-        display_clear_bar(d);
-        printf("| device fault at iteration %zu: %s\n", p->iteration, p->text);
+        display_note(d, "device fault at iteration %zu: %s", p->iteration, p->text);
         break;
     case CLG_PROGRESS_CHECKPOINT:
-        if (!d->quiet) {
-            display_clear_bar(d);
-            printf("| checkpoint: %s\n", p->text);
-        }
+        if (!d->quiet)
+            display_note(d, "checkpoint: %s", p->text);
         break;
     case CLG_PROGRESS_DONE:
         if (!d->quiet) {

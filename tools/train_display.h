@@ -16,13 +16,17 @@ typedef struct display {
     plot_data plot;
     double last_t;
     size_t last_it, max_it;
-    int bar_shown;
+    size_t val_every;       /* validations every this many iterations (and at the end), or 0 */
+    int bar_shown;          /* columns the progress bar takes, 0 when none is shown */
     int plot_failed;        /* said once; no more tries */
 } display;
 
 /* The clg_train progress callback (user: the display). */
 int display_progress(const clg_train_progress *p, void *user);
 void display_table_header(void);
+/* A line in the table (checkpoints, device splits, skipped files), closed by a bar. */
+void display_note(display *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* Erases the progress bar before other output. */
 void display_clear_bar(display *d);
 
