@@ -94,9 +94,10 @@ static float *weights(clg_net *net, size_t *n)
 static void every_solver_lowers_the_loss(void **state)
 {
     (void)state;
-    const clg_solver solvers[3] = {CLG_SOLVER_SGDM, CLG_SOLVER_ADAM, CLG_SOLVER_RMSPROP};
-    const float rates[3] = {0.05f, 0.01f, 0.01f};
-    for (int s = 0; s < 3; s++) {
+    const clg_solver solvers[4] = {CLG_SOLVER_SGDM, CLG_SOLVER_ADAM, CLG_SOLVER_RMSPROP,
+                                   CLG_SOLVER_ADAMW};
+    const float rates[4] = {0.05f, 0.01f, 0.01f, 0.01f};
+    for (int s = 0; s < 4; s++) {
         clg_net *net = new_net(5);
         double before, after, acc;
         CLG_ASSERT_STATUS(clg_net_evaluate(net, data, 32, &before, &acc), CLG_OK);
@@ -115,6 +116,34 @@ static void every_solver_lowers_the_loss(void **state)
         assert_true(acc > 0.9);
         clg_net_destroy(net);
     }
+}
+
+/* AdamW is Adam with the decay taken out of the gradient: without decay the two train the
+ * same weights bit for bit; with it they differ from each other and from no decay. */
+static void adamw_decay_is_decoupled(void **state)
+{
+    (void)state;
+    float *w[4];
+    size_t n = 0;
+    const clg_solver solver[4] = {CLG_SOLVER_ADAM, CLG_SOLVER_ADAMW, CLG_SOLVER_ADAM,
+                                  CLG_SOLVER_ADAMW};
+    const float l2[4] = {0.0f, 0.0f, 0.5f, 0.5f};
+    for (int k = 0; k < 4; k++) {
+        clg_net *net = new_net(9);
+        clg_train_options o = small_options();
+        o.solver = solver[k];
+        o.l2_regularization = l2[k];
+        o.initial_learn_rate = 0.01f;
+        o.max_epochs = 1;
+        CLG_ASSERT_STATUS(clg_train(net, data, NULL, &o, NULL), CLG_OK);
+        w[k] = weights(net, &n);
+        clg_net_destroy(net);
+    }
+    assert_memory_equal(w[0], w[1], n * sizeof(float));
+    assert_true(clg_test_max_abs_diff(w[2], w[3], n) > 1e-4);
+    assert_true(clg_test_max_abs_diff(w[1], w[3], n) > 1e-4);
+    for (int k = 0; k < 4; k++)
+        free(w[k]);
 }
 
 static int stop_at_5(const clg_train_progress *p, void *user)
@@ -252,9 +281,12 @@ static void bad_options_are_rejected(void **state)
         assert_non_null(strstr(clg_ctx_last_error(ctx), bad[i].expect));
     }
     clg_solver s;
-    CLG_ASSERT_STATUS(clg_solver_parse("adamw", &s), CLG_ERR_INVALID_ARG);
+    CLG_ASSERT_STATUS(clg_solver_parse("nadam", &s), CLG_ERR_INVALID_ARG);
+    assert_non_null(strstr(clg_last_error(), "(sgdm, adam, rmsprop, adamw)"));
     CLG_ASSERT_STATUS(clg_solver_parse("rmsprop", &s), CLG_OK);
     assert_int_equal(s, CLG_SOLVER_RMSPROP);
+    CLG_ASSERT_STATUS(clg_solver_parse("adamw", &s), CLG_OK);
+    assert_int_equal(s, CLG_SOLVER_ADAMW);
     clg_train_options def = clg_train_options_default();
     CLG_ASSERT_STATUS(clg_train_options_check(&def), CLG_OK);
     /* "parallel" outside mpirun (or without MPI built in) is refused, saying why */
@@ -688,6 +720,7 @@ int main(void)
         cmocka_unit_test(callback_store_trains_like_its_source),
         cmocka_unit_test(learning_rate_schedules),
         cmocka_unit_test(cosine_schedule),
+        cmocka_unit_test(adamw_decay_is_decoupled),
         cmocka_unit_test(plateau_schedule),
         cmocka_unit_test(plateau_resume_exact),
     };

@@ -129,6 +129,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "clgrad-devices: %s: %s\n", clg_status_name(st), clg_last_error());
         return 1;
     }
+    int from_env = !filter;
     if (!filter)
         filter = getenv("CLGRAD_DEVICES");
     if (json) {
@@ -151,6 +152,7 @@ int main(int argc, char **argv)
                filter && *filter ? filter : "", filter && *filter ? "\")" : "");
     }
     char bad_filter[1024] = "";
+    size_t matched = 0;
     for (size_t e = 0; e < N_ENVS; e++) {
         clg_device_info *chosen = NULL;
         size_t count = 0;
@@ -170,6 +172,7 @@ int main(int argc, char **argv)
                 printf("%s%zu", j ? ", " : "", chosen[j].index);
             printf("\n");
         }
+        matched += count;
         clg_devices_free(chosen, count);
     }
     if (json)
@@ -182,6 +185,10 @@ int main(int argc, char **argv)
     if (bad_filter[0]) {
         fprintf(stderr, "clgrad-devices: bad filter: %s\n", bad_filter);
         rc = 2;
+    } else if (!matched && filter && *filter) {
+        fprintf(stderr, "clgrad-devices: the filter \"%s\"%s matches no device\n", filter,
+                from_env ? " (from the environment variable CLGRAD_DEVICES)" : "");
+        rc = 1;
     }
     clg_devices_free(all, n);
     return rc;

@@ -12,7 +12,7 @@
 #include "clgrad/clgrad.h"
 #include "train_args.h"
 #include "train_display.h"
-#include "train_outputs.h"
+#include "train_paths.h"
 #include "train_sweep.h"
 
 
@@ -246,7 +246,7 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
         c.plot = NULL;
         c.save = NULL;
     }
-    if (!c.summary && !outputs_writable(&c)) /* before hours of training, not after */
+    if (!c.summary && (!data_readable(&c) || !outputs_writable(&c))) /* before any training */
         return 2;
     devices devs = {0};
     clg_status st = open_devices(&c, mpi, &devs);

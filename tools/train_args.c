@@ -1,6 +1,7 @@
 /* clgrad-train's options: usage text, parsing and checking. */
 #define _POSIX_C_SOURCE 200809L
 #include <getopt.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +26,7 @@ static void usage(FILE *f)
 "  --save FILE               model file to write (default: clgrad-model.clgm)\n"
 "  --resume PATH             continue from a checkpoint file, or the newest in a folder\n"
 "  --evaluate MODEL          only evaluate a saved model on the test set\n"
-"  --solver sgdm|adam|rmsprop          (default adam)\n"
+"  --solver sgdm|adam|rmsprop|adamw          (default adam)\n"
 "  --learn-rate R            initial learning rate (default 0.001)\n"
 "  --lr-schedule none|piecewise|cosine|plateau\n"
 "                            piecewise: times --lr-drop-factor F (0.1) every\n"
@@ -133,6 +134,67 @@ static const struct option long_options[] = {
     {"save-models", 1, 0, O_SMODELS},
     {"quiet", 0, 0, O_QUIET}, {"summary", 0, 0, O_SUMMARY}, {"help", 0, 0, O_HELP}, {"version", 0, 0, O_VERSION}, {0, 0, 0, 0}};
 
+/* The values an enumerated flag takes, for its error message. */
+static const struct {
+    const char *flag, *values;
+} choices[] = {{"solver", "sgdm, adam, rmsprop, adamw"},
+               {"shuffle", "once, every-epoch, never"},
+               {"gradient-threshold-method", "l2norm, global-l2norm"},
+               {"output-network", "last, best-validation"},
+               {"checkpoint-unit", "epoch, iteration"},
+               {"bad-files", "fail, skip"},
+               {"on-device-fault", "stop, continue"},
+               {"execution-environment", "auto, cpu, gpu, multi-gpu, parallel"}};
+
+/* The library's option checks name its fields; the user typed flags. */
+static const struct {
+    const char *field, *flag;
+} field_flags[] = {{"squared_gradient_decay_factor", "--squared-gradient-decay"},
+                   {"learn_rate_plateau_patience", "--lr-plateau-patience"},
+                   {"learn_rate_reference_batch", "--lr-reference-batch"},
+                   {"gradient_threshold_method", "--gradient-threshold-method"},
+                   {"learn_rate_drop_factor", "--lr-drop-factor"},
+                   {"learn_rate_drop_period", "--lr-drop-period"},
+                   {"gradient_decay_factor", "--gradient-decay"},
+                   {"validation_frequency", "--validation-frequency"},
+                   {"checkpoint_frequency", "--checkpoint-frequency"},
+                   {"validation_patience", "--validation-patience"},
+                   {"learn_rate_schedule", "--lr-schedule"},
+                   {"initial_learn_rate", "--learn-rate"},
+                   {"gradient_threshold", "--gradient-threshold"},
+                   {"l2_regularization", "--l2"},
+                   {"warmup_iterations", "--warmup"},
+                   {"mini_batch_size", "--batch"},
+                   {"max_epochs", "--epochs"},
+                   {"momentum", "--momentum"},
+                   {"epsilon", "--epsilon"},
+                   {"worker_load", "--worker-load"},
+                   {"dispatch_workers", "--dispatch-workers"}};
+
+/* msg with its first field name (a whole word) replaced by the flag, and the library's
+ * "training options: " / "execution options: " lead dropped. */
+static void flag_named(const char *msg, char *out, size_t cap)
+{
+    const char *lead[] = {"training options: ", "execution options: "};
+    for (int i = 0; i < 2; i++)
+        if (!strncmp(msg, lead[i], strlen(lead[i])))
+            msg += strlen(lead[i]);
+    for (size_t i = 0; i < sizeof field_flags / sizeof field_flags[0]; i++) {
+        size_t len = strlen(field_flags[i].field);
+        for (const char *at = strstr(msg, field_flags[i].field); at;
+             at = strstr(at + 1, field_flags[i].field)) {
+            int word = (at == msg || !(isalnum((unsigned char)at[-1]) || at[-1] == '_')) &&
+                       !(isalnum((unsigned char)at[len]) || at[len] == '_');
+            if (word) {
+                snprintf(out, cap, "%.*s%s%s", (int)(at - msg), msg, field_flags[i].flag,
+                         at + len);
+                return;
+            }
+        }
+    }
+    snprintf(out, cap, "%s", msg);
+}
+
 int cli_parse(int argc, char **argv, cli *c)
 {
     memset(c, 0, sizeof *c);
@@ -154,7 +216,7 @@ int cli_parse(int argc, char **argv, cli *c)
     int opt, ok = 1, which = 0;
     opterr = 0;
     optind = 0; /* glibc: start over (a sweep parses one command line per experiment) */
-    while (ok && (opt = getopt_long(argc, argv, "", long_options, &which)) != -1) {
+    while (ok && (opt = getopt_long(argc, argv, ":", long_options, &which)) != -1) {
         const char *a = optarg;
         clg_train_options *o = &c->o;
         switch (opt) {
@@ -300,13 +362,26 @@ int cli_parse(int argc, char **argv, cli *c)
         case O_SMODELS: c->save_models = a; break;
         case O_HELP: usage(stdout); return -1;
         case O_VERSION: printf("clgrad-train %s\n", clg_version()); return -1;
+        case ':':
+            fprintf(stderr, "clgrad-train: %s needs a value (clgrad-train --help lists the "
+                    "options)\n", argv[optind - 1]);
+            return 2;
         default:
-            fprintf(stderr, "clgrad-train: unknown option %s\n", argv[optind - 1]);
-            usage(stderr);
+            fprintf(stderr, "clgrad-train: unknown option %s (clgrad-train --help lists the "
+                    "options)\n", argv[optind - 1]);
             return 2;
         }
         if (!ok) {
-            fprintf(stderr, "clgrad-train: bad value \"%s\" for --%s\n", a, long_options[which].name);
+            const char *values = NULL;
+            for (size_t i = 0; i < sizeof choices / sizeof choices[0]; i++)
+                if (!strcmp(choices[i].flag, long_options[which].name))
+                    values = choices[i].values;
+            if (values)
+                fprintf(stderr, "clgrad-train: --%s %s: the choices are %s\n",
+                        long_options[which].name, a, values);
+            else
+                fprintf(stderr, "clgrad-train: bad value \"%s\" for --%s\n", a,
+                        long_options[which].name);
             return 2;
         }
     }
@@ -323,7 +398,9 @@ int cli_parse(int argc, char **argv, cli *c)
     clg_status checked = clg_train_options_check(&c->o);
     c->o.execution = NULL;
     if (checked != CLG_OK) {
-        fprintf(stderr, "clgrad-train: %s\n", clg_last_error());
+        char msg[1024];
+        flag_named(clg_last_error(), msg, sizeof msg);
+        fprintf(stderr, "clgrad-train: %s\n", msg);
         return 2;
     }
     return 0;

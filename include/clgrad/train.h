@@ -17,7 +17,10 @@ extern "C" {
 typedef enum clg_solver {
     CLG_SOLVER_SGDM = 0,    /* SGD with momentum (PyTorch's form: v = m v + g; w -= lr v) */
     CLG_SOLVER_ADAM = 1,
-    CLG_SOLVER_RMSPROP = 2
+    CLG_SOLVER_RMSPROP = 2,
+    CLG_SOLVER_ADAMW = 3    /* Adam with decoupled weight decay: l2_regularization is the
+                               decay, w -= lr * l2 * w before the Adam step (Loshchilov and
+                               Hutter; PyTorch's AdamW) */
 } clg_solver;
 
 typedef enum clg_lr_schedule {

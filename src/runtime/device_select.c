@@ -176,6 +176,7 @@ clg_status clg_devices_select(const clg_device_info *all, size_t n, clg_exec_env
         return clg__fail(NULL, CLG_ERR_INVALID_ARG, "clg_devices_select: empty device list");
     if ((unsigned)env > CLG_ENV_PARALLEL)
         return clg__fail(NULL, CLG_ERR_INVALID_ARG, "clg_devices_select: unknown environment %d", (int)env);
+    int from_env = !filter;
     if (!filter)
         filter = getenv("CLGRAD_DEVICES");
     char *keep = clg__calloc(n, 1);
@@ -186,9 +187,11 @@ clg_status clg_devices_select(const clg_device_info *all, size_t n, clg_exec_env
     size_t kept = st == CLG_OK ? resolve_env(all, n, env, keep, named) : 0;
     if (st == CLG_OK && kept == 0) {
         char msg[CLG__ERR_TEXT];
-        snprintf(msg, sizeof msg, "no device for execution environment \"%s\"%s%s%s; devices are:",
-                 clg_exec_env_name(env), filter && *filter ? " with filter \"" : "",
-                 filter && *filter ? filter : "", filter && *filter ? "\"" : "");
+        snprintf(msg, sizeof msg, "no device for execution environment \"%s\"%s%s%s%s; devices "
+                 "are:", clg_exec_env_name(env), filter && *filter ? " with filter \"" : "",
+                 filter && *filter ? filter : "", filter && *filter ? "\"" : "",
+                 filter && *filter && from_env ? " (from the environment variable CLGRAD_DEVICES)"
+                                               : "");
         list_devices(all, n, msg, sizeof msg);
         st = clg__fail(NULL, CLG_ERR_NO_DEVICE, "%s", msg);
     }

@@ -22,7 +22,7 @@ clg_status clg__optim_create(clg__trainer *t)
         st = clg_tensor_create(t->ctx, s, &t->v[i]);
         if (st == CLG_OK)
             st = clg_tensor_fill(t->v[i], 0.0f);
-        if (st == CLG_OK && t->o.solver == CLG_SOLVER_ADAM)
+        if (st == CLG_OK && clg__adam_family(t->o.solver))
             st = clg_tensor_create(t->ctx, s, &t->m[i]);
         if (st == CLG_OK && t->m[i])
             st = clg_tensor_fill(t->m[i], 0.0f);
@@ -63,6 +63,7 @@ static solver_params params_for(const clg__trainer *t, float lr, int decay)
     s.adam.lr = lr, s.adam.beta1 = o->gradient_decay_factor, s.adam.eps = o->epsilon;
     s.adam.beta2 = sq > 0 ? sq : 0.999f;
     s.adam.weight_decay = wd, s.adam.step = (unsigned long)t->step;
+    s.adam.decoupled = o->solver == CLG_SOLVER_ADAMW;
     s.rmsprop.lr = lr, s.rmsprop.alpha = sq > 0 ? sq : 0.9f, s.rmsprop.eps = o->epsilon;
     s.rmsprop.weight_decay = wd;
     return s;
@@ -77,7 +78,7 @@ clg_status clg__optim_step(clg__trainer *t, float lr)
         solver_params sp = params_for(t, lr, p->decay);
         if (o->solver == CLG_SOLVER_SGDM)
             st = clg_sgd_step(t->ctx, &sp.sgd, p->param, p->grad, t->v[i]);
-        else if (o->solver == CLG_SOLVER_ADAM)
+        else if (clg__adam_family(o->solver))
             st = clg_adam_step(t->ctx, &sp.adam, p->param, p->grad, t->m[i], t->v[i]);
         else
             st = clg_rmsprop_step(t->ctx, &sp.rmsprop, p->param, p->grad, t->v[i]);
@@ -143,7 +144,7 @@ static clg_status step_range(clg__trainer *t, float lr, float *w, const clg__gra
         solver_params sp = params_for(t, lr, t->params[i].decay);
         if (o->solver == CLG_SOLVER_SGDM)
             st = clg__sgd_step_host_sum(&sp.sgd, w + lo, &gi, t->hv + lo, len);
-        else if (o->solver == CLG_SOLVER_ADAM)
+        else if (clg__adam_family(o->solver))
             st = clg__adam_step_host_sum(&sp.adam, w + lo, &gi, t->hm + lo, t->hv + lo, len);
         else
             st = clg__rmsprop_step_host_sum(&sp.rmsprop, w + lo, &gi, t->hv + lo, len);

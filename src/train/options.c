@@ -44,21 +44,21 @@ clg_exec_options clg_exec_options_default(void)
     return o;
 }
 
-static const char *const solver_names[] = {"sgdm", "adam", "rmsprop"};
+static const char *const solver_names[] = {"sgdm", "adam", "rmsprop", "adamw"};
 
 const char *clg_solver_name(clg_solver s)
 {
-    return s >= CLG_SOLVER_SGDM && s <= CLG_SOLVER_RMSPROP ? solver_names[s] : NULL;
+    return s >= CLG_SOLVER_SGDM && s <= CLG_SOLVER_ADAMW ? solver_names[s] : NULL;
 }
 
 clg_status clg_solver_parse(const char *name, clg_solver *out)
 {
-    for (int i = 0; name && out && i < 3; i++)
+    for (int i = 0; name && out && i < 4; i++)
         if (!strcmp(name, solver_names[i])) {
             *out = (clg_solver)i;
             return CLG_OK;
         }
-    return clg__fail(NULL, CLG_ERR_INVALID_ARG, "unknown solver \"%s\" (sgdm, adam, rmsprop)",
+    return clg__fail(NULL, CLG_ERR_INVALID_ARG, "unknown solver \"%s\" (sgdm, adam, rmsprop, adamw)",
                      name ? name : "(null)");
 }
 
@@ -76,7 +76,7 @@ static clg_status read_train(const clg_train_options *given, clg_train_options *
 static clg_status check_train(const clg_train_options *o)
 {
     if (!clg_solver_name(o->solver))
-        BAD("unknown solver %d (sgdm, adam, rmsprop)", (int)o->solver);
+        BAD("unknown solver %d (sgdm, adam, rmsprop, adamw)", (int)o->solver);
     if (!(o->initial_learn_rate > 0.0f) || !isfinite(o->initial_learn_rate))
         BAD("initial_learn_rate %g must be a finite number > 0", (double)o->initial_learn_rate);
     if (o->learn_rate_schedule < CLG_LR_NONE || o->learn_rate_schedule > CLG_LR_PLATEAU)

@@ -120,4 +120,10 @@ clg_status clg__train_state_load(clg__trainer *t, const unsigned char *blob, siz
 clg_status clg__match_to_net(clg_net *net, clg_datastore *ds, const char *what,
                              clg_datastore **view);
 
+/* Adam and AdamW: first and second moments. */
+static inline int clg__adam_family(clg_solver s)
+{
+    return s == CLG_SOLVER_ADAM || s == CLG_SOLVER_ADAMW;
+}
+
 #endif

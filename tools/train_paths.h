@@ -1,9 +1,14 @@
-/* clgrad-train's output files: checked before the first step, and the model saved even when
- * its own path fails at the end. */
-#ifndef CLGRAD_TRAIN_OUTPUTS_H
-#define CLGRAD_TRAIN_OUTPUTS_H
+/* clgrad-train's files: the data checked for a layout it can read and every output for a
+ * place to write before the first step, and the model saved even when its own path fails at
+ * the end. */
+#ifndef CLGRAD_TRAIN_PATHS_H
+#define CLGRAD_TRAIN_PATHS_H
 
 #include "train_args.h"
+
+/* Whether --data is a folder in a layout the tool reads (IDX files, or train/ and test/
+ * image folders); prints what was looked for and the layouts accepted when not. */
+int data_readable(const cli *c);
 
 /* Whether every file the run will write (--save, --plot, --log, --results, a sweep's models)
  * and the checkpoint folder can be written; prints what cannot, naming its flag. */

@@ -1,6 +1,7 @@
 /* clgrad-train's output files: a long run must not end in "cannot write" with its model gone,
  * so every output is tried before training and the final save has places to fall back to. */
-#define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* scandir, alphasort */
+#include <dirent.h>
 #include <errno.h>
 #include <libgen.h>
 #include <stdio.h>
@@ -9,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "train_outputs.h"
+#include "train_paths.h"
 
 /* Whether a file can be created in folder dir (a probe file, removed at once: permission bits
  * say nothing for root or read-only file systems). */
@@ -114,4 +115,67 @@ int save_model(clg_net *net, const char *path, const cli *c)
     fprintf(stderr, "clgrad-train: the model could not be saved anywhere%s\n",
             c->o.checkpoint_path ? " (the last checkpoint holds it as of its iteration)" : "");
     return 1;
+}
+
+static int exists(const char *dir, const char *name, int want_dir)
+{
+    char path[4352];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    struct stat sb;
+    return stat(path, &sb) == 0 && (want_dir ? S_ISDIR(sb.st_mode) : S_ISREG(sb.st_mode));
+}
+
+/* IDX files of a subset ("train", "t10k"), plain or gzipped. */
+static int idx_files(const char *dir, const char *prefix)
+{
+    char images[64], labels[64], gz[80];
+    snprintf(images, sizeof images, "%s-images-idx3-ubyte", prefix);
+    snprintf(labels, sizeof labels, "%s-labels-idx1-ubyte", prefix);
+    int have = exists(dir, images, 0);
+    snprintf(gz, sizeof gz, "%s.gz", images);
+    have = have || exists(dir, gz, 0);
+    int lab = exists(dir, labels, 0);
+    snprintf(gz, sizeof gz, "%s.gz", labels);
+    return have && (lab || exists(dir, gz, 0));
+}
+
+#define LAYOUTS "IDX files (train-images-idx3-ubyte, train-labels-idx1-ubyte, t10k-images-" \
+                "idx3-ubyte, t10k-labels-idx1-ubyte, each plain or .gz), or image folders " \
+                "DIR/train and DIR/test with a sub-folder per class"
+
+int data_readable(const cli *c)
+{
+    struct stat sb;
+    if (stat(c->data, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+        fprintf(stderr, "clgrad-train: --data %s: %s; it takes a folder of " LAYOUTS "\n", c->data,
+                stat(c->data, &sb) != 0 ? strerror(errno) : "not a folder");
+        return 0;
+    }
+    int need_train = !c->evaluate && !c->summary;
+    int idx = idx_files(c->data, "t10k") && (!need_train || idx_files(c->data, "train"));
+    int folders = exists(c->data, "test", 1) && (!need_train || exists(c->data, "train", 1));
+    if (idx || folders)
+        return 1;
+    /* say what is there: class folders without train/ and test/ are the usual slip */
+    char subs[512] = "";
+    size_t n = 0, len = 0;
+    struct dirent **names = NULL;
+    int count = scandir(c->data, &names, NULL, alphasort); /* sorted: the same words each run */
+    for (int i = 0; i < count; i++) {
+        const char *name = names[i]->d_name;
+        if (name[0] != '.' && exists(c->data, name, 1) && n++ < 4 && len < sizeof subs)
+            len += (size_t)snprintf(subs + len, sizeof subs - len, "%s%s", n > 1 ? ", " : "",
+                                    name);
+        free(names[i]);
+    }
+    free(names);
+    if (n)
+        fprintf(stderr, "clgrad-train: --data %s holds %zu folder%s (%s%s) but no %s: class "
+                "folders go under %s/train and %s/test; it takes " LAYOUTS "\n", c->data, n,
+                n == 1 ? "" : "s", subs, n > 4 ? ", ..." : "",
+                need_train ? "train/ and test/" : "test/", c->data, c->data);
+    else
+        fprintf(stderr, "clgrad-train: --data %s holds no data set it reads; it takes " LAYOUTS
+                "\n", c->data);
+    return 0;
 }
