@@ -332,6 +332,7 @@ static void p_train(void)
     BAD(clg_train(NULL, NULL, NULL, &o, NULL));
     BAD(clg_train_resume(NULL, "x", NULL, NULL, &o, &net, NULL));
     BAD(clg_net_evaluate(NULL, NULL, 1, &d, &d));
+    BAD(clg_net_evaluate_confusion(NULL, NULL, 1, &d, &d, NULL));
     size_t counts[2];
     BAD(clg_split_batch(4, NULL, 2, counts));
     BAD(clg_split_batch(4, (const float[]){0, 0}, 2, counts));
@@ -400,7 +401,8 @@ static const entry table[] = {
     {"experiment", p_experiment, "clg_experiments_run"},
     {"train", p_train, "clg_train_options_default clg_train_options_check clg_solver_name "
                        "clg_exec_options_default clg_exec_options_check "
-                       "clg_solver_parse clg_train clg_train_resume clg_net_evaluate clg_split_batch"},
+                       "clg_solver_parse clg_train clg_train_resume clg_net_evaluate clg_split_batch "
+                       "clg_net_evaluate_confusion"},
 };
 #define N_ENTRIES (sizeof table / sizeof table[0])
 

@@ -146,6 +146,42 @@ static void adamw_decay_is_decoupled(void **state)
         free(w[k]);
 }
 
+/* The confusion matrix counts each sample once, at (its label, the class clg_net_classify
+ * puts first), and its diagonal is the accuracy clg_net_evaluate reports; a batch that does
+ * not divide the samples (7) changes nothing. */
+static void confusion_matches_classify(void **state)
+{
+    (void)state;
+    clg_net *net = new_net(3);
+    clg_train_options o = small_options();
+    o.max_epochs = 1; /* partly trained: some mistakes to count */
+    CLG_ASSERT_STATUS(clg_train(net, data, NULL, &o, NULL), CLG_OK);
+    size_t counts[CLASSES * CLASSES], want[CLASSES * CLASSES] = {0};
+    double loss, acc, loss2, acc2;
+    CLG_ASSERT_STATUS(clg_net_evaluate_confusion(net, data, 7, &loss, &acc, counts), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_evaluate(net, data, 32, &loss2, &acc2), CLG_OK);
+    enum { PER = SIDE * SIDE };
+    static float images[SAMPLES * PER];
+    int32_t labels[SAMPLES], top[SAMPLES];
+    float prob[SAMPLES];
+    size_t idx[SAMPLES], diag = 0, wrong = 0;
+    for (size_t i = 0; i < SAMPLES; i++)
+        idx[i] = i;
+    CLG_ASSERT_STATUS(clg_datastore_read(data, idx, SAMPLES, images, labels), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_classify(net, images, SAMPLES, 1, top, prob), CLG_OK);
+    for (size_t i = 0; i < SAMPLES; i++)
+        want[labels[i] * CLASSES + top[i]]++;
+    assert_memory_equal(counts, want, sizeof counts);
+    for (size_t t = 0; t < CLASSES; t++)
+        for (size_t p = 0; p < CLASSES; p++)
+            *(t == p ? &diag : &wrong) += counts[t * CLASSES + p];
+    print_message("confusion: %zu right, %zu wrong, accuracy %.4f\n", diag, wrong, acc);
+    assert_int_equal(diag + wrong, SAMPLES);
+    assert_true(fabs(acc - (double)diag / SAMPLES) < 1e-12 && fabs(acc - acc2) < 1e-12);
+    assert_true(fabs(loss - loss2) < 1e-5);
+    clg_net_destroy(net);
+}
+
 static int stop_at_5(const clg_train_progress *p, void *user)
 {
     (void)user;
@@ -720,6 +756,7 @@ int main(void)
         cmocka_unit_test(callback_store_trains_like_its_source),
         cmocka_unit_test(learning_rate_schedules),
         cmocka_unit_test(cosine_schedule),
+        cmocka_unit_test(confusion_matches_classify),
         cmocka_unit_test(adamw_decay_is_decoupled),
         cmocka_unit_test(plateau_schedule),
         cmocka_unit_test(plateau_resume_exact),

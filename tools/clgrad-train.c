@@ -13,6 +13,7 @@
 #include "train_args.h"
 #include "train_display.h"
 #include "train_paths.h"
+#include "train_report.h"
 #include "train_sweep.h"
 
 
@@ -293,7 +294,7 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
             fail("loading the model", st, clg_ctx_last_error(ctx));
             goto done;
         }
-        rc = evaluate_and_report(net, test, 256);
+        rc = report_evaluation(net, test, c.json, c.plot);
         goto done;
     }
     st = open_data(&c, "train", &train);

@@ -25,7 +25,9 @@ static void usage(FILE *f)
 "                            [-PIXELS, PIXELS] of the training images (per sample and epoch)\n"
 "  --save FILE               model file to write (default: clgrad-model.clgm)\n"
 "  --resume PATH             continue from a checkpoint file, or the newest in a folder\n"
-"  --evaluate MODEL          only evaluate a saved model on the test set\n"
+"  --evaluate MODEL          only evaluate a saved model on the test set: accuracy, the\n"
+"                            confusion matrix, per-class precision, recall and accuracy\n"
+"                            (--json: as one JSON object; --plot FILE.png: a heat map)\n"
 "  --solver sgdm|adam|rmsprop|adamw          (default adam)\n"
 "  --learn-rate R            initial learning rate (default 0.001)\n"
 "  --lr-schedule none|piecewise|cosine|plateau\n"
@@ -106,7 +108,7 @@ static int parse_float(const char *s, float *out)
 enum { O_NET = 256, O_DATA, O_SAVE, O_RESUME, O_EVAL, O_SOLVER, O_LR, O_SCHED, O_DROPF, O_DROPP,
        O_WARM, O_MOM, O_L2, O_EPS, O_B1, O_B2, O_GT, O_GTM, O_EPOCHS, O_BATCH, O_SHUF, O_VSPLIT,
        O_VFREQ, O_VPAT, O_OUTNET, O_VERB, O_CKP, O_CKF, O_CKU, O_LOG, O_PLOT, O_ENV, O_DEV,
-       O_SEED, O_QUIET, O_HELP, O_VERSION, O_VTEST, O_LTRAIN, O_LTEST, O_SPLIT, O_WLOAD, O_FAULT, O_BG, O_BGW, O_LRREF, O_IMSIZE, O_CHAN, O_BAD, O_AUGX, O_AUGR, O_AUGT, O_SWEEP, O_RESULTS, O_RLOAD, O_SUMMARY, O_SMODELS, O_PLAT };
+       O_SEED, O_QUIET, O_HELP, O_VERSION, O_VTEST, O_LTRAIN, O_LTEST, O_SPLIT, O_WLOAD, O_FAULT, O_BG, O_BGW, O_LRREF, O_IMSIZE, O_CHAN, O_BAD, O_AUGX, O_AUGR, O_AUGT, O_SWEEP, O_RESULTS, O_RLOAD, O_SUMMARY, O_SMODELS, O_PLAT, O_JSON };
 
 static const struct option long_options[] = {
     {"net", 1, 0, O_NET}, {"data", 1, 0, O_DATA}, {"save", 1, 0, O_SAVE},
@@ -132,7 +134,7 @@ static const struct option long_options[] = {
     {"execution-environment", 1, 0, O_ENV}, {"devices", 1, 0, O_DEV}, {"seed", 1, 0, O_SEED},
     {"sweep", 1, 0, O_SWEEP}, {"results", 1, 0, O_RESULTS}, {"rank-load", 1, 0, O_RLOAD},
     {"save-models", 1, 0, O_SMODELS},
-    {"quiet", 0, 0, O_QUIET}, {"summary", 0, 0, O_SUMMARY}, {"help", 0, 0, O_HELP}, {"version", 0, 0, O_VERSION}, {0, 0, 0, 0}};
+    {"quiet", 0, 0, O_QUIET}, {"json", 0, 0, O_JSON}, {"summary", 0, 0, O_SUMMARY}, {"help", 0, 0, O_HELP}, {"version", 0, 0, O_VERSION}, {0, 0, 0, 0}};
 
 /* The values an enumerated flag takes, for its error message. */
 static const struct {
@@ -355,6 +357,7 @@ int cli_parse(int argc, char **argv, cli *c)
             break;
         }
         case O_QUIET: c->quiet = 1; break;
+        case O_JSON: c->json = c->quiet = 1; break; /* stdout holds the JSON alone */
         case O_SUMMARY: c->summary = 1; break;
         case O_SWEEP: c->sweep = a; break;
         case O_RLOAD: ok = parse_float(a, &c->x.rank_load) && c->x.rank_load > 0; break;

@@ -25,6 +25,7 @@ typedef struct cli {
     size_t table_every;
     int quiet;
     int summary;                  /* --summary: print the network's layers and stop */
+    int json;                     /* --json: --evaluate's report as one JSON object */
     clg_train_options o;   /* o.execution is set where training starts: cli is copied */
     clg_exec_options x;
 } cli;

@@ -270,3 +270,56 @@ int plot_write_models_png(const plot_data *models, const char *const *names, siz
     cairo_destroy(cr);
     return save_png(surface, path, err, err_cap);
 }
+
+int plot_confusion_png(const char *const *names, size_t K, const size_t *counts,
+                       const char *path, const char *title, char *err, size_t err_cap)
+{
+    const double cell = K <= 10 ? 56 : K <= 30 ? 24 : 12, left = 150, top = 150;
+    const int W = (int)(left + cell * (double)K + 40), H = (int)(top + cell * (double)K + 60);
+    cairo_surface_t *surface = cairo_image_surface_create(CAIRO_FORMAT_RGB24, W < 500 ? 500 : W, H);
+    cairo_t *cr = begin(surface, title);
+    cairo_set_font_size(cr, cell >= 24 ? 11 : 8);
+    for (size_t t = 0; t < K; t++) {
+        size_t row = 0;
+        for (size_t p = 0; p < K; p++)
+            row += counts[t * K + p];
+        for (size_t p = 0; p < K; p++) {
+            size_t n = counts[t * K + p];
+            double share = row ? (double)n / (double)row : 0, x = left + cell * (double)p,
+                   y = top + cell * (double)t;
+            /* right answers blue, mistakes red, both deeper with their share of the row */
+            if (t == p)
+                cairo_set_source_rgb(cr, 1 - 0.8 * share, 1 - 0.55 * share, 1 - 0.25 * share);
+            else
+                cairo_set_source_rgb(cr, 1 - 0.15 * share, 1 - 0.8 * share, 1 - 0.8 * share);
+            cairo_rectangle(cr, x, y, cell - 1, cell - 1);
+            cairo_fill(cr);
+            if (n && cell >= 24) {
+                char text[32];
+                snprintf(text, sizeof text, "%zu", n);
+                cairo_text_extents_t e;
+                cairo_text_extents(cr, text, &e);
+                cairo_set_source_rgb(cr, share > 0.6 ? 1 : 0, share > 0.6 ? 1 : 0,
+                                     share > 0.6 ? 1 : 0);
+                cairo_move_to(cr, x + (cell - e.width) / 2, y + (cell + e.height) / 2);
+                cairo_show_text(cr, text);
+            }
+        }
+        cairo_set_source_rgb(cr, 0.1, 0.1, 0.1); /* true class, left of its row */
+        cairo_text_extents_t e;
+        cairo_text_extents(cr, names[t], &e);
+        cairo_move_to(cr, left - 8 - e.width, top + cell * (double)t + (cell + e.height) / 2);
+        cairo_show_text(cr, names[t]);
+        cairo_save(cr); /* predicted class, up the top of its column */
+        cairo_move_to(cr, left + cell * (double)t + (cell + e.height) / 2, top - 8);
+        cairo_rotate(cr, -PI / 2);
+        cairo_show_text(cr, names[t]);
+        cairo_restore(cr);
+    }
+    cairo_set_font_size(cr, 12);
+    cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
+    cairo_move_to(cr, left, H - 20);
+    cairo_show_text(cr, "rows: true class; columns: predicted class; shade: share of the row");
+    cairo_destroy(cr);
+    return save_png(surface, path, err, err_cap);
+}

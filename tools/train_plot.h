@@ -32,6 +32,11 @@ int plot_write_png(const plot_data *d, const char *path, const char *title, char
 
 /* One smoothed training curve per model (accuracy on top, loss below) on the same axes, with
  * validation accuracy as dots and a legend of the names. */
+/* A K x K confusion matrix (counts[true * K + predicted]) as a heat map: each cell shaded by
+ * its share of its true class's samples, with its count; class names on both axes. */
+int plot_confusion_png(const char *const *names, size_t K, const size_t *counts,
+                       const char *path, const char *title, char *err, size_t err_cap);
+
 int plot_write_models_png(const plot_data *models, const char *const *names, size_t n,
                           const char *path, const char *title, char *err, size_t err_cap);
 

@@ -161,9 +161,15 @@ typedef struct clg_layer_time {
 } clg_layer_time;
 
 /** Mean loss and accuracy of net on every sample of ds (inference mode), in batches of
- *  `batch`. */
+ *  `batch`; ds's classes are matched to the net's by name (clg_datastore_match_classes). */
 CLG_API clg_status clg_net_evaluate(clg_net *net, clg_datastore *ds, size_t batch,
                                     double *loss, double *accuracy);
+
+/** clg_net_evaluate, with the confusion matrix: counts[t * K + p] (K = clg_net_class_count,
+ *  K x K entries, zeroed first) samples of true class t predicted as p, the most likely class
+ *  (the first of equals); loss and accuracy may be NULL. */
+CLG_API clg_status clg_net_evaluate_confusion(clg_net *net, clg_datastore *ds, size_t batch,
+                                              double *loss, double *accuracy, size_t *counts);
 
 /** Times every layer's forward and backward (training mode) on a batch of `batch` samples of
  *  the current input buffer contents, each layer alone with the queue drained before and
