@@ -1,20 +1,29 @@
-/* clgrad-predict: the top classes, with names and probabilities, of image files under a saved
- * model; or any layer's outputs for them, written to a file (feature extraction). */
-#define _POSIX_C_SOURCE 200809L
+/* clgrad-predict: the top classes, with names and probabilities, of image files and folders
+ * under a saved model, with the accuracy where folders name the classes; or any layer's
+ * outputs for them, written to a file (feature extraction). */
+#define _DEFAULT_SOURCE /* scandir, alphasort, strcasecmp */
+#include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
 
 #include "clgrad/clgrad.h"
 #include "json_out.h"
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: clgrad-predict [--top K] [--devices FILTER] [--json] MODEL IMAGE...\n"
-               "       clgrad-predict --activations LAYER --out FILE [--devices FILTER] MODEL IMAGE...\n"
+    fprintf(f, "usage: clgrad-predict [--top K] [--devices FILTER] [--json] MODEL IMAGE|FOLDER...\n"
+               "       clgrad-predict --activations LAYER --out FILE [--devices FILTER] MODEL IMAGE|FOLDER...\n"
                "Prints the K (default 3) most likely classes of each image (PNG, JPEG, BMP or\n"
-               "PNM; converted to the model's channels and resized to its input size).\n"
+               "PNM; converted to the model's channels and resized to its input size). A folder\n"
+               "stands for every image under it, at any depth, in name order; where the\n"
+               "folders right under it are named after the model's classes (a labelled tree,\n"
+               "as clgrad-train reads), their images are labelled and the accuracy is printed.\n"
+               "An unreadable image is reported on its own line and the others go on (exit\n"
+               "status 1).\n"
                "  --activations LAYER  write the outputs of the layer named LAYER (see clgrad-train\n"
                "                       --summary; \"l3\" is the third) for the images to FILE:\n"
                "                       NumPy .npy when FILE ends in .npy, else raw: the 8 bytes\n"
@@ -95,6 +104,213 @@ static int activations(clg_net *net, clg_ctx *ctx, const char *layer, const char
     return rc;
 }
 
+/* The images to classify: a path and, under a labelled folder, its class (else -1). */
+typedef struct item {
+    char *path;
+    int32_t label;
+} item;
+
+typedef struct items {
+    item *v;
+    size_t n, cap;
+} items;
+
+static int push(items *l, const char *path, int32_t label)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 64;
+        item *v = realloc(l->v, cap * sizeof *v);
+        if (!v)
+            return 0;
+        l->v = v, l->cap = cap;
+    }
+    l->v[l->n].path = strdup(path);
+    l->v[l->n].label = label;
+    return l->v[l->n++].path != NULL;
+}
+
+static int is_image_name(const char *name)
+{
+    static const char *const ext[] = {".png", ".jpg", ".jpeg", ".bmp", ".pnm", ".pgm", ".ppm"};
+    size_t len = strlen(name);
+    for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++) {
+        size_t e = strlen(ext[i]);
+        if (len > e && !strcasecmp(name + len - e, ext[i]))
+            return 1;
+    }
+    return 0;
+}
+
+/* Every image file under dir (sorted, any depth) with label. 0 when dir cannot be read. */
+static int walk(items *l, const char *dir, int32_t label)
+{
+    struct dirent **names = NULL;
+    int count = scandir(dir, &names, NULL, alphasort), ok = count >= 0;
+    for (int i = 0; i < count; i++) {
+        char path[4096];
+        struct stat sb;
+        const char *name = names[i]->d_name;
+        snprintf(path, sizeof path, "%s/%s", dir, name);
+        if (name[0] != '.' && stat(path, &sb) == 0) {
+            if (S_ISDIR(sb.st_mode))
+                ok &= walk(l, path, label);
+            else if (is_image_name(name))
+                ok &= push(l, path, label);
+        }
+        free(names[i]);
+    }
+    free(names);
+    return ok;
+}
+
+/* The class of a sub-folder name, or -1. */
+static int32_t class_of(clg_net *net, const char *name)
+{
+    for (size_t k = 0; k < clg_net_class_count(net); k++)
+        if (clg_class_names_equal(name, clg_net_class_name(net, k)))
+            return (int32_t)k;
+    return -1;
+}
+
+/* A folder argument: labelled when every folder right under it names a class of the model
+ * (images beside them are then unlabelled), else every image under it unlabelled. */
+static int add_folder(items *l, clg_net *net, const char *dir)
+{
+    struct dirent **names = NULL;
+    int count = scandir(dir, &names, NULL, alphasort), labelled = count > 0, subs = 0;
+    for (int i = 0; i < count; i++) {
+        char path[4096];
+        struct stat sb;
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]->d_name);
+        if (names[i]->d_name[0] != '.' && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+            subs++;
+            labelled &= class_of(net, names[i]->d_name) >= 0;
+        }
+    }
+    int ok = count >= 0;
+    for (int i = 0; i < count; i++) {
+        char path[4096];
+        struct stat sb;
+        const char *name = names[i]->d_name;
+        snprintf(path, sizeof path, "%s/%s", dir, name);
+        if (ok && name[0] != '.' && stat(path, &sb) == 0) {
+            if (S_ISDIR(sb.st_mode))
+                ok = walk(l, path, labelled && subs ? class_of(net, name) : -1);
+            else if (is_image_name(name))
+                ok = push(l, path, -1);
+        }
+        free(names[i]);
+    }
+    free(names);
+    return ok;
+}
+
+/* The images the arguments name, files as they are (any name: the decoder judges them). */
+static int gather(items *l, clg_net *net, char **args, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct stat sb;
+        int ok = stat(args[i], &sb) == 0 && S_ISDIR(sb.st_mode) ? add_folder(l, net, args[i])
+                                                                : push(l, args[i], -1);
+        if (!ok) {
+            fprintf(stderr, "clgrad-predict: cannot read the folder %s\n", args[i]);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static void print_result(clg_net *net, const item *it, const int32_t *top, const float *prob,
+                         size_t k, int json)
+{
+    if (json) {
+        printf("{\"image\":");
+        json_string(it->path);
+        if (it->label >= 0) {
+            printf(",\"label\":%d,\"label_name\":", it->label);
+            json_string(clg_net_class_name(net, (size_t)it->label));
+        }
+        printf(",\"top\":[");
+        for (size_t j = 0; j < k; j++) {
+            printf("%s{\"class\":%d,\"name\":", j ? "," : "", top[j]);
+            json_string(clg_net_class_name(net, (size_t)top[j]));
+            printf(",\"probability\":%.6f}", (double)prob[j]);
+        }
+        printf("]}\n");
+        return;
+    }
+    if (it->label >= 0)
+        printf("%s (%s: %s)\n", it->path, clg_net_class_name(net, (size_t)it->label),
+               top[0] == it->label ? "right" : "wrong");
+    else
+        printf("%s\n", it->path);
+    for (size_t j = 0; j < k; j++)
+        printf("  %6.2f%%  %s (class %d)\n", 100.0 * prob[j],
+               clg_net_class_name(net, (size_t)top[j]), top[j]);
+}
+
+#define CHUNK 64 /* images decoded, then classified at once */
+
+/* Classifies every item, CHUNK at a time; unreadable images are reported and left out.
+ * Returns the exit status. */
+static int classify_all(clg_net *net, clg_ctx *ctx, const items *l, size_t k, int json)
+{
+    clg_shape in = clg_net_input_shape(net);
+    size_t classes = clg_net_class_count(net), per = clg_shape_numel(in);
+    k = k < classes ? k : classes;
+    float *images = malloc(CHUNK * per * sizeof *images), *prob = malloc(CHUNK * k * sizeof *prob);
+    int32_t *top = malloc(CHUNK * k * sizeof *top);
+    size_t at[CHUNK], failed = 0, labelled = 0, right = 0;
+    if (!images || !prob || !top) {
+        fprintf(stderr, "clgrad-predict: out of memory\n");
+        free(images), free(prob), free(top);
+        return 1;
+    }
+    int rc = 0;
+    for (size_t first = 0; rc == 0 && first < l->n; first += CHUNK) {
+        size_t m = 0, end = first + CHUNK < l->n ? first + CHUNK : l->n;
+        for (size_t i = first; i < end; i++) {
+            clg_status st = clg_image_read(l->v[i].path, in.c, in.h, in.w, images + m * per);
+            if (st != CLG_OK) {
+                fflush(stdout);
+                fprintf(stderr, "clgrad-predict: %s: %s: %s\n", l->v[i].path,
+                        clg_status_name(st), clg_last_error());
+                failed++;
+                continue;
+            }
+            at[m++] = i;
+        }
+        clg_status st = m ? clg_net_classify(net, images, m, k, top, prob) : CLG_OK;
+        if (st != CLG_OK) {
+            fprintf(stderr, "clgrad-predict: %s: %s\n", clg_status_name(st),
+                    clg_ctx_last_error(ctx));
+            rc = 1;
+        }
+        for (size_t j = 0; rc == 0 && j < m; j++) {
+            const item *it = &l->v[at[j]];
+            print_result(net, it, top + j * k, prob + j * k, k, json);
+            labelled += it->label >= 0;
+            right += it->label >= 0 && top[j * k] == it->label;
+        }
+    }
+    if (rc == 0 && labelled) {
+        if (json)
+            printf("{\"labelled\":%zu,\"right\":%zu,\"accuracy\":%.6f}\n", labelled, right,
+                   (double)right / (double)labelled);
+        else
+            printf("Accuracy: %.2f%% (%zu of %zu labelled images)\n",
+                   100.0 * (double)right / (double)labelled, right, labelled);
+    }
+    if (failed) {
+        fflush(stdout);
+        fprintf(stderr, "clgrad-predict: %zu of %zu image%s could not be read\n", failed, l->n,
+                l->n == 1 ? "" : "s");
+        rc = 1;
+    }
+    free(images), free(prob), free(top);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     size_t k = 3;
@@ -123,8 +339,8 @@ int main(int argc, char **argv)
         } else if (!strcmp(argv[i], "--out") && i + 1 < argc) {
             out = argv[++i];
         } else {
-            fprintf(stderr, "clgrad-predict: unknown option %s\n", argv[i]);
-            usage(stderr);
+            fprintf(stderr, "clgrad-predict: %s %s (clgrad-predict --help lists the options)\n",
+                    argv[i], i + 1 < argc ? "is not an option" : "is not an option, or needs a value");
             return 2;
         }
     }
@@ -157,49 +373,24 @@ int main(int argc, char **argv)
         clg_ctx_destroy(ctx);
         return 1;
     }
-    if (layer) {
-        int rc = activations(net, ctx, layer, out, argv + i, (size_t)(argc - i));
-        clg_net_destroy(net);
-        clg_ctx_destroy(ctx);
-        return rc;
+    items l = {0};
+    int rc = gather(&l, net, argv + i, (size_t)(argc - i)) ? 0 : 1;
+    if (rc == 0 && !l.n) {
+        fprintf(stderr, "clgrad-predict: no images (PNG, JPEG, BMP or PNM files) found\n");
+        rc = 1;
     }
-    clg_shape in = clg_net_input_shape(net);
-    size_t classes = clg_net_class_count(net), per = clg_shape_numel(in);
-    k = k < classes ? k : classes;
-    float *image = malloc(per * sizeof *image), *prob = malloc(k * sizeof *prob);
-    int32_t *top = malloc(k * sizeof *top);
-    int rc = image && prob && top ? 0 : 1;
-    for (; rc == 0 && i < argc; i++) {
-        st = clg_image_read(argv[i], in.c, in.h, in.w, image);
-        if (st == CLG_OK)
-            st = clg_net_classify(net, image, 1, k, top, prob);
-        if (st != CLG_OK) {
-            fprintf(stderr, "clgrad-predict: %s: %s: %s\n", argv[i], clg_status_name(st),
-                    st == CLG_ERR_CORRUPT || st == CLG_ERR_IO ? clg_last_error()
-                                                              : clg_ctx_last_error(ctx));
-            rc = 1;
-            break;
-        }
-        if (json) {
-            printf("{\"image\":");
-            json_string(argv[i]);
-            printf(",\"top\":[");
-            for (size_t j = 0; j < k; j++) {
-                printf("%s{\"class\":%d,\"name\":", j ? "," : "", top[j]);
-                json_string(clg_net_class_name(net, (size_t)top[j]));
-                printf(",\"probability\":%.6f}", (double)prob[j]);
-            }
-            printf("]}\n");
-        } else {
-            printf("%s\n", argv[i]);
-            for (size_t j = 0; j < k; j++)
-                printf("  %6.2f%%  %s (class %d)\n", 100.0 * prob[j],
-                       clg_net_class_name(net, (size_t)top[j]), top[j]);
-        }
+    if (rc == 0 && layer) {
+        char **paths = malloc(l.n * sizeof *paths);
+        for (size_t j = 0; paths && j < l.n; j++)
+            paths[j] = l.v[j].path;
+        rc = paths ? activations(net, ctx, layer, out, paths, l.n) : 1;
+        free(paths);
+    } else if (rc == 0) {
+        rc = classify_all(net, ctx, &l, k, json);
     }
-    free(image);
-    free(prob);
-    free(top);
+    for (size_t j = 0; j < l.n; j++)
+        free(l.v[j].path);
+    free(l.v);
     clg_net_destroy(net);
     clg_ctx_destroy(ctx);
     return rc;

@@ -185,6 +185,10 @@ CLG_API const char *clg_datastore_class_name(const clg_datastore *ds, size_t i);
 CLG_API clg_status clg_datastore_set_class_names(clg_datastore *ds, const char *const *names,
                                                  size_t count);
 
+/** Whether two class names are one class: their letters and digits equal, case aside ("Ankle
+ *  boot" and "ankle_boot"; "T-shirt/top" and "T-shirt_top", as a folder cannot hold '/'). */
+CLG_API int clg_class_names_equal(const char *a, const char *b);
+
 /** A view of parent whose labels are positions in names[0..count) (a model's classes, in its
  *  order): each of parent's classes is found there by name, ignoring case and everything but
  *  letters and digits ("Ankle_boot" is "Ankle boot", "T-shirt_top" is "T-shirt/top"). Where

@@ -45,10 +45,10 @@ static int numbered(const char *const *names, size_t count)
     return 1;
 }
 
-/* Names are equal when their letters and digits are, case aside: "Ankle boot" = "ankle_boot",
- * "T-shirt/top" = "T-shirt_top" (a folder cannot hold '/'). */
-static int same_name(const char *a, const char *b)
+int clg_class_names_equal(const char *a, const char *b)
 {
+    if (!a || !b)
+        return 0;
     for (;;) {
         while (*a && !isalnum((unsigned char)*a))
             a++;
@@ -113,7 +113,7 @@ clg_status clg_datastore_match_classes(clg_datastore *parent, const char *const 
     }
     for (size_t i = 0; st == CLG_OK && i < k; i++) {
         size_t j = 0;
-        while (by_name && j < count && !same_name(have[i], names[j]))
+        while (by_name && j < count && !clg_class_names_equal(have[i], names[j]))
             j++;
         j = by_name ? j : i; /* nothing to match: labels as they are */
         for (size_t p = 0; by_name && j < count && p < i; p++)
@@ -157,7 +157,7 @@ int clg__datastore_classes_in_order(const clg_datastore *ds, const char *const *
     if (ds_numbered || numbered(names, count))
         return 1;
     for (size_t i = 0; i < k; i++)
-        if (i >= count || !same_name(clg_datastore_class_name(ds, i), names[i]))
+        if (i >= count || !clg_class_names_equal(clg_datastore_class_name(ds, i), names[i]))
             return 0;
     return 1;
 }

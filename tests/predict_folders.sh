@@ -1,0 +1,34 @@
+#!/bin/sh
+# clgrad-predict on folders: every image under a labelled tree (class folders named as the
+# model's classes) classified, with the accuracy clgrad-train --evaluate gives for the same
+# images; an unreadable image reported on its own line while the others go on (exit 1); a
+# tree whose folders are not classes unlabelled.
+# Usage: predict_folders.sh BUILD_DIR WORK (WORK holds m.clgm and folders/test: the first 128
+# test images)
+set -u
+bin=$1
+work=$2
+fail() { echo "FAIL: $*"; exit 1; }
+p=$work/predict
+rm -rf "$p"
+mkdir -p "$p"
+"$bin/clgrad-predict" --top 1 "$work/m.clgm" "$work/folders/test" > "$p/out.txt" 2> "$p/err.txt" ||
+  fail "exit $?: $(cat "$p/err.txt")"
+tail -1 "$p/out.txt"
+[ "$(grep -c '^  .*%  ' "$p/out.txt")" -eq 128 ] || fail "not 128 results"
+want=$("$bin/clgrad-train" --evaluate "$work/m.clgm" --limit-test 128 --quiet | sed -n 's/^Test accuracy: \([0-9.]*\)%.*/\1/p')
+grep -q "^Accuracy: $want% (.* of 128 labelled images)" "$p/out.txt" || fail "accuracy is not $want%"
+cp -r "$work/folders/test" "$p/tree"
+printf 'not an image' > "$p/tree/Bag/000_broken.png"
+"$bin/clgrad-predict" --top 1 "$work/m.clgm" "$p/tree" > "$p/out2.txt" 2> "$p/err2.txt"
+rc=$?
+cat "$p/err2.txt"
+[ $rc -eq 1 ] || fail "exit $rc with an unreadable image, want 1"
+grep -q "^clgrad-predict: $p/tree/Bag/000_broken.png: CLG_ERR_CORRUPT" "$p/err2.txt" || fail "the image is not named"
+grep -q "1 of 129 images could not be read" "$p/err2.txt" || fail "no count of failures"
+[ "$(grep -c '^  .*%  ' "$p/out2.txt")" -eq 128 ] || fail "the other images were not all classified"
+mkdir -p "$p/plain/a" "$p/plain/b"
+cp "$work/folders/test/Bag/"*.png "$p/plain/a/"
+"$bin/clgrad-predict" "$work/m.clgm" "$p/plain" > "$p/out3.txt" || fail "unlabelled tree"
+grep -q "^Accuracy" "$p/out3.txt" && fail "accuracy without labels"
+echo "predict_folders: every check passed"
