@@ -181,12 +181,13 @@ __kernel void clg_conv_shift_wgrad(uint m, uint taps, uint ones, uint P, uint Q,
     __global float *out = part + part_off + ((size_t)slice * m + row0) * ldd + col0;
 #pragma unroll
     for (int i = 0; i < MR; i++) {
-        if (row0 + (uint)i >= m)
-            break;
+        if (row0 + (uint)i < m) { /* a break here kept LLVM from unrolling the loop, and
+                                     clang's warning reached the user's terminal */
 #pragma unroll
-        for (int v = 0; v < NV; v++) {
-            __global float *o = out + (size_t)i * ldd;
-            vstore16(accumulate ? vload16(v, o) + acc[i][v] : acc[i][v], v, o);
+            for (int v = 0; v < NV; v++) {
+                __global float *o = out + (size_t)i * ldd;
+                vstore16(accumulate ? vload16(v, o) + acc[i][v] : acc[i][v], v, o);
+            }
         }
     }
 }

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <dirent.h>
 #include "common/testutil.h"
 #include "clgrad/train.h"
@@ -180,6 +181,56 @@ static void confusion_matches_classify(void **state)
     assert_true(fabs(acc - (double)diag / SAMPLES) < 1e-12 && fabs(acc - acc2) < 1e-12);
     assert_true(fabs(loss - loss2) < 1e-5);
     clg_net_destroy(net);
+}
+
+/* Program builds are not training: with every program compiled from source (no binary
+ * cache), elapsed time plus the compile seconds fit in the wall time of the call, and each
+ * compile is announced before and after. */
+typedef struct build_log {
+    int before, after;
+} build_log;
+
+static void count_builds(void *user, const char *family, double seconds)
+{
+    build_log *b = user;
+    assert_non_null(family);
+    *(seconds > 0 ? &b->after : &b->before) += 1;
+}
+
+static void build_time_is_not_training_time(void **state)
+{
+    (void)state;
+    build_log b = {0, 0};
+    clg_ctx_options co = clg_ctx_options_default();
+    co.cache_dir = "off";
+    co.on_build = count_builds;
+    co.on_build_user = &b;
+    clg_ctx *cold;
+    CLG_ASSERT_STATUS(clg_ctx_create(clg_test_device(), &co, &cold), CLG_OK);
+    clg_net *net;
+    CLG_ASSERT_STATUS(clg_net_parse(cold, "input 8x8x1\nconv 3x3x4 pad=1\nrelu\nfc 4\nsoftmax\n",
+                                    &net), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_init(net, 1), CLG_OK);
+    clg_ctx_stats s0, s1;
+    CLG_ASSERT_STATUS(clg_ctx_get_stats(cold, &s0), CLG_OK);
+    clg_train_options o = small_options();
+    o.max_epochs = 1;
+    clg_train_report r;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    CLG_ASSERT_STATUS(clg_train(net, data, NULL, &o, &r), CLG_OK);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    CLG_ASSERT_STATUS(clg_ctx_get_stats(cold, &s1), CLG_OK);
+    double wall = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    double built = s1.build_seconds - s0.build_seconds;
+    print_message("training %.3f s of %.3f s wall, %.3f s building %u programs\n", r.elapsed_s,
+                  wall, built, s1.programs_from_source - s0.programs_from_source);
+    assert_true(s1.programs_from_source > s0.programs_from_source && built > 0.0);
+    assert_true(r.elapsed_s + built <= wall + 1e-6);
+    assert_true(b.before > 0 && b.before == b.after);
+    assert_int_equal((unsigned)b.after, s1.programs_from_source);
+    clg_net_destroy(net);
+    clg_ctx_destroy(cold);
 }
 
 static int stop_at_5(const clg_train_progress *p, void *user)
@@ -756,6 +807,7 @@ int main(void)
         cmocka_unit_test(callback_store_trains_like_its_source),
         cmocka_unit_test(learning_rate_schedules),
         cmocka_unit_test(cosine_schedule),
+        cmocka_unit_test(build_time_is_not_training_time),
         cmocka_unit_test(confusion_matches_classify),
         cmocka_unit_test(adamw_decay_is_decoupled),
         cmocka_unit_test(plateau_schedule),

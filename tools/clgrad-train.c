@@ -60,7 +60,7 @@ static void warn_shared_cores(const clg_device_info *const *use, size_t count)
             }
 }
 
-static clg_status open_devices(const cli *c, const ranks *mpi, devices *d)
+static clg_status open_devices(const cli *c, const ranks *mpi, devices *d, display *shown)
 {
     clg_device_info *chosen = NULL;
     size_t count = 0, nchosen = 0;
@@ -101,6 +101,10 @@ static clg_status open_devices(const cli *c, const ranks *mpi, devices *d)
         count = kept;
     }
     clg_ctx_options co = clg_ctx_options_default();
+    if (!c->sweep) { /* a sweep's table is its own */
+        co.on_build = display_build;
+        co.on_build_user = shown;
+    }
     for (size_t i = 0; st == CLG_OK && i < count; i++) {
         st = clg_ctx_create(use[i], &co, &d->ctx[i]);
         if (st == CLG_OK) {
@@ -201,10 +205,11 @@ static int print_summary(const cli *c, clg_ctx *ctx)
     return st == CLG_OK && table ? 0 : 1;
 }
 
-static int evaluate_and_report(clg_net *net, clg_datastore *test, size_t batch)
+static int evaluate_and_report(clg_net *net, clg_datastore *test, size_t batch, display *d)
 {
     double loss, acc;
     clg_status st = clg_net_evaluate(net, test, batch, &loss, &acc);
+    display_close_builds(d);
     if (st != CLG_OK)
         return fail("evaluating", st, clg_ctx_last_error(clg_net_ctx(net)));
     printf("Test accuracy: %.2f%% (%zu images), test loss %.4f\n", 100 * acc,
@@ -250,7 +255,10 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
     if (!c.summary && (!data_readable(&c) || !outputs_writable(&c))) /* before any training */
         return 2;
     devices devs = {0};
-    clg_status st = open_devices(&c, mpi, &devs);
+    display d = {.quiet = c.quiet, .tty = isatty(STDOUT_FILENO) && !c.quiet,
+                 .table_every = c.table_every, .batch = c.o.mini_batch_size, .plot_path = c.plot};
+    display_init(&d);
+    clg_status st = open_devices(&c, mpi, &devs, &d);
     if (st != CLG_OK) {
         close_devices(&devs);
         return fail("opening the devices", st, clg_last_error());
@@ -276,8 +284,6 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
     clg_datastore *train = NULL, *test = NULL, *fit = NULL, *val = NULL, *augmented = NULL;
     clg_datastore *train_all[2] = {NULL, NULL}, *test_all[2] = {NULL, NULL}; /* --limit-* */
     clg_net *net = NULL;
-    display d = {.quiet = c.quiet, .tty = isatty(STDOUT_FILENO) && !c.quiet,
-                 .table_every = c.table_every, .batch = c.o.mini_batch_size, .plot_path = c.plot};
     rc = 1;
     st = open_data(&c, "test", &test);
     if (st != CLG_OK) {
@@ -294,7 +300,7 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
             fail("loading the model", st, clg_ctx_last_error(ctx));
             goto done;
         }
-        rc = report_evaluation(net, test, c.json, c.plot);
+        rc = report_evaluation(net, test, c.json, c.plot, &d);
         goto done;
     }
     st = open_data(&c, "train", &train);
@@ -359,8 +365,8 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
             names[i] = clg_datastore_class_name(train, i);
         if (classes == clg_net_class_count(net))
             clg_net_set_class_names(net, names, classes);
-        st = clg_net_init(net, c.o.seed);
-        if (st == CLG_OK && !c.quiet) {
+        display_close_builds(&d); /* the net's allocation may have built some */
+        if (!c.quiet) {
             size_t params = clg_net_param_count(net, CLG_PARAMS_LEARNABLE);
             char valtext[64];
             if (c.val_on_test)
@@ -374,12 +380,11 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
                    clg_solver_name(c.o.solver), (double)c.o.initial_learn_rate,
                    c.o.mini_batch_size, c.o.max_epochs, c.o.max_epochs == 1 ? "" : "s");
         }
+        st = clg_net_init(net, c.o.seed);
         if (st == CLG_OK) {
             snprintf(d.title, sizeof d.title, "Training progress: %s, %s, batch %zu",
                      c.net_file ? c.net_file : "default network", clg_solver_name(c.o.solver),
                      c.o.mini_batch_size);
-            if (!c.quiet)
-                display_table_header();
             st = clg_train(net, augmented ? augmented : fit, val, &c.o, &rep);
         }
     }
@@ -392,6 +397,7 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
         rc = 0;
         goto done;
     }
+    display_close_builds(&d);
     char resumed[64] = "";
     if (c.resume)
         snprintf(resumed, sizeof resumed, ", %zu after resuming", rep.run_iterations);
@@ -405,12 +411,14 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
         printf("Validation accuracy: %.2f%% (best %.2f%% at iteration %zu)\n",
                100 * rep.val_accuracy, 100 * rep.best_val_accuracy, rep.best_iteration);
     rc = c.save ? save_model(net, c.save, &c) : 0; /* first: evaluation can fail */
-    rc |= evaluate_and_report(net, test, 256);
+    rc |= evaluate_and_report(net, test, 256, &d);
     if (d.plot_failed) {
         fprintf(stderr, "clgrad-train: --plot %s was not written (see above)\n", c.plot);
         rc = 1;
     }
 done:
+    display_close_builds(&d);
+    display_free(&d);
     plot_free(&d.plot);
     clg_net_destroy(net);
     clg_datastore_destroy(augmented);

@@ -81,9 +81,84 @@ static void redraw_plot(display *d)
     }
 }
 
+void display_init(display *d)
+{
+    pthread_mutex_init(&d->lock, NULL);
+}
+
+void display_free(display *d)
+{
+    pthread_mutex_destroy(&d->lock);
+}
+
+static void close_builds(display *d)
+{
+    if (d->build_line) {
+        printf(" (%.1f s)\n", d->build_total);
+        d->build_line = 0;
+        d->build_total = 0;
+    }
+}
+
+void display_close_builds(display *d)
+{
+    pthread_mutex_lock(&d->lock);
+    close_builds(d);
+    fflush(stdout);
+    pthread_mutex_unlock(&d->lock);
+}
+
+/* Ends the open "Building OpenCL kernels" line, then prints the header if it waits. */
+static void begin_table(display *d)
+{
+    close_builds(d);
+    if (d->phase == 0) {
+        if (!d->quiet)
+            display_table_header();
+        d->phase = 1;
+    }
+}
+
+void display_build(void *user, const char *family, double seconds)
+{
+    display *d = user;
+    if (d->quiet)
+        return;
+    pthread_mutex_lock(&d->lock);
+    if (seconds == 0.0 && d->phase != 1 && !d->build_line) {
+        if (d->build_lines++)
+            printf("Building more OpenCL kernels:");
+        else
+            printf("Building OpenCL kernels (first run with these kernels on this device; "
+                   "later runs load them from the cache):");
+        d->build_line = 1;
+    }
+    if (seconds > 0.0) {
+        d->build_total += seconds;
+        if (d->build_line)
+            printf(" %s", family);
+        else if (d->phase == 1)
+            display_note(d, "built the OpenCL kernels of %s in %.1f s (first run; cached for "
+                         "later runs)", family, seconds);
+    }
+    fflush(stdout);
+    pthread_mutex_unlock(&d->lock);
+}
+
+static int progress_locked(const clg_train_progress *p, display *d);
+
 int display_progress(const clg_train_progress *p, void *user)
 {
     display *d = user;
+    pthread_mutex_lock(&d->lock);
+    begin_table(d);
+    int rc = progress_locked(p, d);
+    pthread_mutex_unlock(&d->lock);
+    return rc;
+}
+
+static int progress_locked(const clg_train_progress *p, display *d)
+{
     d->max_it = (size_t)p->max_epochs * p->iterations_per_epoch;
     d->plot.max_iteration = (double)d->max_it;
     switch (p->kind) {
@@ -179,6 +254,7 @@ int display_progress(const clg_train_progress *p, void *user)
             display_clear_bar(d);
             printf("%s", rule);
         }
+        d->phase = 2;
         redraw_plot(d);
         break;
     }

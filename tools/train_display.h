@@ -2,6 +2,8 @@
 #ifndef CLGRAD_TRAIN_DISPLAY_H
 #define CLGRAD_TRAIN_DISPLAY_H
 
+#include <pthread.h>
+
 #include "clgrad/clgrad.h"
 #include "train_plot.h"
 
@@ -19,7 +21,24 @@ typedef struct display {
     size_t val_every;       /* validations every this many iterations (and at the end), or 0 */
     int bar_shown;          /* columns the progress bar takes, 0 when none is shown */
     int plot_failed;        /* said once; no more tries */
+    int phase;              /* 0 before the table (its header waits for its first line), 1 in
+                               it, 2 after it */
+    int build_line;         /* "Building OpenCL kernels..." is open on the terminal */
+    int build_lines;        /* such lines so far */
+    double build_total;     /* seconds of kernel compiles so far */
+    pthread_mutex_t lock;   /* progress (main thread) and builds (device threads) print */
 } display;
+
+/* Sets up d (its lock); display_free ends it. */
+void display_init(display *d);
+void display_free(display *d);
+
+/* clg_ctx_options.on_build (user: the display): outside the table, one line naming each kernel
+ * family as its first-run compile ends; in it, a note per compile. */
+void display_build(void *user, const char *family, double seconds);
+
+/* Ends an open "Building OpenCL kernels" line, before other output. */
+void display_close_builds(display *d);
 
 /* The clg_train progress callback (user: the display). */
 int display_progress(const clg_train_progress *p, void *user);

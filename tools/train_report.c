@@ -108,7 +108,8 @@ static void print_json(clg_net *net, const size_t *counts, size_t K, size_t tota
     printf("]}\n");
 }
 
-int report_evaluation(clg_net *net, clg_datastore *test, int json, const char *plot_path)
+int report_evaluation(clg_net *net, clg_datastore *test, int json, const char *plot_path,
+                      display *d)
 {
     size_t K = clg_net_class_count(net), total = clg_datastore_size(test);
     size_t *counts = calloc(K ? K * K : 1, sizeof *counts);
@@ -118,6 +119,7 @@ int report_evaluation(clg_net *net, clg_datastore *test, int json, const char *p
     }
     double loss = 0, acc = 0;
     clg_status st = clg_net_evaluate_confusion(net, test, 256, &loss, &acc, counts);
+    display_close_builds(d); /* a first run's "Building OpenCL kernels" line */
     if (st != CLG_OK) {
         fprintf(stderr, "clgrad-train: evaluating: %s: %s\n", clg_status_name(st),
                 clg_ctx_last_error(clg_net_ctx(net)));

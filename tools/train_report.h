@@ -6,9 +6,11 @@
 #include <stddef.h>
 
 #include "clgrad/clgrad.h"
+#include "train_display.h"
 
 /* Evaluates net on test and prints the report (json: one JSON object instead of text);
  * plot_path, when not NULL, gets the heat map. Returns the exit status. */
-int report_evaluation(clg_net *net, clg_datastore *test, int json, const char *plot_path);
+int report_evaluation(clg_net *net, clg_datastore *test, int json, const char *plot_path,
+                      display *d);
 
 #endif

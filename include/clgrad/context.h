@@ -30,6 +30,12 @@ typedef struct clg_ctx_options {
                                $XDG_CACHE_HOME/clgrad, else ~/.cache/clgrad; "off": none.
                                Copied at create time. */
     clg_decisions decisions; /* CLG_DECIDE_AUTO */
+    /* Called on the thread using the context when a program must be compiled from OpenCL C
+     * (not in the binary cache: a first run on this device and driver, or new options):
+     * seconds 0 before the compile, its duration after. NULL: nothing is said. A tool says
+     * "building kernels" with it instead of seeming to hang. */
+    void (*on_build)(void *user, const char *family, double seconds);
+    void *on_build_user;
 } clg_ctx_options;
 
 /** Options with their defaults: no profiling, cache location and decisions from the

@@ -7,7 +7,7 @@
 
 clg_ctx_options clg_ctx_options_default(void)
 {
-    clg_ctx_options o = {sizeof o, 0, NULL, CLG_DECIDE_AUTO};
+    clg_ctx_options o = {sizeof o, 0, NULL, CLG_DECIDE_AUTO, NULL, NULL};
     return o;
 }
 
@@ -71,6 +71,8 @@ clg_status clg_ctx_create(const clg_device_info *dev, const clg_ctx_options *opt
         return st;
     }
     ctx->cache_dir = clg__cache_dir_resolve(o.cache_dir);
+    ctx->on_build = o.on_build;
+    ctx->on_build_user = o.on_build_user;
     ctx->profiling = o.profiling != 0;
     *out = ctx;
     return CLG_OK;

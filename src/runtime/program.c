@@ -49,6 +49,20 @@ static clg_status build_failed(clg_ctx *ctx, cl_program prog, cl_int err, const 
                      name, ctx->device.name, clg__cl_error_name(err), head[0] ? head : "(no log)");
 }
 
+static void print_build_log(clg_ctx *ctx, cl_program prog, const char *name,
+                            const char *options)
+{
+    size_t size = 0;
+    cl_device_id d = (cl_device_id)ctx->device.cl_device;
+    char *log = NULL;
+    if (clGetProgramBuildInfo(prog, d, CL_PROGRAM_BUILD_LOG, 0, NULL, &size) == CL_SUCCESS &&
+        size > 1 && (log = clg__malloc(size)) != NULL &&
+        clGetProgramBuildInfo(prog, d, CL_PROGRAM_BUILD_LOG, size, log, NULL) == CL_SUCCESS)
+        fprintf(stderr, "clgrad: build log of \"%s\" (%s) for %s:\n%s\n", name,
+                options ? options : "", ctx->device.name, log);
+    free(log);
+}
+
 static clg_status build_from_strings(clg_ctx *ctx, const char *name, cl_uint count,
                                      const char **strings, const char *options, cl_program *out)
 {
@@ -63,6 +77,9 @@ static clg_status build_from_strings(clg_ctx *ctx, const char *name, cl_uint cou
         clReleaseProgram(prog);
         return st;
     }
+    const char *show = getenv("CLGRAD_BUILD_LOG"); /* kernel authors: the compiler's words */
+    if (show && *show && strcmp(show, "0"))
+        print_build_log(ctx, prog, name, options);
     *out = prog;
     return CLG_OK;
 }
@@ -139,7 +156,12 @@ static clg_status obtain(clg_ctx *ctx, const clg__kernel_source *src, const char
     snprintf(line, sizeof line, "\n#line 1 \"%s.cl\"\n", src->family);
     snprintf(hline, sizeof hline, "\n#line 1 \"%s.cl\"\n", hname);
     const char *strings[5] = {common->text, hline, hdr ? hdr->text : "", line, src->text};
+    if (ctx->on_build)
+        ctx->on_build(ctx->on_build_user, src->family, 0.0);
+    double t0 = clg__now();
     clg_status st = build_from_strings(ctx, src->family, 5, strings, options, out);
+    if (ctx->on_build)
+        ctx->on_build(ctx->on_build_user, src->family, clg__now() - t0 + 1e-9);
     if (st != CLG_OK)
         return st;
     ctx->stats.programs_from_source++;

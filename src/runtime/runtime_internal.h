@@ -74,6 +74,8 @@ struct clg_ctx {
     clg__kernel_entry *kernels;   /* kernels made so far, reused (a context is single-threaded) */
     size_t kernel_count, kernel_cap;
     clg_ctx_stats stats;
+    void (*on_build)(void *user, const char *family, double seconds); /* clg_ctx_options' */
+    void *on_build_user;
     clg__ext ext[CLG__EXT_COUNT];
     clg__scratch scratch[CLG__SCRATCH_SLOTS];
     int profiling;

@@ -60,9 +60,25 @@ static float learn_rate(const clg__trainer *t)
 }
 
 
+/* Seconds the training's contexts have spent building programs, the slowest context's (they
+ * build at once, one per thread): a first run's kernel compiles, left out of elapsed time and
+ * images/s, as they are not training. */
+static double build_seconds(const clg__trainer *t)
+{
+    double most = 0.0;
+    size_t n = t->x.contexts ? t->x.context_count : 1;
+    for (size_t i = 0; i < n; i++) {
+        clg_ctx_stats s;
+        if (clg_ctx_get_stats(t->x.contexts ? t->x.contexts[i] : t->ctx, &s) == CLG_OK &&
+            s.build_seconds > most)
+            most = s.build_seconds;
+    }
+    return most;
+}
+
 static double elapsed(const clg__trainer *t)
 {
-    return t->elapsed_before + clg__now() - t->t0;
+    return t->elapsed_before + clg__now() - t->t0 - (build_seconds(t) - t->build0);
 }
 
 static void log_row(clg__trainer *t, const char *kind, double loss, double acc, double vloss,
@@ -262,7 +278,7 @@ static clg_status run(clg__trainer *t)
     clg_status st = CLG_OK;
     int stop = 0;
     size_t since_report = 0;
-    double report_t = clg__now(), start = clg__now();
+    double report_t = clg__now(), start = clg__now(), build_start = build_seconds(t);
     size_t trained = 0;
     uint64_t sent0 = clg__cluster_bytes_sent(t->cluster);
     float lr = learn_rate(t);
@@ -347,7 +363,7 @@ static clg_status run(clg__trainer *t)
         if (st == CLG_OK && t->best_count > nl)
             st = clg_net_set_params(t->net, CLG_PARAMS_STATE, t->best + nl, t->best_count - nl);
     }
-    double secs = clg__now() - start;
+    double secs = clg__now() - start - (build_seconds(t) - build_start);
     t->rep.epochs = t->epoch;
     t->rep.iterations = (size_t)t->step;
     t->rep.has_validation = t->has_val;
@@ -382,6 +398,7 @@ static clg_status trainer_init(clg__trainer *t, clg_net *net, clg_datastore *tra
     t->t0 = clg__now();
     if (clg__train_options_read(given, &t->o, &t->x) != CLG_OK)
         return clg__fail(net->ctx, CLG_ERR_INVALID_ARG, "%s", clg_last_error());
+    t->build0 = build_seconds(t);
     const clg_train_options *o = &t->o;
     t->seed = o->seed;
     const char *check = getenv("CLGRAD_CHECK_NUMERICS");
