@@ -256,7 +256,8 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
         return 2;
     devices devs = {0};
     display d = {.quiet = c.quiet, .tty = isatty(STDOUT_FILENO) && !c.quiet,
-                 .table_every = c.table_every, .batch = c.o.mini_batch_size, .plot_path = c.plot};
+                 .table_every = c.table_every, .batch = c.o.mini_batch_size, .plot_path = c.plot,
+                 .log_path = c.o.metrics_log};
     display_init(&d);
     clg_status st = open_devices(&c, mpi, &devs, &d);
     if (st != CLG_OK) {
@@ -343,9 +344,10 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
     c.o.progress = display_progress;
     c.o.progress_user = &d;
     clg_train_report rep;
+    snprintf(d.title, sizeof d.title, "Training progress: %s, %s, batch %zu",
+             c.net_file ? c.net_file : c.resume ? c.resume : "default network",
+             clg_solver_name(c.o.solver), c.o.mini_batch_size);
     if (c.resume) {
-        if (!c.quiet)
-            printf("Resuming from %s\n", c.resume);
         st = clg_train_resume(ctx, c.resume, augmented ? augmented : fit, val, &c.o, &net, &rep);
     } else {
         char *text = c.net_file ? read_text_file(c.net_file) : NULL;
@@ -382,9 +384,6 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
         }
         st = clg_net_init(net, c.o.seed);
         if (st == CLG_OK) {
-            snprintf(d.title, sizeof d.title, "Training progress: %s, %s, batch %zu",
-                     c.net_file ? c.net_file : "default network", clg_solver_name(c.o.solver),
-                     c.o.mini_batch_size);
             st = clg_train(net, augmented ? augmented : fit, val, &c.o, &rep);
         }
     }

@@ -147,10 +147,78 @@ void display_build(void *user, const char *family, double seconds)
 
 static int progress_locked(const clg_train_progress *p, display *d);
 
+/* Field k (0-based) of a CSV line, or NULL. */
+static const char *field(const char *line, int k)
+{
+    for (; line && k > 0; k--)
+        line = strchr(line, ',') ? strchr(line, ',') + 1 : NULL;
+    return line;
+}
+
+/* The plot's points up to the checkpoint's iteration from the metrics log of the run being
+ * resumed (the library keeps the log to one run's rows). Returns the points read. */
+static size_t plot_history(display *d, const clg_train_progress *p)
+{
+    FILE *f = d->log_path ? fopen(d->log_path, "r") : NULL;
+    if (!f)
+        return 0;
+    char line[1024];
+    size_t points = 0;
+    int epoch_was = 0;
+    double last_it = 0;
+    while (fgets(line, sizeof line, f)) {
+        char kind[32];
+        int epoch;
+        unsigned long long it;
+        double x, y;
+        /* kind,epoch,iteration,elapsed_s,loss,accuracy,val_loss,val_accuracy,learn_rate */
+        if (sscanf(line, "%31[a-z],%d,%llu,", kind, &epoch, &it) != 3 || it > p->iteration)
+            continue;
+        int train = !strcmp(kind, "iteration");
+        const char *v = field(line, train ? 4 : 6);
+        if (!v || sscanf(v, "%lf,%lf", &x, &y) != 2)
+            continue;
+        if (train) {
+            if (epoch_was && epoch != epoch_was)
+                plot_add_epoch(&d->plot, last_it);
+            epoch_was = epoch, last_it = (double)it;
+        }
+        plot_add(train ? &d->plot.loss : &d->plot.val_loss, (double)it, x);
+        plot_add(train ? &d->plot.acc : &d->plot.val_acc, (double)it, y);
+        points++;
+    }
+    fclose(f);
+    if (points && p->iterations_per_epoch && p->iteration % p->iterations_per_epoch == 0)
+        plot_add_epoch(&d->plot, (double)p->iteration); /* the checkpoint ended an epoch */
+    return points;
+}
+
+static void resumed(display *d, const clg_train_progress *p)
+{
+    close_builds(d);
+    size_t points = d->plot_path ? plot_history(d, p) : 0;
+    if (d->quiet)
+        return;
+    printf("Resumed from %s: %zu iteration%s done, going on with epoch %d of %d\n", p->text,
+           p->iteration, p->iteration == 1 ? "" : "s", p->epoch, p->max_epochs);
+    if (d->plot_path && points)
+        printf("The plot goes on from the %zu points before the checkpoint in %s\n", points,
+               d->log_path);
+    else if (d->plot_path)
+        printf("The plot starts at the checkpoint (--log with the first run's metrics log "
+               "draws what came before)\n");
+}
+
 int display_progress(const clg_train_progress *p, void *user)
 {
     display *d = user;
     pthread_mutex_lock(&d->lock);
+    if (p->kind == CLG_PROGRESS_RESUMED) { /* before the table */
+        resumed(d, p);
+        fflush(stdout);
+        pthread_mutex_unlock(&d->lock);
+        return 0;
+    }
     begin_table(d);
     int rc = progress_locked(p, d);
     pthread_mutex_unlock(&d->lock);
@@ -241,6 +309,8 @@ static int progress_locked(const clg_train_progress *p, display *d)
         }
         plot_add_epoch(&d->plot, (double)p->iteration);
         redraw_plot(d);
+        break;
+    case CLG_PROGRESS_RESUMED: /* display_progress */
         break;
     case CLG_PROGRESS_DEVICE_FAULT:
         display_note(d, "device fault at iteration %zu: %s", p->iteration, p->text);

@@ -13,6 +13,7 @@ typedef struct display {
     size_t table_every;     /* a table row every this many iterations */
     size_t batch;           /* images per iteration, for images/s */
     const char *plot_path;  /* PNG redrawn every epoch, or NULL */
+    const char *log_path;   /* the metrics log: a resumed run's plot starts from it */
     clg_datastore *skips;   /* a store whose skipped files are reported every epoch, or NULL */
     char title[160];
     plot_data plot;

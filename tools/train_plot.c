@@ -117,9 +117,47 @@ static void axes(cairo_t *cr, const panel *p, const plot_data *d, const char *la
     cairo_restore(cr);
 }
 
+/* The smoothing of a training curve of n points: an exponential average over about n / 15 of
+ * them, at most MATLAB's 0.9; short runs barely smoothed (a long average lags far behind). */
+double plot_smoothing(size_t n)
+{
+    double w = (double)n / 15.0;
+    return w <= 1.0 ? 0.0 : fmin(0.9, 1.0 - 1.0 / w);
+}
+
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The loss axis's top: the 98th percentile of the raw training losses (the first steps' spike
+ * would flatten everything after it) or the highest validation loss, whichever is higher. */
+double plot_loss_top(const plot_series *train, const plot_series *val)
+{
+    double top = 0.1;
+    double *v = train->n ? malloc(train->n * sizeof *v) : NULL;
+    size_t n = 0;
+    for (size_t i = 0; v && i < train->n; i++)
+        if (isfinite(train->p[i].value))
+            v[n++] = train->p[i].value;
+    if (n) {
+        qsort(v, n, sizeof *v, by_value);
+        top = fmax(top, v[(size_t)(0.98 * (double)(n - 1))]);
+    }
+    free(v);
+    for (size_t i = 0; i < val->n; i++)
+        if (isfinite(val->p[i].value))
+            top = fmax(top, val->p[i].value);
+    return top * 1.08;
+}
+
 static void curve(cairo_t *cr, const panel *p, const plot_series *s, double scale, double smooth,
                   double r, double g, double b, double width)
 {
+    cairo_save(cr);
+    cairo_rectangle(cr, p->x, p->y, p->w, p->h); /* values past the axis leave the panel */
+    cairo_clip(cr);
     double avg = 0;
     for (size_t i = 0; i < s->n; i++) {
         double v = s->p[i].value * scale;
@@ -133,6 +171,7 @@ static void curve(cairo_t *cr, const panel *p, const plot_series *s, double scal
     cairo_set_source_rgb(cr, r, g, b);
     cairo_set_line_width(cr, width);
     cairo_stroke(cr);
+    cairo_restore(cr);
 }
 
 static void points(cairo_t *cr, const panel *p, const plot_series *s, double scale)
@@ -145,14 +184,6 @@ static void points(cairo_t *cr, const panel *p, const plot_series *s, double sca
         cairo_arc(cr, px(p, s->p[i].iteration), py(p, s->p[i].value * scale), 3.5, 0, 2 * PI);
         cairo_fill(cr);
     }
-}
-
-static double series_max(const plot_series *s, double floor_value)
-{
-    double m = floor_value;
-    for (size_t i = 0; i < s->n; i++)
-        m = isfinite(s->p[i].value) && s->p[i].value > m ? s->p[i].value : m;
-    return m;
 }
 
 /* Writes the surface to path through a temporary name, and frees it. */
@@ -197,16 +228,15 @@ int plot_write_png(const plot_data *d, const char *path, const char *title, char
     cairo_t *cr = begin(surface, title);
     double xmax = d->max_iteration > 0 ? d->max_iteration : 1;
     panel acc = {80, 45, W - 110, 250, xmax, 0, 100};
-    double lmax = series_max(&d->loss, 0.1);
-    lmax = fmax(lmax, series_max(&d->val_loss, 0.1));
-    panel loss = {80, 345, W - 110, 250, xmax, 0, lmax * 1.05};
+    panel loss = {80, 345, W - 110, 250, xmax, 0, plot_loss_top(&d->loss, &d->val_loss)};
+    double smooth = plot_smoothing(d->loss.n);
     axes(cr, &acc, d, "Accuracy (%)");
     axes(cr, &loss, d, "Loss");
     curve(cr, &acc, &d->acc, 100, 0, 0.65, 0.8, 0.95, 1);      /* raw, light */
-    curve(cr, &acc, &d->acc, 100, 0.9, 0.0, 0.45, 0.74, 2);    /* smoothed */
+    curve(cr, &acc, &d->acc, 100, smooth, 0.0, 0.45, 0.74, 2); /* smoothed */
     points(cr, &acc, &d->val_acc, 100);
     curve(cr, &loss, &d->loss, 1, 0, 0.98, 0.75, 0.6, 1);
-    curve(cr, &loss, &d->loss, 1, 0.9, 0.85, 0.33, 0.1, 2);
+    curve(cr, &loss, &d->loss, 1, smooth, 0.85, 0.33, 0.1, 2);
     points(cr, &loss, &d->val_loss, 1);
     cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
     cairo_set_font_size(cr, 12);
@@ -237,19 +267,20 @@ int plot_write_models_png(const plot_data *models, const char *const *names, siz
     double xmax = 1, lmax = 0.1;
     for (size_t i = 0; i < n; i++) {
         xmax = fmax(xmax, models[i].max_iteration);
-        lmax = fmax(lmax, fmax(series_max(&models[i].loss, 0.1), series_max(&models[i].val_loss, 0.1)));
+        lmax = fmax(lmax, plot_loss_top(&models[i].loss, &models[i].val_loss));
     }
     plot_data none;
     memset(&none, 0, sizeof none);
     panel acc = {80, 45, W - 110, 250, xmax, 0, 100};
-    panel loss = {80, 345, W - 110, 250, xmax, 0, lmax * 1.05};
+    panel loss = {80, 345, W - 110, 250, xmax, 0, lmax};
     axes(cr, &acc, &none, "Accuracy (%)");
     axes(cr, &loss, &none, "Loss");
     for (size_t i = 0; i < n; i++) {
         double r, g, b;
         colour(i, &r, &g, &b);
-        curve(cr, &acc, &models[i].acc, 100, 0.9, r, g, b, 2);
-        curve(cr, &loss, &models[i].loss, 1, 0.9, r, g, b, 2);
+        double smooth = plot_smoothing(models[i].loss.n);
+        curve(cr, &acc, &models[i].acc, 100, smooth, r, g, b, 2);
+        curve(cr, &loss, &models[i].loss, 1, smooth, r, g, b, 2);
         for (size_t k = 0; k < models[i].val_acc.n; k++) { /* validation: dots */
             cairo_arc(cr, px(&acc, models[i].val_acc.p[k].iteration),
                       py(&acc, 100 * models[i].val_acc.p[k].value), 3.5, 0, 2 * PI);

@@ -25,6 +25,14 @@ int plot_add(plot_series *s, double iteration, double value);
 int plot_add_epoch(plot_data *d, double iteration);
 void plot_free(plot_data *d);
 
+/* The exponential smoothing of a training curve of n points: light for short runs, at most
+ * 0.9 (MATLAB's). */
+double plot_smoothing(size_t n);
+
+/* The top of the loss axis: the training losses' 98th percentile (an early spike is cut off)
+ * or the highest validation loss, with a margin. */
+double plot_loss_top(const plot_series *train, const plot_series *val);
+
 /* Draws the plot into a PNG at path (written to a temporary name, then renamed, so a viewer
  * never sees half a file). Returns 0 and a reason in err on failure. */
 int plot_write_png(const plot_data *d, const char *path, const char *title, char *err,

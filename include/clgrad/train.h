@@ -55,7 +55,10 @@ typedef enum clg_progress_kind {
     CLG_PROGRESS_EPOCH = 2,      /* an epoch ended */
     CLG_PROGRESS_CHECKPOINT = 3, /* a checkpoint was written (path in text) */
     CLG_PROGRESS_DONE = 4,
-    CLG_PROGRESS_DEVICE_FAULT = 5 /* a device failed a step (text: which and why) */
+    CLG_PROGRESS_DEVICE_FAULT = 5, /* a device failed a step (text: which and why) */
+    CLG_PROGRESS_RESUMED = 6     /* clg_train_resume, before its first step: text is the
+                                    checkpoint, iteration the steps it holds, epoch the one
+                                    training goes on with */
 } clg_progress_kind;
 
 typedef enum clg_checkpoint_unit {

@@ -282,6 +282,11 @@ static clg_status run(clg__trainer *t)
     size_t trained = 0;
     uint64_t sent0 = clg__cluster_bytes_sent(t->cluster);
     float lr = learn_rate(t);
+    if (t->resumed_from[0] && report(t, CLG_PROGRESS_RESUMED, t->rep.loss, t->rep.accuracy, lr,
+                                     0.0, t->resumed_from)) {
+        t->rep.stop_reason = CLG_STOP_CALLBACK;
+        stop = 1;
+    }
     while (st == CLG_OK && !stop && t->epoch < o->max_epochs) {
         build_order(t, t->epoch);
         clg_datastore_set_epoch(t->train, (uint64_t)t->epoch); /* augmentation draws */
@@ -543,6 +548,43 @@ static clg_status newest_checkpoint(clg_ctx *ctx, const char *path, char **out)
     return CLG_OK;
 }
 
+/* The metrics log of a resumed run: rows past the checkpoint (the interrupted run went on
+ * after it) are dropped, so that the log reads as one run. Rewritten beside, then renamed. */
+static clg_status trim_log(clg__trainer *t)
+{
+    if (!t->log)
+        return CLG_OK;
+    const char *path = t->o.metrics_log;
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.trim", path);
+    fclose(t->log);
+    t->log = NULL;
+    FILE *in = fopen(path, "r"), *out = in ? fopen(tmp, "w") : NULL;
+    int ok = in && out;
+    char line[1024];
+    while (ok && fgets(line, sizeof line, in)) {
+        unsigned long long it = 0;
+        char kind[32];
+        int epoch;
+        int row = sscanf(line, "%31[a-z],%d,%llu,", kind, &epoch, &it) == 3;
+        if (!row || it <= (unsigned long long)t->step)
+            ok = fputs(line, out) >= 0;
+    }
+    if (in)
+        fclose(in);
+    if (out)
+        ok &= fclose(out) == 0;
+    if (ok && rename(tmp, path) != 0)
+        ok = 0;
+    if (!ok)
+        remove(tmp);
+    t->log = fopen(path, "a");
+    if (!t->log)
+        return clg__fail(t->ctx, CLG_ERR_IO, "clg_train_resume: cannot write the metrics log %s",
+                         path);
+    return CLG_OK;
+}
+
 clg_status clg_train_resume(clg_ctx *ctx, const char *checkpoint_file, clg_datastore *train,
                             clg_datastore *val, const clg_train_options *options, clg_net **net,
                             clg_train_report *report_out)
@@ -564,7 +606,6 @@ clg_status clg_train_resume(clg_ctx *ctx, const char *checkpoint_file, clg_datas
     if (st == CLG_OK && !blob)
         st = clg__fail(ctx, CLG_ERR_INVALID_ARG, "clg_train_resume: %s is a model without "
                        "training state (not a checkpoint)", path);
-    free(path);
     clg__trainer t;
     memset(&t, 0, sizeof t);
     if (st == CLG_OK)
@@ -572,6 +613,11 @@ clg_status clg_train_resume(clg_ctx *ctx, const char *checkpoint_file, clg_datas
     if (st == CLG_OK)
         st = clg__train_state_load(&t, blob, len);
     free(blob);
+    if (st == CLG_OK) {
+        snprintf(t.resumed_from, sizeof t.resumed_from, "%s", path);
+        st = trim_log(&t);
+    }
+    free(path);
     if (st == CLG_OK)
         st = clg__train_group_setup(&t);
     if (st == CLG_OK)

@@ -51,6 +51,7 @@ typedef struct clg__trainer {
     double val_loss, val_acc, best_val_loss, best_val_acc;
     size_t best_iter;
     int bad_validations;
+    char resumed_from[4096];      /* clg_train_resume: the checkpoint file, else "" */
     double build0;                /* program build seconds before t0 (build_seconds) */
     double plateau_scale;         /* CLG_LR_PLATEAU: the drops so far, multiplied */
     int plateau_bad;              /* validations without improvement since the last drop */
