@@ -205,6 +205,44 @@ static int print_summary(const cli *c, clg_ctx *ctx)
     return st == CLG_OK && table ? 0 : 1;
 }
 
+/* The network against the data, before any table: the input shape (with the line that would
+ * fit) and the classes. 0 when they cannot train together. */
+static int net_fits_data(const cli *c, clg_net *net, clg_datastore *train)
+{
+    clg_shape in = clg_net_input_shape(net), s = clg_datastore_sample_shape(train);
+    if (in.c != s.c || in.h != s.h || in.w != s.w) {
+        char folder[4096], resize[128] = "";
+        if (is_folder(c, "train", folder, sizeof folder))
+            snprintf(resize, sizeof resize, ", or read the images as the network takes them "
+                     "with --image-size %zux%zu --channels %zu", in.h, in.w, in.c);
+        fprintf(stderr, "clgrad-train: %s takes %zux%zux%zu images (HxWxC), the data in %s has "
+                "%zux%zux%zu: make its input line \"input %zux%zux%zu\"%s\n",
+                c->net_file ? c->net_file : "the default network", in.h, in.w, in.c, c->data,
+                s.h, s.w, s.c, s.h, s.w, s.c, resize);
+        return 0;
+    }
+    size_t k = clg_datastore_class_count(train), out = clg_net_class_count(net);
+    if (k > out) {
+        fprintf(stderr, "clgrad-train: the data has %zu classes, %s's output %zu: make its last "
+                "fc layer \"fc %zu\"\n", k, c->net_file ? c->net_file : "the default network",
+                out, k);
+        return 0;
+    }
+    return 1;
+}
+
+/* Settings that run but are probably mistakes: said, not refused. */
+static void warn_unlikely(const cli *c, size_t train_images, size_t total)
+{
+    if (c->o.mini_batch_size > train_images)
+        fprintf(stderr, "clgrad-train: warning: --batch %zu is more than the %zu training "
+                "images: each epoch is one mini-batch of %zu\n", c->o.mini_batch_size,
+                train_images, train_images);
+    if (c->val_split > 0 && (train_images * 4 < total || train_images < c->o.mini_batch_size))
+        fprintf(stderr, "clgrad-train: warning: --validation-split %g leaves %zu of %zu images "
+                "to train on\n", c->val_split, train_images, total);
+}
+
 static int evaluate_and_report(clg_net *net, clg_datastore *test, size_t batch, display *d)
 {
     double loss, acc;
@@ -273,9 +311,15 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
     if (devs.n > 1 && !c.sweep) {
         c.x.contexts = devs.ctx;
         c.x.context_count = devs.n;
+        if (c.worker_load_count > devs.n) { /* probably a mistake, but it can run */
+            fprintf(stderr, "clgrad-train: warning: --worker-load has %zu weights for %zu "
+                    "devices: the last %zu %s left out\n", c.worker_load_count, devs.n,
+                    c.worker_load_count - devs.n, c.worker_load_count - devs.n == 1 ? "is" : "are");
+            c.worker_load_count = devs.n;
+        }
         if (c.worker_load_count > 1 && c.worker_load_count != devs.n) {
-            fprintf(stderr, "clgrad-train: --worker-load has %zu weights for %zu devices\n",
-                    c.worker_load_count, devs.n);
+            fprintf(stderr, "clgrad-train: --worker-load has %zu weights for %zu devices (one "
+                    "weight per device, or one fraction of them)\n", c.worker_load_count, devs.n);
             close_devices(&devs);
             return 2;
         }
@@ -367,6 +411,11 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
             names[i] = clg_datastore_class_name(train, i);
         if (classes == clg_net_class_count(net))
             clg_net_set_class_names(net, names, classes);
+        if (!net_fits_data(&c, net, train)) {
+            rc = 2;
+            goto done;
+        }
+        warn_unlikely(&c, n - nval, n);
         display_close_builds(&d); /* the net's allocation may have built some */
         if (!c.quiet) {
             size_t params = clg_net_param_count(net, CLG_PARAMS_LEARNABLE);
@@ -400,8 +449,8 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
     char resumed[64] = "";
     if (c.resume)
         snprintf(resumed, sizeof resumed, ", %zu after resuming", rep.run_iterations);
-    printf("Trained %d epoch%s (%zu iterations%s) in %.1f s, %.0f images/s%s\n", rep.epochs,
-           rep.epochs == 1 ? "" : "s", rep.iterations, resumed, rep.elapsed_s, rep.images_per_s,
+    printf("Trained %d epoch%s (%zu iteration%s%s) in %.1f s, %.0f images/s%s\n", rep.epochs,
+           rep.epochs == 1 ? "" : "s", rep.iterations, rep.iterations == 1 ? "" : "s", resumed, rep.elapsed_s, rep.images_per_s,
            rep.stop_reason == CLG_STOP_VALIDATION_PATIENCE ? " (stopped early: validation patience)" : "");
     if (mpi->on)
         printf("%d ranks; each sent %.2f MB per step (MPI payload: the gradient sums)\n",
