@@ -288,6 +288,7 @@ static void p_data(void)
     const char *one_name[] = {"a"};
     BAD(clg_datastore_match_classes(NULL, one_name, 1, &ds));
     assert_false(clg_class_names_equal(NULL, "a"));
+    assert_null(clg_datastore_skipped_file(NULL, 0));
     assert_int_equal(clg_datastore_decoded(NULL), 0);
     BAD(clg_datastore_partition(NULL, 2, 0, &ds));
     clg_batch_reader *r;
@@ -393,7 +394,7 @@ static const entry table[] = {
                      "clg_datastore_open_image_folder clg_datastore_skipped clg_augment_options_default "
                      "clg_datastore_augment clg_datastore_set_epoch clg_datastore_shuffle "
                      "clg_datastore_partition clg_datastore_shared clg_datastore_decoded "
-                     "clg_datastore_match_classes clg_class_names_equal "
+                     "clg_datastore_match_classes clg_class_names_equal clg_datastore_skipped_file "
                      "clg_batch_reader_create "
                      "clg_batch_reader_start clg_batch_reader_next clg_batch_reader_samples_read "
                      "clg_batch_reader_last_error clg_batch_reader_destroy"},

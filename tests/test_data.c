@@ -329,13 +329,31 @@ static void image_folders_scan_read_and_split(void **state)
     o.channels = 3;
     o.height = 4;
     o.width = 4;
+    /* two bad files side by side: each counted once, however often reads land on them, and
+     * named */
+    snprintf(p, sizeof p, "%s/b_bag/deep/4_bad2.png", root);
+    write_bytes(p, "", 0, 0);
     CLG_ASSERT_STATUS(clg_datastore_open_image_folder(root, &o, &ds), CLG_OK);
     float big[48];
     CLG_ASSERT_STATUS(clg_datastore_read(ds, &bad, 1, big, &l), CLG_OK);
-    assert_int_equal(l, 2); /* c_coat/4.pgm stood in */
-    assert_int_equal(clg_datastore_skipped(ds, 1), 1);
+    assert_int_equal(l, 2); /* c_coat/4.pgm stood in for both */
+    size_t next = bad + 1;
+    for (int again = 0; again < 3; again++) {
+        CLG_ASSERT_STATUS(clg_datastore_read(ds, &bad, 1, big, &l), CLG_OK);
+        CLG_ASSERT_STATUS(clg_datastore_read(ds, &next, 1, big, &l), CLG_OK);
+        assert_int_equal(l, 2);
+    }
+    assert_int_equal(clg_datastore_skipped(ds, 1), 2);
     assert_int_equal(clg_datastore_skipped(ds, 0), 0);
+    assert_non_null(strstr(clg_datastore_skipped_file(ds, 0), "b_bag/deep/4_bad.png"));
+    assert_non_null(strstr(clg_datastore_skipped_file(ds, 1), "b_bag/deep/4_bad2.png"));
+    assert_null(clg_datastore_skipped_file(ds, 2));
+    clg_datastore *half;
+    CLG_ASSERT_STATUS(clg_datastore_subset(ds, 1, 4, &half), CLG_OK); /* views name them too */
+    assert_non_null(strstr(clg_datastore_skipped_file(half, 1), "4_bad2.png"));
+    clg_datastore_destroy(half);
     clg_datastore_destroy(ds);
+    remove(p);
     /* refused: one class only, no images, a missing folder */
     snprintf(p, sizeof p, "%s/one/only", dir);
     make_dir(p);

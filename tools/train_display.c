@@ -225,6 +225,24 @@ int display_progress(const clg_train_progress *p, void *user)
     return rc;
 }
 
+/* "epoch E: skipped N undecodable files: a, b, c and K more" (every bad file known so far). */
+static void skipped_note(display *d, int epoch, size_t found)
+{
+    char names[512] = "";
+    size_t len = 0, all = 0;
+    for (const char *f; (f = clg_datastore_skipped_file(d->skips, all)) != NULL; all++)
+        if (all < 3 && len < sizeof names) {
+            const char *base = strrchr(f, '/');
+            len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", all ? ", " : "",
+                                    base ? base + 1 : f);
+        }
+    char more[48] = "";
+    if (all > 3)
+        snprintf(more, sizeof more, " and %zu more", all - 3);
+    display_note(d, "epoch %d: %zu undecodable file%s found and skipped (%zu in all: %s%s)",
+                 epoch, found, found == 1 ? "" : "s", all, names, more);
+}
+
 static int progress_locked(const clg_train_progress *p, display *d)
 {
     d->max_it = (size_t)p->max_epochs * p->iterations_per_epoch;
@@ -287,9 +305,8 @@ static int progress_locked(const clg_train_progress *p, display *d)
     case CLG_PROGRESS_EPOCH:
         if (d->skips) {
             size_t n = clg_datastore_skipped(d->skips, 1);
-            if (n)
-                display_note(d, "epoch %d: skipped %zu undecodable file%s", p->epoch - 1, n,
-                             n == 1 ? "" : "s");
+            if (n) /* each bad file once: the store does not decode it again */
+                skipped_note(d, p->epoch - 1, n);
         }
         if (!d->quiet && p->devices > 1 && p->split) {
             char text[2048];

@@ -149,10 +149,15 @@ CLG_API clg_status clg_datastore_augment(clg_datastore *parent, const clg_augmen
 /** Sets the epoch that augmentation randomness depends on (clg_train calls it every epoch). */
 CLG_API clg_status clg_datastore_set_epoch(clg_datastore *ds, uint64_t epoch);
 
-/** Files skipped so far because they could not be decoded (CLG_BAD_FILES_SKIP); the counter
- *  belongs to the store the files live in (a subset or a view reports its files'). reset 1
- *  clears it. */
+/** Files found undecodable (CLG_BAD_FILES_SKIP) since the count was last reset, each counted
+ *  once: a file found bad is not decoded again (the next good sample stands in for it). The
+ *  count belongs to the store the files live in (a subset or a view reports its files').
+ *  reset 1 clears it. */
 CLG_API size_t clg_datastore_skipped(clg_datastore *ds, int reset);
+
+/** The i-th file found undecodable so far (in sample order, all of them, whatever the resets
+ *  of clg_datastore_skipped), or NULL past the last; borrowed from the store. */
+CLG_API const char *clg_datastore_skipped_file(clg_datastore *ds, size_t i);
 
 /** Samples the store that holds ds's samples has read from its own data so far (for an image
  *  folder: images decoded); views (subsets, selections) report their root's count. */

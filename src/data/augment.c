@@ -147,7 +147,7 @@ static clg_datastore *augment_inner(void *impl)
     return ((augment_store *)impl)->parent;
 }
 
-static const clg__datastore_ops augment_ops = {augment_read, augment_destroy, NULL, augment_inner};
+static const clg__datastore_ops augment_ops = {augment_read, augment_destroy, NULL, augment_inner, NULL};
 
 clg_augment_options clg_augment_options_default(void)
 {

@@ -15,6 +15,8 @@ typedef struct clg__datastore_ops {
     size_t (*skipped)(void *impl, int reset);
     /* Views with a store of their own: the store they read from (borrowed), or NULL. */
     clg_datastore *(*inner)(void *impl);
+    /* Optional, with skipped: the i-th file found undecodable, in sample order, or NULL. */
+    const char *(*bad_file)(void *impl, size_t i);
 } clg__datastore_ops;
 
 struct clg_datastore {

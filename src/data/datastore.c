@@ -340,6 +340,13 @@ size_t clg_datastore_skipped(clg_datastore *ds, int reset)
     return ds && ds->ops && ds->ops->skipped ? ds->ops->skipped(ds->impl, reset) : 0;
 }
 
+const char *clg_datastore_skipped_file(clg_datastore *ds, size_t i)
+{
+    while (ds && !(ds->ops && ds->ops->skipped))
+        ds = clg__datastore_below(ds);
+    return ds && ds->ops->bad_file ? ds->ops->bad_file(ds->impl, i) : NULL;
+}
+
 const char *clg_datastore_last_error(const clg_datastore *ds)
 {
     return ds ? ds->last_error : "";

@@ -17,7 +17,9 @@ typedef struct folder_store {
     int32_t *labels;
     size_t n, cap;
     clg_image_folder_options o;
-    atomic_size_t skipped;    /* reads may come from a prefetch thread and the trainer */
+    atomic_uchar *bad;        /* per file: found undecodable (skip), not decoded again */
+    atomic_size_t skipped;    /* files newly found bad since the count was last reset; reads
+                                 come from prefetch threads and the trainer at once */
 } folder_store;
 
 static const char *const image_ext[] = {".png", ".jpg", ".jpeg", ".bmp", ".pgm", ".ppm", ".pnm"};
@@ -137,6 +139,7 @@ static void folder_destroy(void *impl)
         return;
     free_list(s->paths, s->n);
     free(s->labels);
+    free(s->bad);
     free(s);
 }
 
@@ -146,15 +149,18 @@ static clg_status folder_read(clg_datastore *ds, size_t index, float *image, int
     const clg_image_folder_options *o = &s->o;
     for (size_t tries = 0; tries < s->n; tries++) {
         size_t k = (index + tries) % s->n; /* skip: the next decodable sample stands in */
+        if (s->bad && atomic_load(&s->bad[k]))
+            continue; /* known bad: not decoded again */
         clg_status st = image ? clg_image_read(s->paths[k], o->channels, o->height, o->width, image)
                               : CLG_OK;
         if (st == CLG_OK) {
             *label = s->labels[k];
             return CLG_OK;
         }
-        if (o->bad_files == CLG_BAD_FILES_FAIL || st == CLG_ERR_OUT_OF_HOST_MEMORY)
+        if (o->bad_files == CLG_BAD_FILES_FAIL || st == CLG_ERR_OUT_OF_HOST_MEMORY || !s->bad)
             return clg__datastore_fail(ds, st, "%s", clg_last_error());
-        atomic_fetch_add(&s->skipped, 1);
+        if (!atomic_exchange(&s->bad[k], 1)) /* each file counted once */
+            atomic_fetch_add(&s->skipped, 1);
     }
     return clg__datastore_fail(ds, CLG_ERR_CORRUPT, "no image of the %zu in the folder could be "
                                "decoded", s->n);
@@ -166,7 +172,17 @@ static size_t folder_skipped(void *impl, int reset)
     return reset ? atomic_exchange(&s->skipped, 0) : atomic_load(&s->skipped);
 }
 
-static const clg__datastore_ops folder_ops = {folder_read, folder_destroy, folder_skipped, NULL};
+static const char *folder_bad_file(void *impl, size_t i)
+{
+    folder_store *s = impl;
+    for (size_t k = 0; s->bad && k < s->n; k++)
+        if (atomic_load(&s->bad[k]) && i-- == 0)
+            return s->paths[k];
+    return NULL;
+}
+
+static const clg__datastore_ops folder_ops = {folder_read, folder_destroy, folder_skipped, NULL,
+                                              folder_bad_file};
 
 clg_image_folder_options clg_image_folder_options_default(void)
 {
@@ -220,6 +236,9 @@ clg_status clg_datastore_open_image_folder(const char *dir, const clg_image_fold
     if (st == CLG_OK && !s->n)
         st = clg__datastore_fail(NULL, CLG_ERR_INVALID_ARG, "image folder %s holds no PNG, JPEG, "
                                  "BMP or PNM files", dir);
+    if (st == CLG_OK && o->bad_files == CLG_BAD_FILES_SKIP &&
+        !(s->bad = clg__calloc(s->n, sizeof *s->bad)))
+        st = clg__datastore_fail(NULL, CLG_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
     if (st == CLG_OK) {
         s->o = *o;
         if (!s->o.height) { /* the first image's size */

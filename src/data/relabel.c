@@ -31,7 +31,7 @@ static clg_datastore *relabel_inner(void *impl)
     return ((relabel_store *)impl)->parent;
 }
 
-static const clg__datastore_ops relabel_ops = {relabel_read, free, NULL, relabel_inner};
+static const clg__datastore_ops relabel_ops = {relabel_read, free, NULL, relabel_inner, NULL};
 
 /* Whether names are the default numbering "0", "1", ... (an IDX set's, an unnamed model's). */
 static int numbered(const char *const *names, size_t count)

@@ -1,0 +1,21 @@
+#!/bin/sh
+# --bad-files skip with undecodable files side by side in a class folder: each counted once
+# and named after the epoch that found them, none again in later epochs.
+# Usage: bad_files_skip.sh CLGRAD_TRAIN WORK (WORK/folders: train/ and test/ class folders,
+# train/Bag/zz_empty.png an empty file)
+set -u
+train=$1
+work=$2
+fail() { echo "FAIL: $*"; exit 1; }
+b=$work/bad-files
+rm -rf "$b"
+mkdir -p "$b"
+cp -r "$work/folders" "$b/data"
+for i in 1 2 3 4 5; do printf 'not an image' > "$b/data/train/Bag/zz_bad$i.png"; done
+out=$("$train" --data "$b/data" --epochs 2 --batch 32 --bad-files skip --dispatch-workers 2 \
+  --save "$b/m.clgm" 2>&1) || fail "exit $?: $out"
+echo "$out"
+echo "$out" | grep -q "^| epoch 1: 6 undecodable files found and skipped (6 in all: zz_bad1.png, zz_bad2.png, zz_bad3.png and 3 more) *|$" ||
+  fail "epoch 1 does not count and name the 6 files once"
+echo "$out" | grep -q "^| epoch 2:" && fail "files counted again in epoch 2"
+echo "bad_files_skip: every check passed"
