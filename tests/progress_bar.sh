@@ -11,7 +11,7 @@ command -v script > /dev/null || { echo "skipped: script(1) (util-linux) is not 
 rm -rf "$work"
 mkdir -p "$work"
 for cols in 60 100; do
-  script -qec "stty cols $cols; $train --limit-train 2048 --limit-test 64 --batch 32 --epochs 2 --save $work/m.clgm" \
+  script -qec "stty cols $cols; $train --limit-train 512 --limit-test 64 --batch 32 --epochs 1 --save $work/m.clgm" \
     /dev/null > "$work/tty$cols.txt" 2>&1 || fail "$cols columns: exit $?"
   grep -q "ETA" "$work/tty$cols.txt" || fail "$cols columns: no progress bar"
   tr '\r' '\n' < "$work/tty$cols.txt" | grep -E 'ETA|^ +$' |
