@@ -15,6 +15,17 @@ static clg_test_rng rng;
 static char *dir;
 static clg_datastore *data;
 
+/* Under oclgrind (CLG_TEST_SMALL) the tests of host-side training logic (schedules, solver
+ * options, reports) are left out: they add no GPU path of their own, and the simulator would
+ * spend minutes on their many steps. */
+static void host_logic_test(void)
+{
+    if (getenv("CLG_TEST_SMALL")) {
+        print_message("skipped under the simulator (CLG_TEST_SMALL): host-side logic only\n");
+        skip();
+    }
+}
+
 enum { SAMPLES = 96, SIDE = 8, CLASSES = 4 };
 
 static void put_be32(FILE *f, uint32_t v)
@@ -124,6 +135,7 @@ static void every_solver_lowers_the_loss(void **state)
 static void adamw_decay_is_decoupled(void **state)
 {
     (void)state;
+    host_logic_test();
     float *w[4];
     size_t n = 0;
     const clg_solver solver[4] = {CLG_SOLVER_ADAM, CLG_SOLVER_ADAMW, CLG_SOLVER_ADAM,
@@ -153,6 +165,7 @@ static void adamw_decay_is_decoupled(void **state)
 static void confusion_matches_classify(void **state)
 {
     (void)state;
+    host_logic_test();
     clg_net *net = new_net(3);
     clg_train_options o = small_options();
     o.max_epochs = 1; /* partly trained: some mistakes to count */
@@ -200,6 +213,7 @@ static void count_builds(void *user, const char *family, double seconds)
 static void build_time_is_not_training_time(void **state)
 {
     (void)state;
+    host_logic_test();
     build_log b = {0, 0};
     clg_ctx_options co = clg_ctx_options_default();
     co.cache_dir = "off";
@@ -623,6 +637,7 @@ static int record_rates(const clg_train_progress *p, void *user)
 static void learning_rate_schedules(void **state)
 {
     (void)state;
+    host_logic_test();
     clg_net *net = new_net(1);
     clg_train_options o = small_options(); /* 6 iterations per epoch */
     o.initial_learn_rate = 0.01f;
@@ -649,6 +664,7 @@ static void learning_rate_schedules(void **state)
 static void cosine_schedule(void **state)
 {
     (void)state;
+    host_logic_test();
     clg_net *net = new_net(1);
     clg_train_options o = small_options(); /* 2 epochs of 6 iterations */
     o.initial_learn_rate = 0.01f;
@@ -694,6 +710,7 @@ static int record_plateau(const clg_train_progress *p, void *user)
 static void plateau_schedule(void **state)
 {
     (void)state;
+    host_logic_test();
     clg_net *net = new_net(1);
     clg_train_options o = small_options();
     o.max_epochs = 8; /* 48 iterations, a validation after each */
@@ -733,6 +750,7 @@ static void plateau_schedule(void **state)
 static void plateau_resume_exact(void **state)
 {
     (void)state;
+    host_logic_test();
     clg_train_options o = small_options();
     o.max_epochs = 3;
     o.initial_learn_rate = 3.0f;
