@@ -316,6 +316,13 @@ static void p_experiment(void)
     BAD(clg_experiments_run(NULL, 1, NULL, 0, NULL, NULL, &r));
 }
 
+static void p_onnx(void)
+{
+    clg_net *net;
+    BAD(clg_net_import_onnx(NULL, "x.onnx", &net));
+    BAD(clg_net_export_onnx(NULL, "x.onnx"));
+}
+
 static void p_train(void)
 {
     clg_train_options o = clg_train_options_default();
@@ -401,6 +408,7 @@ static const entry table[] = {
     {"cluster", p_cluster, "clg_cluster_available clg_cluster_init clg_cluster_local_rank "
                            "clg_cluster_finalize clg_cluster_abort"},
     {"experiment", p_experiment, "clg_experiments_run"},
+    {"onnx", p_onnx, "clg_net_import_onnx clg_net_export_onnx"},
     {"train", p_train, "clg_train_options_default clg_train_options_check clg_solver_name "
                        "clg_exec_options_default clg_exec_options_check "
                        "clg_solver_parse clg_train clg_train_resume clg_net_evaluate clg_split_batch "

@@ -12,6 +12,7 @@
 
 #include "clgrad/clgrad.h"
 #include "json_out.h"
+#include "model_io.h"
 
 static void usage(FILE *f)
 {
@@ -367,7 +368,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "clgrad-predict: %s: %s\n", clg_status_name(st), clg_last_error());
         return 1;
     }
-    st = clg_net_load(ctx, model, &net);
+    st = load_model(ctx, model, &net);
     if (st != CLG_OK) {
         fprintf(stderr, "clgrad-predict: %s: %s\n", clg_status_name(st), clg_ctx_last_error(ctx));
         clg_ctx_destroy(ctx);

@@ -12,6 +12,7 @@
 #include "clgrad/clgrad.h"
 #include "train_args.h"
 #include "train_display.h"
+#include "model_io.h"
 #include "train_paths.h"
 #include "train_report.h"
 #include "train_sweep.h"
@@ -183,14 +184,11 @@ static int limit(clg_datastore **ds, size_t n, int folder, clg_datastore **paren
 /* --summary: the network's table, from its file or the default. */
 static int print_summary(const cli *c, clg_ctx *ctx)
 {
-    char *text = c->net_file ? read_text_file(c->net_file) : NULL;
-    if (c->net_file && !text) {
-        fprintf(stderr, "clgrad-train: cannot read %s\n", c->net_file);
-        return 1;
-    }
     clg_net *net = NULL;
-    clg_status st = clg_net_parse(ctx, text ? text : default_net, &net);
-    free(text);
+    int trained;
+    clg_status st = make_net("clgrad-train", ctx, c->net_file, default_net, &net, &trained);
+    if (st != CLG_OK)
+        return 1;
     size_t len = 0;
     char *table = NULL;
     if (st == CLG_OK && (st = clg_net_summary(net, NULL, 0, &len)) == CLG_OK &&
@@ -340,7 +338,7 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
     if (!limit(&test, c.limit_test, is_folder(&c, "test", folder, sizeof folder), test_all))
         goto done;
     if (c.evaluate) {
-        st = clg_net_load(ctx, c.evaluate, &net);
+        st = load_model(ctx, c.evaluate, &net);
         if (st != CLG_OK) {
             fail("loading the model", st, clg_ctx_last_error(ctx));
             goto done;
@@ -394,17 +392,10 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
     if (c.resume) {
         st = clg_train_resume(ctx, c.resume, augmented ? augmented : fit, val, &c.o, &net, &rep);
     } else {
-        char *text = c.net_file ? read_text_file(c.net_file) : NULL;
-        if (c.net_file && !text) {
-            fprintf(stderr, "clgrad-train: cannot read %s\n", c.net_file);
+        int trained; /* an ONNX model keeps its weights: fine-tuning */
+        st = make_net("clgrad-train", ctx, c.net_file, default_net, &net, &trained);
+        if (st != CLG_OK)
             goto done;
-        }
-        st = clg_net_parse(ctx, text ? text : default_net, &net);
-        free(text);
-        if (st != CLG_OK) {
-            fail(c.net_file ? c.net_file : "the default network", st, clg_ctx_last_error(ctx));
-            goto done;
-        }
         const char *names[256];
         size_t classes = clg_datastore_class_count(train);
         for (size_t i = 0; i < classes && i < 256; i++)
@@ -431,7 +422,7 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
                    clg_solver_name(c.o.solver), (double)c.o.initial_learn_rate,
                    c.o.mini_batch_size, c.o.max_epochs, c.o.max_epochs == 1 ? "" : "s");
         }
-        st = clg_net_init(net, c.o.seed);
+        st = trained ? CLG_OK : clg_net_init(net, c.o.seed);
         if (st == CLG_OK) {
             st = clg_train(net, augmented ? augmented : fit, val, &c.o, &rep);
         }
@@ -459,6 +450,13 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
         printf("Validation accuracy: %.2f%% (best %.2f%% at iteration %zu)\n",
                100 * rep.val_accuracy, 100 * rep.best_val_accuracy, rep.best_iteration);
     rc = c.save ? save_model(net, c.save, &c) : 0; /* first: evaluation can fail */
+    if (c.export_onnx) {
+        st = clg_net_export_onnx(net, c.export_onnx);
+        if (st != CLG_OK)
+            rc |= fail("exporting ONNX", st, clg_ctx_last_error(ctx));
+        else
+            printf("ONNX model written to %s\n", c.export_onnx);
+    }
     rc |= evaluate_and_report(net, test, 256, &d);
     if (d.plot_failed) {
         fprintf(stderr, "clgrad-train: --plot %s was not written (see above)\n", c.plot);

@@ -13,6 +13,7 @@ typedef struct cli {
     const char *net_file, *data, *save, *resume, *evaluate, *plot, *devices, *env;
     const char *sweep, *results;  /* --sweep FILE: several experiments; --results: their CSV */
     const char *save_models;      /* with --sweep: the folder of every experiment's model */
+    const char *export_onnx;      /* --export-onnx FILE: the trained model as ONNX too */
     double val_split;
     int val_on_test;
     size_t limit_train, limit_test;

@@ -75,7 +75,8 @@ int outputs_writable(const cli *c)
                {"--log", c->evaluate ? NULL : c->o.metrics_log, 0},
                {"--results", c->sweep ? c->results : NULL, 0},
                {"--checkpoint-path", c->evaluate ? NULL : c->o.checkpoint_path, 1},
-               {"--save-models", c->sweep ? c->save_models : NULL, 1}};
+               {"--save-models", c->sweep ? c->save_models : NULL, 1},
+               {"--export-onnx", c->evaluate || c->sweep ? NULL : c->export_onnx, 0}};
     int ok = 1;
     for (size_t i = 0; i < sizeof out / sizeof out[0]; i++) {
         char why[4400];

@@ -8,6 +8,7 @@
 #include "clgrad/tensor.h"
 #include "clgrad/ops.h"
 #include "clgrad/nn.h"
+#include "clgrad/onnx.h"
 #include "clgrad/data.h"
 #include "clgrad/parallel.h"
 #include "clgrad/train.h"

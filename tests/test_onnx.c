@@ -1,0 +1,266 @@
+/* ONNX export and import: every layer kind out and back in with its weights and settings bit
+ * for bit (the same predictions), class names kept; broken and unsupported models refused,
+ * naming what is wrong. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/testutil.h"
+#include "nn/onnx_internal.h"
+
+static clg_ctx *ctx;
+static clg_test_rng rng;
+static char *dir;
+
+/* Every layer kind and setting the format carries: asymmetric pads, strides, dilation,
+ * groups, pools with ceil and padding, both average divisors, every activation, residual adds
+ * (two and three inputs, with ReLU), a concat, dropout, batch norm after conv and after fc. */
+static const char *const nets[] = {
+    "input 13x11x3\n"
+    "conv 3x3x8 pad=1,0,2,1 stride=2,1 name=c1\n"
+    "batchnorm momentum=0.2 eps=0.001\n"
+    "relu name=r1\n"
+    "conv 3x3x8 pad=2 dilation=2 groups=2 bias=0\n"
+    "leaky alpha=0.05 name=b\n"
+    "conv 1x1x8 from=r1\n"
+    "elu alpha=0.7 name=c\n"
+    "add b relu=1 name=s\n"
+    "add b,c name=t\n"
+    "concat s name=cat\n"
+    "maxpool 3x3 stride=2 pad=1 ceil=1\n"
+    "avgpool 3x3 stride=1 pad=1 exclude-pad=1\n"
+    "avgpool 2x2 stride=1 pad=0,1,0,1\n"
+    "sigmoid\n"
+    "conv 3x3x5 pad=same\n"
+    "tanh\n"
+    "fc 12\n"
+    "batchnorm\n"
+    "dropout 0.3\n"
+    "relu\n"
+    "fc 4\n"
+    "softmax\n",
+    "input 9x9x2\n"
+    "conv 3x3x6 pad=1\n"
+    "relu\n"
+    "gap\n"
+    "fc 3\n"
+    "softmax\n",
+};
+
+static void randomise(clg_net *net)
+{
+    for (int set = 0; set < 2; set++) {
+        clg_param_set which = set ? CLG_PARAMS_STATE : CLG_PARAMS_LEARNABLE;
+        size_t n = clg_net_param_count(net, which);
+        float *p = malloc((n ? n : 1) * sizeof *p);
+        assert_non_null(p);
+        clg_test_fill_uniform(&rng, p, n, set ? 0.5f : -0.5f, set ? 1.5f : 0.5f); /* variances > 0 */
+        CLG_ASSERT_STATUS(clg_net_set_params(net, which, p, n), CLG_OK);
+        free(p);
+    }
+}
+
+static float *params(clg_net *net, clg_param_set which, size_t *n)
+{
+    *n = clg_net_param_count(net, which);
+    float *p = malloc((*n ? *n : 1) * sizeof *p);
+    assert_non_null(p);
+    CLG_ASSERT_STATUS(clg_net_get_params(net, which, p, *n), CLG_OK);
+    return p;
+}
+
+static void round_trip_keeps_everything(void **state)
+{
+    (void)state;
+    for (size_t k = 0; k < sizeof nets / sizeof nets[0]; k++) {
+        clg_net *net, *back;
+        CLG_ASSERT_STATUS(clg_net_parse(ctx, nets[k], &net), CLG_OK);
+        CLG_ASSERT_STATUS(clg_net_init(net, 7), CLG_OK);
+        randomise(net);
+        size_t classes = clg_net_class_count(net);
+        const char *names[4] = {"Ankle boot", "T-shirt/top", "c\\3", "d \"4\""};
+        CLG_ASSERT_STATUS(clg_net_set_class_names(net, names, classes), CLG_OK);
+        char path[4200];
+        snprintf(path, sizeof path, "%s/net%zu.onnx", dir, k);
+        CLG_ASSERT_STATUS(clg_net_export_onnx(net, path), CLG_OK);
+        CLG_ASSERT_STATUS(clg_net_import_onnx(ctx, path, &back), CLG_OK);
+        /* the same layers with the same settings: the text forms agree */
+        size_t la, lb;
+        CLG_ASSERT_STATUS(clg_net_text(net, NULL, 0, &la), CLG_OK);
+        CLG_ASSERT_STATUS(clg_net_text(back, NULL, 0, &lb), CLG_OK);
+        char *ta = malloc(la + 1), *tb = malloc(lb + 1);
+        CLG_ASSERT_STATUS(clg_net_text(net, ta, la + 1, NULL), CLG_OK);
+        CLG_ASSERT_STATUS(clg_net_text(back, tb, lb + 1, NULL), CLG_OK);
+        if (strcmp(ta, tb))
+            fail_msg("net %zu: exported\n%s\nimported\n%s", k, ta, tb);
+        free(ta), free(tb);
+        for (int set = 0; set < 2; set++) { /* weights and batch-norm state, bit for bit */
+            size_t na, nb;
+            clg_param_set which = set ? CLG_PARAMS_STATE : CLG_PARAMS_LEARNABLE;
+            float *a = params(net, which, &na), *b = params(back, which, &nb);
+            assert_int_equal(na, nb);
+            assert_memory_equal(a, b, na * sizeof *a);
+            free(a), free(b);
+        }
+        for (size_t c = 0; c < classes; c++)
+            assert_string_equal(clg_net_class_name(back, c), names[c]);
+        /* hence the same predictions */
+        clg_shape in = clg_net_input_shape(net);
+        size_t n = 5, per = clg_shape_numel(in);
+        float *x = malloc(n * per * sizeof *x), *pa = malloc(n * classes * sizeof *pa);
+        float *pb = malloc(n * classes * sizeof *pb);
+        clg_test_fill_uniform(&rng, x, n * per, -1.0f, 1.0f);
+        clg_test_poison_nan(pa, n * classes);
+        clg_test_poison_nan(pb, n * classes);
+        CLG_ASSERT_STATUS(clg_net_predict(net, x, n, pa), CLG_OK);
+        CLG_ASSERT_STATUS(clg_net_predict(back, x, n, pb), CLG_OK);
+        assert_memory_equal(pa, pb, n * classes * sizeof *pa);
+        free(x), free(pa), free(pb);
+        clg_net_destroy(net);
+        clg_net_destroy(back);
+    }
+}
+
+/* The exported model of nets[1], parsed, for the refusals below to edit. */
+static Onnx__ModelProto *exported(void)
+{
+    clg_net *net;
+    CLG_ASSERT_STATUS(clg_net_parse(ctx, nets[1], &net), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_init(net, 3), CLG_OK);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/small.onnx", dir);
+    CLG_ASSERT_STATUS(clg_net_export_onnx(net, path), CLG_OK);
+    clg_net_destroy(net);
+    Onnx__ModelProto *m;
+    CLG_ASSERT_STATUS(clg__onnx_read(ctx, path, &m), CLG_OK);
+    return m;
+}
+
+/* Writes m, imports it, expects `status` and `words` in the message. */
+static void refused(const Onnx__ModelProto *m, clg_status status, const char *words)
+{
+    size_t len = onnx__model_proto__get_packed_size(m);
+    uint8_t *buf = malloc(len);
+    assert_int_equal(onnx__model_proto__pack(m, buf), len);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/edited.onnx", dir);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(buf, 1, len, f), len);
+    fclose(f);
+    free(buf);
+    clg_net *net = (clg_net *)&net;
+    CLG_ASSERT_STATUS(clg_net_import_onnx(ctx, path, &net), status);
+    assert_null(net);
+    if (!strstr(clg_ctx_last_error(ctx), words))
+        fail_msg("\"%s\" lacks \"%s\"", clg_ctx_last_error(ctx), words);
+    print_message("refused: %s\n", clg_ctx_last_error(ctx));
+}
+
+static Onnx__NodeProto *node_of(Onnx__ModelProto *m, const char *op)
+{
+    for (size_t i = 0; i < m->graph->n_node; i++)
+        if (!strcmp(m->graph->node[i]->op_type, op))
+            return m->graph->node[i];
+    fail_msg("no %s node", op);
+    return NULL;
+}
+
+static Onnx__TensorProto *init_of(Onnx__ModelProto *m, const char *suffix)
+{
+    for (size_t i = 0; i < m->graph->n_initializer; i++) {
+        const char *name = m->graph->initializer[i]->name;
+        if (strlen(name) > strlen(suffix) && !strcmp(name + strlen(name) - strlen(suffix), suffix))
+            return m->graph->initializer[i];
+    }
+    fail_msg("no initializer *%s", suffix);
+    return NULL;
+}
+
+static void bad_models_are_refused(void **state)
+{
+    (void)state;
+    Onnx__ModelProto *m = exported();
+    /* an operator clgrad has no layer for: the node, its operator, the list */
+    Onnx__NodeProto *relu = node_of(m, "Relu");
+    char *op = relu->op_type;
+    relu->op_type = "Gelu";
+    refused(m, CLG_ERR_UNSUPPORTED, "node 1 (Gelu \"l2\"): clgrad has no layer for this operator");
+    relu->op_type = op;
+    /* an attribute it does not know */
+    Onnx__NodeProto *conv = node_of(m, "Conv");
+    char *name = conv->attribute[0]->name;
+    conv->attribute[0]->name = "strange";
+    refused(m, CLG_ERR_UNSUPPORTED, "attribute \"strange\" is not one clgrad has");
+    conv->attribute[0]->name = name;
+    /* weights shorter than their shape */
+    Onnx__TensorProto *w = init_of(m, ".weight");
+    w->raw_data.len -= 4;
+    refused(m, CLG_ERR_CORRUPT, "holds 428 bytes of data for a shape of 108 elements");
+    w->raw_data.len += 4;
+    /* weights kept in another file */
+    w->has_data_location = 1;
+    w->data_location = ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+    refused(m, CLG_ERR_CORRUPT, "keeps its data in an external file");
+    w->has_data_location = 0;
+    /* a dimension that overflows */
+    int64_t d0 = w->dims[0];
+    w->dims[0] = (int64_t)1 << 50;
+    refused(m, CLG_ERR_CORRUPT, "dimension 0 is");
+    w->dims[0] = d0;
+    /* an input that no earlier node computes (a cycle, or a dangling name) */
+    char *in = relu->input[0];
+    relu->input[0] = "later";
+    refused(m, CLG_ERR_CORRUPT, "input 0 (\"later\") is not defined before the node");
+    relu->input[0] = in;
+    /* an opset out of range */
+    int64_t v = m->opset_import[0]->version;
+    m->opset_import[0]->version = 21;
+    refused(m, CLG_ERR_UNSUPPORTED, "opset 21 (clgrad reads 7 to 17)");
+    m->opset_import[0]->version = v;
+    onnx__model_proto__free_unpacked(m, NULL);
+    /* not a model at all, and a truncated one */
+    char path[4200];
+    snprintf(path, sizeof path, "%s/small.onnx", dir);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    unsigned char buf[4096];
+    size_t len = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    snprintf(path, sizeof path, "%s/cut.onnx", dir);
+    f = fopen(path, "wb");
+    fwrite(buf, 1, len / 2, f);
+    fclose(f);
+    clg_net *net;
+    CLG_ASSERT_STATUS(clg_net_import_onnx(ctx, path, &net), CLG_ERR_CORRUPT);
+    assert_non_null(strstr(clg_ctx_last_error(ctx), "is not an ONNX model"));
+    snprintf(path, sizeof path, "%s/missing.onnx", dir);
+    CLG_ASSERT_STATUS(clg_net_import_onnx(ctx, path, &net), CLG_ERR_IO);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    clg_test_fixture_setup(&ctx, &rng);
+    dir = clg_test_tempdir("onnx");
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    clg_test_rmtree(dir);
+    free(dir);
+    clg_test_fixture_teardown(ctx);
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(round_trip_keeps_everything),
+        cmocka_unit_test(bad_models_are_refused),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
