@@ -217,7 +217,7 @@ static void bad_models_are_refused(void **state)
     /* an opset out of range */
     int64_t v = m->opset_import[0]->version;
     m->opset_import[0]->version = 21;
-    refused(m, CLG_ERR_UNSUPPORTED, "opset 21 (clgrad reads 7 to 17)");
+    refused(m, CLG_ERR_UNSUPPORTED, "opset 21 (clgrad reads 6 to 17)");
     m->opset_import[0]->version = v;
     onnx__model_proto__free_unpacked(m, NULL);
     /* not a model at all, and a truncated one */

@@ -9,7 +9,7 @@
 extern "C" {
 #endif
 
-/** Builds *out from an ONNX model file (opsets 7 to 17): one 4-D float input (N x C x H x W)
+/** Builds *out from an ONNX model file (opsets 6 to 17): one 4-D float input (N x C x H x W)
  *  and a graph of Conv (pads, strides, dilations, groups, auto_pad), MaxPool, AveragePool
  *  (pads, ceil_mode, count_include_pad), GlobalAveragePool, Gemm, MatMul (with a following
  *  Add of a bias: fully connected), BatchNormalization, Relu, LeakyRelu, Elu, Sigmoid, Tanh,

@@ -443,14 +443,15 @@ static clg_status fully_connected(importer *im, const Onnx__NodeProto *node, siz
 static clg_status batchnorm(importer *im, const Onnx__NodeProto *node, size_t k)
 {
     value *x, *v[4];
-    clg_status st = known_attrs(im, node, "epsilon,momentum,spatial,training_mode");
+    clg_status st = known_attrs(im, node, "epsilon,momentum,spatial,training_mode,is_test");
     if (st == CLG_OK)
         st = input(im, node, 0, 0, &x);
     for (size_t i = 0; st == CLG_OK && i < 4; i++)
         st = input(im, node, i + 1, 2, &v[i]);
     if (st != CLG_OK)
         return st;
-    if (int_attr(node, "training_mode", 0) || (node->n_output > 1 && node->output[1][0]))
+    if (int_attr(node, "training_mode", 0) || !int_attr(node, "is_test", 1) ||
+        (node->n_output > 1 && node->output[1][0]))
         return fail(im, CLG_ERR_UNSUPPORTED, "the training form (running statistics as "
                     "outputs); clgrad imports the inference form and trains it itself");
     if (int_attr(node, "spatial", 1) != 1)
@@ -714,7 +715,7 @@ static int opset_ok(importer *im, const Onnx__ModelProto *m, long *version)
             *version = (long)m->opset_import[i]->version;
     }
     (void)im;
-    return *version >= 7 && *version <= 17;
+    return *version >= 6 && *version <= 17;
 }
 
 /* Uploads the recorded tensors into the built network's layers. */
@@ -781,7 +782,7 @@ clg_status clg__onnx_import_model(clg_ctx *ctx, const Onnx__ModelProto *m,
     im.ctx = ctx, im.g = g, im.extra = extra, im.nextra = nextra;
     long version;
     if (!opset_ok(&im, m, &version))
-        return fail(&im, CLG_ERR_UNSUPPORTED, "opset %ld (clgrad reads 7 to 17)", version);
+        return fail(&im, CLG_ERR_UNSUPPORTED, "opset %ld (clgrad reads 6 to 17)", version);
     if (g->n_node > CLG__ONNX_MAX_NODES || g->n_initializer > CLG__ONNX_MAX_NODES ||
         g->n_input > CLG__ONNX_MAX_NODES)
         return fail(&im, CLG_ERR_UNSUPPORTED, "%zu nodes, %zu initializers (at most %d each)",
