@@ -17,6 +17,7 @@
 static void usage(FILE *f)
 {
     fprintf(f, "usage: clgrad-predict [--top K] [--devices FILTER] [--json] MODEL IMAGE|FOLDER...\n"
+               "       clgrad-predict [--top K] [--json] --npy FILE.npy MODEL\n"
                "       clgrad-predict --activations LAYER --out FILE [--devices FILTER] MODEL IMAGE|FOLDER...\n"
                "Prints the K (default 3) most likely classes of each image (PNG, JPEG, BMP or\n"
                "PNM; converted to the model's channels and resized to its input size). A folder\n"
@@ -25,6 +26,8 @@ static void usage(FILE *f)
                "as clgrad-train reads), their images are labelled and the accuracy is printed.\n"
                "An unreadable image is reported on its own line and the others go on (exit\n"
                "status 1).\n"
+               "  --npy FILE.npy       the images from a float32 NumPy array, N x C x H x W (or\n"
+               "                       N x H x W), as the model takes them\n"
                "  --activations LAYER  write the outputs of the layer named LAYER (see clgrad-train\n"
                "                       --summary; \"l3\" is the third) for the images to FILE:\n"
                "                       NumPy .npy when FILE ends in .npy, else raw: the 8 bytes\n"
@@ -252,6 +255,81 @@ static void print_result(clg_net *net, const item *it, const int32_t *top, const
 
 #define CHUNK 64 /* images decoded, then classified at once */
 
+/* A NumPy .npy file of little-endian float32 in C order, shaped (N, C, H, W), or (N, H, W)
+ * for one channel: *data (malloc'ed) and the sizes. 0 with a reason printed. */
+static int read_npy(const char *path, float **data, size_t dims[4])
+{
+    FILE *f = fopen(path, "rb");
+    unsigned char head[10];
+    char dict[4096] = "";
+    int ok = f && fread(head, 1, 10, f) == 10 && !memcmp(head, "\x93NUMPY", 6) && head[6] == 1;
+    size_t hl = ok ? (size_t)head[8] | (size_t)head[9] << 8 : 0;
+    ok = ok && hl < sizeof dict && fread(dict, 1, hl, f) == hl;
+    dict[ok ? hl : 0] = '\0';
+    const char *shape = strstr(dict, "'shape': (");
+    long d[4] = {0, 0, 0, 0};
+    int n = shape ? sscanf(shape, "'shape': (%ld, %ld, %ld, %ld", &d[0], &d[1], &d[2], &d[3]) : 0;
+    ok = ok && strstr(dict, "'descr': '<f4'") && strstr(dict, "'fortran_order': False") &&
+         (n == 3 || n == 4);
+    if (ok && n == 3)
+        d[3] = d[2], d[2] = d[1], d[1] = 1;
+    size_t total = 1;
+    for (int i = 0; ok && i < 4; i++) {
+        ok = d[i] > 0 && d[i] < 1 << 24 && total < ((size_t)1 << 32) / (size_t)d[i];
+        dims[i] = (size_t)d[i];
+        total *= ok ? (size_t)d[i] : 1;
+    }
+    *data = ok ? malloc(total * sizeof **data) : NULL;
+    ok = ok && *data && fread(*data, sizeof **data, total, f) == total;
+    if (f)
+        fclose(f);
+    if (!ok) {
+        free(*data);
+        *data = NULL;
+        fprintf(stderr, "clgrad-predict: %s is not a float32 .npy array of N x C x H x W (or N "
+                "x H x W) in C order\n", path);
+    }
+    return ok;
+}
+
+/* --npy: every row of the array classified, named FILE[i]. Returns the exit status. */
+static int classify_npy(clg_net *net, clg_ctx *ctx, const char *path, size_t k, int json)
+{
+    float *x;
+    size_t d[4];
+    if (!read_npy(path, &x, d))
+        return 1;
+    clg_shape in = clg_net_input_shape(net);
+    if (d[1] != in.c || d[2] != in.h || d[3] != in.w) {
+        fprintf(stderr, "clgrad-predict: %s holds %zux%zux%zu samples (CxHxW), the model takes "
+                "%zux%zux%zu\n", path, d[1], d[2], d[3], in.c, in.h, in.w);
+        free(x);
+        return 1;
+    }
+    size_t classes = clg_net_class_count(net), per = clg_shape_numel(in);
+    k = k < classes ? k : classes;
+    float *prob = malloc(CHUNK * k * sizeof *prob);
+    int32_t *top = malloc(CHUNK * k * sizeof *top);
+    int rc = prob && top ? 0 : 1;
+    for (size_t first = 0; rc == 0 && first < d[0]; first += CHUNK) {
+        size_t m = d[0] - first < CHUNK ? d[0] - first : CHUNK;
+        clg_status st = clg_net_classify(net, x + first * per, m, k, top, prob);
+        if (st != CLG_OK) {
+            fprintf(stderr, "clgrad-predict: %s: %s\n", clg_status_name(st),
+                    clg_ctx_last_error(ctx));
+            rc = 1;
+        }
+        for (size_t j = 0; rc == 0 && j < m; j++) {
+            char name[4200];
+            snprintf(name, sizeof name, "%s[%zu]", path, first + j);
+            item it = {name, -1};
+            print_result(net, &it, top + j * k, prob + j * k, k, json);
+        }
+    }
+    free(x), free(prob), free(top);
+    return rc;
+}
+
 /* Classifies every item, CHUNK at a time; unreadable images are reported and left out.
  * Returns the exit status. */
 static int classify_all(clg_net *net, clg_ctx *ctx, const items *l, size_t k, int json)
@@ -315,7 +393,7 @@ static int classify_all(clg_net *net, clg_ctx *ctx, const items *l, size_t k, in
 int main(int argc, char **argv)
 {
     size_t k = 3;
-    const char *filter = NULL, *layer = NULL, *out = NULL;
+    const char *filter = NULL, *layer = NULL, *out = NULL, *npy = NULL;
     int json = 0, i = 1;
     for (; i < argc && argv[i][0] == '-'; i++) {
         if (!strcmp(argv[i], "--help")) {
@@ -339,13 +417,15 @@ int main(int argc, char **argv)
             layer = argv[++i];
         } else if (!strcmp(argv[i], "--out") && i + 1 < argc) {
             out = argv[++i];
+        } else if (!strcmp(argv[i], "--npy") && i + 1 < argc) {
+            npy = argv[++i];
         } else {
             fprintf(stderr, "clgrad-predict: %s %s (clgrad-predict --help lists the options)\n",
                     argv[i], i + 1 < argc ? "is not an option" : "is not an option, or needs a value");
             return 2;
         }
     }
-    if (argc - i < 2 || !layer != !out) {
+    if (argc - i < (npy ? 1 : 2) || !layer != !out || (npy && layer)) {
         usage(stderr);
         return 2;
     }
@@ -373,6 +453,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "clgrad-predict: %s: %s\n", clg_status_name(st), clg_ctx_last_error(ctx));
         clg_ctx_destroy(ctx);
         return 1;
+    }
+    if (npy) {
+        int rc = classify_npy(net, ctx, npy, k, json);
+        clg_net_destroy(net);
+        clg_ctx_destroy(ctx);
+        return rc;
     }
     items l = {0};
     int rc = gather(&l, net, argv + i, (size_t)(argc - i)) ? 0 : 1;

@@ -772,58 +772,71 @@ static clg_status classes(importer *im, const Onnx__ModelProto *m, clg_net *net)
     return CLG_OK;
 }
 
-clg_status clg__onnx_import_model(clg_ctx *ctx, const Onnx__ModelProto *m,
-                                  const clg__onnx_const *extra, size_t nextra, clg_net **out)
+/* The model as network text and parameter records in im (set up with ctx, extras). */
+static clg_status translate(importer *im, const Onnx__ModelProto *m)
 {
-    *out = NULL;
     const Onnx__GraphProto *g = m->graph;
-    importer im;
-    memset(&im, 0, sizeof im);
-    im.ctx = ctx, im.g = g, im.extra = extra, im.nextra = nextra;
+    im->g = g;
     long version;
-    if (!opset_ok(&im, m, &version))
-        return fail(&im, CLG_ERR_UNSUPPORTED, "opset %ld (clgrad reads 6 to 17)", version);
+    if (!opset_ok(im, m, &version))
+        return fail(im, CLG_ERR_UNSUPPORTED, "opset %ld (clgrad reads 6 to 17)", version);
     if (g->n_node > CLG__ONNX_MAX_NODES || g->n_initializer > CLG__ONNX_MAX_NODES ||
         g->n_input > CLG__ONNX_MAX_NODES)
-        return fail(&im, CLG_ERR_UNSUPPORTED, "%zu nodes, %zu initializers (at most %d each)",
+        return fail(im, CLG_ERR_UNSUPPORTED, "%zu nodes, %zu initializers (at most %d each)",
                     g->n_node, g->n_initializer, CLG__ONNX_MAX_NODES);
     size_t outputs = 0;
     for (size_t i = 0; i < g->n_node; i++)
         outputs += g->node[i]->n_output;
-    im.cap = 2 * (g->n_initializer + nextra + g->n_input + outputs) + 16;
-    im.v = clg__calloc(im.cap, sizeof *im.v);
-    im.tcap = 4096;
-    im.text = clg__malloc(im.tcap);
-    if (!im.v || !im.text) {
-        free(im.v), free(im.text);
-        return clg__oom(ctx, "ONNX import");
-    }
-    im.text[0] = '\0';
+    im->cap = 2 * (g->n_initializer + im->nextra + g->n_input + outputs) + 16;
+    im->v = clg__calloc(im->cap, sizeof *im->v);
+    im->tcap = 4096;
+    im->text = clg__malloc(im->tcap);
+    if (!im->v || !im->text)
+        return clg__oom(im->ctx, "ONNX import");
+    im->text[0] = '\0';
     for (size_t i = 0; i < g->n_initializer; i++)
         if (g->initializer[i]->name)
-            define(&im, g->initializer[i]->name)->tensor = g->initializer[i];
-    for (size_t i = 0; i < nextra; i++)
-        define(&im, extra[i].name)->tensor = extra[i].tensor;
-    clg_status st = network_input(&im);
+            define(im, g->initializer[i]->name)->tensor = g->initializer[i];
+    for (size_t i = 0; i < im->nextra; i++)
+        define(im, im->extra[i].name)->tensor = im->extra[i].tensor;
+    clg_status st = network_input(im);
     for (size_t i = 0; st == CLG_OK && i < g->n_node; i++) {
         const Onnx__NodeProto *node = g->node[i];
-        snprintf(im.where, sizeof im.where, "node %zu (%s%s%s%s)", i, node->op_type ? node->op_type : "?",
-                 node->name && node->name[0] ? " \"" : "", node->name ? node->name : "",
-                 node->name && node->name[0] ? "\"" : "");
-        im.fuse_relu = fuses_relu(&im, i);
-        st = node_to_layer(&im, node, i);
-        i += (size_t)im.fuse_relu; /* the Relu is the add's relu=1 */
-        im.fuse_relu = 0;
+        snprintf(im->where, sizeof im->where, "node %zu (%s%s%s%s)", i,
+                 node->op_type ? node->op_type : "?", node->name && node->name[0] ? " \"" : "",
+                 node->name ? node->name : "", node->name && node->name[0] ? "\"" : "");
+        im->fuse_relu = fuses_relu(im, i);
+        st = node_to_layer(im, node, i);
+        i += (size_t)im->fuse_relu; /* the Relu is the add's relu=1 */
+        im->fuse_relu = 0;
     }
-    im.where[0] = '\0';
-    value *result = g->n_output == 1 ? find(&im, g->output[0]->name) : NULL;
-    if (st == CLG_OK && (!result || !result->is_layer || strcmp(result->layer, im.last)))
-        st = fail(&im, CLG_ERR_UNSUPPORTED, "%zu graph outputs, or one other than the last "
+    im->where[0] = '\0';
+    value *result = g->n_output == 1 ? find(im, g->output[0]->name) : NULL;
+    if (st == CLG_OK && (!result || !result->is_layer || strcmp(result->layer, im->last)))
+        st = fail(im, CLG_ERR_UNSUPPORTED, "%zu graph outputs, or one other than the last "
                   "layer (clgrad's networks have one output, at the end)", g->n_output);
-    if (st == CLG_OK && !strcmp(im.last, "input"))
-        st = fail(&im, CLG_ERR_UNSUPPORTED, "a graph without operators");
-    if (st == CLG_OK && !im.ended) /* clgrad's output layer */
-        st = put(&im, "softmax from=%s\n", im.last);
+    if (st == CLG_OK && !strcmp(im->last, "input"))
+        st = fail(im, CLG_ERR_UNSUPPORTED, "a graph without operators");
+    if (st == CLG_OK && !im->ended) /* clgrad's output layer */
+        st = put(im, "softmax from=%s\n", im->last);
+    return st;
+}
+
+static void importer_free(importer *im)
+{
+    for (size_t i = 0; i < im->np; i++)
+        free(im->p[i].data);
+    free(im->p), free(im->v), free(im->text);
+}
+
+clg_status clg__onnx_import_model(clg_ctx *ctx, const Onnx__ModelProto *m,
+                                  const clg__onnx_const *extra, size_t nextra, clg_net **out)
+{
+    *out = NULL;
+    importer im;
+    memset(&im, 0, sizeof im);
+    im.ctx = ctx, im.extra = extra, im.nextra = nextra;
+    clg_status st = translate(&im, m);
     clg_net *net = NULL;
     if (st == CLG_OK)
         st = clg_net_parse(ctx, im.text, &net);
@@ -833,15 +846,25 @@ clg_status clg__onnx_import_model(clg_ctx *ctx, const Onnx__ModelProto *m,
         st = fill(&im, net);
     if (st == CLG_OK)
         st = classes(&im, m, net);
-    for (size_t i = 0; i < im.np; i++)
-        free(im.p[i].data);
-    free(im.p), free(im.v), free(im.text);
+    importer_free(&im);
     if (st != CLG_OK) {
         clg_net_destroy(net);
         return st;
     }
     *out = net;
     return CLG_OK;
+}
+
+clg_status clg__onnx_translate(const Onnx__ModelProto *m, char **text)
+{
+    importer im;
+    memset(&im, 0, sizeof im);
+    clg_status st = translate(&im, m);
+    *text = st == CLG_OK ? im.text : NULL;
+    if (st == CLG_OK)
+        im.text = NULL;
+    importer_free(&im);
+    return st;
 }
 
 clg_status clg_net_import_onnx(clg_ctx *ctx, const char *path, clg_net **out)

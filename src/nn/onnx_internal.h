@@ -42,4 +42,8 @@ typedef struct clg__onnx_const {
 clg_status clg__onnx_import_model(clg_ctx *ctx, const Onnx__ModelProto *m,
                                   const clg__onnx_const *extra, size_t nextra, clg_net **out);
 
+/* Without a device (the fuzzer): the network text the model translates to (malloc'ed), with
+ * every check of the import but the parameters' sizes against the layers. */
+clg_status clg__onnx_translate(const Onnx__ModelProto *m, char **text);
+
 #endif
