@@ -26,4 +26,16 @@ cmp -s "$work/p1.json" "$work/p2.json" || fail "predictions differ: $(diff "$wor
 out=$("$bin/clgrad-train" $quick --epochs 1 --net "$work/m.onnx" --save "$work/tuned.clgm" 2>&1) ||
   fail "fine-tuning the ONNX model: $out"
 echo "$out" | tail -1
+# transfer learning: the 10-class model on 3 classes, the layers before its output frozen
+fm=/usr/share/datasets/fashion-mnist
+for part in train:train t10k:test; do
+  "$bin/clgrad-export-images" --limit 300 --fashion-names "$fm/${part%%:*}-images-idx3-ubyte.gz" \
+    "$fm/${part%%:*}-labels-idx1-ubyte.gz" "$work/three/${part##*:}" > /dev/null || fail "export"
+  (cd "$work/three/${part##*:}" && ls | grep -vxE 'Bag|Coat|Dress' | xargs rm -rf)
+done
+out=$("$bin/clgrad-train" --net "$work/m.onnx" --data "$work/three" --base-lr-factor 0 \
+  --epochs 2 --batch 16 --save "$work/three.clgm" 2>&1) || fail "transfer learning: $out"
+echo "$out" | grep -q "^Transfer learning: $work/m.onnx has 10 classes, the data 3: its last fully connected layer starts afresh with 3 outputs$" ||
+  fail "no transfer-learning line: $out"
+echo "$out" | tail -1
 echo "onnx_tools: every check passed"

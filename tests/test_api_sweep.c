@@ -185,6 +185,9 @@ static void p_tensor_math(void)
 }
 static void p_nn(void)
 {
+    clg_net *replaced;
+    BAD(clg_net_set_learn_rate_factor(NULL, "l1", 0.5f));
+    BAD(clg_net_replace_output(NULL, 3, 1, &replaced));
     clg_net *net = NULL;
     clg_layer_info info;
     float f[2];
@@ -391,7 +394,8 @@ static const entry table[] = {
                  "clg_net_layer_count clg_net_layer_info clg_net_input_shape clg_net_class_count "
                  "clg_net_ctx clg_net_set_class_names clg_net_class_name clg_net_init "
                  "clg_net_param_count clg_net_get_params clg_net_set_params clg_net_predict "
-                 "clg_net_classify clg_net_save clg_net_load clg_net_profile"},
+                 "clg_net_classify clg_net_save clg_net_load clg_net_profile "
+                 "clg_net_set_learn_rate_factor clg_net_replace_output"},
     {"data", p_data, "clg_datastore_open_idx clg_datastore_open_idx_folder clg_datastore_subset "
                      "clg_datastore_destroy clg_datastore_size clg_datastore_sample_shape "
                      "clg_datastore_class_count clg_datastore_class_name clg_datastore_set_class_names "

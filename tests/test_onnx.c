@@ -239,6 +239,91 @@ static void bad_models_are_refused(void **state)
     CLG_ASSERT_STATUS(clg_net_import_onnx(ctx, path, &net), CLG_ERR_IO);
 }
 
+/* Transfer learning on an imported model: its output replaced for 3 classes, the first
+ * convolution frozen (lr=0) and the second at half the rate, trained on one device and on
+ * two: the first keeps the imported weights bit for bit, the rest learns, and one and two
+ * devices end with the same weights (no batch norm here: its batch statistics are per
+ * device). */
+static void fine_tuning_an_imported_model(void **state)
+{
+    (void)state;
+    enum { N = 96, S = 8 };
+    float *x = malloc(N * S * S * sizeof *x);
+    int32_t y[N];
+    for (int i = 0; i < N; i++) { /* class k: a bright band across rows 2k..2k+2 */
+        y[i] = i % 3;
+        for (int p = 0; p < S * S; p++)
+            x[i * S * S + p] = (p / S / 2 == y[i] ? 0.7f : 0.0f) + clg_test_uniform(&rng, 0, 0.3f);
+    }
+    clg_datastore *data;
+    CLG_ASSERT_STATUS(clg_datastore_from_memory(x, y, N, (clg_shape){1, 1, S, S}, 3, &data),
+                      CLG_OK);
+    free(x);
+    clg_net *net, *imported, *tuned;
+    CLG_ASSERT_STATUS(clg_net_parse(ctx, "input 8x8x1\nconv 3x3x4 pad=1 name=c\nrelu\n"
+                                         "conv 1x1x4 name=d\nrelu\nfc 10 name=out\nsoftmax\n",
+                                    &net), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_init(net, 11), CLG_OK);
+    randomise(net);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/ten.onnx", dir);
+    CLG_ASSERT_STATUS(clg_net_export_onnx(net, path), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_import_onnx(ctx, path, &imported), CLG_OK);
+    size_t n0, n1;
+    float *start = params(imported, CLG_PARAMS_LEARNABLE, &n0);
+    const size_t kept = 36 + 4 + 16 + 4; /* both convolutions' weights and biases */
+    float *final[2];
+    clg_ctx *second = clg_test_ctx(getenv("CLGRAD_CACHE_DIR"));
+    for (int devices = 1; devices <= 2; devices++) {
+        CLG_ASSERT_STATUS(clg_net_replace_output(imported, 3, 5, &tuned), CLG_OK);
+        assert_int_equal(clg_net_class_count(tuned), 3);
+        float *now = params(tuned, CLG_PARAMS_LEARNABLE, &n1);
+        assert_int_equal(n1, kept + 4 * 8 * 8 * 3 + 3); /* and the new fc's */
+        assert_memory_equal(now, start, kept * sizeof *now); /* the rest kept */
+        free(now);
+        CLG_ASSERT_STATUS(clg_net_set_learn_rate_factor(tuned, "c", 0.0f), CLG_OK);
+        CLG_ASSERT_STATUS(clg_net_set_learn_rate_factor(tuned, "d", 0.5f), CLG_OK);
+        CLG_ASSERT_STATUS(clg_net_set_learn_rate_factor(tuned, "nope", 0.5f), CLG_ERR_INVALID_ARG);
+        char text[512];
+        CLG_ASSERT_STATUS(clg_net_text(tuned, text, sizeof text, NULL), CLG_OK);
+        assert_non_null(strstr(text, "name=c lr=0\n"));
+        assert_non_null(strstr(text, "name=d lr=0.5\n"));
+        assert_non_null(strstr(text, "fc 3 name=out\n"));
+        clg_train_options o = clg_train_options_default();
+        clg_exec_options ex = clg_exec_options_default();
+        clg_ctx *both[2] = {ctx, second};
+        static const float load[2] = {1, 1};
+        if (devices == 2) {
+            ex.contexts = both, ex.context_count = 2;
+            ex.worker_load = load, ex.worker_load_count = 2;
+            o.execution = &ex;
+        }
+        o.solver = CLG_SOLVER_ADAM;
+        o.initial_learn_rate = 0.02f;
+        o.mini_batch_size = 16;
+        o.max_epochs = 3;
+        o.seed = 9;
+        CLG_ASSERT_STATUS(clg_train(tuned, data, NULL, &o, NULL), CLG_OK);
+        double loss, acc;
+        CLG_ASSERT_STATUS(clg_net_evaluate(tuned, data, 32, &loss, &acc), CLG_OK);
+        final[devices - 1] = params(tuned, CLG_PARAMS_LEARNABLE, &n1);
+        print_message("%d device%s: accuracy %.3f, loss %.4f\n", devices, devices > 1 ? "s" : "",
+                      acc, loss);
+        assert_memory_equal(final[devices - 1], start, 40 * sizeof(float)); /* frozen */
+        assert_true(clg_test_max_abs_diff(final[devices - 1] + 40, start + 40, 20) > 1e-4);
+        assert_true(acc > 0.6); /* the new output learnt the three classes */
+        clg_net_destroy(tuned);
+    }
+    double d = clg_test_max_abs_diff(final[0], final[1], n1);
+    print_message("1 against 2 devices: max |w1 - w2| %.3g\n", d);
+    assert_true(d < 1e-4); /* the sums of shards round differently: float tolerance */
+    free(final[0]), free(final[1]), free(start);
+    clg_ctx_destroy(second);
+    clg_net_destroy(imported);
+    clg_net_destroy(net);
+    clg_datastore_destroy(data);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -261,6 +346,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(round_trip_keeps_everything),
         cmocka_unit_test(bad_models_are_refused),
+        cmocka_unit_test(fine_tuning_an_imported_model),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -229,6 +229,34 @@ static int net_fits_data(const cli *c, clg_net *net, clg_datastore *train)
     return 1;
 }
 
+/* A trained model (ONNX) for data of another class count gets a new output layer; with
+ * --base-lr-factor every layer before it learns at that factor. 0 on failure (said). */
+static int transfer(const cli *c, clg_net **net, size_t classes)
+{
+    size_t had = clg_net_class_count(*net);
+    if (classes != had) {
+        clg_net *fresh;
+        clg_status st = clg_net_replace_output(*net, classes, c->o.seed, &fresh);
+        if (st != CLG_OK) {
+            fail("replacing the output layer", st, clg_ctx_last_error(clg_net_ctx(*net)));
+            return 0;
+        }
+        clg_net_destroy(*net);
+        *net = fresh;
+        if (!c->quiet)
+            printf("Transfer learning: %s has %zu classes, the data %zu: its last fully "
+                   "connected layer starts afresh with %zu outputs\n", c->net_file, had, classes,
+                   classes);
+    }
+    size_t layers = clg_net_layer_count(*net);
+    for (size_t i = 0; c->base_lr_factor >= 0 && i + 2 < layers; i++) { /* all but fc, softmax */
+        clg_layer_info info;
+        if (clg_net_layer_info(*net, i, &info) == CLG_OK && info.params)
+            clg_net_set_learn_rate_factor(*net, info.name, c->base_lr_factor);
+    }
+    return 1;
+}
+
 /* Settings that run but are probably mistakes: said, not refused. */
 static void warn_unlikely(const cli *c, size_t train_images, size_t total)
 {
@@ -396,6 +424,10 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
         st = make_net("clgrad-train", ctx, c.net_file, default_net, &net, &trained);
         if (st != CLG_OK)
             goto done;
+        if (trained && !transfer(&c, &net, clg_datastore_class_count(train))) {
+            rc = 1;
+            goto done;
+        }
         const char *names[256];
         size_t classes = clg_datastore_class_count(train);
         for (size_t i = 0; i < classes && i < 256; i++)

@@ -15,8 +15,11 @@ static void usage(FILE *f)
 "Trains a network (default: the TensorFlow CNN tutorial network) on an IDX data set\n"
 "(default: " DEFAULT_DATA "), evaluates it on the test set and saves it.\n"
 "  --net FILE                network text file (see README), or an ONNX model (FILE.onnx:\n"
-"                            its weights are kept and trained on); default: the tutorial\n"
-"                            network\n"
+"                            its weights are kept and trained on; for data of another\n"
+"                            class count its last fully connected layer starts afresh);\n"
+"                            default: the tutorial network\n"
+"  --base-lr-factor F        layers before the output learn at F x the rate (0 freezes\n"
+"                            them: transfer learning)\n"
 "  --data DIR                folder with train-/t10k- IDX files (.gz or plain), or with\n"
 "                            train/ and test/ image folders (one sub-folder per class)\n"
 "  --image-size HxW, --channels 1|3   image folders: size and colour (default: the first\n"
@@ -112,7 +115,7 @@ static int parse_float(const char *s, float *out)
 enum { O_NET = 256, O_DATA, O_SAVE, O_RESUME, O_EVAL, O_SOLVER, O_LR, O_SCHED, O_DROPF, O_DROPP,
        O_WARM, O_MOM, O_L2, O_EPS, O_B1, O_B2, O_GT, O_GTM, O_EPOCHS, O_BATCH, O_SHUF, O_VSPLIT,
        O_VFREQ, O_VPAT, O_OUTNET, O_VERB, O_CKP, O_CKF, O_CKU, O_LOG, O_PLOT, O_ENV, O_DEV,
-       O_SEED, O_QUIET, O_HELP, O_VERSION, O_VTEST, O_LTRAIN, O_LTEST, O_SPLIT, O_WLOAD, O_FAULT, O_BG, O_BGW, O_LRREF, O_IMSIZE, O_CHAN, O_BAD, O_AUGX, O_AUGR, O_AUGT, O_SWEEP, O_RESULTS, O_RLOAD, O_SUMMARY, O_SMODELS, O_PLAT, O_JSON, O_ONNX };
+       O_SEED, O_QUIET, O_HELP, O_VERSION, O_VTEST, O_LTRAIN, O_LTEST, O_SPLIT, O_WLOAD, O_FAULT, O_BG, O_BGW, O_LRREF, O_IMSIZE, O_CHAN, O_BAD, O_AUGX, O_AUGR, O_AUGT, O_SWEEP, O_RESULTS, O_RLOAD, O_SUMMARY, O_SMODELS, O_PLAT, O_JSON, O_ONNX, O_BASELR };
 
 static const struct option long_options[] = {
     {"net", 1, 0, O_NET}, {"data", 1, 0, O_DATA}, {"save", 1, 0, O_SAVE},
@@ -138,6 +141,7 @@ static const struct option long_options[] = {
     {"execution-environment", 1, 0, O_ENV}, {"devices", 1, 0, O_DEV}, {"seed", 1, 0, O_SEED},
     {"sweep", 1, 0, O_SWEEP}, {"results", 1, 0, O_RESULTS}, {"rank-load", 1, 0, O_RLOAD},
     {"save-models", 1, 0, O_SMODELS}, {"export-onnx", 1, 0, O_ONNX},
+    {"base-lr-factor", 1, 0, O_BASELR},
     {"quiet", 0, 0, O_QUIET}, {"json", 0, 0, O_JSON}, {"summary", 0, 0, O_SUMMARY}, {"help", 0, 0, O_HELP}, {"version", 0, 0, O_VERSION}, {0, 0, 0, 0}};
 
 /* The values an enumerated flag takes, for its error message. */
@@ -207,6 +211,7 @@ int cli_parse(int argc, char **argv, cli *c)
     c->data = DEFAULT_DATA;
     c->save = "clgrad-model.clgm";
     c->save_models = DEFAULT_SWEEP_MODELS;
+    c->base_lr_factor = -1;
     c->env = "auto";
     c->table_every = 50;
     c->o = clg_train_options_default();
@@ -368,6 +373,7 @@ int cli_parse(int argc, char **argv, cli *c)
         case O_RESULTS: c->results = a; break;
         case O_SMODELS: c->save_models = a; break;
         case O_ONNX: c->export_onnx = a; break;
+        case O_BASELR: ok = parse_float(a, &c->base_lr_factor) && c->base_lr_factor >= 0; break;
         case O_HELP: usage(stdout); return -1;
         case O_VERSION: printf("clgrad-train %s\n", clg_version()); return -1;
         case ':':

@@ -14,6 +14,7 @@ typedef struct cli {
     const char *sweep, *results;  /* --sweep FILE: several experiments; --results: their CSV */
     const char *save_models;      /* with --sweep: the folder of every experiment's model */
     const char *export_onnx;      /* --export-onnx FILE: the trained model as ONNX too */
+    float base_lr_factor;         /* --base-lr-factor F (layers before the output), or -1 */
     double val_split;
     int val_on_test;
     size_t limit_train, limit_test;

@@ -177,6 +177,20 @@ CLG_API clg_status clg_net_evaluate_confusion(clg_net *net, clg_datastore *ds, s
  *  gradients it leaves are meaningless. */
 CLG_API clg_status clg_net_profile(clg_net *net, size_t batch, int runs, clg_layer_time *out);
 
+/** Learning-rate factor of the named layer's parameters (MATLAB's WeightLearnRateFactor and
+ *  BiasLearnRateFactor together; 0 freezes them, 1 is the default); "lr=F" on the layer's
+ *  line in the text form. @return CLG_OK; CLG_ERR_INVALID_ARG (no such layer, factor < 0). */
+CLG_API clg_status clg_net_set_learn_rate_factor(clg_net *net, const char *layer, float factor);
+
+/** Transfer learning (MATLAB's replaceLayer on the last fully connected layer): a copy of
+ *  net, on its context, whose fully connected layer before the softmax has `classes` outputs,
+ *  initialised from seed; every other layer keeps its parameters, batch-norm state and
+ *  learning-rate factor. Class names start as "0", "1", ....
+ *  @return CLG_OK; CLG_ERR_INVALID_ARG (classes < 2, an output not fed by a fully connected
+ *          layer). */
+CLG_API clg_status clg_net_replace_output(const clg_net *net, size_t classes, uint64_t seed,
+                                          clg_net **out);
+
 /** Saves the network (text, class names, parameters and batch-norm state) as a model file,
  *  atomically: the file at path is the old one or the complete new one, never a mix.
  *  @return CLG_OK; CLG_ERR_IO naming the path. */

@@ -93,6 +93,8 @@ void clg__layer_text(const clg_net *net, const clg__layer *l, size_t i, char *bu
         clg__text_put(&o, " name=%s", l->name);
     if (!plain)
         clg__text_put(&o, " from=%s", names);
+    if (l->lr_set)
+        clg__text_put(&o, " lr=%.9g", (double)l->lr_factor);
 }
 
 /* Shape inference; CLG_ERR_SHAPE naming the layer when the input cannot feed it. */
@@ -307,7 +309,9 @@ size_t clg__net_params(clg_net *net, clg__param_ref *refs, size_t cap)
         for (size_t p = 0; p < net->layers[i].nparams; p++, n++)
             if (refs && n < cap)
                 refs[n] = (clg__param_ref){net->layers[i].param[p], net->layers[i].grad[p],
-                                           net->layers[i].decay[p], i};
+                                           net->layers[i].decay[p], i,
+                                           net->layers[i].lr_set ? net->layers[i].lr_factor
+                                                                 : 1.0f};
     return n;
 }
 

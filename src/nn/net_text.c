@@ -105,7 +105,8 @@ static clg_status name_list(const clg__parser *p, clg_net *net, const clg__token
 }
 
 /* The words every layer line may hold: name=NAME, from=A[,B..] (its inputs, instead of the
- * previous line's output), and for an add or concat the names of its further inputs. They
+ * previous line's output), lr=F (its parameters learn at F times the rate: MATLAB's
+ * WeightLearnRateFactor), and for an add or concat the names of its further inputs. They
  * are taken out of tok; what is left is the kind's own. */
 static clg_status graph_words(const clg__parser *p, clg_net *net, const clg__layer_def *def,
                               clg__token *tok, size_t *ntok, clg__layer *l)
@@ -122,6 +123,14 @@ static clg_status graph_words(const clg__parser *p, clg_net *net, const clg__lay
             snprintf(l->name, sizeof l->name, "%.*s", (int)t->len - 5, t->s + 5);
         } else if (t->len > 5 && !strncmp(t->s, "from=", 5)) {
             from = *t;
+        } else if (t->len > 3 && !strncmp(t->s, "lr=", 3)) {
+            char num[64], *end;
+            snprintf(num, sizeof num, "%.*s", (int)t->len - 3, t->s + 3);
+            double f = strtod(num, &end);
+            if (*end || !(f >= 0.0 && f <= 1e6))
+                return clg__text_error(p, t, CLG_ERR_INVALID_ARG, "lr=%s: a learning-rate factor "
+                                       ">= 0", num);
+            l->lr_set = 1, l->lr_factor = (float)f;
         } else if (def->multi_input && !memchr(t->s, '=', t->len)) {
             if (more.s)
                 return clg__text_error(p, t, CLG_ERR_INVALID_ARG,

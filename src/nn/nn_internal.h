@@ -26,6 +26,8 @@ typedef struct clg__layer {
     size_t outputs;
     float momentum, eps, p;
     int pad_same;                    /* while parsing: "pad=same", resolved once sizes are known */
+    int lr_set;                      /* lr_factor given ("lr=F"), else the factor is 1 */
+    float lr_factor;                 /* its parameters learn at this times the rate */
     int relu;                        /* add: ReLU of the sum */
     /* learnables with gradients (w, b or gamma, beta) and batch-norm state */
     size_t nparams;
@@ -76,6 +78,7 @@ typedef struct clg__param_ref {
     clg_tensor *param, *grad;
     int decay;
     size_t layer;
+    float lr_factor;                 /* the layer's (1 unless lr= set it) */
 } clg__param_ref;
 
 /* Batch buffers for up to `capacity` samples (reallocated only to grow), the views pointed

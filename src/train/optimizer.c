@@ -75,7 +75,7 @@ clg_status clg__optim_step(clg__trainer *t, float lr)
     clg_status st = CLG_OK;
     for (size_t i = 0; st == CLG_OK && i < t->nparams; i++) {
         clg__param_ref *p = &t->params[i];
-        solver_params sp = params_for(t, lr, p->decay);
+        solver_params sp = params_for(t, lr * p->lr_factor, p->decay);
         if (o->solver == CLG_SOLVER_SGDM)
             st = clg_sgd_step(t->ctx, &sp.sgd, p->param, p->grad, t->v[i]);
         else if (clg__adam_family(o->solver))
@@ -141,7 +141,7 @@ static clg_status step_range(clg__trainer *t, float lr, float *w, const clg__gra
             continue;
         size_t len = hi - lo;
         clg__grad_sum gi = {g->acc ? g->acc + (lo - begin) : NULL, g->last + (lo - begin), g->inv};
-        solver_params sp = params_for(t, lr, t->params[i].decay);
+        solver_params sp = params_for(t, lr * t->params[i].lr_factor, t->params[i].decay);
         if (o->solver == CLG_SOLVER_SGDM)
             st = clg__sgd_step_host_sum(&sp.sgd, w + lo, &gi, t->hv + lo, len);
         else if (clg__adam_family(o->solver))
