@@ -324,6 +324,28 @@ static void fine_tuning_an_imported_model(void **state)
     clg_datastore_destroy(data);
 }
 
+/* pad=same and same-lower (ONNX's SAME_UPPER, SAME_LOWER) from the input's size, with
+ * strides: output = ceil(input / stride), an odd padding's extra at the end or the start. */
+static void same_padding_with_strides(void **state)
+{
+    (void)state;
+    clg_net *net;
+    CLG_ASSERT_STATUS(clg_net_parse(ctx, "input 7x9x1\nconv 3x3x2 pad=same stride=2\n"
+                                         "maxpool 2x2 pad=same-lower\nconv 2x2x2 pad=same\n"
+                                         "fc 2\nsoftmax\n", &net), CLG_OK);
+    char text[512];
+    CLG_ASSERT_STATUS(clg_net_text(net, text, sizeof text, NULL), CLG_OK);
+    /* conv: 7x9 -> 4x5, 2 rows and 2 columns of padding; pool: 4x5 -> 2x3, one column, at
+     * the start; conv 2x2 stride 1 on 2x3: one row and column, at the end */
+    if (!strstr(text, "conv 3x3x2 pad=1 stride=2\nmaxpool 2x2 pad=0,0,1,0\n"
+                      "conv 2x2x2 pad=0,1,0,1\n"))
+        fail_msg("resolved as\n%s", text);
+    clg_layer_info info;
+    CLG_ASSERT_STATUS(clg_net_layer_info(net, 1, &info), CLG_OK);
+    assert_true(info.output.h == 2 && info.output.w == 3);
+    clg_net_destroy(net);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -347,6 +369,7 @@ int main(void)
         cmocka_unit_test(round_trip_keeps_everything),
         cmocka_unit_test(bad_models_are_refused),
         cmocka_unit_test(fine_tuning_an_imported_model),
+        cmocka_unit_test(same_padding_with_strides),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -98,8 +98,38 @@ void clg__layer_text(const clg_net *net, const clg__layer *l, size_t i, char *bu
 }
 
 /* Shape inference; CLG_ERR_SHAPE naming the layer when the input cannot feed it. */
+/* pad=same (1) or same-lower (2) of a convolution or pooling, now that its input's size is
+ * known: output = ceil(input / stride), the total padding split in two, an odd one's extra
+ * row and column at the end (same) or at the start (same-lower), as ONNX's SAME_UPPER and
+ * SAME_LOWER. The layer then holds explicit pads. */
+static void resolve_same(clg__layer *l)
+{
+    int conv = l->kind == CLG_LAYER_CONV2D;
+    long in[2] = {(long)l->in.h, (long)l->in.w};
+    long k[2] = {conv ? (long)l->kernel_h : l->pool.window_h, conv ? (long)l->kernel_w : l->pool.window_w};
+    long s[2] = {conv ? l->conv.stride_h : l->pool.stride_h, conv ? l->conv.stride_w : l->pool.stride_w};
+    long d[2] = {conv ? l->conv.dilation_h : 1, conv ? l->conv.dilation_w : 1};
+    int pad[4];
+    for (int i = 0; i < 2; i++) {
+        long out = (in[i] + s[i] - 1) / s[i], total = (out - 1) * s[i] + (k[i] - 1) * d[i] + 1 - in[i];
+        total = total > 0 ? total : 0;
+        long small = total / 2, big = total - small;
+        pad[2 * i] = (int)(l->pad_same == 1 ? small : big);      /* top / left */
+        pad[2 * i + 1] = (int)(l->pad_same == 1 ? big : small);  /* bottom / right */
+    }
+    if (conv)
+        l->conv.pad_top = pad[0], l->conv.pad_bottom = pad[1], l->conv.pad_left = pad[2],
+        l->conv.pad_right = pad[3];
+    else
+        l->pool.pad_top = pad[0], l->pool.pad_bottom = pad[1], l->pool.pad_left = pad[2],
+        l->pool.pad_right = pad[3];
+    l->pad_same = 0;
+}
+
 static clg_status infer(clg_net *net, clg__layer *l, const clg__layer_def *def)
 {
+    if (l->pad_same && (l->kind == CLG_LAYER_CONV2D || l->kind == CLG_LAYER_POOL2D))
+        resolve_same(l);
     clg_shape in = l->in;
     l->out = in;
     char why[512] = "", text[200];

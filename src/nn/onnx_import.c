@@ -294,16 +294,10 @@ static clg_status pads(importer *im, const Onnx__NodeProto *node, const long k[2
     if (a && a->has_s)
         snprintf(mode, sizeof mode, "%.*s", (int)(a->s.len < 15 ? a->s.len : 15),
                  (const char *)a->s.data);
-    if (!strcmp(mode, "SAME_UPPER") || !strcmp(mode, "SAME_LOWER")) {
-        if (stride[0] != 1 || stride[1] != 1) /* the padding would depend on the input size */
-            return fail(im, CLG_ERR_UNSUPPORTED, "auto_pad %s with strides %ld,%ld (clgrad "
-                        "takes SAME with stride 1, or explicit pads)", mode, stride[0], stride[1]);
-        for (int d = 0; d < 2; d++) {
-            long total = (k[d] - 1) * dil[d], small = total / 2, big = total - small;
-            int upper = !strcmp(mode, "SAME_UPPER"); /* the extra pixel at the end */
-            p[d] = upper ? small : big;
-            p[d + 2] = upper ? big : small;
-        }
+    (void)k, (void)stride, (void)dil;
+    if (!strcmp(mode, "SAME_UPPER") || !strcmp(mode, "SAME_LOWER")) { /* from the input size */
+        snprintf(out, cap, "pad=%s", mode[5] == 'U' ? "same" : "same-lower");
+        return CLG_OK;
     } else if (strcmp(mode, "NOTSET") && strcmp(mode, "VALID")) {
         return fail(im, CLG_ERR_UNSUPPORTED, "auto_pad \"%s\"", mode);
     } else if (!strcmp(mode, "VALID")) {

@@ -119,7 +119,11 @@ clg_status clg__option_pad(const clg__parser *p, const clg__option *o, int same_
 {
     long v[4];
     if (same_ok && o->vlen == 4 && !strncmp(o->v, "same", 4)) {
-        *same = 1;
+        *same = 1; /* an odd padding's extra row and column at the end */
+        return CLG_OK;
+    }
+    if (same_ok && o->vlen == 10 && !strncmp(o->v, "same-lower", 10)) {
+        *same = 2; /* ... at the start */
         return CLG_OK;
     }
     int n = clg__text_ints(o->v, o->vlen, ',', v, 4);
@@ -130,7 +134,8 @@ clg_status clg__option_pad(const clg__parser *p, const clg__option *o, int same_
     else if (n == 4)
         pad[0] = (int)v[0], pad[1] = (int)v[1], pad[2] = (int)v[2], pad[3] = (int)v[3];
     else
-        return clg__option_bad(p, o, same_ok ? "N, H,W, T,B,L,R or same" : "N, H,W or T,B,L,R");
+        return clg__option_bad(p, o, same_ok ? "N, H,W, T,B,L,R, same or same-lower"
+                                             : "N, H,W or T,B,L,R");
     return CLG_OK;
 }
 

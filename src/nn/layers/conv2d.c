@@ -54,14 +54,7 @@ static clg_status parse(const clg__parser *p, const clg__token *tok, size_t ntok
     if (st != CLG_OK)
         return st;
     l->kernel_h = (size_t)k[0], l->kernel_w = (size_t)k[1], l->filters = (size_t)k[2];
-    if (l->pad_same) { /* output = ceil(input / stride): total padding (k-1)*dilation */
-        clg_conv2d_desc *d = &l->conv;
-        int th = (int)(k[0] - 1) * d->dilation_h, tw = (int)(k[1] - 1) * d->dilation_w;
-        d->pad_top = th / 2, d->pad_bottom = th - th / 2;
-        d->pad_left = tw / 2, d->pad_right = tw - tw / 2;
-        l->pad_same = 0;
-    }
-    return CLG_OK;
+    return CLG_OK; /* pad=same: resolved when the input's size is known (clg__layer_pad_same) */
 }
 
 static void format(const clg__layer *l, const char *inputs, clg__text_out *o)

@@ -10,8 +10,8 @@ static clg_status option(const clg__parser *p, const clg__option *o, clg__layer 
     int max = d->mode == CLG_POOL_MAX, flag = 0;
     clg_status st;
     if (clg__option_is(o, "pad")) {
-        int pad[4] = {0, 0, 0, 0}, same = 0;
-        st = clg__option_pad(p, o, 0, &same, pad);
+        int pad[4] = {0, 0, 0, 0};
+        st = clg__option_pad(p, o, 1, &l->pad_same, pad);
         d->pad_top = pad[0], d->pad_bottom = pad[1], d->pad_left = pad[2], d->pad_right = pad[3];
         return st;
     }
