@@ -153,7 +153,8 @@ static void initializer(exporter *ex, const char *name, const clg_tensor *t, con
         memcpy(data, host, n * sizeof *data);
     onnx__tensor_proto__init(tp);
     tp->name = (char *)name;
-    memcpy(d, dims, ndims * sizeof *d);
+    if (ndims) /* a scalar has no dims */
+        memcpy(d, dims, ndims * sizeof *d);
     tp->dims = d, tp->n_dims = ndims;
     tp->has_data_type = 1, tp->data_type = CLG__ONNX_FLOAT;
     tp->has_raw_data = 1; /* little-endian floats, as on every host clgrad runs on */
