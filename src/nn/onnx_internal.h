@@ -8,7 +8,7 @@
 
 /* Limits on what a model file may ask for, checked before anything is allocated from it. */
 #define CLG__ONNX_MAX_FILE ((size_t)1 << 30)   /* bytes */
-#define CLG__ONNX_MAX_NODES 100000
+#define CLG__ONNX_MAX_NODES 10000  /* CNNs have hundreds; layer lookups by name are linear */
 #define CLG__ONNX_MAX_DIMS 8
 
 /* ONNX's float and int64 element types (TensorProto.DataType). */

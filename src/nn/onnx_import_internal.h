@@ -1,0 +1,90 @@
+/* The ONNX importer's parts: the table of names (onnx_import.c) and the translation of each
+ * operator into a line of network text (onnx_ops.c). */
+#ifndef CLGRAD_ONNX_IMPORT_INTERNAL_H
+#define CLGRAD_ONNX_IMPORT_INTERNAL_H
+
+#include "nn/nn_internal.h"
+#include "nn/onnx_internal.h"
+
+/* What an ONNX tensor name stands for here. */
+typedef struct value {
+    const char *name;            /* borrowed from the model */
+    int is_layer;                /* a layer's output (or the input), else a constant */
+    char layer[CLG_LAYER_NAME];  /* the layer's name ("input" for the network's input) */
+    const Onnx__TensorProto *tensor; /* a constant's */
+    int flat;                    /* the layer's output seen flattened (Flatten, Reshape) */
+    size_t fc_pending;           /* 1 + the parameter record of a MatMul's fc, whose bias a
+                                    following Add of a constant may fill; else 0 */
+} value;
+
+/* A tensor for a layer's parameter or state, uploaded once the network is built. */
+typedef struct param_rec {
+    char layer[CLG_LAYER_NAME];
+    int slot;                    /* 0, 1: param[slot]; 2, 3: state[slot - 2] */
+    float *data;                 /* owned */
+    size_t n;
+} param_rec;
+
+/* The importer's state: every ONNX name defined so far, the layer names taken, how often
+ * each name is read, the parameter records and the network text being written. */
+typedef struct importer {
+    clg_ctx *ctx;
+    const Onnx__GraphProto *g;
+    const clg__onnx_const *extra; /* caller's constants (conformance tests' inputs) */
+    size_t nextra;
+    value *v;                    /* open addressing on the name's hash */
+    size_t cap, count;
+    char (*taken)[CLG_LAYER_NAME]; /* layer names given (open addressing, cap slots) */
+    struct uses {
+        const char *name;
+        size_t count;
+    } *uses;                     /* how many inputs (and graph outputs) read each name */
+    param_rec *p;
+    size_t np, pcap;
+    char *text;
+    size_t len, tcap;
+    const char *last;            /* the last layer written */
+    size_t layers;               /* layers written */
+    int fuse_relu;               /* the Add being written takes the Relu after it */
+    int ended;                   /* a Softmax was written */
+    char where[160];             /* "node 3 (Conv \"conv1\")" for errors */
+} importer;
+
+/* The name's entry, or NULL; the slot for a name, added (a later definition replaces an
+ * earlier one). */
+value *clg__oi_find(importer *im, const char *name);
+value *clg__oi_define(importer *im, const char *name);
+
+/* An error prefixed "ONNX import: node k (Op "name"): ". */
+clg_status clg__oi_fail(importer *im, clg_status st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Appends to the network text. */
+clg_status clg__oi_put(importer *im, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Input k of the node: a layer's output; const_ok 1: or a constant; 2: a constant only. */
+clg_status clg__oi_input(importer *im, const Onnx__NodeProto *node, size_t k, int const_ok,
+                         value **out);
+/* Records constant t (times scale) for layer's parameter (slot 0, 1) or state (2, 3); *at
+ * (may be NULL) its index. */
+clg_status clg__oi_record(importer *im, const char *layer, int slot, const Onnx__TensorProto *t,
+                          float scale, size_t *at);
+
+/* Attributes: an int list into out[0..cap) (*n its count), an int, a float, and a check that
+ * the node has only the listed ones (comma-separated). */
+clg_status clg__oi_ints(importer *im, const Onnx__NodeProto *node, const char *name, long *out,
+                        size_t cap, size_t *n);
+long clg__oi_int_attr(const Onnx__NodeProto *node, const char *name, long def);
+float clg__oi_float_attr(const Onnx__NodeProto *node, const char *name, float def);
+clg_status clg__oi_known_attrs(importer *im, const Onnx__NodeProto *node, const char *known);
+
+/* Writes "<line> name=NAME from=IN" for node k and makes its output (or, with fuse_relu, that
+ * of the Relu after it) that layer; name receives the layer's name. */
+clg_status clg__oi_layer(importer *im, const Onnx__NodeProto *node, size_t k, const char *from,
+                         char *name, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+/* Makes the node's output another name for in (Flatten, Identity, an Add folded as a bias). */
+void clg__oi_alias(importer *im, const Onnx__NodeProto *node, const value *in, int flat);
+
+/* Node k as the network text's line for it (onnx_ops.c). */
+clg_status clg__oi_node(importer *im, const Onnx__NodeProto *node, size_t k);
+
+#endif
