@@ -128,4 +128,12 @@ static inline int clg__adam_family(clg_solver s)
     return s == CLG_SOLVER_ADAM || s == CLG_SOLVER_ADAMW;
 }
 
+/* The trainer's life (train.c): set up for net and its data (resuming: append to the
+ * metrics log), the loop from its position, and everything freed (also after a failed
+ * init). */
+clg_status clg__trainer_init(clg__trainer *t, clg_net *net, clg_datastore *train,
+                             clg_datastore *val, const clg_train_options *given, int resuming);
+clg_status clg__train_run(clg__trainer *t);
+void clg__trainer_free(clg__trainer *t);
+
 #endif
