@@ -276,8 +276,7 @@ static int evaluate_and_report(clg_net *net, clg_datastore *test, size_t batch, 
     display_close_builds(d);
     if (st != CLG_OK)
         return fail("evaluating", st, clg_ctx_last_error(clg_net_ctx(net)));
-    printf("Test accuracy: %.2f%% (%zu images), test loss %.4f\n", 100 * acc,
-           clg_datastore_size(test), loss);
+    report_accuracy(acc, clg_datastore_size(test), loss);
     return 0;
 }
 

@@ -31,6 +31,11 @@ static class_figures figures(const size_t *counts, size_t K, size_t k, size_t to
     return f;
 }
 
+void report_accuracy(double accuracy, size_t images, double loss)
+{
+    printf("Test accuracy: %.2f%% (%zu images), test loss %.4f\n", 100 * accuracy, images, loss);
+}
+
 static void print_share(double v)
 {
     if (v != v)
@@ -42,7 +47,7 @@ static void print_share(double v)
 static void print_text(clg_net *net, const size_t *counts, size_t K, size_t total, double acc,
                        double loss)
 {
-    printf("Test accuracy: %.2f%% (%zu images), test loss %.4f\n", 100 * acc, total, loss);
+    report_accuracy(acc, total, loss);
     printf("\nConfusion matrix (rows: true class, columns: predicted class, by number):\n");
     size_t width = 5; /* the widest count, at least a column number's */
     for (size_t i = 0; i < K * K; i++) {

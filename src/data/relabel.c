@@ -33,15 +33,20 @@ static clg_datastore *relabel_inner(void *impl)
 
 static const clg__datastore_ops relabel_ops = {relabel_read, free, NULL, relabel_inner, NULL};
 
-/* Whether names are the default numbering "0", "1", ... (an IDX set's, an unnamed model's). */
+/* Whether name is class i's default, its number (an IDX set's, an unnamed model's). */
+static int is_number(const char *name, size_t i)
+{
+    char number[32];
+    snprintf(number, sizeof number, "%zu", i);
+    return name && !strcmp(name, number);
+}
+
+/* Whether names are the default numbering "0", "1", .... */
 static int numbered(const char *const *names, size_t count)
 {
-    for (size_t i = 0; i < count; i++) {
-        char number[32];
-        snprintf(number, sizeof number, "%zu", i);
-        if (!names[i] || strcmp(names[i], number))
+    for (size_t i = 0; i < count; i++)
+        if (!is_number(names[i], i))
             return 0;
-    }
     return 1;
 }
 
@@ -149,11 +154,8 @@ int clg__datastore_classes_in_order(const clg_datastore *ds, const char *const *
 {
     size_t k = clg_datastore_class_count(ds);
     int ds_numbered = 1;
-    for (size_t i = 0; i < k; i++) {
-        char number[32];
-        snprintf(number, sizeof number, "%zu", i);
-        ds_numbered &= !strcmp(clg_datastore_class_name(ds, i), number);
-    }
+    for (size_t i = 0; i < k; i++)
+        ds_numbered &= is_number(clg_datastore_class_name(ds, i), i);
     if (ds_numbered || numbered(names, count))
         return 1;
     for (size_t i = 0; i < k; i++)

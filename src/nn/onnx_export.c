@@ -175,6 +175,28 @@ static int in_rank2(const exporter *ex, size_t i)
     return from != CLG_NET_INPUT && ex->rank2[from];
 }
 
+/* Layer i's input as a 2-D tensor (N x rest): its name, or a Flatten of it. */
+static const char *flat_input(exporter *ex, size_t i)
+{
+    const char *x = in_name(ex->net, i, 0);
+    if (in_rank2(ex, i))
+        return x;
+    char *flat = str(ex, "%s.flat%s", ex->net->layers[i].name, NULL);
+    attr_int(ex, node(ex, "Flatten", flat, x, NULL, NULL), "axis", 1);
+    return flat;
+}
+
+/* Node n reads every input of layer i (an add of three or more, a concat). */
+static void all_inputs(exporter *ex, Onnx__NodeProto *n, size_t i)
+{
+    const clg__layer *l = &ex->net->layers[i];
+    char **ins = own(ex, clg__calloc(l->nin, sizeof *ins));
+    for (size_t k = 0; ins && k < l->nin; k++)
+        ins[k] = (char *)in_name(ex->net, i, k);
+    if (n && ins)
+        n->input = ins, n->n_input = l->nin;
+}
+
 static void conv(exporter *ex, size_t i)
 {
     const clg__layer *l = &ex->net->layers[i];
@@ -216,12 +238,7 @@ static void pool(exporter *ex, size_t i)
 static void fc(exporter *ex, size_t i)
 {
     const clg__layer *l = &ex->net->layers[i];
-    const char *x = in_name(ex->net, i, 0);
-    if (!in_rank2(ex, i)) {
-        char *flat = str(ex, "%s.flat%s", l->name, NULL);
-        attr_int(ex, node(ex, "Flatten", flat, x, NULL, NULL), "axis", 1);
-        x = flat;
-    }
+    const char *x = flat_input(ex, i);
     char *w = str(ex, "%s.weight%s", l->name, NULL), *b = str(ex, "%s.bias%s", l->name, NULL);
     int64_t dims[2] = {(int64_t)l->outputs, (int64_t)clg_shape_numel(l->in)};
     initializer(ex, w, l->param[0], NULL, dims, 2);
@@ -272,13 +289,8 @@ static void add(exporter *ex, size_t i)
     const char *sum = l->relu ? str(ex, "%s.sum%s", l->name, NULL) : l->name;
     Onnx__NodeProto *n = node(ex, l->nin == 2 ? "Add" : "Sum", sum, in_name(ex->net, i, 0),
                               in_name(ex->net, i, 1), NULL);
-    if (n && l->nin > 2) {
-        char **ins = own(ex, clg__calloc(l->nin, sizeof *ins));
-        for (size_t k = 0; ins && k < l->nin; k++)
-            ins[k] = (char *)in_name(ex->net, i, k);
-        if (ins)
-            n->input = ins, n->n_input = l->nin;
-    }
+    if (l->nin > 2)
+        all_inputs(ex, n, i);
     if (l->relu)
         node(ex, "Relu", l->name, sum, NULL, NULL);
     ex->rank2[i] = in_rank2(ex, i);
@@ -288,11 +300,7 @@ static void concat(exporter *ex, size_t i)
 {
     const clg__layer *l = &ex->net->layers[i];
     Onnx__NodeProto *n = node(ex, "Concat", l->name, in_name(ex->net, i, 0), NULL, NULL);
-    char **ins = own(ex, clg__calloc(l->nin, sizeof *ins));
-    for (size_t k = 0; ins && k < l->nin; k++)
-        ins[k] = (char *)in_name(ex->net, i, k);
-    if (n && ins)
-        n->input = ins, n->n_input = l->nin;
+    all_inputs(ex, n, i);
     attr_int(ex, n, "axis", 1);
     ex->rank2[i] = in_rank2(ex, i);
 }
@@ -300,13 +308,7 @@ static void concat(exporter *ex, size_t i)
 /* The output: softmax over each sample's values, as "probabilities" (N x classes). */
 static void softmax(exporter *ex, size_t i)
 {
-    const char *x = in_name(ex->net, i, 0);
-    if (!in_rank2(ex, i)) {
-        char *flat = str(ex, "%s.flat%s", ex->net->layers[i].name, NULL);
-        attr_int(ex, node(ex, "Flatten", flat, x, NULL, NULL), "axis", 1);
-        x = flat;
-    }
-    attr_int(ex, node(ex, "Softmax", "probabilities", x, NULL, NULL), "axis", 1);
+    attr_int(ex, node(ex, "Softmax", "probabilities", flat_input(ex, i), NULL, NULL), "axis", 1);
 }
 
 static void layer(exporter *ex, size_t i)

@@ -37,8 +37,6 @@ value *clg__oi_define(importer *im, const char *name)
     size_t i = name_hash(name) % im->cap;
     while (im->v[i].name && strcmp(im->v[i].name, name))
         i = (i + 1) % im->cap;
-    if (!im->v[i].name)
-        im->count++;
     memset(&im->v[i], 0, sizeof im->v[i]);
     im->v[i].name = name;
     return &im->v[i];
@@ -255,7 +253,7 @@ void clg__oi_alias(importer *im, const Onnx__NodeProto *node, const value *in, i
     *out = copy;
     out->name = name;
     out->flat = copy.flat || flat;
-    out->fc_pending = 0;
+    out->bias_open = 0;
 }
 
 /* Whether node k is an Add or Sum of layers that the next node, a Relu, alone reads: clgrad's
@@ -314,7 +312,7 @@ static clg_status network_input(importer *im)
     return clg__oi_put(im, "input %ldx%ldx%ld\n", d[1], d[2], d[0]);
 }
 
-static int opset_ok(importer *im, const Onnx__ModelProto *m, long *version)
+static int opset_ok(const Onnx__ModelProto *m, long *version)
 {
     *version = -1;
     for (size_t i = 0; i < m->n_opset_import; i++) {
@@ -323,7 +321,6 @@ static int opset_ok(importer *im, const Onnx__ModelProto *m, long *version)
             m->opset_import[i]->has_version)
             *version = (long)m->opset_import[i]->version;
     }
-    (void)im;
     return *version >= 6 && *version <= 17;
 }
 
@@ -387,7 +384,7 @@ static clg_status translate(importer *im, const Onnx__ModelProto *m)
     const Onnx__GraphProto *g = m->graph;
     im->g = g;
     long version;
-    if (!opset_ok(im, m, &version))
+    if (!opset_ok(m, &version))
         return clg__oi_fail(im, CLG_ERR_UNSUPPORTED, "opset %ld (clgrad reads 6 to 17)", version);
     if (g->n_node > CLG__ONNX_MAX_NODES || g->n_initializer > CLG__ONNX_MAX_NODES ||
         g->n_input > CLG__ONNX_MAX_NODES)

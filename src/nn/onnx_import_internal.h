@@ -13,8 +13,8 @@ typedef struct value {
     char layer[CLG_LAYER_NAME];  /* the layer's name ("input" for the network's input) */
     const Onnx__TensorProto *tensor; /* a constant's */
     int flat;                    /* the layer's output seen flattened (Flatten, Reshape) */
-    size_t fc_pending;           /* 1 + the parameter record of a MatMul's fc, whose bias a
-                                    following Add of a constant may fill; else 0 */
+    int bias_open;               /* a MatMul's fc, whose bias a following Add of a constant
+                                    may bring */
 } value;
 
 /* A tensor for a layer's parameter or state, uploaded once the network is built. */
@@ -33,7 +33,7 @@ typedef struct importer {
     const clg__onnx_const *extra; /* caller's constants (conformance tests' inputs) */
     size_t nextra;
     value *v;                    /* open addressing on the name's hash */
-    size_t cap, count;
+    size_t cap;
     char (*taken)[CLG_LAYER_NAME]; /* layer names given (open addressing, cap slots) */
     struct uses {
         const char *name;

@@ -7,9 +7,9 @@
 #include "nn/onnx_import_internal.h"
 
 /* Conv's or a pool's pads "T,B,L,R" from ONNX's (x1_begin, x2_begin, x1_end, x2_end), or
- * from auto_pad for the given input size (SAME_*: output = ceil(input / stride)). */
-static clg_status pads(importer *im, const Onnx__NodeProto *node, const long k[2],
-                       const long stride[2], const long dil[2], char *out, size_t cap)
+ * auto_pad's SAME_* as pad=same|same-lower (resolved from the input's size when the layer is
+ * added). */
+static clg_status pads(importer *im, const Onnx__NodeProto *node, char *out, size_t cap)
 {
     long p[4] = {0, 0, 0, 0};
     size_t n;
@@ -23,7 +23,6 @@ static clg_status pads(importer *im, const Onnx__NodeProto *node, const long k[2
     if (a && a->has_s)
         snprintf(mode, sizeof mode, "%.*s", (int)(a->s.len < 15 ? a->s.len : 15),
                  (const char *)a->s.data);
-    (void)k, (void)stride, (void)dil;
     if (!strcmp(mode, "SAME_UPPER") || !strcmp(mode, "SAME_LOWER")) { /* from the input size */
         snprintf(out, cap, "pad=%s", mode[5] == 'U' ? "same" : "same-lower");
         return CLG_OK;
@@ -64,7 +63,7 @@ static clg_status conv(importer *im, const Onnx__NodeProto *node, size_t k)
         (st = clg__oi_ints(im, node, "dilations", dil, 2, &n)) != CLG_OK)
         return st;
     char pad[96];
-    if ((st = pads(im, node, ksz, stride, dil, pad, sizeof pad)) != CLG_OK)
+    if ((st = pads(im, node, pad, sizeof pad)) != CLG_OK)
         return st;
     long group = clg__oi_int_attr(node, "group", 1);
     char name[CLG_LAYER_NAME];
@@ -105,7 +104,7 @@ static clg_status pool(importer *im, const Onnx__NodeProto *node, size_t k, int 
     if (clg__oi_int_attr(node, "storage_order", 0) != 0)
         return clg__oi_fail(im, CLG_ERR_UNSUPPORTED, "storage_order 1 (column-major indices)");
     char pad[96];
-    if ((st = pads(im, node, ks, stride, dil, pad, sizeof pad)) != CLG_OK)
+    if ((st = pads(im, node, pad, sizeof pad)) != CLG_OK)
         return st;
     char name[CLG_LAYER_NAME];
     return clg__oi_layer(im, node, k, x->layer, name, "%s %ldx%ld stride=%ld,%ld %s ceil=%ld%s",
@@ -159,7 +158,7 @@ static clg_status fully_connected(importer *im, const Onnx__NodeProto *node, siz
                         "adds one per output, no other broadcast)", im->p[im->np - 1].n, outs);
     }
     if (st == CLG_OK && !c) /* MatMul: a following Add of a constant may bring the bias */
-        clg__oi_find(im, node->output[0])->fc_pending = 1 + im->np;
+        clg__oi_find(im, node->output[0])->bias_open = 1;
     return st;
 }
 
@@ -205,7 +204,7 @@ static clg_status add(importer *im, const Onnx__NodeProto *node, size_t k)
         return clg__oi_layer(im, node, k, a->layer, name, "add %s", b->layer);
     }
     value *fc = a->is_layer ? a : b, *bias = a->is_layer ? b : a;
-    if (!fc->is_layer || !fc->fc_pending)
+    if (!fc->is_layer || !fc->bias_open)
         return clg__oi_fail(im, CLG_ERR_UNSUPPORTED, "a constant added to a layer's output (clgrad "
                     "adds a constant only as the bias of a MatMul before it)");
     st = clg__oi_record(im, fc->layer, 1, bias->tensor, 1.0f, NULL); /* its length checked in fill */
