@@ -25,6 +25,12 @@ static void p_devices(void)
     BAD(clg_exec_env_parse(NULL, NULL));
     assert_non_null(clg_exec_env_name((clg_exec_env)-1));
     assert_non_null(clg_device_type_name((clg_device_type)0));
+    clg_cpu_class c;
+    BAD(clg_device_cpu_class(NULL, &c));
+    BAD(clg_device_cpu_class(clg_test_device(), NULL));
+    BAD(clg_cpu_class_parse(NULL, &c));
+    BAD(clg_cpu_class_parse("avx2", NULL));
+    assert_string_equal(clg_cpu_class_name((clg_cpu_class)99), "unknown");
 }
 static void p_ctx(void)
 {
@@ -103,6 +109,17 @@ static void p_gemm(void)
     assert_true(p.mr >= 1);
     assert_int_equal(clg_gemm_classify(1, 1, 1, 1), CLG_GEMM_CLASS_SMALL);
     assert_true(clg_gemm_has_clblast() == 0 || clg_gemm_has_clblast() == 1);
+    double score;
+    clg_tune_options o = clg_tune_options_default();
+    assert_int_equal(o.level, CLG_TUNE_QUICK);
+    BAD(clg_gemm_tune_score(NULL, &p, 1, &score));
+    BAD(clg_gemm_tune_score(ctx, NULL, 1, &score));
+    BAD(clg_gemm_tune_score(ctx, &p, 1, NULL));
+    BAD(clg_gemm_tune(NULL, &o, &p, &score));
+    BAD(clg_gemm_tune(ctx, &o, NULL, &score));
+    BAD(clg_conv_tune_score(NULL, &p, 1, &score));
+    BAD(clg_conv_tune_score(ctx, &p, 99, &score));
+    BAD(clg_conv_tune(ctx, &o, &p, NULL));
 }
 static void p_conv(void)
 {
@@ -361,7 +378,8 @@ typedef struct entry {
 static const entry table[] = {
     {"status", p_status, "clg_status_name clg_last_error clg_version"},
     {"devices", p_devices, "clg_devices_list clg_devices_free clg_devices_select clg_device_split "
-                           "clg_exec_env_parse clg_exec_env_name clg_device_type_name"},
+                           "clg_exec_env_parse clg_exec_env_name clg_device_type_name clg_device_cpu_class "
+                           "clg_cpu_class_parse clg_cpu_class_name"},
     {"ctx", p_ctx, "clg_ctx_create clg_ctx_destroy clg_ctx_last_error clg_ctx_device clg_ctx_cache_dir "
                    "clg_ctx_cl_queue clg_ctx_finish clg_ctx_get_stats clg_ctx_warm_up clg_ctx_options_default "
                    "clg_ctx_kernel_times clg_ctx_decides_as_gpu"},
@@ -370,7 +388,8 @@ static const entry table[] = {
                          "clg_tensor_fill clg_tensor_copy clg_tensor_view_batch"},
     {"gemm", p_gemm, "clg_sgemm clg_sgemm_batched clg_gemm_set_backend clg_gemm_get_backend clg_gemm_get_params "
                      "clg_gemm_set_params clg_gemm_save_tuning clg_gemm_params_default clg_gemm_classify "
-                     "clg_gemm_has_clblast"},
+                     "clg_gemm_has_clblast clg_tune_options_default clg_gemm_tune_score clg_gemm_tune "
+                     "clg_conv_tune_score clg_conv_tune"},
     {"conv", p_conv, "clg_conv2d_output_shape clg_conv2d_forward clg_conv2d_backward_data "
                      "clg_conv2d_backward_weights clg_conv2d_backward_weights_bias "
                      "clg_conv2d_backward_bias clg_conv2d_workspace "

@@ -23,6 +23,15 @@ static void usage(FILE *f)
             "  --help, --version\n");
 }
 
+/* The class the GEMM's default blocks come from (an unknown CLGRAD_CPU_CLASS: the detected
+ * one, the tool says so at the start). */
+static clg_cpu_class cpu_class(const clg_device_info *d)
+{
+    clg_cpu_class c = CLG_CPU_CLASS_NONE;
+    (void)clg_device_cpu_class(d, &c);
+    return c;
+}
+
 static void json_device(const clg_device_info *d)
 {
     printf("{\"index\":%zu,\"platform\":", d->index);
@@ -37,26 +46,29 @@ static void json_device(const clg_device_info *d)
     json_string(d->driver_version);
     printf(",\"compute_units\":%u,\"clock_mhz\":%u,\"global_mem_bytes\":%llu,"
            "\"local_mem_bytes\":%llu,\"max_alloc_bytes\":%llu,\"fp16\":%s,\"fp64\":%s,"
-           "\"vector_width_float\":%u,\"native_vector_width_float\":%u,\"subdevice\":%s}",
+           "\"vector_width_float\":%u,\"native_vector_width_float\":%u,\"subdevice\":%s,"
+           "\"cpu_class\":\"%s\"}",
            d->compute_units, d->clock_mhz, (unsigned long long)d->global_mem_bytes,
            (unsigned long long)d->local_mem_bytes, (unsigned long long)d->max_alloc_bytes,
            d->fp16 ? "true" : "false", d->fp64 ? "true" : "false", d->vec_width_float,
            d->native_vec_width_float,
-           d->is_subdevice ? "true" : "false");
+           d->is_subdevice ? "true" : "false", clg_cpu_class_name(cpu_class(d)));
 }
+
+
 
 static void table_row(const clg_device_info *d, const char *label)
 {
-    printf("%-5s %-4s %-24.24s %-40.40s %4u %6u %9.1f %5s %5s\n", label,
+    printf("%-5s %-4s %-24.24s %-40.40s %4u %6u %9.1f %5s %5s  %s\n", label,
            clg_device_type_name(d->type), d->vendor, d->name, d->compute_units, d->clock_mhz,
            (double)d->global_mem_bytes / (1 << 20), d->fp64 ? "yes" : "no",
-           d->fp16 ? "yes" : "no");
+           d->fp16 ? "yes" : "no", d->type == CLG_DEVICE_CPU ? clg_cpu_class_name(cpu_class(d)) : "-");
 }
 
 static void table_header(void)
 {
-    printf("%-5s %-4s %-24s %-40s %4s %6s %9s %5s %5s\n", "index", "type", "vendor", "name", "CUs",
-           "MHz", "mem MiB", "fp64", "fp16");
+    printf("%-5s %-4s %-24s %-40s %4s %6s %9s %5s %5s  %s\n", "index", "type", "vendor", "name", "CUs",
+           "MHz", "mem MiB", "fp64", "fp16", "cpu class");
 }
 
 static int show_split(const clg_device_info *all, size_t n, unsigned parts, int json)
@@ -129,6 +141,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "clgrad-devices: %s: %s\n", clg_status_name(st), clg_last_error());
         return 1;
     }
+    clg_cpu_class ignored;
+    const char *forced = getenv("CLGRAD_CPU_CLASS");
+    if (forced && *forced && clg_cpu_class_parse(forced, &ignored) != CLG_OK)
+        fprintf(stderr, "clgrad-devices: CLGRAD_CPU_CLASS=%s: expected generic, avx2, avx512-1fma "
+                "or avx512-2fma (contexts refuse it; the detected classes are shown)\n", forced);
     int from_env = !filter;
     if (!filter)
         filter = getenv("CLGRAD_DEVICES");

@@ -133,9 +133,12 @@ void display_build(void *user, const char *family, double seconds)
                    "later runs load them from the cache):");
         d->build_line = 1;
     }
+    int tuning = strcmp(family, "tuning") == 0; /* CLGRAD_TUNE=quick on a new device */
     if (seconds > 0.0) {
         d->build_total += seconds;
-        if (d->build_line)
+        if (d->build_line && tuning)
+            printf(" [GEMM tuned for this device in %.0f s, stored for later runs]", seconds);
+        else if (d->build_line)
             printf(" %s", family);
         else if (d->phase == 1)
             display_note(d, "built the OpenCL kernels of %s in %.1f s (first run; cached for "

@@ -111,6 +111,33 @@ CLG_API clg_status clg_devices_select(const clg_device_info *all, size_t n, clg_
 CLG_API clg_status clg_device_split(const clg_device_info *dev, unsigned parts,
                                     unsigned units_each, clg_device_info **out);
 
+/* What decides a CPU's best register blocks: its SIMD width and how many vector FMAs it
+ * issues per cycle. */
+typedef enum clg_cpu_class {
+    CLG_CPU_CLASS_NONE = 0,        /* not a CPU */
+    CLG_CPU_CLASS_GENERIC = 1,     /* narrower than AVX2, or unknown */
+    CLG_CPU_CLASS_AVX2 = 2,        /* 256-bit (older Intel, AMD Zen 2/3) */
+    CLG_CPU_CLASS_AVX512_1FMA = 3, /* 512-bit, one FMA per cycle or double-pumped (AMD Zen 4/5,
+                                      Intel Xeon Silver/Bronze, Core) */
+    CLG_CPU_CLASS_AVX512_2FMA = 4  /* 512-bit with two FMA ports (Intel Xeon Scalable Gold and
+                                      Platinum, Xeon W) */
+} clg_cpu_class;
+
+/** A device's CPU class, from what OpenCL reports: the SIMD width (the larger of the preferred
+ *  and native float vector widths) and, for 512-bit CPUs, the vendor and model in its name.
+ *  The environment variable CLGRAD_CPU_CLASS (generic, avx2, avx512-1fma, avx512-2fma)
+ *  overrides it for CPUs.
+ *  @return CLG_OK; CLG_ERR_INVALID_ARG for a NULL argument or an unknown CLGRAD_CPU_CLASS
+ *          (the message names the accepted values; *out is then the detected class). */
+CLG_API clg_status clg_device_cpu_class(const clg_device_info *dev, clg_cpu_class *out);
+
+/** Parses a class name as CLGRAD_CPU_CLASS takes it (case-insensitive).
+ *  @return CLG_OK or CLG_ERR_INVALID_ARG naming the accepted values. */
+CLG_API clg_status clg_cpu_class_parse(const char *text, clg_cpu_class *out);
+
+/** Name of a class: "none", "generic", "avx2", "avx512-1fma", "avx512-2fma". */
+CLG_API const char *clg_cpu_class_name(clg_cpu_class c);
+
 /** Name of a device type: "cpu", "gpu", "accelerator" or "other". */
 CLG_API const char *clg_device_type_name(clg_device_type type);
 

@@ -64,7 +64,8 @@ typedef enum clg_gemm_kernel {
 /* Tunables of the built-in GEMM for one device. */
 typedef struct clg_gemm_params {
     clg_gemm_kernel kernel;   /* kernel for problems above small_flops */
-    unsigned mr, nr;          /* reg: C block per work-item, rows (1..16) x cols (16 or 32) */
+    unsigned mr, nr;          /* reg: C block per work-item, rows (1..16) x cols (16, 32, 48
+                                 or 64) */
     unsigned local_m;         /* reg: work-items per work-group along m (1..64) */
     unsigned local_n;         /* reg: along n (1..64); groups of local_m * local_n items
                                  (fewer rows than local_m: more columns instead) */
@@ -76,6 +77,9 @@ typedef struct clg_gemm_params {
                                  every row tile; 0 = never */
     unsigned ts, wpt;         /* local: tile TS x TS (8..64), WPT results per work-item */
     double small_flops;       /* 2*m*n*k at or below this: the one-element-per-item kernel */
+    unsigned conv_mr, conv_nr;/* the convolutions' register blocks (implicit and Winograd
+                                 products): rows 1..16 x columns 16 or 32; 0 = mr, nr (an nr
+                                 above 32 then gives 32) */
 } clg_gemm_params;
 
 /* Shape classes by work, 2*m*n*k*batch: small <= 2^22 flops < medium <= 2^30 < large. */
@@ -104,8 +108,52 @@ CLG_API clg_status clg_gemm_get_params(clg_ctx *ctx, clg_gemm_params *out);
 /** Uses p for ctx's next GEMMs (validated: CLG_ERR_INVALID_ARG names the bad field). */
 CLG_API clg_status clg_gemm_set_params(clg_ctx *ctx, const clg_gemm_params *p);
 
-/** Default-table parameters for a device (no tuning file). */
+/** Default-table parameters for a device (no tuning file): the row of its type, vendor and,
+ *  for CPUs, its class (clg_device_cpu_class; an unknown CLGRAD_CPU_CLASS counts as unset). */
 CLG_API clg_gemm_params clg_gemm_params_default(const clg_device_info *dev);
+
+/* How far the tuner searches. */
+typedef enum clg_tune_level {
+    CLG_TUNE_QUICK = 1, /* the default table's rows for every CPU class and one step around
+                           the best in each parameter: tens of seconds */
+    CLG_TUNE_FULL = 2   /* a grid of register blocks (mr x nr, as many accumulators as
+                           registers allow), then steps in every parameter until none helps:
+                           minutes */
+} clg_tune_level;
+
+typedef struct clg_tune_options {
+    size_t struct_size;      /* sizeof(clg_tune_options); set by clg_tune_options_default() */
+    clg_tune_level level;    /* CLG_TUNE_QUICK */
+    int runs;                /* timed runs per shape, the median counts (3) */
+    /* Scores a candidate: GFLOP/s (the geometric mean over the tuning shapes), 0 when it is
+     * rejected, with why in `why`. NULL: clg_gemm_tune_score in this process. A tool can run
+     * candidates in a child process through it, so that one that crashes the driver cannot
+     * take the search down. */
+    double (*evaluate)(void *user, const clg_gemm_params *p, char *why, size_t why_size);
+    /* Called after each candidate (score 0: rejected, why says so). NULL: nothing. */
+    void (*on_candidate)(void *user, const clg_gemm_params *p, double score, const char *why);
+    void *user;
+} clg_tune_options;
+
+/** Options with their defaults (quick, 3 runs, in-process, silent). */
+CLG_API clg_tune_options clg_tune_options_default(void);
+
+/** Scores parameters on ctx's device: first checked on awkward shapes with every transpose
+ *  against a double-precision reference, then the median GFLOP/s of each tuning shape (the
+ *  default network's products, 256^3 and 1024^3), geometric mean. ctx's parameters are
+ *  restored afterwards.
+ *  @return CLG_OK with *score; CLG_ERR_INVALID_ARG for invalid parameters; CLG_ERR_NUMERICS
+ *          when the results are wrong; device errors as clg_sgemm. */
+CLG_API clg_status clg_gemm_tune_score(clg_ctx *ctx, const clg_gemm_params *p, int runs,
+                                       double *score);
+
+/** Searches the built-in GEMM's parameters for ctx's device, starting from its current ones,
+ *  and leaves the best set in ctx (not stored: see clg_gemm_save_tuning).
+ *  @param best receives the best parameters; best_score their score (> 0).
+ *  @return CLG_OK; CLG_ERR_INVALID_ARG for bad options; CLG_ERR_UNSUPPORTED when no
+ *          candidate works (the message says why the start failed). */
+CLG_API clg_status clg_gemm_tune(clg_ctx *ctx, const clg_tune_options *opts,
+                                 clg_gemm_params *best, double *best_score);
 
 #ifdef __cplusplus
 }

@@ -33,6 +33,10 @@ clg_status clg__gemm_state_get(clg_ctx *ctx, clg__gemm_state **out);
 
 const char *clg__gemm_class_name(clg_gemm_class c);
 
+/* The default table's parameter rows for one device type (CPUs: every class's) and the
+ * last, generic row, at most cap; returns how many. Starting points for the tuner. */
+size_t clg__gemm_table_rows(clg_device_type type, clg_gemm_params *out, size_t cap);
+
 /* Checks every field of p; on failure writes the reason to ctx. */
 clg_status clg__gemm_params_check(clg_ctx *ctx, const clg_gemm_params *p);
 

@@ -7,7 +7,7 @@
 
 clg_ctx_options clg_ctx_options_default(void)
 {
-    clg_ctx_options o = {sizeof o, 0, NULL, CLG_DECIDE_AUTO, NULL, NULL};
+    clg_ctx_options o = {sizeof o, 0, NULL, CLG_DECIDE_AUTO, NULL, NULL, -1};
     return o;
 }
 
@@ -31,6 +31,23 @@ static clg_status decide_as_gpu(const clg_device_info *dev, clg_decisions d, int
     return CLG_OK;
 }
 
+/* Whether a context tunes the GEMM on first use (clg_ctx_options.tune). */
+static clg_status tune_wanted(int option, int *out)
+{
+    if (option == 0 || option == 1) {
+        *out = option;
+        return CLG_OK;
+    }
+    if (option != -1)
+        return clg__fail(NULL, CLG_ERR_INVALID_ARG, "clg_ctx_create: tune %d must be -1, 0 or 1", option);
+    const char *env = getenv("CLGRAD_TUNE");
+    *out = env && strcmp(env, "quick") == 0;
+    if (env && *env && !*out && strcmp(env, "off") != 0)
+        return clg__fail(NULL, CLG_ERR_INVALID_ARG, "clg_ctx_create: CLGRAD_TUNE=%s (from the "
+                         "environment) must be quick or off", env);
+    return CLG_OK;
+}
+
 clg_status clg_ctx_create(const clg_device_info *dev, const clg_ctx_options *opts, clg_ctx **out)
 {
     if (!out)
@@ -41,8 +58,13 @@ clg_status clg_ctx_create(const clg_device_info *dev, const clg_ctx_options *opt
     clg_ctx_options o = clg_ctx_options_default();
     if (opts && clg__options_read(&o, opts, sizeof o, "clg_ctx_create") != CLG_OK)
         return CLG_ERR_INVALID_ARG;
-    int as_gpu, forced;
+    int as_gpu, forced, tune;
     clg_status decided = decide_as_gpu(dev, o.decisions, &as_gpu, &forced);
+    if (decided == CLG_OK)
+        decided = tune_wanted(o.tune, &tune);
+    clg_cpu_class cpu_class;
+    if (decided == CLG_OK) /* an unknown CLGRAD_CPU_CLASS: said now, not at the first GEMM */
+        decided = clg_device_cpu_class(dev, &cpu_class);
     if (decided != CLG_OK)
         return decided;
     clg_ctx *ctx = clg__calloc(1, sizeof *ctx);
@@ -51,6 +73,7 @@ clg_status clg_ctx_create(const clg_device_info *dev, const clg_ctx_options *opt
     ctx->device = *dev;
     ctx->as_gpu = as_gpu;
     ctx->gpu_profile = forced;
+    ctx->tune_first_use = tune;
     cl_device_id d = (cl_device_id)dev->cl_device;
     cl_int err = clRetainDevice(d);
     if (err != CL_SUCCESS) {

@@ -45,8 +45,9 @@ clg_status clg__conv_tiles(clg_ctx *ctx, unsigned *mr, unsigned *nr)
     clg_status st = clg__gemm_state_get(ctx, &gs);
     if (st != CLG_OK)
         return st;
-    *mr = gs->params.mr;
-    *nr = gs->params.nr;
+    /* The convolutions' own blocks, else the GEMM's (their kernels take 16 or 32 columns) */
+    *mr = gs->params.conv_mr ? gs->params.conv_mr : gs->params.mr;
+    *nr = gs->params.conv_nr ? gs->params.conv_nr : gs->params.nr > 32 ? 32 : gs->params.nr;
     return CLG_OK;
 }
 

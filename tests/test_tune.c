@@ -1,0 +1,304 @@
+/* CPU classes from what OpenCL reports, and the tuner: its search on a model score (found
+ * peaks, rejected candidates, options), real scores that check results first, and tuning on
+ * first use (CLGRAD_TUNE=quick) stored for the next context. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "common/testutil.h"
+
+static clg_device_info cpu(const char *vendor, const char *name, unsigned preferred, unsigned native)
+{
+    clg_device_info d;
+    memset(&d, 0, sizeof d);
+    d.type = CLG_DEVICE_CPU;
+    snprintf(d.vendor, sizeof d.vendor, "%s", vendor);
+    snprintf(d.name, sizeof d.name, "%s", name);
+    d.vec_width_float = preferred;
+    d.native_vec_width_float = native;
+    return d;
+}
+
+static clg_cpu_class class_of(clg_device_info d)
+{
+    clg_cpu_class c = (clg_cpu_class)-1;
+    CLG_ASSERT_STATUS(clg_device_cpu_class(&d, &c), CLG_OK);
+    return c;
+}
+
+static void cpu_classes_from_what_opencl_reports(void **state)
+{
+    (void)state;
+    unsetenv("CLGRAD_CPU_CLASS");
+    /* POCL: "pthread-<LLVM target>-<brand>", the vendor from CPUID */
+    assert_int_equal(class_of(cpu("AuthenticAMD", "pthread-skylake-avx512-AMD EPYC", 16, 16)),
+                     CLG_CPU_CLASS_AVX512_1FMA);
+    assert_int_equal(class_of(cpu("AuthenticAMD", "pthread-znver4-AMD Ryzen 9 7950X", 16, 16)),
+                     CLG_CPU_CLASS_AVX512_1FMA);
+    assert_int_equal(class_of(cpu("GenuineIntel", "pthread-skylake-avx512-Intel(R) Xeon(R) Gold 6248 CPU @ 2.50GHz", 16, 16)),
+                     CLG_CPU_CLASS_AVX512_2FMA);
+    assert_int_equal(class_of(cpu("GenuineIntel", "pthread-skylake-avx512-Intel(R) Xeon(R) Silver 4214 CPU", 16, 16)),
+                     CLG_CPU_CLASS_AVX512_1FMA);
+    assert_int_equal(class_of(cpu("GenuineIntel", "pthread-haswell-Intel(R) Xeon(R) CPU E5-2690 v3", 8, 8)),
+                     CLG_CPU_CLASS_AVX2);
+    assert_int_equal(class_of(cpu("AuthenticAMD", "pthread-znver2-AMD EPYC 7742", 8, 8)), CLG_CPU_CLASS_AVX2);
+    assert_int_equal(class_of(cpu("ARM", "pthread-cortex-a72", 4, 4)), CLG_CPU_CLASS_GENERIC);
+    /* Intel's runtime: its own vendor, the brand as the name, preferred width 1 */
+    assert_int_equal(class_of(cpu("Intel(R) Corporation", "Intel(R) Xeon(R) Platinum 8375C CPU @ 2.90GHz", 1, 16)),
+                     CLG_CPU_CLASS_AVX512_2FMA);
+    assert_int_equal(class_of(cpu("Intel(R) Corporation", "AMD EPYC 9B14", 1, 16)), CLG_CPU_CLASS_AVX512_1FMA);
+    clg_device_info gpu = cpu("NVIDIA Corporation", "NVIDIA H200", 1, 1);
+    gpu.type = CLG_DEVICE_GPU;
+    assert_int_equal(class_of(gpu), CLG_CPU_CLASS_NONE);
+
+    /* each class has its row: AVX2's 6 x 32 blocks, the generic 4 x 16 */
+    clg_device_info avx2 = cpu("GenuineIntel", "pthread-haswell-Intel(R) Core(TM) i7-4770", 8, 8);
+    assert_int_equal(clg_gemm_params_default(&avx2).mr, 6);
+    clg_device_info narrow = cpu("ARM", "pthread-cortex-a72", 4, 4);
+    assert_int_equal(clg_gemm_params_default(&narrow).nr, 16);
+
+    /* the override, for CPUs only; a wrong one is refused by name, here and by contexts */
+    setenv("CLGRAD_CPU_CLASS", "AVX2", 1);
+    assert_int_equal(class_of(cpu("AuthenticAMD", "pthread-skylake-avx512-AMD EPYC", 16, 16)), CLG_CPU_CLASS_AVX2);
+    assert_int_equal(class_of(gpu), CLG_CPU_CLASS_NONE);
+    clg_device_info amd = cpu("AuthenticAMD", "pthread-skylake-avx512-AMD EPYC", 16, 16);
+    assert_int_equal(clg_gemm_params_default(&amd).mr, 6);
+    setenv("CLGRAD_CPU_CLASS", "avx1024", 1);
+    clg_cpu_class c;
+    CLG_ASSERT_STATUS(clg_device_cpu_class(&amd, &c), CLG_ERR_INVALID_ARG);
+    assert_non_null(strstr(clg_last_error(), "avx512-2fma"));
+    assert_int_equal(c, CLG_CPU_CLASS_AVX512_1FMA); /* the detected class */
+    clg_ctx *ctx = NULL;
+    CLG_ASSERT_STATUS(clg_ctx_create(clg_test_device(), NULL, &ctx), CLG_ERR_INVALID_ARG);
+    assert_non_null(strstr(clg_last_error(), "CLGRAD_CPU_CLASS=avx1024"));
+    unsetenv("CLGRAD_CPU_CLASS");
+    for (int i = CLG_CPU_CLASS_GENERIC; i <= CLG_CPU_CLASS_AVX512_2FMA; i++) {
+        CLG_ASSERT_STATUS(clg_cpu_class_parse(clg_cpu_class_name((clg_cpu_class)i), &c), CLG_OK);
+        assert_int_equal(c, i);
+    }
+    CLG_ASSERT_STATUS(clg_cpu_class_parse("none", &c), CLG_ERR_INVALID_ARG);
+}
+
+/* A model score with one peak, and a candidate that "crashes". */
+typedef struct model {
+    int evaluations, reported, rejected;
+    unsigned crash_mr;
+} model;
+
+static double model_score(void *user, const clg_gemm_params *p, char *why, size_t why_size)
+{
+    model *m = user;
+    m->evaluations++;
+    if (p->mr == m->crash_mr) {
+        snprintf(why, why_size, "simulated crash");
+        return 0;
+    }
+    /* separable, every step worth more than the search's 2% noise margin */
+    return 100.0 - 3.0 * fabs((double)p->mr - 8) - 0.3 * fabs((double)p->nr - 48) -
+           5.0 * fabs(log2((double)p->kc / 256.0)) - 4.0 * fabs(log2((double)p->local_m / 4.0)) -
+           5.0 * (p->stage_b != 2) - (p->conv_mr ? 3.0 * fabs((double)p->conv_mr - 6) : 30.0);
+}
+
+static double reject_all(void *user, const clg_gemm_params *p, char *why, size_t why_size)
+{
+    (void)user, (void)p;
+    snprintf(why, why_size, "driver said no");
+    return 0;
+}
+
+static void model_report(void *user, const clg_gemm_params *p, double score, const char *why)
+{
+    model *m = user;
+    (void)p;
+    m->reported++;
+    if (score == 0) {
+        m->rejected++;
+        assert_string_equal(why, "simulated crash");
+    }
+}
+
+static void search_finds_the_peak_and_survives_rejections(void **state)
+{
+    (void)state;
+    clg_ctx *ctx = clg_test_ctx("off");
+    clg_gemm_params start = clg_gemm_params_default(clg_ctx_device(ctx)), best;
+    start.kernel = CLG_GEMM_KERNEL_REG, start.mr = 4, start.nr = 16, start.kc = 1024;
+    start.local_m = 1, start.stage_b = 0, start.conv_mr = 0, start.conv_nr = 0;
+    CLG_ASSERT_STATUS(clg_gemm_set_params(ctx, &start), CLG_OK);
+    model m = {0, 0, 0, 12};
+    clg_tune_options o = clg_tune_options_default();
+    o.evaluate = model_score;
+    o.on_candidate = model_report;
+    o.user = &m;
+    double score = 0;
+
+    /* quick: better than the start, within one step of it in each parameter */
+    CLG_ASSERT_STATUS(clg_gemm_tune(ctx, &o, &best, &score), CLG_OK);
+    assert_true(score > model_score(&m, &start, (char[64]){0}, 64));
+    assert_int_equal(m.reported, m.evaluations - 1); /* the extra one is ours just above */
+    assert_true(m.evaluations < 40);
+    clg_gemm_params now;
+    CLG_ASSERT_STATUS(clg_gemm_get_params(ctx, &now), CLG_OK);
+    assert_int_equal(now.mr, best.mr); /* left in the context */
+
+    /* full: the grid and refinement reach the peak exactly; mr 12 "crashed" on the way */
+    CLG_ASSERT_STATUS(clg_gemm_set_params(ctx, &start), CLG_OK);
+    m = (model){0, 0, 0, 12};
+    o.level = CLG_TUNE_FULL;
+    CLG_ASSERT_STATUS(clg_gemm_tune(ctx, &o, &best, &score), CLG_OK);
+    print_message("full search: %d candidates, %d rejected; best %ux%u kc %u local_m %u stage_b %u\n",
+                  m.evaluations, m.rejected, best.mr, best.nr, best.kc, best.local_m, best.stage_b);
+    assert_int_equal(best.mr, 8);
+    assert_int_equal(best.nr, 48);
+    assert_int_equal(best.kc, 256);
+    assert_int_equal(best.local_m, 4);
+    assert_int_equal(best.stage_b, 2);
+    assert_true(m.rejected >= 1);
+    assert_true(m.evaluations <= 160);
+
+    /* the convolutions' blocks: quick looks next to the GEMM's rows, full finds conv_mr 6 */
+    m = (model){0, 0, 0, 99};
+    CLG_ASSERT_STATUS(clg_conv_tune(ctx, &o, &best, &score), CLG_OK);
+    assert_int_equal(best.conv_mr, 6);
+    assert_int_equal(best.mr, 8); /* the GEMM's untouched */
+
+    /* everything rejected: an error that says why */
+    o.evaluate = reject_all;
+    o.on_candidate = NULL;
+    o.level = CLG_TUNE_QUICK;
+    CLG_ASSERT_STATUS(clg_gemm_tune(ctx, &o, &best, &score), CLG_ERR_UNSUPPORTED);
+    assert_non_null(strstr(clg_last_error(), "driver said no"));
+    o.level = (clg_tune_level)7;
+    CLG_ASSERT_STATUS(clg_gemm_tune(ctx, &o, &best, &score), CLG_ERR_INVALID_ARG);
+    assert_non_null(strstr(clg_last_error(), "level"));
+    o.level = CLG_TUNE_QUICK;
+    o.runs = 0;
+    CLG_ASSERT_STATUS(clg_gemm_tune(ctx, &o, &best, &score), CLG_ERR_INVALID_ARG);
+    o.runs = 3;
+    o.struct_size = 3;
+    CLG_ASSERT_STATUS(clg_gemm_tune(ctx, &o, &best, &score), CLG_ERR_INVALID_ARG);
+    CLG_ASSERT_STATUS(clg_gemm_tune(ctx, NULL, NULL, &score), CLG_ERR_INVALID_ARG);
+    clg_ctx_destroy(ctx);
+}
+
+static int real_runs_skipped(void)
+{
+    const char *why = getenv("CLGRAD_GPU_PROFILE") && !strcmp(getenv("CLGRAD_GPU_PROFILE"), "1")
+                          ? "the GPU profile's local-memory GEMM on a CPU makes each score minutes long"
+                      : getenv("CLG_TEST_SMALL") ? "a simulator runs each score for many minutes"
+                      : getenv("CLG_TEST_NO_TIMING") ? "scores are timings, which instrumented host code distorts"
+                                                     : NULL;
+    if (why)
+        print_message("skipped: %s\n", why);
+    return why != NULL;
+}
+
+static void real_scores_check_results_first(void **state)
+{
+    (void)state;
+    if (real_runs_skipped())
+        return;
+    clg_ctx *ctx = clg_test_ctx(getenv("CLGRAD_CACHE_DIR"));
+    clg_gemm_params p, kept;
+    CLG_ASSERT_STATUS(clg_gemm_get_params(ctx, &kept), CLG_OK);
+    p = kept;
+    /* awkward blocks the table never holds: 5 x 48 for the GEMM, 5 x 16 for convolutions */
+    p.kernel = CLG_GEMM_KERNEL_REG, p.mr = 5, p.nr = 48, p.conv_mr = 5, p.conv_nr = 16;
+    double score = 0;
+    CLG_ASSERT_STATUS(clg_gemm_tune_score(ctx, &p, 1, &score), CLG_OK);
+    print_message("GEMM 5x48: %.1f GFLOP/s\n", score);
+    assert_true(score > 0);
+    score = 0;
+    CLG_ASSERT_STATUS(clg_conv_tune_score(ctx, &p, 1, &score), CLG_OK);
+    print_message("convolutions 5x16: %.1f GFLOP/s\n", score);
+    assert_true(score > 0);
+    clg_gemm_params after;
+    CLG_ASSERT_STATUS(clg_gemm_get_params(ctx, &after), CLG_OK);
+    assert_int_equal(after.mr, kept.mr); /* restored */
+    assert_int_equal(after.conv_mr, kept.conv_mr);
+    p.nr = 24;
+    CLG_ASSERT_STATUS(clg_gemm_tune_score(ctx, &p, 1, &score), CLG_ERR_INVALID_ARG);
+    p.nr = 32, p.conv_nr = 48;
+    CLG_ASSERT_STATUS(clg_conv_tune_score(ctx, &p, 1, &score), CLG_ERR_INVALID_ARG);
+    assert_non_null(strstr(clg_last_error(), "conv_nr"));
+    CLG_ASSERT_STATUS(clg_gemm_tune_score(ctx, &kept, 0, &score), CLG_ERR_INVALID_ARG);
+    clg_ctx_destroy(ctx);
+}
+
+typedef struct builds {
+    int tuning_started, tuning_done, others;
+} builds;
+
+static void on_build(void *user, const char *family, double seconds)
+{
+    builds *b = user;
+    if (strcmp(family, "tuning") == 0)
+        ++*(seconds == 0 ? &b->tuning_started : &b->tuning_done);
+    else
+        b->others++;
+}
+
+static void first_use_tunes_once_and_stores_it(void **state)
+{
+    (void)state;
+    setenv("CLGRAD_TUNE", "sometimes", 1);
+    clg_ctx *ctx = NULL;
+    CLG_ASSERT_STATUS(clg_ctx_create(clg_test_device(), NULL, &ctx), CLG_ERR_INVALID_ARG);
+    assert_non_null(strstr(clg_last_error(), "CLGRAD_TUNE=sometimes"));
+    unsetenv("CLGRAD_TUNE");
+    if (real_runs_skipped())
+        return;
+    char *dir = clg_test_tempdir("tune");
+    builds b = {0, 0, 0};
+    clg_ctx_options o = clg_ctx_options_default();
+    o.cache_dir = dir;
+    o.tune = 1;
+    o.on_build = on_build;
+    o.on_build_user = &b;
+    CLG_ASSERT_STATUS(clg_ctx_create(clg_test_device(), &o, &ctx), CLG_OK);
+    clg_gemm_params tuned, table = clg_gemm_params_default(clg_ctx_device(ctx));
+    CLG_ASSERT_STATUS(clg_gemm_get_params(ctx, &tuned), CLG_OK); /* the first use */
+    assert_int_equal(b.tuning_started, 1);
+    assert_int_equal(b.tuning_done, 1);
+    print_message("quick tuning chose %ux%u kc %u local %ux%u (the table: %ux%u kc %u)\n", tuned.mr,
+                  tuned.nr, tuned.kc, tuned.local_m, tuned.local_n, table.mr, table.nr, table.kc);
+    /* the tuned context still multiplies right (the search checked every candidate) */
+    float a[6] = {1, 2, 3, 4, 5, 6}, bm[6] = {1, 0, 0, 1, 1, 1}, c[4];
+    clg_tensor *ta = clg_test_tensor(ctx, (clg_shape){6, 1, 1, 1}, a);
+    clg_tensor *tb = clg_test_tensor(ctx, (clg_shape){6, 1, 1, 1}, bm);
+    clg_tensor *tc = clg_test_tensor(ctx, (clg_shape){4, 1, 1, 1}, NULL);
+    CLG_ASSERT_STATUS(clg_sgemm(ctx, CLG_NO_TRANS, CLG_NO_TRANS, 2, 2, 3, 1.0f, (clg_matrix){ta, 0, 3},
+                                (clg_matrix){tb, 0, 2}, 0.0f, (clg_matrix){tc, 0, 2}), CLG_OK);
+    CLG_ASSERT_STATUS(clg_tensor_download(tc, c, 4), CLG_OK);
+    assert_true(c[0] == 4 && c[1] == 5 && c[2] == 10 && c[3] == 11);
+    clg_tensor_destroy(ta), clg_tensor_destroy(tb), clg_tensor_destroy(tc);
+    clg_test_guards_check();
+    clg_ctx_destroy(ctx);
+
+    /* the next context loads the stored result and tunes nothing */
+    b = (builds){0, 0, 0};
+    CLG_ASSERT_STATUS(clg_ctx_create(clg_test_device(), &o, &ctx), CLG_OK);
+    clg_gemm_params again;
+    CLG_ASSERT_STATUS(clg_gemm_get_params(ctx, &again), CLG_OK);
+    assert_int_equal(b.tuning_started, 0);
+    assert_int_equal(again.mr, tuned.mr);
+    assert_int_equal(again.nr, tuned.nr);
+    assert_int_equal(again.kc, tuned.kc);
+    assert_int_equal(again.local_m, tuned.local_m);
+    clg_ctx_destroy(ctx);
+    clg_test_rmtree(dir);
+    free(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(cpu_classes_from_what_opencl_reports),
+        cmocka_unit_test(search_finds_the_peak_and_survives_rejections),
+        cmocka_unit_test(real_scores_check_results_first),
+        cmocka_unit_test(first_use_tunes_once_and_stores_it),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    clg_test_devices_release();
+    return rc;
+}
