@@ -31,6 +31,9 @@ double bench_min(const double *v, size_t n);
 double bench_max(const double *v, size_t n);
 
 int bench_startup(const bench_opts *o);
+/* The device's FMA peak: GFLOP/s of a plain loop of independent 16-wide FMAs (0 on error). */
+double bench_fma_peak(clg_ctx *ctx, int runs);
+int bench_peak(const bench_opts *o);
 /* only: one shape name, impl: builtin|clblast|openblas; NULL for all. */
 int bench_gemm(const bench_opts *o, const char *only, const char *impl);
 /* only: one layer name (c1, c2, r3) or NULL. */

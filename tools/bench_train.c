@@ -139,10 +139,20 @@ int bench_train(const bench_opts *o, size_t batch)
         free(lt);
         goto done;
     }
+    /* What the step computes, against what the device can: its forward FLOPs x 3 (forward,
+     * the gradients of the data and of the weights), and the FMA loop's peak on this run. */
+    double fwd_flops = 0;
+    for (size_t i = 0; i < clg_net_layer_count(net); i++) {
+        clg_layer_info info;
+        if (clg_net_layer_info(net, i, &info) == CLG_OK)
+            fwd_flops += info.flops;
+    }
+    double train_gflops = 3 * fwd_flops * train_ips * 1e-9, peak = bench_fma_peak(ctx, 3);
     if (o->json) {
         bench_json_row(ctx, "train", "\"net\":\"%s\",\"devices\":\"%s\",\"batch\":%zu,"
-                       "\"images_per_s\":%.1f,\"step_ms\":%.3f", o->net_name, dev->name, batch,
-                       train_ips, step * 1e3);
+                       "\"images_per_s\":%.1f,\"step_ms\":%.3f,\"mflop_per_image\":%.1f,"
+                       "\"gflops\":%.1f,\"fma_peak_gflops\":%.1f", o->net_name, dev->name, batch,
+                       train_ips, step * 1e3, 3 * fwd_flops * 1e-6, train_gflops, peak);
         bench_json_row(ctx, "infer", "\"net\":\"%s\",\"devices\":\"%s\",\"batch\":%zu,"
                        "\"images_per_s\":%.1f", o->net_name, dev->name, ni, infer_ips);
     } else {
@@ -150,6 +160,9 @@ int bench_train(const bench_opts *o, size_t batch)
         printf("train  batch %3zu: %8.1f images/s (median step %.2f ms over %zu steps)\n", batch,
                train_ips, step * 1e3, k);
         printf("infer  batch %3zu: %8.1f images/s\n", ni, infer_ips);
+        printf("training computes %.1f MFLOP per image (3x the forward pass): %.1f GFLOP/s, %.0f%% "
+               "of the device's FMA peak (%.1f GFLOP/s, clgrad-bench peak)\n", 3 * fwd_flops * 1e-6,
+               train_gflops, peak > 0 ? 100 * train_gflops / peak : 0, peak);
         if (!o->net_text)
             printf("peer: PyTorch 1.13 on the CPU, 2 threads, this machine class: ~1850-2100 "
                    "images/s training\n");

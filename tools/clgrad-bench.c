@@ -9,11 +9,12 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: clgrad-bench startup|gemm|conv|pool|train|data|experiments|cluster [--runs N]\n"
+    fprintf(f, "usage: clgrad-bench startup|peak|gemm|conv|pool|train|data|experiments|cluster [--runs N]\n"
                "                    [--json]\n"
                "                    [--filter FILTER] [--shape S] [--impl I] [--batch N] [--net FILE]\n"
                "                    [--folder DIR] [--memory-cap MB]\n"
                "  startup   time to build every kernel family from source vs from the binary cache\n"
+               "  peak      the device's FMA peak: a plain loop of independent 16-wide FMAs\n"
                "  gemm      SGEMM GFLOP/s: built-in, CLBlast, OpenBLAS (when built with it) on\n"
                "            sq256 sq512 sq1024 sq2048 conv1 conv2 fc1 fc1t (--shape: just one;\n"
                "            --impl builtin|clblast|openblas: just one implementation)\n"
@@ -99,6 +100,8 @@ int main(int argc, char **argv)
     int rc = 2;
     if (strcmp(cmd, "startup") == 0)
         rc = bench_startup(&o);
+    else if (strcmp(cmd, "peak") == 0)
+        rc = bench_peak(&o);
     else if (strcmp(cmd, "gemm") == 0)
         rc = bench_gemm(&o, shape, impl);
     else if (strcmp(cmd, "conv") == 0)

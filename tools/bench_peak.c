@@ -1,0 +1,88 @@
+/* clgrad-bench peak: the device's FMA peak as OpenCL reaches it, a plain loop of independent
+ * fused multiply-adds on 16-wide vectors (12 chains per work-item: enough to cover the latency
+ * of two FMA ports), against which every other figure is a fraction. */
+#define _POSIX_C_SOURCE 200809L
+#define CL_TARGET_OPENCL_VERSION 120
+#include <CL/cl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "bench_common.h"
+
+/* A benchmark's own micro kernel (not the library's): built here from source. */
+static const char *peak_source =
+    "__kernel void fma_peak(__global float *out, uint iters, float m)\n"
+    "{\n"
+    "    float16 a = (float16)(get_global_id(0) * 1e-7f), c = (float16)(1e-7f);\n"
+    "    float16 x0 = a, x1 = a + 1, x2 = a + 2, x3 = a + 3, x4 = a + 4, x5 = a + 5;\n"
+    "    float16 x6 = a + 6, x7 = a + 7, x8 = a + 8, x9 = a + 9, x10 = a + 10, x11 = a + 11;\n"
+    "    for (uint i = 0; i < iters; i++) {\n"
+    "        x0 = fma(x0, m, c); x1 = fma(x1, m, c); x2 = fma(x2, m, c); x3 = fma(x3, m, c);\n"
+    "        x4 = fma(x4, m, c); x5 = fma(x5, m, c); x6 = fma(x6, m, c); x7 = fma(x7, m, c);\n"
+    "        x8 = fma(x8, m, c); x9 = fma(x9, m, c); x10 = fma(x10, m, c); x11 = fma(x11, m, c);\n"
+    "    }\n"
+    "    float16 s = x0 + x1 + x2 + x3 + x4 + x5 + x6 + x7 + x8 + x9 + x10 + x11;\n"
+    "    out[get_global_id(0)] = s.s0 + s.s1 + s.s2 + s.s3 + s.s4 + s.s5 + s.s6 + s.s7 + s.s8 +\n"
+    "                            s.s9 + s.sa + s.sb + s.sc + s.sd + s.se + s.sf;\n"
+    "}\n";
+
+double bench_fma_peak(clg_ctx *ctx, int runs)
+{
+    cl_command_queue q = clg_ctx_cl_queue(ctx);
+    const clg_device_info *dev = clg_ctx_device(ctx);
+    cl_context c = NULL;
+    cl_device_id d = dev->cl_device;
+    clGetCommandQueueInfo(q, CL_QUEUE_CONTEXT, sizeof c, &c, NULL);
+    cl_int err;
+    cl_program prog = clCreateProgramWithSource(c, 1, &peak_source, NULL, &err);
+    if (err == CL_SUCCESS)
+        err = clBuildProgram(prog, 1, &d, "", NULL, NULL);
+    cl_kernel k = err == CL_SUCCESS ? clCreateKernel(prog, "fma_peak", &err) : NULL;
+    /* CPUs: a few work-items per core (each is a thread's loop); GPUs: many per unit */
+    size_t units = dev->compute_units ? dev->compute_units : 1;
+    size_t global = units * (dev->type == CLG_DEVICE_CPU ? 4 : 2048), local = dev->type == CLG_DEVICE_CPU ? 1 : 64;
+    cl_mem out = err == CL_SUCCESS ? clCreateBuffer(c, CL_MEM_WRITE_ONLY, global * sizeof(float), NULL, &err) : NULL;
+    cl_uint iters = dev->type == CLG_DEVICE_CPU ? 1u << 20 : 1u << 16;
+    float m = 0.999999f;
+    if (err == CL_SUCCESS) {
+        clSetKernelArg(k, 0, sizeof out, &out);
+        clSetKernelArg(k, 1, sizeof iters, &iters);
+        clSetKernelArg(k, 2, sizeof m, &m);
+    }
+    double best = 0, *g = malloc((size_t)(runs + 1) * sizeof *g);
+    for (int r = -1; err == CL_SUCCESS && g && r < runs; r++) {
+        double t0 = bench_now();
+        err = clEnqueueNDRangeKernel(q, k, 1, NULL, &global, &local, 0, NULL, NULL);
+        if (err == CL_SUCCESS)
+            err = clFinish(q);
+        double flops = 2.0 * 16 * 12 * (double)iters * (double)global;
+        if (r >= 0)
+            g[r] = 1e-9 * flops / (bench_now() - t0);
+    }
+    if (err == CL_SUCCESS && g)
+        best = bench_median(g, (size_t)runs);
+    else
+        fprintf(stderr, "clgrad-bench peak: OpenCL error %d\n", (int)err);
+    free(g);
+    if (out)
+        clReleaseMemObject(out);
+    if (k)
+        clReleaseKernel(k);
+    if (prog)
+        clReleaseProgram(prog);
+    return best;
+}
+
+int bench_peak(const bench_opts *o)
+{
+    clg_ctx *ctx = bench_ctx(o, NULL);
+    if (!ctx)
+        return 1;
+    double g = bench_fma_peak(ctx, o->runs);
+    if (g > 0 && o->json)
+        bench_json_row(ctx, "peak", "\"gflops\":%.1f", g);
+    else if (g > 0)
+        printf("device: %s\nFMA peak: %.1f GFLOP/s (12 chains of 16-wide FMAs per work-item, "
+               "median of %d runs)\n", clg_ctx_device(ctx)->name, g, o->runs);
+    clg_ctx_destroy(ctx);
+    return g > 0 ? 0 : 1;
+}
