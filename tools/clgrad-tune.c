@@ -166,7 +166,7 @@ static void on_candidate(void *user, const clg_gemm_params *p, double score, con
     char text[160];
     describe(p, text, sizeof text);
     if (score > 0)
-        printf("  %-66s %7.1f GFLOP/s\n", text, score);
+        printf("  %-66s %7.1f GFLOP/s%s%s%s\n", text, score, why[0] ? " (" : "", why, why[0] ? ")" : "");
     else
         printf("  %-66s REJECTED: %s\n", text, why);
     fflush(stdout);

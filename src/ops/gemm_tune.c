@@ -338,10 +338,47 @@ static search *search_begin(clg_ctx *ctx, const clg_tune_options *opts, score_fn
     return s;
 }
 
+static double median3(double a, double b, double c)
+{
+    return a > b ? (b > c ? b : a > c ? c : a) : (a > c ? a : b > c ? c : b);
+}
+
+/* On a noisy machine one lucky run can crown a worse set: the winner and the start are scored
+ * twice more, alternately, and the winner must still beat the start by the noise margin in
+ * the median of its three scores. */
+static void confirm(search *s)
+{
+    const clg_gemm_params *start = &s->seen[0];
+    if (s->n_seen < 2 || !(s->seen_score[0] > 0) || same_params(start, &s->best))
+        return;
+    char why[256];
+    double w[3] = {s->best_score, 0, 0}, b[3] = {s->seen_score[0], 0, 0};
+    for (int i = 1; i < 3; i++) {
+        why[0] = '\0';
+        b[i] = s->o.evaluate ? s->o.evaluate(s->o.user, start, why, sizeof why)
+                             : in_process(s, start, why, sizeof why);
+        w[i] = s->o.evaluate ? s->o.evaluate(s->o.user, &s->best, why, sizeof why)
+                             : in_process(s, &s->best, why, sizeof why);
+    }
+    double mw = median3(w[0], w[1], w[2]), mb = median3(b[0], b[1], b[2]);
+    if (s->o.on_candidate) {
+        s->o.on_candidate(s->o.user, start, mb, "the start again: median of 3 scores");
+        s->o.on_candidate(s->o.user, &s->best, mw, "the best again: median of 3 scores");
+    }
+    if (!(mw > mb * 1.02)) {
+        s->best = *start;
+        s->best_score = mb;
+    } else {
+        s->best_score = mw;
+    }
+}
+
 /* The best set into ctx and the caller's variables, or why nothing worked. */
 static clg_status search_end(search *s, clg_gemm_params *best, double *best_score, const char *what)
 {
     clg_status st;
+    if (s->best_score > 0)
+        confirm(s);
     if (s->best_score > 0) {
         *best = s->best;
         *best_score = s->best_score;
