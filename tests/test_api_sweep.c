@@ -120,6 +120,10 @@ static void p_gemm(void)
     BAD(clg_conv_tune_score(NULL, &p, 1, &score));
     BAD(clg_conv_tune_score(ctx, &p, 99, &score));
     BAD(clg_conv_tune(ctx, &o, &p, NULL));
+    BAD(clg_gemm_tune_compare(ctx, &p, NULL, 1, &score));
+    BAD(clg_gemm_tune_compare(ctx, &p, &p, 0, &score));
+    BAD(clg_conv_tune_compare(NULL, &p, &p, 1, &score));
+    BAD(clg_conv_tune_compare(ctx, &p, &p, 1, NULL));
 }
 static void p_conv(void)
 {
@@ -389,7 +393,7 @@ static const entry table[] = {
     {"gemm", p_gemm, "clg_sgemm clg_sgemm_batched clg_gemm_set_backend clg_gemm_get_backend clg_gemm_get_params "
                      "clg_gemm_set_params clg_gemm_save_tuning clg_gemm_params_default clg_gemm_classify "
                      "clg_gemm_has_clblast clg_tune_options_default clg_gemm_tune_score clg_gemm_tune "
-                     "clg_conv_tune_score clg_conv_tune"},
+                     "clg_conv_tune_score clg_conv_tune clg_gemm_tune_compare clg_conv_tune_compare"},
     {"conv", p_conv, "clg_conv2d_output_shape clg_conv2d_forward clg_conv2d_backward_data "
                      "clg_conv2d_backward_weights clg_conv2d_backward_weights_bias "
                      "clg_conv2d_backward_bias clg_conv2d_workspace "

@@ -31,37 +31,44 @@ static void describe(const clg_gemm_params *p, char *out, size_t size)
         snprintf(out, size, "local ts %u wpt %u", p->ts, p->wpt);
 }
 
-/* Parameters as one line of numbers, for the worker. */
-static void encode(const clg_gemm_params *p, char *out, size_t size)
+/* Parameters as numbers, for the worker. */
+static int encode(const clg_gemm_params *p, char *out, size_t size)
 {
-    snprintf(out, size, "%d %u %u %u %u %u %u %u %u %u %.17g %u %u\n", (int)p->kernel, p->mr, p->nr,
-             p->local_m, p->local_n, p->kc, p->pack_min_k, p->stage_b, p->ts, p->wpt, p->small_flops,
-             p->conv_mr, p->conv_nr);
+    return snprintf(out, size, " %d %u %u %u %u %u %u %u %u %u %.17g %u %u", (int)p->kernel, p->mr,
+                    p->nr, p->local_m, p->local_n, p->kc, p->pack_min_k, p->stage_b, p->ts, p->wpt,
+                    p->small_flops, p->conv_mr, p->conv_nr);
 }
 
-static int decode(const char *line, clg_gemm_params *p)
+/* Reads one set; returns where the text after it starts, or NULL. */
+static const char *decode(const char *text, clg_gemm_params *p)
 {
-    int kernel;
-    int n = sscanf(line, "%d %u %u %u %u %u %u %u %u %u %lg %u %u", &kernel, &p->mr, &p->nr, &p->local_m,
-                   &p->local_n, &p->kc, &p->pack_min_k, &p->stage_b, &p->ts, &p->wpt, &p->small_flops,
-                   &p->conv_mr, &p->conv_nr);
+    int kernel, used = 0;
+    int n = sscanf(text, " %d %u %u %u %u %u %u %u %u %u %lg %u %u%n", &kernel, &p->mr, &p->nr,
+                   &p->local_m, &p->local_n, &p->kc, &p->pack_min_k, &p->stage_b, &p->ts, &p->wpt,
+                   &p->small_flops, &p->conv_mr, &p->conv_nr, &used);
     p->kernel = kernel ? CLG_GEMM_KERNEL_LOCAL : CLG_GEMM_KERNEL_REG;
-    return n == 13;
+    return n == 13 ? text + used : NULL;
 }
 
-/* The child: candidates on stdin, one answer line each on stdout ("ok GFLOPS" or "no WHY"). */
+/* The child: requests on stdin ("s SET": score it; "c SET BASE": how much faster SET is than
+ * BASE), one answer line each on stdout ("ok NUMBER" or "no WHY"). */
 static int worker(clg_ctx *ctx, int conv, int runs)
 {
     /* For the test that a crashing candidate does not end the search: this row block dies. */
     const char *crash = getenv("CLGRAD_TUNE_TEST_CRASH_MR");
-    char line[512];
+    char line[1024];
     while (fgets(line, sizeof line, stdin)) {
-        clg_gemm_params p;
+        clg_gemm_params p, base;
         clg_gemm_get_params(ctx, &p);
-        if (crash && decode(line, &p) && p.mr == (unsigned)atoi(crash))
+        base = p;
+        const char *rest = decode(line + 1, &p);
+        int compare = line[0] == 'c';
+        if (crash && rest && p.mr == (unsigned)atoi(crash))
             abort();
         double score = 0;
-        clg_status st = !decode(line, &p) ? CLG_ERR_INVALID_ARG
+        clg_status st = !rest || (compare && !decode(rest, &base)) ? CLG_ERR_INVALID_ARG
+                        : compare && conv ? clg_conv_tune_compare(ctx, &p, &base, runs, &score)
+                        : compare         ? clg_gemm_tune_compare(ctx, &p, &base, runs, &score)
                         : conv            ? clg_conv_tune_score(ctx, &p, runs, &score)
                                           : clg_gemm_tune_score(ctx, &p, runs, &score);
         if (st == CLG_OK)
@@ -131,15 +138,20 @@ static void child_stop(child *c, int kill_it, char *why, size_t why_size)
     c->to = c->from = NULL;
 }
 
-static double child_evaluate(void *user, const clg_gemm_params *p, char *why, size_t why_size)
+/* One request to the worker (started when there is none): its number, or 0 with why. */
+static double child_ask(child *c, const clg_gemm_params *p, const clg_gemm_params *base, char *why,
+                        size_t why_size)
 {
-    child *c = user;
     if (!c->pid && !child_start(c)) {
         snprintf(why, why_size, "cannot start a worker process: %s", strerror(errno));
         return 0;
     }
-    char line[512];
-    encode(p, line, sizeof line);
+    char line[1024];
+    int used = snprintf(line, sizeof line, "%c", base ? 'c' : 's');
+    used += encode(p, line + used, sizeof line - (size_t)used);
+    if (base)
+        used += encode(base, line + used, sizeof line - (size_t)used);
+    snprintf(line + used, sizeof line - (size_t)used, "\n");
     struct pollfd pf = {fileno(c->from), POLLIN, 0};
     if (fputs(line, c->to) == EOF || fflush(c->to) == EOF ||
         poll(&pf, 1, CANDIDATE_SECONDS * 1000) <= 0) {
@@ -158,6 +170,28 @@ static double child_evaluate(void *user, const clg_gemm_params *p, char *why, si
         return strtod(line + 3, NULL);
     snprintf(why, why_size, "%s", strncmp(line, "no ", 3) == 0 ? line + 3 : line);
     return 0;
+}
+
+static double child_evaluate(void *user, const clg_gemm_params *p, char *why, size_t why_size)
+{
+    return child_ask(user, p, NULL, why, why_size);
+}
+
+static double child_compare(void *user, const clg_gemm_params *p, const clg_gemm_params *best,
+                            char *why, size_t why_size)
+{
+    return child_ask(user, p, best, why, why_size);
+}
+
+static void on_compared(void *user, const clg_gemm_params *p, double ratio, const char *why)
+{
+    (void)user, (void)p;
+    if (ratio > 0)
+        printf("    paired runs against the best: %.3fx, %s\n", ratio,
+               ratio > 1.02 ? "the new best" : "not enough: the best stays");
+    else
+        printf("    paired runs against the best: REJECTED: %s\n", why);
+    fflush(stdout);
 }
 
 static void on_candidate(void *user, const clg_gemm_params *p, double score, const char *why)
@@ -179,7 +213,7 @@ static int tune_one(clg_ctx *ctx, int conv, const clg_tune_options *base, child 
     c->conv = conv;
     o.user = c->runs ? c : NULL;
     if (!c->runs)
-        o.evaluate = NULL;
+        o.evaluate = NULL, o.compare = NULL;
     clg_gemm_params before, best;
     clg_gemm_get_params(ctx, &before);
     double score = 0;
@@ -371,7 +405,9 @@ int main(int argc, char **argv)
         o.level = quick ? CLG_TUNE_QUICK : CLG_TUNE_FULL;
         o.runs = runs;
         o.evaluate = child_evaluate;
+        o.compare = child_compare;
         o.on_candidate = on_candidate;
+        o.on_compared = on_compared;
         child c = {0, NULL, NULL, 0, in_process ? 0 : runs, ""};
         snprintf(c.device, sizeof c.device, "%zu", device_index);
         clg_gemm_set_backend(ctx, CLG_GEMM_BUILTIN);

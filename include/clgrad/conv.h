@@ -100,6 +100,11 @@ CLG_API clg_status clg_conv2d_choose(clg_ctx *ctx, const clg_conv2d_desc *d, clg
 CLG_API clg_status clg_conv_tune_score(clg_ctx *ctx, const clg_gemm_params *p, int runs,
                                        double *score);
 
+/** How much faster the convolutions' blocks of p are than base's (checked first, then pairs
+ *  of each layer's three passes, as clg_gemm_tune_compare). */
+CLG_API clg_status clg_conv_tune_compare(clg_ctx *ctx, const clg_gemm_params *p,
+                                         const clg_gemm_params *base, int runs, double *ratio);
+
 /** Searches the convolutions' register blocks (as clg_gemm_tune does the GEMM's; quick: the
  *  rows next to the current one, full: every block the registers hold) and leaves the best
  *  in ctx. Same options, results and errors as clg_gemm_tune. */

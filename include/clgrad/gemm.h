@@ -133,6 +133,14 @@ typedef struct clg_tune_options {
     /* Called after each candidate (score 0: rejected, why says so). NULL: nothing. */
     void (*on_candidate)(void *user, const clg_gemm_params *p, double score, const char *why);
     void *user;
+    /* A candidate that scores above the best by more than 2% must also beat it in paired runs
+     * (the two alternating, shape by shape, so that a noisy machine's slow and fast phases
+     * hit both alike): how much faster it is, 0 when rejected. NULL: clg_gemm_tune_compare
+     * (clg_conv_tune_compare) in this process. */
+    double (*compare)(void *user, const clg_gemm_params *p, const clg_gemm_params *best,
+                      char *why, size_t why_size);
+    /* Called after each such comparison. NULL: nothing. */
+    void (*on_compared)(void *user, const clg_gemm_params *p, double ratio, const char *why);
 } clg_tune_options;
 
 /** Options with their defaults (quick, 3 runs, in-process, silent). */
@@ -146,6 +154,13 @@ CLG_API clg_tune_options clg_tune_options_default(void);
  *          when the results are wrong; device errors as clg_sgemm. */
 CLG_API clg_status clg_gemm_tune_score(clg_ctx *ctx, const clg_gemm_params *p, int runs,
                                        double *score);
+
+/** How much faster p is than base on ctx's device: p checked against the double reference
+ *  first, then for each tuning shape `runs` pairs of products (base, then p) after one of
+ *  each untimed, the median of base's time over p's; the geometric mean over the shapes.
+ *  ctx's parameters are restored afterwards. Errors as clg_gemm_tune_score. */
+CLG_API clg_status clg_gemm_tune_compare(clg_ctx *ctx, const clg_gemm_params *p,
+                                         const clg_gemm_params *base, int runs, double *ratio);
 
 /** Searches the built-in GEMM's parameters for ctx's device, starting from its current ones,
  *  and leaves the best set in ctx (not stored: see clg_gemm_save_tuning).

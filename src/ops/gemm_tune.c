@@ -25,7 +25,7 @@ static const tune_shape tune_shapes[] = {
 
 clg_tune_options clg_tune_options_default(void)
 {
-    clg_tune_options o = {sizeof o, CLG_TUNE_QUICK, 3, NULL, NULL, NULL};
+    clg_tune_options o = {sizeof o, CLG_TUNE_QUICK, 3, NULL, NULL, NULL, NULL, NULL};
     return o;
 }
 
@@ -128,7 +128,8 @@ static clg_status time_shape(clg_ctx *ctx, const tune_shape *s, int runs, clg_te
     return CLG_OK;
 }
 
-static clg_status time_all(clg_ctx *ctx, int runs, double *score)
+/* Tensors big enough for every tuning shape. */
+static clg_status shape_tensors(clg_ctx *ctx, clg_tensor *t[3])
 {
     size_t most[3] = {1, 1, 1}; /* elements of A, B and C */
     for (size_t i = 0; i < N_SHAPES; i++) {
@@ -137,13 +138,83 @@ static clg_status time_all(clg_ctx *ctx, int runs, double *score)
         for (int j = 0; j < 3; j++)
             most[j] = need[j] > most[j] ? need[j] : most[j];
     }
-    clg_tensor *t[3] = {NULL, NULL, NULL};
     clg_status st = CLG_OK;
+    for (int j = 0; j < 3; j++)
+        t[j] = NULL;
     for (int j = 0; j < 3 && st == CLG_OK; j++) {
         st = clg_tensor_create(ctx, (clg_shape){most[j], 1, 1, 1}, &t[j]);
         if (st == CLG_OK)
             st = clg_tensor_fill(t[j], j == 2 ? 0.0f : 0.5f);
     }
+    return st;
+}
+
+/* Seconds of one product of a tuning shape. */
+static clg_status time_once(clg_ctx *ctx, const tune_shape *s, clg_tensor *const t[3], double *sec)
+{
+    clg_matrix a = {t[0], 0, s->k}, b = {t[1], 0, s->n}, c = {t[2], 0, s->n};
+    double t0 = seconds_now();
+    clg_status st = clg_sgemm(ctx, CLG_NO_TRANS, CLG_NO_TRANS, s->m, s->n, s->k, 1.0f, a, b, 0.0f, c);
+    if (st == CLG_OK)
+        st = clg_ctx_finish(ctx);
+    *sec = seconds_now() - t0;
+    return st;
+}
+
+clg_status clg_gemm_tune_compare(clg_ctx *ctx, const clg_gemm_params *p, const clg_gemm_params *base,
+                                 int runs, double *ratio)
+{
+    if (!ctx || !p || !base || !ratio)
+        return clg__fail(ctx, CLG_ERR_INVALID_ARG, "clg_gemm_tune_compare: NULL argument");
+    *ratio = 0;
+    if (runs < 1 || runs > MAX_RUNS)
+        return clg__fail(ctx, CLG_ERR_INVALID_ARG, "clg_gemm_tune_compare: runs %d must be 1..%d", runs, MAX_RUNS);
+    clg__gemm_state *s;
+    clg_status st = clg__gemm_state_get(ctx, &s);
+    if (st != CLG_OK)
+        return st;
+    clg_gemm_params kept = s->params;
+    clg_gemm_backend kept_backend = s->backend;
+    s->backend = CLG_GEMM_BUILTIN;
+    st = clg_gemm_set_params(ctx, base);
+    if (st == CLG_OK)
+        st = clg_gemm_set_params(ctx, p);
+    if (st == CLG_OK)
+        st = check_all(ctx);
+    clg_tensor *t[3] = {NULL, NULL, NULL};
+    if (st == CLG_OK)
+        st = shape_tensors(ctx, t);
+    double logsum = 0;
+    for (size_t i = 0; i < N_SHAPES && st == CLG_OK; i++) {
+        /* A run of each, untimed, then pairs: the VM's slow and fast phases hit both alike */
+        double r[MAX_RUNS], sp = 1, sb = 0;
+        for (int k = -1; k < runs && st == CLG_OK; k++) {
+            s->params = *base;
+            st = time_once(ctx, &tune_shapes[i], t, &sb);
+            s->params = *p;
+            if (st == CLG_OK)
+                st = time_once(ctx, &tune_shapes[i], t, &sp);
+            if (k >= 0)
+                r[k] = sb / sp;
+        }
+        if (st == CLG_OK) {
+            qsort(r, (size_t)runs, sizeof r[0], cmp_double);
+            logsum += log(r[runs / 2]);
+        }
+    }
+    for (int j = 0; j < 3; j++)
+        clg_tensor_destroy(t[j]);
+    if (st == CLG_OK)
+        *ratio = exp(logsum / (double)N_SHAPES);
+    s->params = kept;
+    s->backend = kept_backend;
+    return st;
+}
+
+static clg_status time_all(clg_ctx *ctx, int runs, double *score)
+{
+    clg_tensor *t[3];
+    clg_status st = shape_tensors(ctx, t);
     double logsum = 0;
     for (size_t i = 0; i < N_SHAPES && st == CLG_OK; i++) {
         double g = 0;
@@ -182,10 +253,13 @@ clg_status clg_gemm_tune_score(clg_ctx *ctx, const clg_gemm_params *p, int runs,
 
 /* The search: every scored set is remembered, so revisits cost nothing. */
 typedef clg_status (*score_fn)(clg_ctx *ctx, const clg_gemm_params *p, int runs, double *score);
+typedef clg_status (*compare_fn)(clg_ctx *ctx, const clg_gemm_params *p, const clg_gemm_params *base,
+                                 int runs, double *ratio);
 
 typedef struct search {
     clg_ctx *ctx;
     score_fn score;       /* in this process, when no evaluate callback is given */
+    compare_fn compare;   /* the same for the compare callback */
     clg_tune_options o;
     clg_gemm_params seen[MAX_SEEN];
     double seen_score[MAX_SEEN];
@@ -217,7 +291,19 @@ static double in_process(void *user, const clg_gemm_params *p, char *why, size_t
     return score;
 }
 
-/* Scores p (once); keeps it when it beats the best by more than the noise (2%). */
+static double compare_in_process(search *s, const clg_gemm_params *p, char *why, size_t why_size)
+{
+    double ratio = 0;
+    if (s->compare(s->ctx, p, &s->best, s->o.runs, &ratio) != CLG_OK) {
+        snprintf(why, why_size, "%s", clg_ctx_last_error(s->ctx));
+        return 0;
+    }
+    return ratio;
+}
+
+/* Scores p (once). A score above the best's by more than the noise (2%) is only a screen: on
+ * a noisy machine one lucky run can crown a worse set, so p must then also beat the best in
+ * paired runs (alternating, shape by shape) before it takes its place. */
 static void try_params(search *s, const clg_gemm_params *p)
 {
     for (size_t i = 0; i < s->n_seen; i++)
@@ -242,9 +328,19 @@ static void try_params(search *s, const clg_gemm_params *p)
         snprintf(s->first_why, sizeof s->first_why, "%s", why[0] ? why : "rejected");
     if (s->o.on_candidate)
         s->o.on_candidate(s->o.user, p, score, why);
-    if (score > s->best_score * 1.02) {
+    if (score > 0 && s->best_score == 0) { /* the first that works */
         s->best = *p;
         s->best_score = score;
+    } else if (score > s->best_score * 1.02) {
+        char cwhy[256] = "";
+        double ratio = s->o.compare ? s->o.compare(s->o.user, p, &s->best, cwhy, sizeof cwhy)
+                                    : compare_in_process(s, p, cwhy, sizeof cwhy);
+        if (s->o.on_compared)
+            s->o.on_compared(s->o.user, p, ratio, cwhy);
+        if (ratio > 1.02) {
+            s->best = *p;
+            s->best_score *= ratio;
+        }
     }
 }
 
@@ -308,7 +404,7 @@ static int refine(search *s, int quick)
 /* A search ready to run: options read and checked, the start scored. NULL on failure, with
  * the status in *st and the reason in ctx. */
 static search *search_begin(clg_ctx *ctx, const clg_tune_options *opts, score_fn score,
-                            const char *what, clg_status *failed)
+                            compare_fn compare, const char *what, clg_status *failed)
 {
     search *s = clg__calloc(1, sizeof *s);
     if (!s) {
@@ -317,6 +413,7 @@ static search *search_begin(clg_ctx *ctx, const clg_tune_options *opts, score_fn
     }
     s->ctx = ctx;
     s->score = score;
+    s->compare = compare;
     s->o = clg_tune_options_default();
     clg_status st = CLG_OK;
     if (opts && clg__options_read(&s->o, opts, sizeof s->o, what) != CLG_OK)
@@ -338,47 +435,10 @@ static search *search_begin(clg_ctx *ctx, const clg_tune_options *opts, score_fn
     return s;
 }
 
-static double median3(double a, double b, double c)
-{
-    return a > b ? (b > c ? b : a > c ? c : a) : (a > c ? a : b > c ? c : b);
-}
-
-/* On a noisy machine one lucky run can crown a worse set: the winner and the start are scored
- * twice more, alternately, and the winner must still beat the start by the noise margin in
- * the median of its three scores. */
-static void confirm(search *s)
-{
-    const clg_gemm_params *start = &s->seen[0];
-    if (s->n_seen < 2 || !(s->seen_score[0] > 0) || same_params(start, &s->best))
-        return;
-    char why[256];
-    double w[3] = {s->best_score, 0, 0}, b[3] = {s->seen_score[0], 0, 0};
-    for (int i = 1; i < 3; i++) {
-        why[0] = '\0';
-        b[i] = s->o.evaluate ? s->o.evaluate(s->o.user, start, why, sizeof why)
-                             : in_process(s, start, why, sizeof why);
-        w[i] = s->o.evaluate ? s->o.evaluate(s->o.user, &s->best, why, sizeof why)
-                             : in_process(s, &s->best, why, sizeof why);
-    }
-    double mw = median3(w[0], w[1], w[2]), mb = median3(b[0], b[1], b[2]);
-    if (s->o.on_candidate) {
-        s->o.on_candidate(s->o.user, start, mb, "the start again: median of 3 scores");
-        s->o.on_candidate(s->o.user, &s->best, mw, "the best again: median of 3 scores");
-    }
-    if (!(mw > mb * 1.02)) {
-        s->best = *start;
-        s->best_score = mb;
-    } else {
-        s->best_score = mw;
-    }
-}
-
 /* The best set into ctx and the caller's variables, or why nothing worked. */
 static clg_status search_end(search *s, clg_gemm_params *best, double *best_score, const char *what)
 {
     clg_status st;
-    if (s->best_score > 0)
-        confirm(s);
     if (s->best_score > 0) {
         *best = s->best;
         *best_score = s->best_score;
@@ -397,7 +457,8 @@ clg_status clg_gemm_tune(clg_ctx *ctx, const clg_tune_options *opts, clg_gemm_pa
     if (!ctx || !best || !best_score)
         return clg__fail(ctx, CLG_ERR_INVALID_ARG, "clg_gemm_tune: NULL argument");
     clg_status failed = CLG_OK;
-    search *s = search_begin(ctx, opts, clg_gemm_tune_score, "clg_gemm_tune", &failed);
+    search *s = search_begin(ctx, opts, clg_gemm_tune_score, clg_gemm_tune_compare, "clg_gemm_tune",
+                             &failed);
     if (!s)
         return failed;
     /* The table's rows for the device's type: other classes' blocks may suit this CPU. The
@@ -425,7 +486,8 @@ clg_status clg_conv_tune(clg_ctx *ctx, const clg_tune_options *opts, clg_gemm_pa
     if (!ctx || !best || !best_score)
         return clg__fail(ctx, CLG_ERR_INVALID_ARG, "clg_conv_tune: NULL argument");
     clg_status failed = CLG_OK;
-    search *s = search_begin(ctx, opts, clg_conv_tune_score, "clg_conv_tune", &failed);
+    search *s = search_begin(ctx, opts, clg_conv_tune_score, clg_conv_tune_compare, "clg_conv_tune",
+                             &failed);
     if (!s)
         return failed;
     if (s->best_score > 0 && s->best.kernel == CLG_GEMM_KERNEL_REG) {

@@ -177,6 +177,80 @@ static clg_status time_layer(clg_ctx *ctx, const tune_layer *l, int runs, double
     return st;
 }
 
+/* Seconds of one layer's three passes. */
+static clg_status time_passes(clg_ctx *ctx, const clg_conv2d_desc *d, clg_tensor *const t[4], double *sec)
+{
+    double t0 = clg__now();
+    clg_status st = CLG_OK;
+    for (int pass = 0; pass < 3 && st == CLG_OK; pass++)
+        st = run_pass(ctx, d, t, pass);
+    if (st == CLG_OK)
+        st = clg_ctx_finish(ctx);
+    *sec = clg__now() - t0;
+    return st;
+}
+
+/* The awkward layers that every candidate's implicit and Winograd passes must get right. */
+static clg_status check_all(clg_ctx *ctx)
+{
+    static const tune_layer checked[] = {{3, 5, 9, 7, 3, 1}, {2, 3, 7, 33, 5, 2}, {1, 17, 6, 3, 3, 0}};
+    clg_status st = CLG_OK;
+    for (size_t i = 0; i < sizeof checked / sizeof checked[0] && st == CLG_OK; i++) {
+        st = check_layer(ctx, &checked[i], CLG_CONV_ALGO_IMPLICIT, (unsigned)i + 1);
+        if (st == CLG_OK && checked[i].R == 3) /* Winograd: its F(4x4, 3x3) products */
+            st = check_layer(ctx, &checked[i], CLG_CONV_ALGO_WINOGRAD, (unsigned)i + 11);
+    }
+    return st;
+}
+
+clg_status clg_conv_tune_compare(clg_ctx *ctx, const clg_gemm_params *p, const clg_gemm_params *base,
+                                 int runs, double *ratio)
+{
+    if (!ctx || !p || !base || !ratio)
+        return clg__fail(ctx, CLG_ERR_INVALID_ARG, "clg_conv_tune_compare: NULL argument");
+    *ratio = 0;
+    if (runs < 1 || runs > MAX_RUNS)
+        return clg__fail(ctx, CLG_ERR_INVALID_ARG, "clg_conv_tune_compare: runs %d must be 1..%d", runs, MAX_RUNS);
+    clg__gemm_state *s;
+    clg_status st = clg__gemm_state_get(ctx, &s);
+    if (st != CLG_OK)
+        return st;
+    clg_gemm_params kept = s->params;
+    st = clg_gemm_set_params(ctx, base);
+    if (st == CLG_OK)
+        st = clg_gemm_set_params(ctx, p);
+    if (st == CLG_OK)
+        st = check_all(ctx);
+    double logsum = 0;
+    for (size_t i = 0; i < N_TIMED && st == CLG_OK; i++) {
+        clg_tensor *t[4];
+        st = layer_tensors(ctx, &timed[i], t);
+        for (int j = 0; j < 4 && st == CLG_OK; j++)
+            st = clg_tensor_fill(t[j], 0.25f);
+        clg_conv2d_desc d = clg_conv2d_desc_default();
+        d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = (int)timed[i].pad;
+        double r[MAX_RUNS], sb = 0, sp = 1;
+        for (int k = -1; k < runs && st == CLG_OK; k++) {
+            s->params = *base;
+            st = time_passes(ctx, &d, t, &sb);
+            s->params = *p;
+            if (st == CLG_OK)
+                st = time_passes(ctx, &d, t, &sp);
+            if (k >= 0)
+                r[k] = sb / sp;
+        }
+        destroy_all(t);
+        if (st == CLG_OK) {
+            qsort(r, (size_t)runs, sizeof r[0], cmp_double);
+            logsum += log(r[runs / 2]);
+        }
+    }
+    if (st == CLG_OK)
+        *ratio = exp(logsum / (double)N_TIMED);
+    s->params = kept;
+    return st;
+}
+
 clg_status clg_conv_tune_score(clg_ctx *ctx, const clg_gemm_params *p, int runs, double *score)
 {
     if (!ctx || !p || !score)
@@ -190,13 +264,8 @@ clg_status clg_conv_tune_score(clg_ctx *ctx, const clg_gemm_params *p, int runs,
         return st;
     clg_gemm_params kept = s->params;
     st = clg_gemm_set_params(ctx, p);
-    /* awkward sizes: channels and pixels off every tile, one image, several */
-    static const tune_layer checked[] = {{3, 5, 9, 7, 3, 1}, {2, 3, 7, 33, 5, 2}, {1, 17, 6, 3, 3, 0}};
-    for (size_t i = 0; i < sizeof checked / sizeof checked[0] && st == CLG_OK; i++) {
-        st = check_layer(ctx, &checked[i], CLG_CONV_ALGO_IMPLICIT, (unsigned)i + 1);
-        if (st == CLG_OK && checked[i].R == 3) /* Winograd: its F(4x4, 3x3) products */
-            st = check_layer(ctx, &checked[i], CLG_CONV_ALGO_WINOGRAD, (unsigned)i + 11);
-    }
+    if (st == CLG_OK) /* awkward sizes: channels and pixels off every tile, one image, several */
+        st = check_all(ctx);
     double logsum = 0;
     for (size_t i = 0; i < N_TIMED && st == CLG_OK; i++) {
         double g = 0;
