@@ -127,10 +127,9 @@ static void shards_draw_the_whole_batch_mask(void **state)
     free(parts);
 }
 
-static void device_and_host_optimizers_agree_over_100_steps(void **state)
+/* n: below, at and past the 16 elements a CPU work-item updates at once */
+static void optimizers_agree(size_t n)
 {
-    (void)state;
-    const size_t n = 1031;
     const clg_sgd_params sgds[] = {{0.05f, 0.0f, 0.0f, 0}, {0.05f, 0.9f, 1e-4f, 0}, {0.05f, 0.9f, 5e-4f, 1}};
     for (int which = 0; which < 6; which++) { /* 3 SGD, Adam, AdamW, RMSProp */
         float *w = malloc(n * sizeof *w), *g = malloc(n * sizeof *g), *m = calloc(n, sizeof *m);
@@ -180,6 +179,14 @@ static void device_and_host_optimizers_agree_over_100_steps(void **state)
         free(v);
         free(dw);
     }
+}
+
+static void device_and_host_optimizers_agree_over_100_steps(void **state)
+{
+    (void)state;
+    static const size_t sizes[] = {1, 7, 16, 33, 1031};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        optimizers_agree(sizes[i]);
 }
 
 /* One host step against the formulas in double. */

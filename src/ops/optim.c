@@ -104,8 +104,9 @@ clg_status clg_adam_step(clg_ctx *ctx, const clg_adam_params *p, clg_tensor *w, 
     if (bad)
         st = clg__fail(ctx, CLG_ERR_INVALID_ARG, "clg_adam_step: %s", bad);
     clg__launch l;
+    int per_item = clg_ctx_decides_as_gpu(ctx) ? 1 : 16; /* GPUs: neighbours read neighbours */
     if (st == CLG_OK)
-        st = clg__launch_begin(ctx, "optim", NULL, "clg_adam", &l);
+        st = clg__launch_begin(ctx, "optim", NULL, per_item == 1 ? "clg_adam" : "clg_adam16", &l);
     if (st != CLG_OK)
         return st;
     float c1, c2;
@@ -122,7 +123,7 @@ clg_status clg_adam_step(clg_ctx *ctx, const clg_adam_params *p, clg_tensor *w, 
     clg__arg_u32(&l, (size_t)(p->decoupled != 0));
     clg__arg_f32(&l, c1);
     clg__arg_f32(&l, c2);
-    size_t global[3] = {n, 1, 1}, local[3] = {64, 1, 1};
+    size_t global[3] = {(n + (size_t)per_item - 1) / (size_t)per_item, 1, 1}, local[3] = {64, 1, 1};
     return clg__launch_run(&l, global, local);
 }
 
