@@ -37,6 +37,22 @@ const char *clg__gemm_class_name(clg_gemm_class c);
  * last, generic row, at most cap; returns how many. Starting points for the tuner. */
 size_t clg__gemm_table_rows(clg_device_type type, clg_gemm_params *out, size_t cap);
 
+/* The common start of the tuner's measurements (src/ops/gemm_tune.c): arguments checked
+ * (base may be NULL where there is none), *out zeroed, base and then p validated and p set
+ * on ctx with the built-in backend; the context's own settings kept in the guard, which
+ * clg__tune_end puts back. */
+#define CLG__TUNE_MAX_RUNS 15 /* timed runs a tuner's measurement takes at most */
+
+typedef struct clg__tune_guard {
+    clg__gemm_state *s;
+    clg_gemm_params params;
+    clg_gemm_backend backend;
+} clg__tune_guard;
+clg_status clg__tune_begin(clg_ctx *ctx, const char *what, const clg_gemm_params *p,
+                           const clg_gemm_params *base, int need_base, int runs, double *out,
+                           clg__tune_guard *g);
+void clg__tune_end(const clg__tune_guard *g);
+
 /* Checks every field of p; on failure writes the reason to ctx. */
 clg_status clg__gemm_params_check(clg_ctx *ctx, const clg_gemm_params *p);
 

@@ -19,7 +19,6 @@ static const tune_shape tune_shapes[] = {
     {256, 256, 256},
 };
 #define N_SHAPES (sizeof tune_shapes / sizeof tune_shapes[0])
-#define MAX_RUNS 15
 #define MAX_SEEN 160
 #define MAX_ACCUMULATORS 28 /* float16 accumulators: AVX-512's 32 registers less B and A */
 
@@ -111,7 +110,7 @@ static int cmp_double(const void *x, const void *y)
 static clg_status time_shape(clg_ctx *ctx, const tune_shape *s, int runs, clg_tensor *const t[3],
                              double *gflops)
 {
-    double g[MAX_RUNS];
+    double g[CLG__TUNE_MAX_RUNS];
     clg_matrix a = {t[0], 0, s->k}, b = {t[1], 0, s->n}, c = {t[2], 0, s->n};
     for (int r = -1; r < runs; r++) {
         double t0 = seconds_now();
@@ -161,24 +160,43 @@ static clg_status time_once(clg_ctx *ctx, const tune_shape *s, clg_tensor *const
     return st;
 }
 
+clg_status clg__tune_begin(clg_ctx *ctx, const char *what, const clg_gemm_params *p,
+                           const clg_gemm_params *base, int need_base, int runs, double *out,
+                           clg__tune_guard *g)
+{
+    g->s = NULL;
+    if (!ctx || !p || (need_base && !base) || !out)
+        return clg__fail(ctx, CLG_ERR_INVALID_ARG, "%s: NULL argument", what);
+    *out = 0;
+    if (runs < 1 || runs > CLG__TUNE_MAX_RUNS)
+        return clg__fail(ctx, CLG_ERR_INVALID_ARG, "%s: runs %d must be 1..%d", what, runs, CLG__TUNE_MAX_RUNS);
+    clg_status st = clg__gemm_state_get(ctx, &g->s);
+    if (st != CLG_OK)
+        return st;
+    g->params = g->s->params;
+    g->backend = g->s->backend;
+    g->s->backend = CLG_GEMM_BUILTIN;
+    if (base)
+        st = clg_gemm_set_params(ctx, base);
+    if (st == CLG_OK)
+        st = clg_gemm_set_params(ctx, p);
+    return st;
+}
+
+void clg__tune_end(const clg__tune_guard *g)
+{
+    if (g->s) {
+        g->s->params = g->params;
+        g->s->backend = g->backend;
+    }
+}
+
 clg_status clg_gemm_tune_compare(clg_ctx *ctx, const clg_gemm_params *p, const clg_gemm_params *base,
                                  int runs, double *ratio)
 {
-    if (!ctx || !p || !base || !ratio)
-        return clg__fail(ctx, CLG_ERR_INVALID_ARG, "clg_gemm_tune_compare: NULL argument");
-    *ratio = 0;
-    if (runs < 1 || runs > MAX_RUNS)
-        return clg__fail(ctx, CLG_ERR_INVALID_ARG, "clg_gemm_tune_compare: runs %d must be 1..%d", runs, MAX_RUNS);
-    clg__gemm_state *s;
-    clg_status st = clg__gemm_state_get(ctx, &s);
-    if (st != CLG_OK)
-        return st;
-    clg_gemm_params kept = s->params;
-    clg_gemm_backend kept_backend = s->backend;
-    s->backend = CLG_GEMM_BUILTIN;
-    st = clg_gemm_set_params(ctx, base);
-    if (st == CLG_OK)
-        st = clg_gemm_set_params(ctx, p);
+    clg__tune_guard g;
+    clg_status st = clg__tune_begin(ctx, "clg_gemm_tune_compare", p, base, 1, runs, ratio, &g);
+    clg__gemm_state *s = g.s;
     if (st == CLG_OK)
         st = check_all(ctx);
     clg_tensor *t[3] = {NULL, NULL, NULL};
@@ -187,7 +205,7 @@ clg_status clg_gemm_tune_compare(clg_ctx *ctx, const clg_gemm_params *p, const c
     double logsum = 0;
     for (size_t i = 0; i < N_SHAPES && st == CLG_OK; i++) {
         /* A run of each, untimed, then pairs: the VM's slow and fast phases hit both alike */
-        double r[MAX_RUNS], sp = 1, sb = 0;
+        double r[CLG__TUNE_MAX_RUNS], sp = 1, sb = 0;
         for (int k = -1; k < runs && st == CLG_OK; k++) {
             s->params = *base;
             st = time_once(ctx, &tune_shapes[i], t, &sb);
@@ -206,8 +224,7 @@ clg_status clg_gemm_tune_compare(clg_ctx *ctx, const clg_gemm_params *p, const c
         clg_tensor_destroy(t[j]);
     if (st == CLG_OK)
         *ratio = exp(logsum / (double)N_SHAPES);
-    s->params = kept;
-    s->backend = kept_backend;
+    clg__tune_end(&g);
     return st;
 }
 
@@ -229,25 +246,13 @@ static clg_status time_all(clg_ctx *ctx, int runs, double *score)
 
 clg_status clg_gemm_tune_score(clg_ctx *ctx, const clg_gemm_params *p, int runs, double *score)
 {
-    if (!ctx || !p || !score)
-        return clg__fail(ctx, CLG_ERR_INVALID_ARG, "clg_gemm_tune_score: NULL argument");
-    *score = 0;
-    if (runs < 1 || runs > MAX_RUNS)
-        return clg__fail(ctx, CLG_ERR_INVALID_ARG, "clg_gemm_tune_score: runs %d must be 1..%d", runs, MAX_RUNS);
-    clg__gemm_state *s;
-    clg_status st = clg__gemm_state_get(ctx, &s);
-    if (st != CLG_OK)
-        return st;
-    clg_gemm_params kept = s->params;
-    clg_gemm_backend kept_backend = s->backend;
-    st = clg_gemm_set_params(ctx, p);
-    s->backend = CLG_GEMM_BUILTIN;
+    clg__tune_guard g;
+    clg_status st = clg__tune_begin(ctx, "clg_gemm_tune_score", p, NULL, 0, runs, score, &g);
     if (st == CLG_OK)
         st = check_all(ctx);
     if (st == CLG_OK)
         st = time_all(ctx, runs, score);
-    s->params = kept;
-    s->backend = kept_backend;
+    clg__tune_end(&g);
     return st;
 }
 
@@ -421,8 +426,8 @@ static search *search_begin(clg_ctx *ctx, const clg_tune_options *opts, score_fn
     else if (s->o.level != CLG_TUNE_QUICK && s->o.level != CLG_TUNE_FULL)
         st = clg__fail(ctx, CLG_ERR_INVALID_ARG, "%s: level %d must be CLG_TUNE_QUICK or "
                        "CLG_TUNE_FULL", what, (int)s->o.level);
-    else if (s->o.runs < 1 || s->o.runs > MAX_RUNS)
-        st = clg__fail(ctx, CLG_ERR_INVALID_ARG, "%s: runs %d must be 1..%d", what, s->o.runs, MAX_RUNS);
+    else if (s->o.runs < 1 || s->o.runs > CLG__TUNE_MAX_RUNS)
+        st = clg__fail(ctx, CLG_ERR_INVALID_ARG, "%s: runs %d must be 1..%d", what, s->o.runs, CLG__TUNE_MAX_RUNS);
     clg_gemm_params start;
     if (st == CLG_OK)
         st = clg_gemm_get_params(ctx, &start);

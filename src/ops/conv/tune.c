@@ -19,7 +19,6 @@ static const tune_layer timed[] = {
     {64, 64, 7, 64, 3, 1},
 };
 #define N_TIMED (sizeof timed / sizeof timed[0])
-#define MAX_RUNS 15
 
 static float next_value(unsigned *seed)
 {
@@ -159,7 +158,7 @@ static clg_status time_layer(clg_ctx *ctx, const tune_layer *l, int runs, double
     clg_conv2d_desc d = clg_conv2d_desc_default();
     d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = (int)l->pad;
     size_t P = l->H + 2 * l->pad - l->R + 1;
-    double flops = 3 * 2.0 * (double)(l->N * l->K * l->C * l->R * l->R * P * P), g[MAX_RUNS];
+    double flops = 3 * 2.0 * (double)(l->N * l->K * l->C * l->R * l->R * P * P), g[CLG__TUNE_MAX_RUNS];
     for (int r = -1; r < runs && st == CLG_OK; r++) {
         double t0 = clg__now();
         for (int pass = 0; pass < 3 && st == CLG_OK; pass++)
@@ -206,19 +205,9 @@ static clg_status check_all(clg_ctx *ctx)
 clg_status clg_conv_tune_compare(clg_ctx *ctx, const clg_gemm_params *p, const clg_gemm_params *base,
                                  int runs, double *ratio)
 {
-    if (!ctx || !p || !base || !ratio)
-        return clg__fail(ctx, CLG_ERR_INVALID_ARG, "clg_conv_tune_compare: NULL argument");
-    *ratio = 0;
-    if (runs < 1 || runs > MAX_RUNS)
-        return clg__fail(ctx, CLG_ERR_INVALID_ARG, "clg_conv_tune_compare: runs %d must be 1..%d", runs, MAX_RUNS);
-    clg__gemm_state *s;
-    clg_status st = clg__gemm_state_get(ctx, &s);
-    if (st != CLG_OK)
-        return st;
-    clg_gemm_params kept = s->params;
-    st = clg_gemm_set_params(ctx, base);
-    if (st == CLG_OK)
-        st = clg_gemm_set_params(ctx, p);
+    clg__tune_guard g;
+    clg_status st = clg__tune_begin(ctx, "clg_conv_tune_compare", p, base, 1, runs, ratio, &g);
+    clg__gemm_state *s = g.s;
     if (st == CLG_OK)
         st = check_all(ctx);
     double logsum = 0;
@@ -229,7 +218,7 @@ clg_status clg_conv_tune_compare(clg_ctx *ctx, const clg_gemm_params *p, const c
             st = clg_tensor_fill(t[j], 0.25f);
         clg_conv2d_desc d = clg_conv2d_desc_default();
         d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = (int)timed[i].pad;
-        double r[MAX_RUNS], sb = 0, sp = 1;
+        double r[CLG__TUNE_MAX_RUNS], sb = 0, sp = 1;
         for (int k = -1; k < runs && st == CLG_OK; k++) {
             s->params = *base;
             st = time_passes(ctx, &d, t, &sb);
@@ -247,23 +236,14 @@ clg_status clg_conv_tune_compare(clg_ctx *ctx, const clg_gemm_params *p, const c
     }
     if (st == CLG_OK)
         *ratio = exp(logsum / (double)N_TIMED);
-    s->params = kept;
+    clg__tune_end(&g);
     return st;
 }
 
 clg_status clg_conv_tune_score(clg_ctx *ctx, const clg_gemm_params *p, int runs, double *score)
 {
-    if (!ctx || !p || !score)
-        return clg__fail(ctx, CLG_ERR_INVALID_ARG, "clg_conv_tune_score: NULL argument");
-    *score = 0;
-    if (runs < 1 || runs > MAX_RUNS)
-        return clg__fail(ctx, CLG_ERR_INVALID_ARG, "clg_conv_tune_score: runs %d must be 1..%d", runs, MAX_RUNS);
-    clg__gemm_state *s;
-    clg_status st = clg__gemm_state_get(ctx, &s);
-    if (st != CLG_OK)
-        return st;
-    clg_gemm_params kept = s->params;
-    st = clg_gemm_set_params(ctx, p);
+    clg__tune_guard g;
+    clg_status st = clg__tune_begin(ctx, "clg_conv_tune_score", p, NULL, 0, runs, score, &g);
     if (st == CLG_OK) /* awkward sizes: channels and pixels off every tile, one image, several */
         st = check_all(ctx);
     double logsum = 0;
@@ -274,6 +254,6 @@ clg_status clg_conv_tune_score(clg_ctx *ctx, const clg_gemm_params *p, int runs,
     }
     if (st == CLG_OK)
         *score = exp(logsum / (double)N_TIMED);
-    s->params = kept;
+    clg__tune_end(&g);
     return st;
 }
