@@ -54,6 +54,27 @@ __kernel void clg_bias_add(__global float *y, ulong y_off, __global const float 
     y[y_off + ((size_t)n * K + k) * PQ + pq] += bias[b_off + k];
 }
 
+/* The same over whole planes, and max(y, 0) after it with relu, for CPUs: one work-item per
+ * (image, channel) plane, 16 floats at a time (POCL ran the form above near 7 GB/s). */
+__kernel void clg_bias_relu_planes(__global float *y, ulong y_off, __global const float *bias,
+                                   ulong b_off, uint K, uint PQ, uint planes, uint relu)
+{
+    uint plane = get_global_id(0);
+    if (plane >= planes)
+        return;
+    __global float *p = y + y_off + (size_t)plane * PQ;
+    float b = bias[b_off + plane % K];
+    uint i = 0;
+    for (; i + 16 <= PQ; i += 16) {
+        float16 v = vload16(0, p + i) + b;
+        vstore16(relu ? fmax(v, 0.0f) : v, 0, p + i);
+    }
+    for (; i < PQ; i++) {
+        float v = p[i] + b;
+        p[i] = relu ? fmax(v, 0.0f) : v;
+    }
+}
+
 /* y[n][k] += bias[k] for outputs without pixels (fully connected): dimension 0 runs along k. */
 __kernel void clg_bias_add_rows(__global float *y, ulong y_off, __global const float *bias,
                                 ulong b_off, uint K, uint N)

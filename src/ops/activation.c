@@ -1,4 +1,5 @@
 /* Elementwise activations and channel bias. */
+#include "activation_internal.h"
 #include "tensor/tensor_internal.h"
 #include "clgrad/activation.h"
 
@@ -59,7 +60,27 @@ clg_status clg_bias_add(clg_ctx *ctx, const clg_tensor *bias, clg_tensor *y)
                        clg_tensor_numel(bias), y->shape.c);
     if (st != CLG_OK)
         return st;
+    return clg__bias_add_relu(ctx, bias, y, 0);
+}
+
+clg_status clg__bias_add_relu(clg_ctx *ctx, const clg_tensor *bias, clg_tensor *y, int relu)
+{
     size_t pq = y->shape.h * y->shape.w, c = y->shape.c;
+    clg_status st;
+    if (pq > 1 && !clg_ctx_decides_as_gpu(ctx)) { /* CPUs: whole planes as vectors */
+        clg__launch l;
+        st = clg__launch_begin(ctx, "activation", NULL, "clg_bias_relu_planes", &l);
+        if (st != CLG_OK)
+            return st;
+        clg__arg_tensor(&l, y);
+        clg__arg_tensor(&l, bias);
+        clg__arg_u32(&l, c);
+        clg__arg_u32(&l, pq);
+        clg__arg_u32(&l, y->shape.n * c);
+        clg__arg_u32(&l, (size_t)(relu != 0));
+        size_t global[3] = {y->shape.n * c, 1, 1}, local[3] = {1, 1, 1};
+        return clg__launch_run(&l, global, local);
+    }
     clg__launch l; /* without pixels, one work-item per pixel would be one per work-group */
     st = clg__launch_begin(ctx, "activation", NULL, pq == 1 ? "clg_bias_add_rows" : "clg_bias_add", &l);
     if (st != CLG_OK)
@@ -70,11 +91,17 @@ clg_status clg_bias_add(clg_ctx *ctx, const clg_tensor *bias, clg_tensor *y)
     if (pq == 1) {
         clg__arg_u32(&l, y->shape.n);
         size_t global[3] = {c, y->shape.n, 1}, local[3] = {c >= 64 ? 64 : c >= 16 ? 16 : 1, 1, 1};
-        return clg__launch_run(&l, global, local);
+        st = clg__launch_run(&l, global, local);
+        if (st == CLG_OK && relu)
+            st = clg_activation_forward(ctx, CLG_ACT_RELU, 0.0f, y, y);
+        return st;
     }
     clg__arg_u32(&l, pq);
     size_t global[3] = {pq, c, y->shape.n}, local[3] = {pq >= 32 ? 32 : 1, 1, 1};
-    return clg__launch_run(&l, global, local);
+    st = clg__launch_run(&l, global, local);
+    if (st == CLG_OK && relu)
+        st = clg_activation_forward(ctx, CLG_ACT_RELU, 0.0f, y, y);
+    return st;
 }
 
 clg_status clg_bias_backward(clg_ctx *ctx, const clg_tensor *dy, clg_tensor *db)

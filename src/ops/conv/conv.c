@@ -2,6 +2,7 @@
  * entry in the algorithm table (algorithms.c), with the epilogue where the algorithm leaves it. */
 #include <stdint.h>
 #include <stdio.h>
+#include "ops/activation_internal.h"
 #include "ops/conv/conv_internal.h"
 #include "clgrad/activation.h"
 #include "clgrad/fc.h"
@@ -34,9 +35,9 @@ static clg_status forward_pass(clg_ctx *ctx, const clg_conv2d_desc *d, clg__conv
         g->relu = d->relu != 0;
     }
     st = clg__conv_run(ctx, g, CLG_CONV_FWD, algo, x, w, y);
-    if (st == CLG_OK && bias && !fused)
-        st = clg_bias_add(ctx, bias, y);
-    if (st == CLG_OK && d->relu && !fused)
+    if (st == CLG_OK && bias && !fused) /* checked with the other arguments */
+        st = clg__bias_add_relu(ctx, bias, y, d->relu);
+    else if (st == CLG_OK && d->relu && !fused)
         st = clg_activation_forward(ctx, CLG_ACT_RELU, 0.0f, y, y);
     return st;
 }
