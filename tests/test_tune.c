@@ -105,9 +105,12 @@ typedef struct model {
     unsigned lucky_mr; /* scores 3x too high alone, as in a noisy machine's fast phase */
 } model;
 
-/* separable, every step worth more than the search's 2% noise margin */
+/* separable, every step worth more than the search's 2% noise margin; the peak is a
+ * register-blocked set (the GPU profile's rows, local-memory tiles, score low) */
 static double model_value(const clg_gemm_params *p)
 {
+    if (p->kernel == CLG_GEMM_KERNEL_LOCAL)
+        return 10.0;
     return 100.0 - 3.0 * fabs((double)p->mr - 8) - 0.3 * fabs((double)p->nr - 48) -
            5.0 * fabs(log2((double)p->kc / 256.0)) - 4.0 * fabs(log2((double)p->local_m / 4.0)) -
            5.0 * (p->stage_b != 2) - (p->conv_mr ? 3.0 * fabs((double)p->conv_mr - 6) : 30.0);
