@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include "gemm_internal.h"
 
 typedef struct tune_shape {
@@ -26,13 +25,6 @@ clg_tune_options clg_tune_options_default(void)
 {
     clg_tune_options o = {sizeof o, CLG_TUNE_QUICK, 3, NULL, NULL, NULL, NULL, NULL};
     return o;
-}
-
-static double seconds_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 static float next_value(unsigned *seed)
@@ -106,26 +98,6 @@ static int cmp_double(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
-/* Median GFLOP/s of one shape over `runs` timed runs after one untimed. */
-static clg_status time_shape(clg_ctx *ctx, const tune_shape *s, int runs, clg_tensor *const t[3],
-                             double *gflops)
-{
-    double g[CLG__TUNE_MAX_RUNS];
-    clg_matrix a = {t[0], 0, s->k}, b = {t[1], 0, s->n}, c = {t[2], 0, s->n};
-    for (int r = -1; r < runs; r++) {
-        double t0 = seconds_now();
-        clg_status st = clg_sgemm(ctx, CLG_NO_TRANS, CLG_NO_TRANS, s->m, s->n, s->k, 1.0f, a, b, 0.0f, c);
-        if (st == CLG_OK)
-            st = clg_ctx_finish(ctx);
-        if (st != CLG_OK)
-            return st;
-        if (r >= 0)
-            g[r] = 2e-9 * (double)s->m * (double)s->n * (double)s->k / (seconds_now() - t0);
-    }
-    qsort(g, (size_t)runs, sizeof g[0], cmp_double);
-    *gflops = g[runs / 2];
-    return CLG_OK;
-}
 
 /* Tensors big enough for every tuning shape. */
 static clg_status shape_tensors(clg_ctx *ctx, clg_tensor *t[3])
@@ -152,13 +124,32 @@ static clg_status shape_tensors(clg_ctx *ctx, clg_tensor *t[3])
 static clg_status time_once(clg_ctx *ctx, const tune_shape *s, clg_tensor *const t[3], double *sec)
 {
     clg_matrix a = {t[0], 0, s->k}, b = {t[1], 0, s->n}, c = {t[2], 0, s->n};
-    double t0 = seconds_now();
+    double t0 = clg__now();
     clg_status st = clg_sgemm(ctx, CLG_NO_TRANS, CLG_NO_TRANS, s->m, s->n, s->k, 1.0f, a, b, 0.0f, c);
     if (st == CLG_OK)
         st = clg_ctx_finish(ctx);
-    *sec = seconds_now() - t0;
+    *sec = clg__now() - t0;
     return st;
 }
+
+/* Median GFLOP/s of one shape over `runs` timed runs after one untimed. */
+static clg_status time_shape(clg_ctx *ctx, const tune_shape *s, int runs, clg_tensor *const t[3],
+                             double *gflops)
+{
+    double g[CLG__TUNE_MAX_RUNS];
+    for (int r = -1; r < runs; r++) {
+        double sec = 1;
+        clg_status st = time_once(ctx, s, t, &sec);
+        if (st != CLG_OK)
+            return st;
+        if (r >= 0)
+            g[r] = 2e-9 * (double)s->m * (double)s->n * (double)s->k / sec;
+    }
+    qsort(g, (size_t)runs, sizeof g[0], cmp_double);
+    *gflops = g[runs / 2];
+    return CLG_OK;
+}
+
 
 clg_status clg__tune_begin(clg_ctx *ctx, const char *what, const clg_gemm_params *p,
                            const clg_gemm_params *base, int need_base, int runs, double *out,

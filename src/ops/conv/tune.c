@@ -148,34 +148,6 @@ static int cmp_double(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
-/* Median GFLOP/s (2*N*K*C*R*S*P*Q per pass) of one layer's three passes together. */
-static clg_status time_layer(clg_ctx *ctx, const tune_layer *l, int runs, double *gflops)
-{
-    clg_tensor *t[4];
-    clg_status st = layer_tensors(ctx, l, t);
-    for (int i = 0; i < 4 && st == CLG_OK; i++)
-        st = clg_tensor_fill(t[i], 0.25f);
-    clg_conv2d_desc d = clg_conv2d_desc_default();
-    d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = (int)l->pad;
-    size_t P = l->H + 2 * l->pad - l->R + 1;
-    double flops = 3 * 2.0 * (double)(l->N * l->K * l->C * l->R * l->R * P * P), g[CLG__TUNE_MAX_RUNS];
-    for (int r = -1; r < runs && st == CLG_OK; r++) {
-        double t0 = clg__now();
-        for (int pass = 0; pass < 3 && st == CLG_OK; pass++)
-            st = run_pass(ctx, &d, t, pass);
-        if (st == CLG_OK)
-            st = clg_ctx_finish(ctx);
-        if (r >= 0)
-            g[r] = 1e-9 * flops / (clg__now() - t0);
-    }
-    destroy_all(t);
-    if (st == CLG_OK) {
-        qsort(g, (size_t)runs, sizeof g[0], cmp_double);
-        *gflops = g[runs / 2];
-    }
-    return st;
-}
-
 /* Seconds of one layer's three passes. */
 static clg_status time_passes(clg_ctx *ctx, const clg_conv2d_desc *d, clg_tensor *const t[4], double *sec)
 {
@@ -186,6 +158,39 @@ static clg_status time_passes(clg_ctx *ctx, const clg_conv2d_desc *d, clg_tensor
     if (st == CLG_OK)
         st = clg_ctx_finish(ctx);
     *sec = clg__now() - t0;
+    return st;
+}
+
+/* A timed layer's tensors (filled) and descriptor. */
+static clg_status timed_setup(clg_ctx *ctx, const tune_layer *l, clg_tensor *t[4], clg_conv2d_desc *d)
+{
+    clg_status st = layer_tensors(ctx, l, t);
+    for (int i = 0; i < 4 && st == CLG_OK; i++)
+        st = clg_tensor_fill(t[i], 0.25f);
+    *d = clg_conv2d_desc_default();
+    d->pad_top = d->pad_bottom = d->pad_left = d->pad_right = (int)l->pad;
+    return st;
+}
+
+/* Median GFLOP/s (2*N*K*C*R*S*P*Q per pass) of one layer's three passes together. */
+static clg_status time_layer(clg_ctx *ctx, const tune_layer *l, int runs, double *gflops)
+{
+    clg_tensor *t[4];
+    clg_conv2d_desc d;
+    clg_status st = timed_setup(ctx, l, t, &d);
+    size_t P = l->H + 2 * l->pad - l->R + 1;
+    double flops = 3 * 2.0 * (double)(l->N * l->K * l->C * l->R * l->R * P * P), g[CLG__TUNE_MAX_RUNS];
+    for (int r = -1; r < runs && st == CLG_OK; r++) {
+        double sec = 1;
+        st = time_passes(ctx, &d, t, &sec);
+        if (r >= 0)
+            g[r] = 1e-9 * flops / sec;
+    }
+    destroy_all(t);
+    if (st == CLG_OK) {
+        qsort(g, (size_t)runs, sizeof g[0], cmp_double);
+        *gflops = g[runs / 2];
+    }
     return st;
 }
 
@@ -213,11 +218,8 @@ clg_status clg_conv_tune_compare(clg_ctx *ctx, const clg_gemm_params *p, const c
     double logsum = 0;
     for (size_t i = 0; i < N_TIMED && st == CLG_OK; i++) {
         clg_tensor *t[4];
-        st = layer_tensors(ctx, &timed[i], t);
-        for (int j = 0; j < 4 && st == CLG_OK; j++)
-            st = clg_tensor_fill(t[j], 0.25f);
-        clg_conv2d_desc d = clg_conv2d_desc_default();
-        d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = (int)timed[i].pad;
+        clg_conv2d_desc d;
+        st = timed_setup(ctx, &timed[i], t, &d);
         double r[CLG__TUNE_MAX_RUNS], sb = 0, sp = 1;
         for (int k = -1; k < runs && st == CLG_OK; k++) {
             s->params = *base;
