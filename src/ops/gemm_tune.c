@@ -397,11 +397,16 @@ static int refine(search *s, int quick)
     return !same_params(&start, &s->best);
 }
 
-/* A search ready to run: options read and checked, the start scored. NULL on failure, with
- * the status in *st and the reason in ctx. */
+/* A search ready to run: arguments (outputs: the caller's result pointers are not NULL) and
+ * options checked, the start scored. NULL on failure, with the status in *failed and the
+ * reason in ctx. */
 static search *search_begin(clg_ctx *ctx, const clg_tune_options *opts, score_fn score,
-                            compare_fn compare, const char *what, clg_status *failed)
+                            compare_fn compare, const char *what, int outputs, clg_status *failed)
 {
+    if (!ctx || !outputs) {
+        *failed = clg__fail(ctx, CLG_ERR_INVALID_ARG, "%s: NULL argument", what);
+        return NULL;
+    }
     search *s = clg__calloc(1, sizeof *s);
     if (!s) {
         *failed = clg__fail(ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "%s: out of memory", what);
@@ -461,11 +466,9 @@ static clg_status search_end(search *s, clg_gemm_params *best, double *best_scor
 clg_status clg_gemm_tune(clg_ctx *ctx, const clg_tune_options *opts, clg_gemm_params *best,
                          double *best_score)
 {
-    if (!ctx || !best || !best_score)
-        return clg__fail(ctx, CLG_ERR_INVALID_ARG, "clg_gemm_tune: NULL argument");
     clg_status failed = CLG_OK;
     search *s = search_begin(ctx, opts, clg_gemm_tune_score, clg_gemm_tune_compare, "clg_gemm_tune",
-                             &failed);
+                             best && best_score, &failed);
     if (!s)
         return failed;
     /* The table's rows for the device's type: other classes' blocks may suit this CPU. The
@@ -490,11 +493,9 @@ clg_status clg_gemm_tune(clg_ctx *ctx, const clg_tune_options *opts, clg_gemm_pa
 clg_status clg_conv_tune(clg_ctx *ctx, const clg_tune_options *opts, clg_gemm_params *best,
                          double *best_score)
 {
-    if (!ctx || !best || !best_score)
-        return clg__fail(ctx, CLG_ERR_INVALID_ARG, "clg_conv_tune: NULL argument");
     clg_status failed = CLG_OK;
     search *s = search_begin(ctx, opts, clg_conv_tune_score, clg_conv_tune_compare, "clg_conv_tune",
-                             &failed);
+                             best && best_score, &failed);
     if (!s)
         return failed;
     if (s->best_score > 0 && s->best.kernel == CLG_GEMM_KERNEL_REG) {
