@@ -207,7 +207,6 @@ static const variant variants[] = {
     {"reg 8x32 auto-staged", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 16, 1, 32, 1, 2, 32, 8, 0},
     {"reg 6x48 mixed", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 6, 48, 4, 1, 128, 64, 0, 32, 8, 0},
     {"reg 3x64 staged kc32", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 3, 64, 2, 1, 32, 1, 1, 32, 8, 0},
-    {"reg 4x64 auto-staged", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 4, 64, 8, 1, 64, 1, 2, 32, 8, 0},
     {"local 32/8", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_LOCAL, 8, 32, 8, 1, 256, 128, 0, 32, 8, 0},
     {"local 16/4", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_LOCAL, 8, 32, 8, 1, 256, 128, 0, 16, 4, 0},
     {"local 64/16", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_LOCAL, 8, 32, 8, 1, 256, 128, 0, 64, 16, 0},
