@@ -53,6 +53,19 @@ clg_status clg__tune_begin(clg_ctx *ctx, const char *what, const clg_gemm_params
                            clg__tune_guard *g);
 void clg__tune_end(const clg__tune_guard *g);
 
+/* One timed run of what a tuner measures, with the parameters the context holds now. */
+typedef clg_status (*clg__tune_timer)(void *arg, double *seconds);
+
+/* The median seconds of `runs` runs after an untimed one (the element at (runs - 1) / 2 of the
+ * sorted times: the run whose GFLOP/s is at runs / 2 of the sorted rates). */
+clg_status clg__tune_time(clg__tune_timer time, void *arg, int runs, double *median);
+
+/* The median of base's time over p's in `runs` pairs (base, then p, set on the guard's
+ * context in turn) after an untimed pair: a noisy machine's slow and fast phases hit both. */
+clg_status clg__tune_pairs(const clg__tune_guard *g, const clg_gemm_params *p,
+                           const clg_gemm_params *base, clg__tune_timer time, void *arg, int runs,
+                           double *ratio);
+
 /* Checks every field of p; on failure writes the reason to ctx. */
 clg_status clg__gemm_params_check(clg_ctx *ctx, const clg_gemm_params *p);
 

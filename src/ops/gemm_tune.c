@@ -120,14 +120,22 @@ static clg_status shape_tensors(clg_ctx *ctx, clg_tensor *t[3])
     return st;
 }
 
-/* Seconds of one product of a tuning shape. */
-static clg_status time_once(clg_ctx *ctx, const tune_shape *s, clg_tensor *const t[3], double *sec)
+/* One product of a tuning shape (a clg__tune_timer). */
+typedef struct shape_run {
+    clg_ctx *ctx;
+    const tune_shape *s;
+    clg_tensor *const *t;
+} shape_run;
+
+static clg_status time_once(void *arg, double *sec)
 {
-    clg_matrix a = {t[0], 0, s->k}, b = {t[1], 0, s->n}, c = {t[2], 0, s->n};
+    const shape_run *r = arg;
+    const tune_shape *s = r->s;
+    clg_matrix a = {r->t[0], 0, s->k}, b = {r->t[1], 0, s->n}, c = {r->t[2], 0, s->n};
     double t0 = clg__now();
-    clg_status st = clg_sgemm(ctx, CLG_NO_TRANS, CLG_NO_TRANS, s->m, s->n, s->k, 1.0f, a, b, 0.0f, c);
+    clg_status st = clg_sgemm(r->ctx, CLG_NO_TRANS, CLG_NO_TRANS, s->m, s->n, s->k, 1.0f, a, b, 0.0f, c);
     if (st == CLG_OK)
-        st = clg_ctx_finish(ctx);
+        st = clg_ctx_finish(r->ctx);
     *sec = clg__now() - t0;
     return st;
 }
@@ -136,18 +144,50 @@ static clg_status time_once(clg_ctx *ctx, const tune_shape *s, clg_tensor *const
 static clg_status time_shape(clg_ctx *ctx, const tune_shape *s, int runs, clg_tensor *const t[3],
                              double *gflops)
 {
-    double g[CLG__TUNE_MAX_RUNS];
+    shape_run r = {ctx, s, t};
+    double sec = 1;
+    clg_status st = clg__tune_time(time_once, &r, runs, &sec);
+    if (st == CLG_OK)
+        *gflops = 2e-9 * (double)s->m * (double)s->n * (double)s->k / sec;
+    return st;
+}
+
+clg_status clg__tune_time(clg__tune_timer time, void *arg, int runs, double *median)
+{
+    double v[CLG__TUNE_MAX_RUNS];
     for (int r = -1; r < runs; r++) {
         double sec = 1;
-        clg_status st = time_once(ctx, s, t, &sec);
+        clg_status st = time(arg, &sec);
         if (st != CLG_OK)
             return st;
         if (r >= 0)
-            g[r] = 2e-9 * (double)s->m * (double)s->n * (double)s->k / sec;
+            v[r] = sec;
     }
-    qsort(g, (size_t)runs, sizeof g[0], cmp_double);
-    *gflops = g[runs / 2];
+    qsort(v, (size_t)runs, sizeof v[0], cmp_double);
+    *median = v[(runs - 1) / 2];
     return CLG_OK;
+}
+
+clg_status clg__tune_pairs(const clg__tune_guard *g, const clg_gemm_params *p,
+                           const clg_gemm_params *base, clg__tune_timer time, void *arg, int runs,
+                           double *ratio)
+{
+    double r[CLG__TUNE_MAX_RUNS], sp = 1, sb = 0;
+    clg_status st = CLG_OK;
+    for (int k = -1; k < runs && st == CLG_OK; k++) {
+        g->s->params = *base;
+        st = time(arg, &sb);
+        g->s->params = *p;
+        if (st == CLG_OK)
+            st = time(arg, &sp);
+        if (k >= 0)
+            r[k] = sb / sp;
+    }
+    if (st == CLG_OK) {
+        qsort(r, (size_t)runs, sizeof r[0], cmp_double);
+        *ratio = r[runs / 2];
+    }
+    return st;
 }
 
 
@@ -187,7 +227,6 @@ clg_status clg_gemm_tune_compare(clg_ctx *ctx, const clg_gemm_params *p, const c
 {
     clg__tune_guard g;
     clg_status st = clg__tune_begin(ctx, "clg_gemm_tune_compare", p, base, 1, runs, ratio, &g);
-    clg__gemm_state *s = g.s;
     if (st == CLG_OK)
         st = check_all(ctx);
     clg_tensor *t[3] = {NULL, NULL, NULL};
@@ -195,21 +234,10 @@ clg_status clg_gemm_tune_compare(clg_ctx *ctx, const clg_gemm_params *p, const c
         st = shape_tensors(ctx, t);
     double logsum = 0;
     for (size_t i = 0; i < N_SHAPES && st == CLG_OK; i++) {
-        /* A run of each, untimed, then pairs: the VM's slow and fast phases hit both alike */
-        double r[CLG__TUNE_MAX_RUNS], sp = 1, sb = 0;
-        for (int k = -1; k < runs && st == CLG_OK; k++) {
-            s->params = *base;
-            st = time_once(ctx, &tune_shapes[i], t, &sb);
-            s->params = *p;
-            if (st == CLG_OK)
-                st = time_once(ctx, &tune_shapes[i], t, &sp);
-            if (k >= 0)
-                r[k] = sb / sp;
-        }
-        if (st == CLG_OK) {
-            qsort(r, (size_t)runs, sizeof r[0], cmp_double);
-            logsum += log(r[runs / 2]);
-        }
+        shape_run r = {ctx, &tune_shapes[i], t};
+        double one = 1;
+        st = clg__tune_pairs(&g, p, base, time_once, &r, runs, &one);
+        logsum += log(one);
     }
     for (int j = 0; j < 3; j++)
         clg_tensor_destroy(t[j]);

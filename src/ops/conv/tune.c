@@ -142,21 +142,22 @@ static clg_status check_layer(clg_ctx *ctx, const tune_layer *l, clg_conv_algo a
     return st;
 }
 
-static int cmp_double(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
-}
+/* One layer's three passes (a clg__tune_timer). */
+typedef struct layer_run {
+    clg_ctx *ctx;
+    const clg_conv2d_desc *d;
+    clg_tensor *const *t;
+} layer_run;
 
-/* Seconds of one layer's three passes. */
-static clg_status time_passes(clg_ctx *ctx, const clg_conv2d_desc *d, clg_tensor *const t[4], double *sec)
+static clg_status time_passes(void *arg, double *sec)
 {
+    const layer_run *r = arg;
     double t0 = clg__now();
     clg_status st = CLG_OK;
     for (int pass = 0; pass < 3 && st == CLG_OK; pass++)
-        st = run_pass(ctx, d, t, pass);
+        st = run_pass(r->ctx, r->d, r->t, pass);
     if (st == CLG_OK)
-        st = clg_ctx_finish(ctx);
+        st = clg_ctx_finish(r->ctx);
     *sec = clg__now() - t0;
     return st;
 }
@@ -179,18 +180,13 @@ static clg_status time_layer(clg_ctx *ctx, const tune_layer *l, int runs, double
     clg_conv2d_desc d;
     clg_status st = timed_setup(ctx, l, t, &d);
     size_t P = l->H + 2 * l->pad - l->R + 1;
-    double flops = 3 * 2.0 * (double)(l->N * l->K * l->C * l->R * l->R * P * P), g[CLG__TUNE_MAX_RUNS];
-    for (int r = -1; r < runs && st == CLG_OK; r++) {
-        double sec = 1;
-        st = time_passes(ctx, &d, t, &sec);
-        if (r >= 0)
-            g[r] = 1e-9 * flops / sec;
-    }
+    double flops = 3 * 2.0 * (double)(l->N * l->K * l->C * l->R * l->R * P * P), sec = 1;
+    layer_run r = {ctx, &d, t};
+    if (st == CLG_OK)
+        st = clg__tune_time(time_passes, &r, runs, &sec);
     destroy_all(t);
-    if (st == CLG_OK) {
-        qsort(g, (size_t)runs, sizeof g[0], cmp_double);
-        *gflops = g[runs / 2];
-    }
+    if (st == CLG_OK)
+        *gflops = 1e-9 * flops / sec;
     return st;
 }
 
@@ -212,7 +208,6 @@ clg_status clg_conv_tune_compare(clg_ctx *ctx, const clg_gemm_params *p, const c
 {
     clg__tune_guard g;
     clg_status st = clg__tune_begin(ctx, "clg_conv_tune_compare", p, base, 1, runs, ratio, &g);
-    clg__gemm_state *s = g.s;
     if (st == CLG_OK)
         st = check_all(ctx);
     double logsum = 0;
@@ -220,21 +215,12 @@ clg_status clg_conv_tune_compare(clg_ctx *ctx, const clg_gemm_params *p, const c
         clg_tensor *t[4];
         clg_conv2d_desc d;
         st = timed_setup(ctx, &timed[i], t, &d);
-        double r[CLG__TUNE_MAX_RUNS], sb = 0, sp = 1;
-        for (int k = -1; k < runs && st == CLG_OK; k++) {
-            s->params = *base;
-            st = time_passes(ctx, &d, t, &sb);
-            s->params = *p;
-            if (st == CLG_OK)
-                st = time_passes(ctx, &d, t, &sp);
-            if (k >= 0)
-                r[k] = sb / sp;
-        }
+        layer_run r = {ctx, &d, t};
+        double one = 1;
+        if (st == CLG_OK)
+            st = clg__tune_pairs(&g, p, base, time_passes, &r, runs, &one);
         destroy_all(t);
-        if (st == CLG_OK) {
-            qsort(r, (size_t)runs, sizeof r[0], cmp_double);
-            logsum += log(r[runs / 2]);
-        }
+        logsum += log(one);
     }
     if (st == CLG_OK)
         *ratio = exp(logsum / (double)N_TIMED);
