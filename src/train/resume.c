@@ -105,12 +105,5 @@ clg_status clg_train_resume(clg_ctx *ctx, const char *checkpoint_file, clg_datas
         st = trim_log(&t);
     }
     free(path);
-    if (st == CLG_OK)
-        st = clg__train_group_setup(&t);
-    if (st == CLG_OK)
-        st = clg__train_run(&t);
-    if (report_out)
-        *report_out = t.rep;
-    clg__trainer_free(&t);
-    return st;
+    return clg__train_finish(&t, st, report_out);
 }

@@ -509,12 +509,17 @@ clg_status clg_train(clg_net *net, clg_datastore *train, clg_datastore *val,
                          "clg_train: net, train and options must not be NULL");
     clg__trainer t;
     clg_status st = clg__trainer_init(&t, net, train, val, options, 0);
+    return clg__train_finish(&t, st, report_out);
+}
+
+clg_status clg__train_finish(clg__trainer *t, clg_status st, clg_train_report *report_out)
+{
     if (st == CLG_OK)
-        st = clg__train_group_setup(&t);
+        st = clg__train_group_setup(t);
     if (st == CLG_OK)
-        st = clg__train_run(&t);
+        st = clg__train_run(t);
     if (report_out)
-        *report_out = t.rep;
-    clg__trainer_free(&t);
+        *report_out = t->rep;
+    clg__trainer_free(t);
     return st;
 }

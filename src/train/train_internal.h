@@ -135,5 +135,9 @@ clg_status clg__trainer_init(clg__trainer *t, clg_net *net, clg_datastore *train
                              clg_datastore *val, const clg_train_options *given, int resuming);
 clg_status clg__train_run(clg__trainer *t);
 void clg__trainer_free(clg__trainer *t);
+/* The end both clg_train and clg_train_resume share: unless st already failed, the device
+ * group set up and the loop run; then the report copied out (report_out may be NULL) and the
+ * trainer freed. Returns the first failure. */
+clg_status clg__train_finish(clg__trainer *t, clg_status st, clg_train_report *report_out);
 
 #endif
