@@ -13,9 +13,7 @@
  *                  the caches). Launch: (n tiles, m tiles, batch), rounded up to the
  *                  work-group size.
  * clg_gemm_reduce  sums split-K partial products (few output tiles, long k).
- * clg_gemm_local   local-memory tiling, for GPUs: a work-group of (TS/WPT) x TS work-items
- *                  computes a TS x TS tile of C, each work-item WPT elements of one column
- *                  group; A and B tiles of TS x TS go through local memory.
+ * GPUs use clg_gemm_tile (gemm_tile.cl).
  *
  * Tunables (set by -D from the per-device table or the tuner):
  *   MR       rows of C per work-item in clg_gemm_reg (1..16)
@@ -24,7 +22,6 @@
  *            copies each KC x NR block of its B columns into local memory and its work-items
  *            (one column tile, local_m row tiles) all read it from there
  *   KC       rows of B per local-memory block (B_PANEL 2)
- *   TS, WPT  tile size and work per item of clg_gemm_local (TS % WPT == 0)
  */
 #ifndef MR
 #define MR 8
@@ -37,12 +34,6 @@
 #endif
 #ifndef KC
 #define KC 256
-#endif
-#ifndef TS
-#define TS 32
-#endif
-#ifndef WPT
-#define WPT 8
 #endif
 
 #define NV (NR / 16)
@@ -218,53 +209,6 @@ __kernel void clg_gemm_reg(uint m, uint n, uint k, float alpha, float beta,
         }
     }
 #undef B_ROW_STEP
-}
-
-__kernel __attribute__((reqd_work_group_size(TS / WPT, TS, 1)))
-void clg_gemm_local(uint m, uint n, uint k, float alpha, float beta,
-                    __global const float *A, ulong a_off, uint lda, uint ta, ulong sa,
-                    __global const float *B, ulong b_off, uint ldb, uint tb, ulong sb,
-                    __global float *C, ulong c_off, uint ldc, ulong sc)
-{
-    __local float As[TS][TS + 1]; /* +1: no bank conflicts on column reads */
-    __local float Bs[TS][TS + 1];
-    const uint RTS = TS / WPT;
-    uint lc = get_local_id(0), lr = get_local_id(1); /* lc: column group, lr: row in tile */
-    uint row = get_group_id(1) * TS + lr;
-    uint colbase = get_group_id(0) * TS;
-    size_t batch = get_global_id(2);
-    A += a_off + batch * sa;
-    B += b_off + batch * sb;
-    C += c_off + batch * sc;
-    float acc[WPT];
-    for (uint w = 0; w < WPT; w++)
-        acc[w] = 0.0f;
-    for (uint t = 0; t < k; t += TS) {
-        /* Each work-item loads WPT elements of each tile, zero outside the matrices. */
-        for (uint w = 0; w < WPT; w++) {
-            uint tc = lc + w * RTS;
-            uint ar = get_group_id(1) * TS + lr, ac = t + tc;
-            As[lr][tc] = ar < m && ac < k ? OP_AT(A, ta, lda, ar, ac) : 0.0f;
-            uint br = t + lr, bc = colbase + tc;
-            Bs[lr][tc] = br < k && bc < n ? OP_AT(B, tb, ldb, br, bc) : 0.0f;
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        for (uint p = 0; p < TS; p++) {
-            float av = As[lr][p];
-            for (uint w = 0; w < WPT; w++)
-                acc[w] = fma(av, Bs[p][lc + w * RTS], acc[w]);
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    if (row >= m)
-        return;
-    for (uint w = 0; w < WPT; w++) {
-        uint col = colbase + lc + w * RTS;
-        if (col < n) {
-            __global float *c = C + (size_t)row * ldc + col;
-            *c = beta == 0.0f ? alpha * acc[w] : fma(beta, *c, alpha * acc[w]);
-        }
-    }
 }
 
 /* Split-K: C = sum over `slices` partial products (each m x n, ldc-strided, one after the other

@@ -106,6 +106,15 @@ static void p_gemm(void)
     BAD(clg_gemm_save_tuning(NULL, &p, b));
     BAD(clg_gemm_save_tuning(ctx, NULL, b));
     p = clg_gemm_params_default(NULL);
+    BAD(clg_gemm_params_set_field(NULL, "mr", "4"));
+    BAD(clg_gemm_params_set_field(&p, NULL, "4"));
+    BAD(clg_gemm_params_set_field(&p, "mr", NULL));
+    BAD(clg_gemm_params_set_field(&p, "mr", "four"));
+    assert_int_equal(clg_gemm_params_print(NULL, "=", ",", NULL, 0), -1);
+    assert_int_equal(clg_gemm_params_print(&p, NULL, ",", NULL, 0), -1);
+    char small[8];
+    assert_true(clg_gemm_params_print(&p, "=", ",", small, sizeof small) > (int)sizeof small);
+    assert_int_equal(small[7], '\0'); /* cut like snprintf */
     assert_true(p.mr >= 1);
     assert_int_equal(clg_gemm_classify(1, 1, 1, 1), CLG_GEMM_CLASS_SMALL);
     assert_true(clg_gemm_has_clblast() == 0 || clg_gemm_has_clblast() == 1);
@@ -393,7 +402,8 @@ static const entry table[] = {
     {"gemm", p_gemm, "clg_sgemm clg_sgemm_batched clg_gemm_set_backend clg_gemm_get_backend clg_gemm_get_params "
                      "clg_gemm_set_params clg_gemm_save_tuning clg_gemm_params_default clg_gemm_classify "
                      "clg_gemm_has_clblast clg_tune_options_default clg_gemm_tune_score clg_gemm_tune "
-                     "clg_conv_tune_score clg_conv_tune clg_gemm_tune_compare clg_conv_tune_compare"},
+                     "clg_conv_tune_score clg_conv_tune clg_gemm_tune_compare clg_conv_tune_compare "
+                     "clg_gemm_params_set_field clg_gemm_params_print"},
     {"conv", p_conv, "clg_conv2d_output_shape clg_conv2d_forward clg_conv2d_backward_data "
                      "clg_conv2d_backward_weights clg_conv2d_backward_weights_bias "
                      "clg_conv2d_backward_bias clg_conv2d_workspace "

@@ -188,28 +188,37 @@ typedef struct variant {
     const char *name;
     clg_gemm_backend backend;
     clg_gemm_kernel kernel;
-    unsigned mr, nr, local_m, local_n, kc, pack_min_k, stage_b, ts, wpt;
+    unsigned mr, nr, local_m, local_n, kc, pack_min_k, stage_b;
+    unsigned tile[8]; /* mwg nwg kwg mdimc ndimc vw kwi db; zeros: the default's */
     double small_flops;
 } variant;
 
 /* Every built-in kernel the table or tuner can choose, on the paths it can take: reg in place
- * and packed (K in one or several chunks), local, and small for everything. */
+ * and packed (K in one or several chunks), the GPU tiles (every transpose is its own program),
+ * and small for everything. */
 static const variant variants[] = {
-    {"default", CLG_GEMM_BUILTIN, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -1},
-    {"small only", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 8, 1, 256, 128, 0, 32, 8, 1e12},
-    {"reg 8x32 in place", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 8, 4, 256, 100000, 0, 32, 8, 0},
-    {"reg 8x32 packed kc16", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 4, 2, 16, 0, 0, 32, 8, 0},
-    {"reg 1x16 packed kc64", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 1, 16, 1, 1, 64, 0, 0, 32, 8, 0},
-    {"reg 12x16 mixed", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 12, 16, 16, 8, 32, 50, 0, 32, 8, 0},
-    {"reg 6x32 mixed", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 6, 32, 2, 1, 128, 64, 0, 32, 8, 0},
-    {"reg 8x32 staged kc64", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 4, 1, 64, 1, 1, 32, 8, 0},
-    {"reg 5x16 staged kc16", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 5, 16, 3, 1, 16, 1, 1, 32, 8, 0},
-    {"reg 8x32 auto-staged", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 16, 1, 32, 1, 2, 32, 8, 0},
-    {"reg 6x48 mixed", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 6, 48, 4, 1, 128, 64, 0, 32, 8, 0},
-    {"reg 3x64 staged kc32", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 3, 64, 2, 1, 32, 1, 1, 32, 8, 0},
-    {"local 32/8", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_LOCAL, 8, 32, 8, 1, 256, 128, 0, 32, 8, 0},
-    {"local 16/4", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_LOCAL, 8, 32, 8, 1, 256, 128, 0, 16, 4, 0},
-    {"local 64/16", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_LOCAL, 8, 32, 8, 1, 256, 128, 0, 64, 16, 0},
+    {"default", CLG_GEMM_BUILTIN, 0, 0, 0, 0, 0, 0, 0, 0, {0}, -1},
+    {"small only", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 8, 1, 256, 128, 0, {0}, 1e12},
+    {"reg 8x32 in place", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 8, 4, 256, 100000, 0, {0}, 0},
+    {"reg 8x32 packed kc16", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 4, 2, 16, 0, 0, {0}, 0},
+    {"reg 1x16 packed kc64", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 1, 16, 1, 1, 64, 0, 0, {0}, 0},
+    {"reg 12x16 mixed", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 12, 16, 16, 8, 32, 50, 0, {0}, 0},
+    {"reg 6x32 mixed", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 6, 32, 2, 1, 128, 64, 0, {0}, 0},
+    {"reg 8x32 staged kc64", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 4, 1, 64, 1, 1, {0}, 0},
+    {"reg 5x16 staged kc16", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 5, 16, 3, 1, 16, 1, 1, {0}, 0},
+    {"reg 8x32 auto-staged", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 16, 1, 32, 1, 2, {0}, 0},
+    {"reg 6x48 mixed", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 6, 48, 4, 1, 128, 64, 0, {0}, 0},
+    {"reg 3x64 staged kc32", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 3, 64, 2, 1, 32, 1, 1, {0}, 0},
+    /* GPU tiles: square 4 x 4 per item; 8 x 8 per item with 8-float loads; double-buffered
+     * with one load per float; nothing a power of two (3 x 5 per item, k steps of 12). */
+    {"tile 64x64 k16 16x16", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_LOCAL, 8, 32, 8, 1, 256, 128, 0,
+     {64, 64, 16, 16, 16, 4, 2, 0}, 0},
+    {"tile 64x64 k32 8x8 vw8", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_LOCAL, 8, 32, 8, 1, 256, 128, 0,
+     {64, 64, 32, 8, 8, 8, 8, 0}, 0},
+    {"tile 32x128 k8 db vw1", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_LOCAL, 8, 32, 8, 1, 256, 128, 0,
+     {32, 128, 8, 16, 16, 1, 1, 1}, 0},
+    {"tile 24x40 k12 db", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_LOCAL, 8, 32, 8, 1, 256, 128, 0,
+     {24, 40, 12, 8, 8, 4, 4, 1}, 0},
 };
 
 static void apply(const variant *v)
@@ -225,8 +234,16 @@ static void apply(const variant *v)
         p.kc = v->kc;
         p.pack_min_k = v->pack_min_k;
         p.stage_b = v->stage_b;
-        p.ts = v->ts;
-        p.wpt = v->wpt;
+        if (v->tile[0]) {
+            p.mwg = v->tile[0];
+            p.nwg = v->tile[1];
+            p.kwg = v->tile[2];
+            p.mdimc = v->tile[3];
+            p.ndimc = v->tile[4];
+            p.vw = v->tile[5];
+            p.kwi = v->tile[6];
+            p.db = v->tile[7];
+        }
         p.small_flops = v->small_flops;
     }
     CLG_ASSERT_STATUS(clg_gemm_set_params(ctx, &p), CLG_OK);
@@ -346,9 +363,24 @@ static void bad_arguments_are_rejected(void **state)
     CLG_ASSERT_STATUS(clg_gemm_set_params(ctx, &p), CLG_ERR_INVALID_ARG);
     assert_non_null(strstr(clg_ctx_last_error(ctx), "nr"));
     p = clg_gemm_params_default(clg_ctx_device(ctx));
-    p.ts = 48;
-    p.wpt = 5;
+    p.mwg = 48;
+    p.mdimc = 5;
     CLG_ASSERT_STATUS(clg_gemm_set_params(ctx, &p), CLG_ERR_INVALID_ARG);
+    assert_non_null(strstr(clg_ctx_last_error(ctx), "mdimc"));
+    p = clg_gemm_params_default(clg_ctx_device(ctx));
+    p.vw = 3;
+    CLG_ASSERT_STATUS(clg_gemm_set_params(ctx, &p), CLG_ERR_INVALID_ARG);
+    assert_non_null(strstr(clg_ctx_last_error(ctx), "vw"));
+    p = clg_gemm_params_default(clg_ctx_device(ctx));
+    p.kernel = CLG_GEMM_KERNEL_LOCAL;
+    p.mwg = p.nwg = 256;
+    p.mdimc = p.ndimc = 16;
+    p.kwg = 64;
+    p.db = 1; /* 2 x 65 x 514 floats: 267 KB, more than any GPU's local memory */
+    if (clg_ctx_device(ctx)->local_mem_bytes < 267280) {
+        CLG_ASSERT_STATUS(clg_gemm_set_params(ctx, &p), CLG_ERR_INVALID_ARG);
+        assert_non_null(strstr(clg_ctx_last_error(ctx), "local memory"));
+    }
     CLG_ASSERT_STATUS(clg_gemm_set_backend(ctx, (clg_gemm_backend)9), CLG_ERR_INVALID_ARG);
     clg_tensor_destroy(t);
     clg_tensor_destroy(small);
@@ -363,6 +395,7 @@ static void tuning_file_is_used_by_the_next_context(void **state)
     p.nr = 16;
     p.kc = 96;
     p.small_flops = 1234;
+    p.mwg = 24, p.nwg = 40, p.kwg = 12, p.mdimc = 8, p.ndimc = 8, p.vw = 4, p.kwi = 4, p.db = 1;
     clg_gemm_backend per_class[CLG_GEMM_CLASSES] = {CLG_GEMM_BUILTIN, CLG_GEMM_BUILTIN, CLG_GEMM_BUILTIN};
     CLG_ASSERT_STATUS(clg_gemm_save_tuning(a, &p, per_class), CLG_OK);
     clg_ctx_destroy(a);
@@ -372,7 +405,34 @@ static void tuning_file_is_used_by_the_next_context(void **state)
     assert_int_equal(got.nr, 16);
     assert_int_equal(got.kc, 96);
     assert_true(got.small_flops == 1234);
+    assert_int_equal(got.mwg, 24);
+    assert_int_equal(got.nwg, 40);
+    assert_int_equal(got.kwg, 12);
+    assert_int_equal(got.vw, 4);
+    assert_int_equal(got.kwi, 4);
+    assert_int_equal(got.db, 1);
+    assert_memory_equal(&got, &p, sizeof p); /* every field, through the file's text */
     clg_ctx_destroy(b);
+
+    /* The text form both ways (clgrad-tune's --set and worker requests use it) */
+    char text[1024];
+    int len = clg_gemm_params_print(&p, "=", ",", text, sizeof text);
+    assert_true(len > 0 && (size_t)len < sizeof text);
+    assert_int_equal(clg_gemm_params_print(&p, "=", ",", NULL, 0), len);
+    clg_gemm_params back;
+    memset(&back, 0, sizeof back);
+    char *save = NULL;
+    for (char *kv = strtok_r(text, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(kv, '=');
+        assert_non_null(eq);
+        *eq = '\0';
+        CLG_ASSERT_STATUS(clg_gemm_params_set_field(&back, kv, eq + 1), CLG_OK);
+    }
+    assert_memory_equal(&back, &p, sizeof p);
+    CLG_ASSERT_STATUS(clg_gemm_params_set_field(&back, "ts", "32"), CLG_ERR_INVALID_ARG);
+    assert_non_null(strstr(clg_last_error(), "unknown GEMM parameter \"ts\""));
+    CLG_ASSERT_STATUS(clg_gemm_params_set_field(&back, "vw", "-4"), CLG_ERR_INVALID_ARG);
+    CLG_ASSERT_STATUS(clg_gemm_params_set_field(&back, "kernel", "fast"), CLG_ERR_INVALID_ARG);
 
     /* A damaged tuning file is ignored: defaults, and no error. */
     clg_ctx *c = clg_test_ctx(cache_dir);

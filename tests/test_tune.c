@@ -231,6 +231,75 @@ static void search_finds_the_peak_and_survives_rejections(void **state)
     clg_ctx_destroy(ctx);
 }
 
+/* A model of a GPU: one peak among the tiles (64 x 128 tiles of 16 x 16 items, k steps of 32,
+ * 4-float loads, unrolled by 2, double-buffered), 32-wide groups "crash the compiler". */
+static double tile_value(const clg_gemm_params *p)
+{
+    if (p->kernel != CLG_GEMM_KERNEL_LOCAL)
+        return 1.0;
+    return 100.0 - 4.0 * fabs(log2(p->mwg / 64.0)) - 4.0 * fabs(log2(p->nwg / 128.0)) -
+           3.0 * fabs(log2(p->kwg / 32.0)) - 5.0 * fabs(log2(p->mdimc / 16.0)) -
+           5.0 * fabs(log2(p->ndimc / 16.0)) - 3.0 * fabs(log2(p->vw / 4.0)) -
+           3.0 * fabs(log2(p->kwi / 2.0)) - 4.0 * (p->db != 1);
+}
+
+static double tile_score(void *user, const clg_gemm_params *p, char *why, size_t why_size)
+{
+    model *m = user;
+    m->evaluations++;
+    if (p->mdimc == 32 || p->ndimc == 32) {
+        snprintf(why, why_size, "simulated crash");
+        return 0;
+    }
+    return tile_value(p);
+}
+
+static double tile_compare(void *user, const clg_gemm_params *p, const clg_gemm_params *best,
+                           char *why, size_t why_size)
+{
+    model *m = user;
+    (void)why, (void)why_size;
+    m->compared++;
+    return tile_value(p) / tile_value(best);
+}
+
+static void gpu_search_explores_the_tiles(void **state)
+{
+    (void)state;
+    clg_ctx_options co = clg_ctx_options_default();
+    co.cache_dir = "off";
+    co.decisions = CLG_DECIDE_AS_GPU; /* the GPU's table rows and tile search on this device */
+    clg_ctx *ctx;
+    CLG_ASSERT_STATUS(clg_ctx_create(clg_test_device(), &co, &ctx), CLG_OK);
+    clg_gemm_params start, best;
+    CLG_ASSERT_STATUS(clg_gemm_get_params(ctx, &start), CLG_OK);
+    assert_int_equal(start.kernel, CLG_GEMM_KERNEL_LOCAL);
+    model m = {0};
+    clg_tune_options o = clg_tune_options_default();
+    o.evaluate = tile_score;
+    o.compare = tile_compare;
+    o.on_candidate = model_report; /* refusals must be the parameter check's */
+    o.user = &m;
+    o.level = CLG_TUNE_FULL;
+    double score = 0;
+    CLG_ASSERT_STATUS(clg_gemm_tune(ctx, &o, &best, &score), CLG_OK);
+    print_message("GPU search: %d candidates, %d crashed; best tile %ux%u kwg %u items %ux%u vw %u "
+                  "kwi %u db %u\n", m.evaluations, m.rejected, best.mwg, best.nwg, best.kwg,
+                  best.mdimc, best.ndimc, best.vw, best.kwi, best.db);
+    assert_int_equal(best.kernel, CLG_GEMM_KERNEL_LOCAL);
+    assert_int_equal(best.mwg, 64);
+    assert_int_equal(best.nwg, 128);
+    assert_int_equal(best.kwg, 32);
+    assert_int_equal(best.mdimc, 16);
+    assert_int_equal(best.ndimc, 16);
+    assert_int_equal(best.vw, 4);
+    assert_int_equal(best.kwi, 2);
+    assert_int_equal(best.db, 1);
+    assert_true(m.rejected >= 1);
+    assert_true(m.evaluations <= 256);
+    clg_ctx_destroy(ctx);
+}
+
 static int real_runs_skipped(void)
 {
     const char *why = getenv("CLGRAD_GPU_PROFILE") && !strcmp(getenv("CLGRAD_GPU_PROFILE"), "1")
@@ -353,6 +422,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(cpu_classes_from_what_opencl_reports),
         cmocka_unit_test(search_finds_the_peak_and_survives_rejections),
+        cmocka_unit_test(gpu_search_explores_the_tiles),
         cmocka_unit_test(real_scores_check_results_first),
         cmocka_unit_test(first_use_tunes_once_and_stores_it),
     };

@@ -16,7 +16,7 @@ static void usage(FILE *f)
                "  startup   time to build every kernel family from source vs from the binary cache\n"
                "  peak      the device's FMA peak: a plain loop of independent 16-wide FMAs\n"
                "  gemm      SGEMM GFLOP/s: built-in, CLBlast, OpenBLAS (when built with it) on\n"
-               "            sq256 sq512 sq1024 sq2048 conv1 conv2 fc1 fc1t (--shape: just one;\n"
+               "            sq256 sq512 sq1024 sq2048 (sq4096 on GPUs) conv1 conv2 fc1 fc1t (--shape: one;\n"
                "            --impl builtin|clblast|openblas: just one implementation)\n"
                "  conv      ms and GFLOP/s per layer (c1 c2 r3 res16 res32 res64; --shape:\n"
                "            one), pass and algorithm, beside CLBlast's convgemm forward\n"

@@ -28,26 +28,44 @@ static void describe(const clg_gemm_params *p, char *out, size_t size)
                  p->mr, p->nr, p->local_m, p->local_n, p->kc, p->pack_min_k, p->stage_b,
                  p->conv_mr ? p->conv_mr : p->mr, p->conv_nr ? p->conv_nr : p->nr > 32 ? 32 : p->nr);
     else
-        snprintf(out, size, "local ts %u wpt %u", p->ts, p->wpt);
+        snprintf(out, size, "tile %ux%u kwg %u items %ux%u vw %u kwi %u db %u", p->mwg, p->nwg,
+                 p->kwg, p->mdimc, p->ndimc, p->vw, p->kwi, p->db);
 }
 
-/* Parameters as numbers, for the worker. */
+/* K=V,... on top of p (--set, and the worker's requests); 0 with a message on stderr for an
+ * unknown key or a bad value. */
+static int apply_set(const char *set, clg_gemm_params *p)
+{
+    char *copy = strdup(set), *save = NULL;
+    int ok = copy != NULL;
+    for (char *kv = copy ? strtok_r(copy, ",", &save) : NULL; kv && ok; kv = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(kv, '=');
+        if (eq)
+            *eq = '\0';
+        if (!eq || clg_gemm_params_set_field(p, kv, eq + 1) != CLG_OK) {
+            fprintf(stderr, "clgrad-tune: --set: %s\n", eq ? clg_last_error() : "K=V expected");
+            ok = 0;
+        }
+    }
+    free(copy);
+    return ok;
+}
+
+/* Parameters as one word, K=V,..., for the worker. */
 static int encode(const clg_gemm_params *p, char *out, size_t size)
 {
-    return snprintf(out, size, " %d %u %u %u %u %u %u %u %u %u %.17g %u %u", (int)p->kernel, p->mr,
-                    p->nr, p->local_m, p->local_n, p->kc, p->pack_min_k, p->stage_b, p->ts, p->wpt,
-                    p->small_flops, p->conv_mr, p->conv_nr);
+    int n = snprintf(out, size, " ");
+    return n + clg_gemm_params_print(p, "=", ",", out + n, size - (size_t)n);
 }
 
 /* Reads one set; returns where the text after it starts, or NULL. */
 static const char *decode(const char *text, clg_gemm_params *p)
 {
-    int kernel, used = 0;
-    int n = sscanf(text, " %d %u %u %u %u %u %u %u %u %u %lg %u %u%n", &kernel, &p->mr, &p->nr,
-                   &p->local_m, &p->local_n, &p->kc, &p->pack_min_k, &p->stage_b, &p->ts, &p->wpt,
-                   &p->small_flops, &p->conv_mr, &p->conv_nr, &used);
-    p->kernel = kernel ? CLG_GEMM_KERNEL_LOCAL : CLG_GEMM_KERNEL_REG;
-    return n == 13 ? text + used : NULL;
+    char word[768];
+    int used = 0;
+    if (sscanf(text, " %767s%n", word, &used) != 1 || !apply_set(word, p))
+        return NULL;
+    return text + used;
 }
 
 /* The child: requests on stdin ("s SET": score it; "c SET BASE": how much faster SET is than
@@ -56,7 +74,7 @@ static int worker(clg_ctx *ctx, int conv, int runs)
 {
     /* For the test that a crashing candidate does not end the search: this row block dies. */
     const char *crash = getenv("CLGRAD_TUNE_TEST_CRASH_MR");
-    char line[1024];
+    char line[2048];
     while (fgets(line, sizeof line, stdin)) {
         clg_gemm_params p, base;
         clg_gemm_get_params(ctx, &p);
@@ -146,7 +164,7 @@ static double child_ask(child *c, const clg_gemm_params *p, const clg_gemm_param
         snprintf(why, why_size, "cannot start a worker process: %s", strerror(errno));
         return 0;
     }
-    char line[1024];
+    char line[2048];
     int used = snprintf(line, sizeof line, "%c", base ? 'c' : 's');
     used += encode(p, line + used, sizeof line - (size_t)used);
     if (base)
@@ -289,40 +307,6 @@ static int choose_backends(clg_ctx *ctx, int runs, clg_gemm_backend per_class[CL
     return 0;
 }
 
-/* --set: key=value,... on top of the current parameters. */
-static int apply_set(const char *set, clg_gemm_params *p)
-{
-    char *copy = strdup(set), *save = NULL;
-    int ok = copy != NULL;
-    for (char *kv = copy ? strtok_r(copy, ",", &save) : NULL; kv && ok; kv = strtok_r(NULL, ",", &save)) {
-        char *eq = strchr(kv, '=');
-        unsigned v = eq ? (unsigned)strtoul(eq + 1, NULL, 10) : 0;
-        if (eq)
-            *eq = '\0';
-        struct { const char *name; unsigned *field; } keys[] = {
-            {"mr", &p->mr}, {"nr", &p->nr}, {"local_m", &p->local_m}, {"local_n", &p->local_n},
-            {"kc", &p->kc}, {"pack_min_k", &p->pack_min_k}, {"stage_b", &p->stage_b}, {"ts", &p->ts},
-            {"wpt", &p->wpt}, {"conv_mr", &p->conv_mr}, {"conv_nr", &p->conv_nr},
-        };
-        int found = 0;
-        for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
-            if (!strcmp(kv, keys[i].name)) {
-                *keys[i].field = v;
-                found = 1;
-            }
-        if (!strcmp(kv, "kernel")) {
-            p->kernel = v ? CLG_GEMM_KERNEL_LOCAL : CLG_GEMM_KERNEL_REG;
-            found = 1;
-        }
-        if (!found || !eq) {
-            fprintf(stderr, "clgrad-tune: --set: unknown parameter %s\n", kv);
-            ok = 0;
-        }
-    }
-    free(copy);
-    return ok;
-}
-
 static void usage(FILE *f)
 {
     fprintf(f, "usage: clgrad-tune gemm|conv|all [--quick] [--runs N] [--dry-run] [--set K=V,...]\n"
@@ -336,8 +320,9 @@ static void usage(FILE *f)
                "  --runs N     timed runs per shape (median; default 3)\n"
                "  --dry-run    search and print, but do not store\n"
                "  --set K=V,.. score (and with no --dry-run, store) one parameter set:\n"
-               "               mr nr local_m local_n kc pack_min_k stage_b ts wpt conv_mr conv_nr\n"
-               "               kernel(0 reg, 1 local)\n"
+               "               kernel (reg|local), mr nr local_m local_n kc pack_min_k stage_b\n"
+               "               conv_mr conv_nr (reg: CPUs); mwg nwg kwg mdimc ndimc vw kwi db\n"
+               "               (local: GPUs); small_flops\n"
                "  --in-process candidates in this process (faster; a crash ends the search)\n");
 }
 

@@ -75,12 +75,32 @@ typedef struct clg_gemm_params {
                                  blocks of B into local memory instead of packing; 2 = do so
                                  where packing would be due, k >= kc and one group holds
                                  every row tile; 0 = never */
-    unsigned ts, wpt;         /* local: tile TS x TS (8..64), WPT results per work-item */
+    unsigned mwg, nwg;        /* local: each work-group's tile of C, rows x columns (8..256) */
+    unsigned kwg;             /* local: k per local-memory step (4..64) */
+    unsigned mdimc, ndimc;    /* local: work-items along m and n; each computes mwg/mdimc x
+                                 nwg/ndimc results (1..16 each) */
+    unsigned vw;              /* local: floats per global load: 1, 2, 4 or 8 (divides mwg,
+                                 nwg and kwg) */
+    unsigned kwi;             /* local: unroll of the k loop (1, 2, 4 or 8; divides kwg) */
+    unsigned db;              /* local: 1 = two local tiles, the next step's loaded while this
+                                 one is multiplied; 0 = one */
     double small_flops;       /* 2*m*n*k at or below this: the one-element-per-item kernel */
     unsigned conv_mr, conv_nr;/* the convolutions' register blocks (implicit and Winograd
                                  products): rows 1..16 x columns 16 or 32; 0 = mr, nr (an nr
                                  above 32 then gives 32) */
 } clg_gemm_params;
+
+/** Sets one field of p from text: key as in a tuning file (kernel reg|local, mr, nr, local_m,
+ *  local_n, kc, pack_min_k, stage_b, mwg, nwg, kwg, mdimc, ndimc, vw, kwi, db, small_flops,
+ *  conv_mr, conv_nr). Values are not checked against each other (clg_gemm_set_params does).
+ *  @return CLG_OK; CLG_ERR_INVALID_ARG for an unknown key or a value that is not a number. */
+CLG_API clg_status clg_gemm_params_set_field(clg_gemm_params *p, const char *key, const char *value);
+
+/** Writes every field of p as key, kv_sep, value, with item_sep after each (e.g. " " and "\n"
+ *  for a tuning file's lines, "=" and "," for a command line); like snprintf, returns the
+ *  length the whole text needs. */
+CLG_API int clg_gemm_params_print(const clg_gemm_params *p, const char *kv_sep,
+                                  const char *item_sep, char *out, size_t size);
 
 /* Shape classes by work, 2*m*n*k*batch: small <= 2^22 flops < medium <= 2^30 < large. */
 typedef enum clg_gemm_class {

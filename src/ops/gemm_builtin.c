@@ -1,5 +1,5 @@
 /* The built-in GEMM: picks clg_gemm_small, clg_gemm_reg (in place or with packed B panels) or
- * clg_gemm_local for a problem and launches it. */
+ * clg_gemm_tile (GPUs, cl_kernels/gemm_tile.cl) for a problem and launches it. */
 #include <stdio.h>
 #include "gemm_internal.h"
 
@@ -9,18 +9,20 @@ enum { SMALL_LX = 16, SMALL_LY = 4 };
  * slices keep both cores busy (e.g. the weight gradient of a first conv layer: 25 x 32 x 36k). */
 enum { SPLIT_MAX_TILES = 16, SPLIT_MIN_K = 4096, SPLIT_SLICES = 8 };
 
-static size_t round_up(size_t x, size_t to)
-{
-    return (x + to - 1) / to * to;
-}
-
 enum { B_IN_PLACE = 0, B_PACKED = 1, B_STAGED = 2 }; /* B_PANEL in gemm.cl */
 
 /* Build options: everything that shapes the program, so each combination is one cached program. */
 static void program_options(const clg_gemm_params *p, int b_mode, char *out, size_t size)
 {
-    snprintf(out, size, "-DMR=%u -DNR=%u -DB_PANEL=%d -DKC=%u -DTS=%u -DWPT=%u", p->mr, p->nr,
-             b_mode, p->kc, p->ts, p->wpt);
+    snprintf(out, size, "-DMR=%u -DNR=%u -DB_PANEL=%d -DKC=%u", p->mr, p->nr, b_mode, p->kc);
+}
+
+/* The same for clg_gemm_tile, whose transposes are compile-time (its tile loads follow them). */
+static void tile_options(const clg_gemm_params *p, const clg__gemm_call *g, char *out, size_t size)
+{
+    snprintf(out, size, "-DMWG=%u -DNWG=%u -DKWG=%u -DMDIMC=%u -DNDIMC=%u -DVW=%u -DKWI=%u -DDB=%u "
+             "-DTA=%d -DTB=%d", p->mwg, p->nwg, p->kwg, p->mdimc, p->ndimc, p->vw, p->kwi, p->db,
+             g->ta == CLG_TRANS, g->tb == CLG_TRANS);
 }
 
 /* The leading arguments shared by every product kernel: m n k alpha beta. */
@@ -74,20 +76,39 @@ static clg_status run_small(clg_ctx *ctx, const char *opts, const clg__gemm_call
     return clg__launch_run(&a, global, local);
 }
 
-static clg_status run_local(clg_ctx *ctx, const clg_gemm_params *p, const char *opts,
-                            const clg__gemm_call *g)
+/* Work-groups per launch dimension at most: some drivers fail above 65535; clg_gemm_tile loops
+ * over the tiles past it. */
+enum { MAX_GROUPS = 65535 };
+
+static size_t groups(size_t tiles)
 {
+    return tiles < MAX_GROUPS ? tiles : MAX_GROUPS;
+}
+
+static clg_status run_tile(clg_ctx *ctx, const clg_gemm_params *p, const clg__gemm_call *g)
+{
+    char opts[192];
+    tile_options(p, g, opts, sizeof opts);
     clg__launch a;
-    clg_status st = clg__launch_begin(ctx, "gemm", opts, "clg_gemm_local", &a);
+    clg_status st = clg__launch_begin(ctx, "gemm_tile", opts, "clg_gemm_tile", &a);
     if (st != CLG_OK)
         return st;
+    size_t tiles_n = (g->n + p->nwg - 1) / p->nwg, tiles_m = (g->m + p->mwg - 1) / p->mwg;
     args_head(&a, g, g->k, g->beta);
-    args_a(&a, g, 0);
-    args_b(&a, g);
+    clg__arg_mem(&a, g->a); /* no transpose flags: they are in the program */
+    clg__arg_u64(&a, g->a_off);
+    clg__arg_u32(&a, g->lda);
+    clg__arg_u64(&a, g->sa);
+    clg__arg_mem(&a, g->b);
+    clg__arg_u64(&a, g->b_off);
+    clg__arg_u32(&a, g->ldb);
+    clg__arg_u64(&a, g->sb);
     args_c(&a, g);
-    size_t rts = p->ts / p->wpt;
-    size_t local[3] = {rts, p->ts, 1};
-    size_t global[3] = {round_up(g->n, p->ts) / p->wpt, round_up(g->m, p->ts), g->batch};
+    clg__arg_u32(&a, tiles_n);
+    clg__arg_u32(&a, tiles_m);
+    clg__arg_u32(&a, g->batch);
+    size_t local[3] = {p->ndimc, p->mdimc, 1};
+    size_t global[3] = {groups(tiles_n) * p->ndimc, groups(tiles_m) * p->mdimc, groups(g->batch)};
     return clg__launch_run(&a, global, local);
 }
 
@@ -194,7 +215,7 @@ static clg_status run_direct(clg_ctx *ctx, const clg_gemm_params *p, const clg__
     if (small)
         return run_small(ctx, opts, g);
     if (p->kernel == CLG_GEMM_KERNEL_LOCAL)
-        return run_local(ctx, p, opts, g);
+        return run_tile(ctx, p, g);
     if (mode == B_PACKED)
         return run_packed(ctx, p, opts, g);
     return run_reg(ctx, p, opts, g, 0, g->k, g->beta, NULL, mode == B_STAGED);
@@ -274,12 +295,18 @@ clg_status clg__gemm_warm_up(clg_ctx *ctx)
 {
     clg__gemm_state *s = NULL;
     clg_status st = clg__gemm_state_get(ctx, &s);
-    char opts[128];
+    char opts[192];
     cl_program prog;
     int modes = s && s->params.kernel == CLG_GEMM_KERNEL_REG ? 3 : 1;
     for (int mode = 0; st == CLG_OK && mode < modes; mode++) {
         program_options(&s->params, mode, opts, sizeof opts);
         st = clg__program_get(ctx, "gemm", opts, &prog);
+    }
+    /* GPUs: the tile programs of the transposes a network multiplies (NN, NT, TN) */
+    for (int t = 0; st == CLG_OK && s->params.kernel == CLG_GEMM_KERNEL_LOCAL && t < 3; t++) {
+        clg__gemm_call g = {.ta = t == 2 ? CLG_TRANS : CLG_NO_TRANS, .tb = t == 1 ? CLG_TRANS : CLG_NO_TRANS};
+        tile_options(&s->params, &g, opts, sizeof opts);
+        st = clg__program_get(ctx, "gemm_tile", opts, &prog);
     }
     clg_gemm_params narrow;
     if (st == CLG_OK && narrow_for(&s->params, 1, &narrow)) { /* B in place: see b_mode_for */

@@ -1,6 +1,7 @@
 /* GEMM parameters: the default table by device type and vendor, per-device tuning files in the
  * cache folder, and the backend choice. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,21 +22,36 @@ typedef struct default_row {
     clg_gemm_params p;
 } default_row;
 
+/* The local-memory tiles' fields in a CPU row: unused there, but valid. */
+#define NO_TILE 64, 64, 16, 16, 16, 4, 2, 0
+
 /* 8 x 32 blocks: 16 float16 accumulators of AVX-512's 32 registers; 8 row tiles per group
  * share each B panel in cache, K in blocks of 512, B in place for K < 64 (packing such a B
  * costs more than it saves); below 2^17 flops launch overhead dominates and the
  * one-element-per-item kernel wins. */
-#define POCL_AVX512 {CLG_GEMM_KERNEL_REG, 8, 32, 8, 1, 512, 64, 2, 32, 8, 131072.0, 0, 0}
+#define POCL_AVX512 {CLG_GEMM_KERNEL_REG, 8, 32, 8, 1, 512, 64, 2, NO_TILE, 131072.0, 0, 0}
 /* Intel's runtime: 6 x 32 blocks, 16 x 2 groups, K in blocks of 128. */
-#define INTEL_AVX512 {CLG_GEMM_KERNEL_REG, 6, 32, 16, 2, 128, 1, 2, 32, 8, 131072.0, 0, 0}
+#define INTEL_AVX512 {CLG_GEMM_KERNEL_REG, 6, 32, 16, 2, 128, 1, 2, NO_TILE, 131072.0, 0, 0}
+
+/* GPUs: clg_gemm_tile (cl_kernels/gemm_tile.cl) with mwg, nwg, kwg, mdimc, ndimc, vw, kwi, db.
+ * Not measured here (no GPU on the development machines): starting points taken from what
+ * CLBlast's tuning database holds for its Xgemm kernel of the same design on each vendor's
+ * GPUs (its M is our n: it stores C column-major), for clgrad-tune to refine on the device. */
+#define GPU_ROW(tile) {CLG_GEMM_KERNEL_LOCAL, 8, 32, 8, 1, 256, 128, 0, tile, 65536.0, 0, 0}
+/* NVIDIA Maxwell to Pascal (SM 5.2-6.1 rows): 64 x 128 tiles, 16 x 8 items of 8 x 8 */
+#define NVIDIA_TILE 128, 64, 16, 16, 8, 4, 2, 0
+/* AMD GCN and Intel Gen defaults: 64 x 64 tiles, 16 x 8 items (4 x 8), k steps of 32 */
+#define AMD_TILE 64, 64, 32, 16, 8, 4, 2, 0
+#define INTEL_GPU_TILE 64, 64, 32, 16, 8, 4, 2, 0
+/* Any other device: CLBlast's own default (32 x 64, 16 x 8 items). */
+#define ANY_GPU_TILE 32, 64, 32, 8, 16, 2, 2, 0
 
 static const default_row default_table[] = {
-    /* GPUs: local-memory tiles (not measured here: no GPU on the development machines). */
-    {CLG_DEVICE_GPU, "NVIDIA", CLG_CPU_CLASS_NONE, {CLG_GEMM_KERNEL_LOCAL, 8, 32, 8, 1, 256, 128, 0, 32, 8, 65536.0, 0, 0}},
-    {CLG_DEVICE_GPU, "Advanced Micro Devices", CLG_CPU_CLASS_NONE, {CLG_GEMM_KERNEL_LOCAL, 8, 32, 8, 1, 256, 128, 0, 32, 4, 65536.0, 0, 0}},
-    {CLG_DEVICE_GPU, "Intel", CLG_CPU_CLASS_NONE, {CLG_GEMM_KERNEL_LOCAL, 8, 32, 8, 1, 256, 128, 0, 16, 4, 65536.0, 0, 0}},
-    {CLG_DEVICE_GPU, NULL, CLG_CPU_CLASS_NONE, {CLG_GEMM_KERNEL_LOCAL, 8, 32, 8, 1, 256, 128, 0, 16, 4, 65536.0, 0, 0}},
-    {CLG_DEVICE_ACCELERATOR, NULL, CLG_CPU_CLASS_NONE, {CLG_GEMM_KERNEL_LOCAL, 8, 32, 8, 1, 256, 128, 0, 16, 4, 65536.0, 0, 0}},
+    {CLG_DEVICE_GPU, "NVIDIA", CLG_CPU_CLASS_NONE, GPU_ROW(NVIDIA_TILE)},
+    {CLG_DEVICE_GPU, "Advanced Micro Devices", CLG_CPU_CLASS_NONE, GPU_ROW(AMD_TILE)},
+    {CLG_DEVICE_GPU, "Intel", CLG_CPU_CLASS_NONE, GPU_ROW(INTEL_GPU_TILE)},
+    {CLG_DEVICE_GPU, NULL, CLG_CPU_CLASS_NONE, GPU_ROW(ANY_GPU_TILE)},
+    {CLG_DEVICE_ACCELERATOR, NULL, CLG_CPU_CLASS_NONE, GPU_ROW(ANY_GPU_TILE)},
     /* Intel's OpenCL CPU runtime (vendor "Intel(R) Corporation"; POCL says "GenuineIntel").
      * One FMA port: measured with clgrad-tune on an AMD EPYC (Zen 4) through it: 396 GFLOP/s
      * at 1024^3 (4 x 16 blocks: 261-272). Two ports: not yet measured on such a CPU (no
@@ -52,9 +68,9 @@ static const default_row default_table[] = {
      * 55-62% of a Xeon's peak): run clgrad-tune there. */
     {CLG_DEVICE_CPU, NULL, CLG_CPU_CLASS_AVX512_2FMA, POCL_AVX512},
     /* AVX2: 16 vector registers, so 6 x 32 (12 accumulators + 2 of B). */
-    {CLG_DEVICE_CPU, NULL, CLG_CPU_CLASS_AVX2, {CLG_GEMM_KERNEL_REG, 6, 32, 8, 1, 512, 64, 2, 32, 8, 131072.0, 0, 0}},
+    {CLG_DEVICE_CPU, NULL, CLG_CPU_CLASS_AVX2, {CLG_GEMM_KERNEL_REG, 6, 32, 8, 1, 512, 64, 2, NO_TILE, 131072.0, 0, 0}},
     /* Anything else: small blocks. */
-    {(clg_device_type)0, NULL, CLG_CPU_CLASS_NONE, {CLG_GEMM_KERNEL_REG, 4, 16, 8, 1, 256, 1, 2, 16, 4, 131072.0, 0, 0}},
+    {(clg_device_type)0, NULL, CLG_CPU_CLASS_NONE, {CLG_GEMM_KERNEL_REG, 4, 16, 8, 1, 256, 1, 2, NO_TILE, 131072.0, 0, 0}},
 };
 
 clg_gemm_params clg_gemm_params_default(const clg_device_info *dev)
@@ -81,6 +97,11 @@ size_t clg__gemm_table_rows(clg_device_type type, clg_gemm_params *out, size_t c
     return n;
 }
 
+static int is_pow2_upto(unsigned v, unsigned most)
+{
+    return v >= 1 && v <= most && (v & (v - 1)) == 0;
+}
+
 clg_status clg__gemm_params_check(clg_ctx *ctx, const clg_gemm_params *p)
 {
     const char *bad = NULL;
@@ -104,12 +125,25 @@ clg_status clg__gemm_params_check(clg_ctx *ctx, const clg_gemm_params *p)
         bad = "stage_b must be 0, 1 or 2";
     else if (p->stage_b && (size_t)p->kc * p->nr * sizeof(float) > ctx->device.local_mem_bytes)
         bad = "stage_b: kc * nr floats exceed the device's local memory";
-    else if (p->ts < 8 || p->ts > 64 || p->wpt < 1 || p->ts % p->wpt != 0)
-        bad = "ts must be 8..64 and a multiple of wpt";
-    else if ((size_t)p->ts * (p->ts / p->wpt) > ctx->device.max_work_group_size)
-        bad = "ts * ts / wpt exceeds the device's work-group size";
-    else if (2u * p->ts * (p->ts + 1) * sizeof(float) > ctx->device.local_mem_bytes)
-        bad = "ts needs more local memory than the device has";
+    else if (p->mwg < 8 || p->mwg > 256 || p->nwg < 8 || p->nwg > 256)
+        bad = "mwg and nwg must be 8..256";
+    else if (p->mdimc < 1 || p->ndimc < 1 || p->mwg % p->mdimc || p->nwg % p->ndimc ||
+             p->mwg / p->mdimc > 16 || p->nwg / p->ndimc > 16)
+        bad = "mdimc and ndimc must divide mwg and nwg, with at most 16 results each way";
+    else if ((size_t)p->mdimc * p->ndimc > ctx->device.max_work_group_size)
+        bad = "mdimc * ndimc exceeds the device's work-group size";
+    else if (p->kwg < 4 || p->kwg > 64)
+        bad = "kwg must be 4..64";
+    else if (!is_pow2_upto(p->vw, 8) || p->mwg % p->vw || p->nwg % p->vw || p->kwg % p->vw)
+        bad = "vw must be 1, 2, 4 or 8 and divide mwg, nwg and kwg";
+    else if (!is_pow2_upto(p->kwi, 8) || p->kwg % p->kwi)
+        bad = "kwi must be 1, 2, 4 or 8 and divide kwg";
+    else if (p->db > 1)
+        bad = "db must be 0 or 1";
+    else if (p->kernel == CLG_GEMM_KERNEL_LOCAL &&
+             (p->db + 1u) * ((size_t)p->kwg + 1) * (p->mwg + p->nwg + 2) * sizeof(float) >
+                 ctx->device.local_mem_bytes)
+        bad = "the tiles (mwg + nwg) x kwg, twice with db, exceed the device's local memory";
     else if (!(p->small_flops >= 0 && p->small_flops < 1e15))
         bad = "small_flops must be >= 0";
     if (bad)
@@ -128,6 +162,82 @@ char *clg__gemm_tuning_path(const clg_ctx *ctx)
     return clg__device_file_path(ctx, "gemm", ".tune");
 }
 
+static int parse_uint(const char *v, unsigned *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long x = strtoul(v, &end, 10);
+    if (errno || end == v || *end || x > 1000000 || *v == '-')
+        return 0;
+    *out = (unsigned)x;
+    return 1;
+}
+
+/* The unsigned fields by name, in the order tuning files list them. */
+typedef struct uint_field {
+    const char *name;
+    size_t offset;
+} uint_field;
+#define FIELD(f) {#f, offsetof(clg_gemm_params, f)}
+static const uint_field uint_fields[] = {
+    FIELD(mr), FIELD(nr), FIELD(local_m), FIELD(local_n), FIELD(kc), FIELD(pack_min_k),
+    FIELD(stage_b), FIELD(mwg), FIELD(nwg), FIELD(kwg), FIELD(mdimc), FIELD(ndimc), FIELD(vw),
+    FIELD(kwi), FIELD(db), FIELD(conv_mr), FIELD(conv_nr),
+};
+#undef FIELD
+
+clg_status clg_gemm_params_set_field(clg_gemm_params *p, const char *key, const char *v)
+{
+    if (!p || !key || !v)
+        return clg__fail(NULL, CLG_ERR_INVALID_ARG, "clg_gemm_params_set_field: NULL argument");
+    for (size_t i = 0; i < sizeof uint_fields / sizeof uint_fields[0]; i++)
+        if (strcmp(key, uint_fields[i].name) == 0) {
+            if (parse_uint(v, (unsigned *)((char *)p + uint_fields[i].offset)))
+                return CLG_OK;
+            return clg__fail(NULL, CLG_ERR_INVALID_ARG, "GEMM parameter %s: \"%s\" is not a "
+                             "number from 0 to 1000000", key, v);
+        }
+    if (strcmp(key, "kernel") == 0) {
+        if (strcmp(v, "reg") == 0 || strcmp(v, "local") == 0) {
+            p->kernel = strcmp(v, "reg") == 0 ? CLG_GEMM_KERNEL_REG : CLG_GEMM_KERNEL_LOCAL;
+            return CLG_OK;
+        }
+        return clg__fail(NULL, CLG_ERR_INVALID_ARG, "GEMM parameter kernel: \"%s\" is not reg or local", v);
+    }
+    if (strcmp(key, "small_flops") == 0) {
+        char *end;
+        double x = strtod(v, &end);
+        if (end != v && !*end && x >= 0 && x < 1e15) {
+            p->small_flops = x;
+            return CLG_OK;
+        }
+        return clg__fail(NULL, CLG_ERR_INVALID_ARG, "GEMM parameter small_flops: \"%s\" is not a "
+                         "number from 0 to 1e15", v);
+    }
+    return clg__fail(NULL, CLG_ERR_INVALID_ARG, "unknown GEMM parameter \"%s\"", key);
+}
+
+int clg_gemm_params_print(const clg_gemm_params *p, const char *kv_sep, const char *item_sep,
+                          char *out, size_t size)
+{
+    if (!p || !kv_sep || !item_sep || (!out && size))
+        return -1;
+    size_t used = 0;
+    int n = snprintf(out, size, "kernel%s%s%s", kv_sep,
+                     p->kernel == CLG_GEMM_KERNEL_REG ? "reg" : "local", item_sep);
+    for (size_t i = 0; n >= 0 && i <= sizeof uint_fields / sizeof uint_fields[0]; i++) {
+        used += (size_t)n;
+        char *at = used < size ? out + used : NULL;
+        size_t room = used < size ? size - used : 0;
+        if (i < sizeof uint_fields / sizeof uint_fields[0])
+            n = snprintf(at, room, "%s%s%u%s", uint_fields[i].name, kv_sep,
+                         *(const unsigned *)((const char *)p + uint_fields[i].offset), item_sep);
+        else
+            n = snprintf(at, room, "small_flops%s%.0f%s", kv_sep, p->small_flops, item_sep);
+    }
+    return n < 0 ? -1 : (int)(used + (size_t)n);
+}
+
 static int parse_backend(const char *v, clg_gemm_backend *out)
 {
     if (strcmp(v, "builtin") == 0)
@@ -139,17 +249,6 @@ static int parse_backend(const char *v, clg_gemm_backend *out)
     return 1;
 }
 
-static int parse_uint(const char *v, unsigned *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long x = strtoul(v, &end, 10);
-    if (errno || end == v || *end || x > 1000000)
-        return 0;
-    *out = (unsigned)x;
-    return 1;
-}
-
 /* One "key value" line; returns 0 for an unknown key or a bad value. */
 static int parse_line(char *line, clg_gemm_params *p, clg_gemm_backend cb[CLG_GEMM_CLASSES])
 {
@@ -158,35 +257,16 @@ static int parse_line(char *line, clg_gemm_params *p, clg_gemm_backend cb[CLG_GE
         return 0;
     *sp = '\0';
     const char *key = line, *v = sp + 1;
-    struct { const char *name; unsigned *field; } uints[] = {
-        {"mr", &p->mr}, {"nr", &p->nr}, {"local_m", &p->local_m}, {"local_n", &p->local_n}, {"kc", &p->kc},
-        {"pack_min_k", &p->pack_min_k}, {"stage_b", &p->stage_b}, {"ts", &p->ts}, {"wpt", &p->wpt},
-        {"conv_mr", &p->conv_mr}, {"conv_nr", &p->conv_nr},
-    };
-    for (size_t i = 0; i < sizeof uints / sizeof uints[0]; i++)
-        if (strcmp(key, uints[i].name) == 0)
-            return parse_uint(v, uints[i].field);
-    if (strcmp(key, "kernel") == 0) {
-        if (strcmp(v, "reg") && strcmp(v, "local"))
-            return 0;
-        p->kernel = strcmp(v, "reg") == 0 ? CLG_GEMM_KERNEL_REG : CLG_GEMM_KERNEL_LOCAL;
-        return 1;
-    }
-    if (strcmp(key, "small_flops") == 0) {
-        char *end;
-        double x = strtod(v, &end);
-        if (end == v || *end || !(x >= 0 && x < 1e15))
-            return 0;
-        p->small_flops = x;
-        return 1;
-    }
     for (int c = 0; c < CLG_GEMM_CLASSES; c++) {
         char name[32];
         snprintf(name, sizeof name, "backend.%s", clg__gemm_class_name((clg_gemm_class)c));
         if (strcmp(key, name) == 0)
             return parse_backend(v, &cb[c]);
     }
-    return strcmp(key, "device") == 0; /* informational */
+    /* device: informational; ts, wpt: the GPU kernel of files written before clg_gemm_tile */
+    if (strcmp(key, "device") == 0 || strcmp(key, "ts") == 0 || strcmp(key, "wpt") == 0)
+        return 1;
+    return clg_gemm_params_set_field(p, key, v) == CLG_OK;
 }
 
 clg_status clg__gemm_tuning_parse(clg_ctx *ctx, const char *text, clg_gemm_params *p,
@@ -356,14 +436,9 @@ clg_status clg_gemm_save_tuning(clg_ctx *ctx, const clg_gemm_params *p,
     clg_status st = clg__gemm_params_check(ctx, p);
     if (st != CLG_OK)
         return st;
-    char text[1024];
-    int used = snprintf(text, sizeof text,
-                        TUNING_MAGIC "\ndevice %s\nkernel %s\nmr %u\nnr %u\nlocal_m %u\nlocal_n %u\nkc %u\n"
-                        "pack_min_k %u\nstage_b %u\nts %u\nwpt %u\nsmall_flops %.0f\nconv_mr %u\n"
-                        "conv_nr %u\n",
-                        ctx->device.name, p->kernel == CLG_GEMM_KERNEL_REG ? "reg" : "local", p->mr,
-                        p->nr, p->local_m, p->local_n, p->kc, p->pack_min_k, p->stage_b, p->ts, p->wpt,
-                        p->small_flops, p->conv_mr, p->conv_nr);
+    char text[4096]; /* a device name (at most 256 bytes) and about 30 short lines */
+    int used = snprintf(text, sizeof text, TUNING_MAGIC "\ndevice %s\n", ctx->device.name);
+    used += clg_gemm_params_print(p, " ", "\n", text + used, sizeof text - (size_t)used);
     for (int c = 0; c < CLG_GEMM_CLASSES; c++) {
         if (per_class[c] != CLG_GEMM_BUILTIN && per_class[c] != CLG_GEMM_CLBLAST)
             return clg__fail(ctx, CLG_ERR_INVALID_ARG, "clg_gemm_save_tuning: per_class[%d] must be builtin or clblast", c);

@@ -18,7 +18,7 @@ static const tune_shape tune_shapes[] = {
     {256, 256, 256},
 };
 #define N_SHAPES (sizeof tune_shapes / sizeof tune_shapes[0])
-#define MAX_SEEN 160
+#define MAX_SEEN 256
 #define MAX_ACCUMULATORS 28 /* float16 accumulators: AVX-512's 32 registers less B and A */
 
 clg_tune_options clg_tune_options_default(void)
@@ -299,7 +299,8 @@ static int same_params(const clg_gemm_params *a, const clg_gemm_params *b)
         a->conv_nr != b->conv_nr)
         return 0;
     if (a->kernel == CLG_GEMM_KERNEL_LOCAL)
-        return a->ts == b->ts && a->wpt == b->wpt;
+        return a->mwg == b->mwg && a->nwg == b->nwg && a->kwg == b->kwg && a->mdimc == b->mdimc &&
+               a->ndimc == b->ndimc && a->vw == b->vw && a->kwi == b->kwi && a->db == b->db;
     return a->mr == b->mr && a->nr == b->nr && a->local_m == b->local_m && a->local_n == b->local_n &&
            a->kc == b->kc && a->pack_min_k == b->pack_min_k && a->stage_b == b->stage_b;
 }
@@ -368,7 +369,8 @@ static void try_params(search *s, const clg_gemm_params *p)
     }
 }
 
-static void grid(search *s)
+/* CPUs: every register block the vector registers hold. */
+static void grid_reg(search *s)
 {
     static const unsigned mrs[] = {4, 6, 8, 10, 12, 14, 16}, nrs[] = {16, 32, 48, 64};
     clg_gemm_params base = s->best;
@@ -383,6 +385,33 @@ static void grid(search *s)
         }
 }
 
+/* GPUs: work-group tiles of 32 to 128 each way, 64 to 256 work-items of 2 x 2 to 8 x 8
+ * results, k steps of 16 and 32 (the space CLBlast's tuning database spans); sets the device
+ * cannot run are rejected by the parameter check before anything is built. */
+static void grid_tile(search *s)
+{
+    static const unsigned tiles[] = {32, 64, 128}, dims[] = {8, 16, 32}, kwgs[] = {16, 32};
+    clg_gemm_params base = s->best;
+    for (size_t mi = 0; mi < 3; mi++)
+        for (size_t ni = 0; ni < 3; ni++)
+            for (size_t di = 0; di < 3; di++)
+                for (size_t ei = 0; ei < 3; ei++)
+                    for (size_t ki = 0; ki < 2; ki++) {
+                        clg_gemm_params p = base;
+                        p.mwg = tiles[mi];
+                        p.nwg = tiles[ni];
+                        p.mdimc = dims[di];
+                        p.ndimc = dims[ei];
+                        p.kwg = kwgs[ki];
+                        unsigned mwi = p.mwg / p.mdimc, nwi = p.nwg / p.ndimc;
+                        if (mwi < 2 || nwi < 2 || mwi > 8 || nwi > 8 || p.mdimc * p.ndimc < 64 ||
+                            p.mdimc * p.ndimc > 256)
+                            continue;
+                        p.vw = p.vw > 4 ? 4 : p.vw;
+                        try_params(s, &p);
+                    }
+}
+
 #define END 0xFFFFFFFFu
 
 /* One pass of steps: each axis's values on top of the best so far; returns 1 when the best
@@ -390,21 +419,26 @@ static void grid(search *s)
 static int refine(search *s, int quick)
 {
     clg_gemm_params p;
-    struct { unsigned *field; unsigned values[8]; } axes[] = {
-        {&p.mr, {4, 6, 8, 10, 12, 14, 16, END}},
-        {&p.nr, {16, 32, 48, 64, END}},
-        {&p.local_m, {1, 2, 4, 8, 16, END}},
-        {&p.local_n, {1, 2, 4, END}},
-        {&p.kc, {128, 256, 512, 1024, 2048, END}},
-        {&p.pack_min_k, {1, 64, 512, 1000000, END}},
-        {&p.stage_b, {0, 1, 2, END}},
-        {&p.ts, {16, 32, 64, END}},
-        {&p.wpt, {1, 2, 4, 8, 16, END}},
+    struct { unsigned *field; int tile; unsigned values[8]; } axes[] = { /* tile: local kernel's */
+        {&p.mr, 0, {4, 6, 8, 10, 12, 14, 16, END}},
+        {&p.nr, 0, {16, 32, 48, 64, END}},
+        {&p.local_m, 0, {1, 2, 4, 8, 16, END}},
+        {&p.local_n, 0, {1, 2, 4, END}},
+        {&p.kc, 0, {128, 256, 512, 1024, 2048, END}},
+        {&p.pack_min_k, 0, {1, 64, 512, 1000000, END}},
+        {&p.stage_b, 0, {0, 1, 2, END}},
+        {&p.mwg, 1, {16, 32, 64, 128, 256, END}},
+        {&p.nwg, 1, {16, 32, 64, 128, 256, END}},
+        {&p.kwg, 1, {8, 16, 32, 64, END}},
+        {&p.mdimc, 1, {4, 8, 16, 32, END}},
+        {&p.ndimc, 1, {4, 8, 16, 32, END}},
+        {&p.vw, 1, {1, 2, 4, 8, END}},
+        {&p.kwi, 1, {1, 2, 4, 8, END}},
+        {&p.db, 1, {0, 1, END}},
     };
     clg_gemm_params start = s->best;
     for (size_t a = 0; a < sizeof axes / sizeof axes[0]; a++) {
-        int local_axis = axes[a].field == &p.ts || axes[a].field == &p.wpt;
-        if (local_axis != (s->best.kernel == CLG_GEMM_KERNEL_LOCAL))
+        if (axes[a].tile != (s->best.kernel == CLG_GEMM_KERNEL_LOCAL))
             continue;
         p = s->best;
         unsigned now = *axes[a].field;
@@ -510,8 +544,8 @@ clg_status clg_gemm_tune(clg_ctx *ctx, const clg_tune_options *opts, clg_gemm_pa
         try_params(s, &rows[i]);
     }
     int full = s->o.level == CLG_TUNE_FULL;
-    if (full && s->best_score > 0 && s->best.kernel == CLG_GEMM_KERNEL_REG)
-        grid(s);
+    if (full && s->best_score > 0)
+        (s->best.kernel == CLG_GEMM_KERNEL_REG ? grid_reg : grid_tile)(s);
     for (int round = 0; round < (full ? 3 : 1) && s->best_score > 0; round++)
         if (!refine(s, !full))
             break;

@@ -18,7 +18,9 @@ clg_status clg_ctx_warm_up(clg_ctx *ctx)
         if (clg__kernel_source_is_header(family))
             continue; /* built with its family */
         if (strcmp(family, "gemm") == 0)
-            st = clg__gemm_warm_up(ctx); /* tuned options */
+            st = clg__gemm_warm_up(ctx); /* tuned options, and gemm_tile's where it is used */
+        else if (strcmp(family, "gemm_tile") == 0)
+            continue;
         else if (clg__conv_family(family))
             continue; /* below, algorithm by algorithm */
         else if (strcmp(family, "tensor") == 0)
