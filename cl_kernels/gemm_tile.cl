@@ -137,6 +137,70 @@ void clg_tile_stage_step(__local float *a_l, __local float *b_l, const __global 
         }                                                                                     \
     }
 
+/* The k loop of one tile: acc += the product over k in [k_begin, k_end), where
+ * STAGE(a_l, b_l, k0) fills the tiles of step k0 (zero past the edges). */
+#if DB
+/* Step s multiplies buffer s % 2 while the group fills the other with step s + 1; the barrier
+ * at a step's end orders both against the next step. */
+#define TILE_PRODUCT(k_begin, k_end, STAGE)                                                   \
+    {                                                                                         \
+        STAGE(a_local, b_local, (k_begin));                                                   \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                         \
+        uint cur = 0;                                                                         \
+        for (uint k0 = (k_begin); k0 < (k_end); k0 += KWG, cur ^= 1) {                        \
+            if (k0 + KWG < (k_end))                                                           \
+                STAGE(a_local + (cur ^ 1) * A_TILE, b_local + (cur ^ 1) * B_TILE, k0 + KWG);  \
+            __local const float *a_l = a_local + cur * A_TILE, *b_l = b_local + cur * B_TILE; \
+            TILE_MULTIPLY(a_l, b_l)                                                           \
+            barrier(CLK_LOCAL_MEM_FENCE);                                                     \
+        }                                                                                     \
+    }
+#else
+#define TILE_PRODUCT(k_begin, k_end, STAGE)                                                   \
+    for (uint k0 = (k_begin); k0 < (k_end); k0 += KWG) {                                      \
+        STAGE(a_local, b_local, k0);                                                          \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                         \
+        TILE_MULTIPLY(a_local, b_local)                                                       \
+        barrier(CLK_LOCAL_MEM_FENCE); /* the tiles are used up before the next step */        \
+    }
+#endif
+
+/* The work-group's tiles (and batch entries or k slices along dimension 2) in a grid that may
+ * be smaller than their count; inside, row0 and col0 are the tile's first row and column, acc
+ * its work-item's block, zeroed. */
+#define FOR_EACH_TILE(tiles_m, tiles_n, batch)                                                \
+    for (uint bi = get_group_id(2); bi < (batch); bi += get_num_groups(2))                    \
+    for (uint tm = get_group_id(1); tm < (tiles_m); tm += get_num_groups(1))                  \
+    for (uint tn = get_group_id(0); tn < (tiles_n); tn += get_num_groups(0))
+
+#define TILE_BEGIN                                                                            \
+    uint row0 = tm * MWG, col0 = tn * NWG;                                                    \
+    float acc[MWI][NWI];                                                                      \
+    _Pragma("unroll") for (uint i = 0; i < MWI; i++)                                          \
+        _Pragma("unroll") for (uint j = 0; j < NWI; j++)                                      \
+            acc[i][j] = 0.0f
+
+/* STORE(row, col, value) for each element of the block inside m x n. */
+#define TILE_STORE(m, n, STORE)                                                               \
+    _Pragma("unroll") for (uint i = 0; i < MWI; i++) {                                        \
+        uint row = row0 + lm + i * MDIMC;                                                     \
+        _Pragma("unroll") for (uint j = 0; j < NWI; j++) {                                    \
+            uint col = col0 + ln + j * NDIMC;                                                 \
+            if (row < (m) && col < (n))                                                       \
+                STORE(row, col, acc[i][j]);                                                   \
+        }                                                                                     \
+    }
+
+#define TILE_LOCALS                                                                           \
+    __local float a_local[(DB + 1) * A_TILE];                                                 \
+    __local float b_local[(DB + 1) * B_TILE];                                                 \
+    const uint ln = get_local_id(0), lm = get_local_id(1), lid = lm * NDIMC + ln
+
+#ifndef CONV
+#define CONV 0
+#endif
+
+#if CONV == 0
 __kernel __attribute__((reqd_work_group_size(NDIMC, MDIMC, 1)))
 void clg_gemm_tile(uint m, uint n, uint k, float alpha, float beta,
                    __global const float *A, ulong a_off, uint lda, ulong sa,
@@ -144,51 +208,171 @@ void clg_gemm_tile(uint m, uint n, uint k, float alpha, float beta,
                    __global float *C, ulong c_off, uint ldc, ulong sc,
                    uint tiles_n, uint tiles_m, uint batch)
 {
-    __local float a_local[(DB + 1) * A_TILE];
-    __local float b_local[(DB + 1) * B_TILE];
-    const uint ln = get_local_id(0), lm = get_local_id(1), lid = lm * NDIMC + ln;
-    for (uint bi = get_group_id(2); bi < batch; bi += get_num_groups(2))
-    for (uint tm = get_group_id(1); tm < tiles_m; tm += get_num_groups(1))
-    for (uint tn = get_group_id(0); tn < tiles_n; tn += get_num_groups(0)) {
+    TILE_LOCALS;
+#define GEMM_STAGE(a_l, b_l, k0)                                                              \
+    clg_tile_stage_step(a_l, b_l, a, lda, b, ldb, m, n, k, row0, col0, k0, lid)
+/* beta == 0 must not read C: it may hold NaN */
+#define GEMM_STORE(row, col, v)                                                               \
+    {                                                                                         \
+        __global float *cp = c + (size_t)(row) * ldc + (col);                                 \
+        *cp = beta == 0.0f ? alpha * (v) : fma(beta, *cp, alpha * (v));                       \
+    }
+    FOR_EACH_TILE(tiles_m, tiles_n, batch) {
         const __global float *a = A + a_off + bi * sa, *b = B + b_off + bi * sb;
-        uint row0 = tm * MWG, col0 = tn * NWG;
-        float acc[MWI][NWI];
-        _Pragma("unroll") for (uint i = 0; i < MWI; i++)
-            _Pragma("unroll") for (uint j = 0; j < NWI; j++)
-                acc[i][j] = 0.0f;
-#if DB
-        /* Step s multiplies buffer s % 2 while the group fills the other with step s + 1; the
-         * barrier at a step's end orders both against the next step. */
-        clg_tile_stage_step(a_local, b_local, a, lda, b, ldb, m, n, k, row0, col0, 0, lid);
-        barrier(CLK_LOCAL_MEM_FENCE);
-        uint cur = 0;
-        for (uint k0 = 0; k0 < k; k0 += KWG, cur ^= 1) {
-            if (k0 + KWG < k)
-                clg_tile_stage_step(a_local + (cur ^ 1) * A_TILE, b_local + (cur ^ 1) * B_TILE, a, lda, b,
-                           ldb, m, n, k, row0, col0, k0 + KWG, lid);
-            __local const float *a_l = a_local + cur * A_TILE, *b_l = b_local + cur * B_TILE;
-            TILE_MULTIPLY(a_l, b_l)
-            barrier(CLK_LOCAL_MEM_FENCE);
-        }
-#else
-        for (uint k0 = 0; k0 < k; k0 += KWG) {
-            clg_tile_stage_step(a_local, b_local, a, lda, b, ldb, m, n, k, row0, col0, k0, lid);
-            barrier(CLK_LOCAL_MEM_FENCE);
-            TILE_MULTIPLY(a_local, b_local)
-            barrier(CLK_LOCAL_MEM_FENCE); /* the tiles are used up before the next step */
-        }
-#endif
         __global float *c = C + c_off + bi * sc;
-        _Pragma("unroll") for (uint i = 0; i < MWI; i++) {
-            uint row = row0 + lm + i * MDIMC;
-            _Pragma("unroll") for (uint j = 0; j < NWI; j++) {
-                uint col = col0 + ln + j * NDIMC;
-                if (row < m && col < n) {
-                    __global float *cp = c + (size_t)row * ldc + col;
-                    /* beta == 0 must not read C: it may hold NaN */
-                    *cp = beta == 0.0f ? alpha * acc[i][j] : fma(beta, *cp, alpha * acc[i][j]);
-                }
-            }
-        }
+        TILE_BEGIN;
+        TILE_PRODUCT(0, k, GEMM_STAGE)
+        TILE_STORE(m, n, GEMM_STORE)
     }
 }
+#else
+/* Implicit-GEMM convolutions: the products of im2col + GEMM with the columns gathered into the
+ * local tiles straight from the tensors (no workspace). One group of channels per launch (the
+ * host offsets x, w and the output to it); C and K are that group's channels in and out, x is
+ * N x C_all x H x W (img_in floats an image), the output or dy N x K_all x P x Q (img_out). */
+typedef struct conv_geom {
+    uint C, H, W, K, R, S, P, Q, sh, sw, pt, pl, dh, dw;
+    ulong img_in, img_out;
+} conv_geom;
+
+#define CONV_ARGS                                                                             \
+    uint C, uint H, uint W, uint K, uint R, uint S, uint P, uint Q, uint sh, uint sw,         \
+        uint pt, uint pl, uint dh, uint dw, ulong img_in, ulong img_out
+#define CONV_GEOM {C, H, W, K, R, S, P, Q, sh, sw, pt, pl, dh, dw, img_in, img_out}
+
+/* x at column-matrix row kk = (ci, kh, kw) and output pixel j = (image, oh, ow); 0 in the
+ * padding. */
+float clg_conv_x_at(const __global float *x, const conv_geom *g, uint kk, uint j)
+{
+    uint rs = g->R * g->S, ci = kk / rs, r = kk - ci * rs, kh = r / g->S, kw = r - kh * g->S;
+    uint pq = g->P * g->Q, ni = j / pq, p = j - ni * pq, oh = p / g->Q, ow = p - oh * g->Q;
+    int ih = (int)(oh * g->sh + kh * g->dh) - (int)g->pt;
+    int iw = (int)(ow * g->sw + kw * g->dw) - (int)g->pl;
+    if (ih < 0 || ih >= (int)g->H || iw < 0 || iw >= (int)g->W)
+        return 0.0f;
+    return x[ni * g->img_in + ((size_t)ci * g->H + (uint)ih) * g->W + (uint)iw];
+}
+
+#define STAGE_GATHER(dst, ROWS, COLS, ELEM)                                                   \
+    for (uint e = lid; e < (ROWS) * (COLS); e += GROUP) {                                     \
+        uint r_ = e / (COLS), c_ = e - r_ * (COLS);                                           \
+        (dst)[r_ * ((COLS) + 1) + c_] = ELEM(r_, c_);                                         \
+    }
+
+/* Forward: y (K x N*P*Q per image block) = w (K x C*R*S) . columns of x. */
+#if CONV == 1
+__kernel __attribute__((reqd_work_group_size(NDIMC, MDIMC, 1)))
+void clg_conv_tile_fwd(__global const float *x, ulong x_off, __global const float *w,
+                       ulong w_off, __global float *y, ulong y_off, uint N, CONV_ARGS,
+                       uint tiles_n, uint tiles_m)
+{
+    TILE_LOCALS;
+    const conv_geom g = CONV_GEOM;
+    const uint m = K, n = N * P * Q, k = C * R * S, pq = P * Q;
+    x += x_off, w += w_off, y += y_off;
+#define X_AT(r_, c_) (k0 + (r_) < k && col0 + (c_) < n ? clg_conv_x_at(x, &g, k0 + (r_), col0 + (c_)) : 0.0f)
+#define FWD_STAGE(a_l, b_l, kstep)                                                            \
+    {                                                                                         \
+        uint kstep_ = (kstep);                                                                \
+        clg_tile_stage(a_l, w + (size_t)row0 * k + kstep_, k, MWG, KWG, m - row0, k - kstep_, lid); \
+        {                                                                                     \
+            const uint k0 = kstep_;                                                           \
+            STAGE_GATHER(b_l, KWG, NWG, X_AT)                                                 \
+        }                                                                                     \
+    }
+#define FWD_STORE(row, col, v) y[(col) / pq * img_out + (size_t)(row) * pq + (col) % pq] = (v)
+    FOR_EACH_TILE(tiles_m, tiles_n, 1) {
+        TILE_BEGIN;
+        TILE_PRODUCT(0, k, FWD_STAGE)
+        TILE_STORE(m, n, FWD_STORE)
+    }
+}
+#endif
+
+/* Backward data: dx (C x N*H*W) = w^T (C x K*R*S) . dy gathered: row kk = (co, kh, kw), pixel
+ * j = (image, ih, iw) takes dy at the output pixel whose window puts tap (kh, kw) on (ih, iw),
+ * if there is one (with strides, most taps have none: zero). */
+#if CONV == 2
+float clg_conv_dy_at(const __global float *dy, const conv_geom *g, uint kk, uint j)
+{
+    uint rs = g->R * g->S, co = kk / rs, r = kk - co * rs, kh = r / g->S, kw = r - kh * g->S;
+    uint hw = g->H * g->W, ni = j / hw, p = j - ni * hw, ih = p / g->W, iw = p - ih * g->W;
+    int oh = (int)(ih + g->pt) - (int)(kh * g->dh), ow = (int)(iw + g->pl) - (int)(kw * g->dw);
+    if (oh < 0 || ow < 0 || oh % g->sh || ow % g->sw)
+        return 0.0f;
+    oh /= g->sh, ow /= g->sw;
+    if (oh >= (int)g->P || ow >= (int)g->Q)
+        return 0.0f;
+    return dy[ni * g->img_out + ((size_t)co * g->P + (uint)oh) * g->Q + (uint)ow];
+}
+
+__kernel __attribute__((reqd_work_group_size(NDIMC, MDIMC, 1)))
+void clg_conv_tile_bwd_data(__global const float *dy, ulong dy_off, __global const float *w,
+                            ulong w_off, __global float *dx, ulong dx_off, uint N, CONV_ARGS,
+                            uint tiles_n, uint tiles_m)
+{
+    TILE_LOCALS;
+    const conv_geom g = CONV_GEOM;
+    const uint m = C, n = N * H * W, k = K * R * S, rs = R * S, hw = H * W;
+    dy += dy_off, w += w_off, dx += dx_off;
+/* w^T: row ci, column kk = (co, tap) is w[co][ci][tap] */
+#define WT_AT(r_, c_) (row0 + (r_) < m && k0 + (c_) < k                                       \
+        ? w[((size_t)((k0 + (c_)) / rs) * C + row0 + (r_)) * rs + (k0 + (c_)) % rs] : 0.0f)
+#define DY_AT(r_, c_) (k0 + (r_) < k && col0 + (c_) < n ? clg_conv_dy_at(dy, &g, k0 + (r_), col0 + (c_)) : 0.0f)
+#define BWD_DATA_STAGE(a_l, b_l, kstep)                                                          \
+    {                                                                                         \
+        uint kstep_ = (kstep);                                                                \
+        {                                                                                     \
+            const uint k0 = kstep_;                                                           \
+            STAGE_GATHER(a_l, MWG, KWG, WT_AT)                                                \
+            STAGE_GATHER(b_l, KWG, NWG, DY_AT)                                                \
+        }                                                                                     \
+    }
+#define BWD_DATA_STORE(row, col, v) dx[(col) / hw * img_in + (size_t)(row) * hw + (col) % hw] = (v)
+    FOR_EACH_TILE(tiles_m, tiles_n, 1) {
+        TILE_BEGIN;
+        TILE_PRODUCT(0, k, BWD_DATA_STAGE)
+        TILE_STORE(m, n, BWD_DATA_STORE)
+    }
+}
+#endif
+
+/* Weight gradient: dw (K x C*R*S) = dy (K x N*P*Q) . columns of x transposed, the k range (the
+ * pixels of every image) cut into `slices` of kslice along dimension 2: slice s writes its
+ * partial product densely at out + s * K * C*R*S (the host sums them in order), or straight
+ * into dw when there is one slice. */
+#if CONV == 3
+__kernel __attribute__((reqd_work_group_size(NDIMC, MDIMC, 1)))
+void clg_conv_tile_bwd_weights(__global const float *x, ulong x_off, __global const float *dy,
+                               ulong dy_off, __global float *out, ulong out_off, uint N,
+                               CONV_ARGS, uint tiles_n, uint tiles_m, uint slices, uint kslice)
+{
+    TILE_LOCALS;
+    const conv_geom g = CONV_GEOM;
+    const uint m = K, n = C * R * S, k = N * P * Q, pq = P * Q;
+    x += x_off, dy += dy_off, out += out_off;
+    uint k_end = 0;
+#define DYW_AT(r_, c_) (row0 + (r_) < m && k0 + (c_) < k_end                                  \
+        ? dy[(k0 + (c_)) / pq * img_out + (size_t)(row0 + (r_)) * pq + (k0 + (c_)) % pq] : 0.0f)
+#define XW_AT(r_, c_) (k0 + (c_) < k_end && col0 + (r_) < n ? clg_conv_x_at(x, &g, col0 + (r_), k0 + (c_)) : 0.0f)
+#define BWD_W_STAGE(a_l, b_l, kstep)                                                             \
+    {                                                                                         \
+        uint kstep_ = (kstep);                                                                \
+        {                                                                                     \
+            const uint k0 = kstep_;                                                           \
+            STAGE_GATHER(a_l, MWG, KWG, DYW_AT)                                               \
+            STAGE_GATHER(b_l, NWG, KWG, XW_AT)                                                \
+        }                                                                                     \
+    }
+#define BWD_W_STORE(row, col, v) part[(size_t)(row) * n + (col)] = (v)
+    FOR_EACH_TILE(tiles_m, tiles_n, slices) {
+        __global float *part = out + (size_t)bi * m * n;
+        uint k_begin = bi * kslice;
+        k_end = min(k, k_begin + kslice);
+        TILE_BEGIN;
+        TILE_PRODUCT(k_begin, k_end, BWD_W_STAGE)
+        TILE_STORE(m, n, BWD_W_STORE)
+    }
+}
+#endif
+#endif

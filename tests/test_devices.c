@@ -251,7 +251,7 @@ static void profiling_is_on_only_when_asked(void **state)
 
 /* A context on the CPU under `decisions` (the environment's CLGRAD_GPU_PROFILE set to env,
  * NULL: unset): whether it decides as a GPU, its GEMM kernel and its algorithm for a 3x3
- * convolution with 32 channels in and out (Winograd on a CPU, im2col on a GPU). */
+ * convolution with 32 channels in and out (Winograd on a CPU, implicit GEMM on a GPU). */
 static void decides(clg_decisions decisions, const char *env, int *as_gpu,
                     clg_gemm_kernel *kernel, clg_conv_algo *algo)
 {
@@ -292,7 +292,7 @@ static void gpu_profile_takes_the_gpu_choices(void **state)
     decides(CLG_DECIDE_AS_GPU, NULL, &gpu, &k, &a);
     assert_int_equal(gpu, 1);
     assert_int_equal(k, CLG_GEMM_KERNEL_LOCAL);
-    assert_int_equal(a, CLG_CONV_ALGO_IM2COL);
+    assert_int_equal(a, CLG_CONV_ALGO_IMPLICIT); /* implicit GEMM on local-memory tiles */
     decides(CLG_DECIDE_AUTO, "1", &gpu, &k, &a);
     assert_int_equal(gpu, 1);
     assert_int_equal(k, CLG_GEMM_KERNEL_LOCAL);

@@ -18,11 +18,12 @@ static void program_options(const clg_gemm_params *p, int b_mode, char *out, siz
 }
 
 /* The same for clg_gemm_tile, whose transposes are compile-time (its tile loads follow them). */
-static void tile_options(const clg_gemm_params *p, const clg__gemm_call *g, char *out, size_t size)
+void clg__gemm_tile_options(const clg_gemm_params *p, int ta, int tb, int conv, char *out,
+                            size_t size)
 {
     snprintf(out, size, "-DMWG=%u -DNWG=%u -DKWG=%u -DMDIMC=%u -DNDIMC=%u -DVW=%u -DKWI=%u -DDB=%u "
-             "-DTA=%d -DTB=%d", p->mwg, p->nwg, p->kwg, p->mdimc, p->ndimc, p->vw, p->kwi, p->db,
-             g->ta == CLG_TRANS, g->tb == CLG_TRANS);
+             "-DTA=%d -DTB=%d -DCONV=%d", p->mwg, p->nwg, p->kwg, p->mdimc, p->ndimc, p->vw, p->kwi,
+             p->db, ta, tb, conv);
 }
 
 /* The leading arguments shared by every product kernel: m n k alpha beta. */
@@ -88,7 +89,7 @@ static size_t groups(size_t tiles)
 static clg_status run_tile(clg_ctx *ctx, const clg_gemm_params *p, const clg__gemm_call *g)
 {
     char opts[192];
-    tile_options(p, g, opts, sizeof opts);
+    clg__gemm_tile_options(p, g->ta == CLG_TRANS, g->tb == CLG_TRANS, 0, opts, sizeof opts);
     clg__launch a;
     clg_status st = clg__launch_begin(ctx, "gemm_tile", opts, "clg_gemm_tile", &a);
     if (st != CLG_OK)
@@ -221,8 +222,8 @@ static clg_status run_direct(clg_ctx *ctx, const clg_gemm_params *p, const clg__
     return run_reg(ctx, p, opts, g, 0, g->k, g->beta, NULL, mode == B_STAGED);
 }
 
-static clg_status reduce(clg_ctx *ctx, const char *opts, const clg__gemm_call *g, cl_mem parts,
-                         size_t slices)
+static clg_status reduce(clg_ctx *ctx, const char *opts, cl_mem parts, size_t slices, size_t m,
+                         size_t n, float beta, cl_mem c, size_t c_off, size_t ldc)
 {
     clg__launch a;
     clg_status st = clg__launch_begin(ctx, "gemm", opts, "clg_gemm_reduce", &a);
@@ -230,15 +231,27 @@ static clg_status reduce(clg_ctx *ctx, const char *opts, const clg__gemm_call *g
         return st;
     clg__arg_mem(&a, parts);
     clg__arg_u32(&a, slices);
-    clg__arg_u32(&a, g->m);
-    clg__arg_u32(&a, g->n);
-    clg__arg_f32(&a, g->beta);
-    clg__arg_mem(&a, g->c);
-    clg__arg_u64(&a, g->c_off);
-    clg__arg_u32(&a, g->ldc);
+    clg__arg_u32(&a, m);
+    clg__arg_u32(&a, n);
+    clg__arg_f32(&a, beta);
+    clg__arg_mem(&a, c);
+    clg__arg_u64(&a, c_off);
+    clg__arg_u32(&a, ldc);
     size_t local[3] = {SMALL_LX, SMALL_LY, 1};
-    size_t global[3] = {g->n, g->m, 1};
+    size_t global[3] = {n, m, 1};
     return clg__launch_run(&a, global, local);
+}
+
+clg_status clg__gemm_reduce_slices(clg_ctx *ctx, cl_mem parts, size_t slices, size_t m, size_t n,
+                                   float beta, cl_mem c, size_t c_off, size_t ldc)
+{
+    clg__gemm_state *s = NULL;
+    clg_status st = clg__gemm_state_get(ctx, &s);
+    char opts[128];
+    if (st != CLG_OK)
+        return st;
+    program_options(&s->params, B_IN_PLACE, opts, sizeof opts); /* the small kernel's program */
+    return reduce(ctx, opts, parts, slices, m, n, beta, c, c_off, ldc);
 }
 
 /* k cut into slices, each product written densely (m x n) into scratch, then summed. */
@@ -261,7 +274,8 @@ static clg_status run_split(clg_ctx *ctx, const clg_gemm_params *p, const char *
         one.ldc = g->n;
         st = run_direct(ctx, p, &one);
     }
-    return st == CLG_OK ? reduce(ctx, opts, g, parts, slices) : st;
+    return st == CLG_OK ? reduce(ctx, opts, parts, slices, g->m, g->n, g->beta, g->c, g->c_off, g->ldc)
+                        : st;
 }
 
 /* Products at most 16 columns wide (a fully connected layer's forward on a small shard, where
@@ -305,7 +319,7 @@ clg_status clg__gemm_warm_up(clg_ctx *ctx)
     /* GPUs: the tile programs of the transposes a network multiplies (NN, NT, TN) */
     for (int t = 0; st == CLG_OK && s->params.kernel == CLG_GEMM_KERNEL_LOCAL && t < 3; t++) {
         clg__gemm_call g = {.ta = t == 2 ? CLG_TRANS : CLG_NO_TRANS, .tb = t == 1 ? CLG_TRANS : CLG_NO_TRANS};
-        tile_options(&s->params, &g, opts, sizeof opts);
+        clg__gemm_tile_options(&s->params, g.ta == CLG_TRANS, g.tb == CLG_TRANS, 0, opts, sizeof opts);
         st = clg__program_get(ctx, "gemm_tile", opts, &prog);
     }
     clg_gemm_params narrow;

@@ -81,6 +81,16 @@ clg_status clg__gemm_tuning_parse(clg_ctx *ctx, const char *text, clg_gemm_param
 clg_status clg__gemm_warm_up(clg_ctx *ctx);
 
 clg_status clg__gemm_builtin(clg_ctx *ctx, const clg_gemm_params *p, const clg__gemm_call *g);
+
+/* C (m x n, ldc) = the sum of `slices` dense m x n partial products, one after the other in
+ * parts, in slice order (results do not depend on scheduling), + beta * C. */
+clg_status clg__gemm_reduce_slices(clg_ctx *ctx, cl_mem parts, size_t slices, size_t m, size_t n,
+                                   float beta, cl_mem c, size_t c_off, size_t ldc);
+
+/* The -D options of clg_gemm_tile's program (gemm_tile.cl) for p, with the transposes, and
+ * CONV (0: the GEMM; 1, 2, 3: the implicit-GEMM convolution's passes). */
+void clg__gemm_tile_options(const clg_gemm_params *p, int ta, int tb, int conv, char *out,
+                            size_t size);
 clg_status clg__gemm_clblast(clg_ctx *ctx, const clg__gemm_call *g);
 
 #endif

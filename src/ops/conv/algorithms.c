@@ -12,11 +12,12 @@ static int winograd_fuses(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass p
     return pass == CLG_CONV_FWD;
 }
 
-/* The shifted form's scratch where it applies; the direct kernels need none. */
+/* The shifted form's scratch where it applies; the direct kernels need none, nor the GPU form
+ * (its weight-gradient slices adapt to the limit). */
 static void implicit_bytes(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
                            size_t *fixed, size_t *per_image)
 {
-    if (clg__conv_implicit_applies(g))
+    if (!clg_ctx_decides_as_gpu(ctx) && clg__conv_implicit_applies(g))
         clg__conv_implicit_bytes(ctx, g, pass, fixed, per_image);
 }
 
@@ -33,6 +34,8 @@ static clg_status im2col_warm_up(clg_ctx *ctx)
 
 static clg_status implicit_warm_up(clg_ctx *ctx)
 {
+    if (clg_ctx_decides_as_gpu(ctx))
+        return clg__conv_tile_warm_up(ctx);
     char opts[48];
     clg_status st = clg__conv_implicit_options(ctx, opts, sizeof opts);
     if (st == CLG_OK)

@@ -115,6 +115,13 @@ clg_status clg__conv_implicit_options(clg_ctx *ctx, char *out, size_t size);
  * (one more row of products). */
 int clg__conv_implicit_fuses(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass);
 
+/* tile.c: the implicit algorithm on GPUs (contexts that decide as one): implicit-GEMM
+ * passes on the GEMM's local-memory tiles, any stride and dilation; its only scratch, the
+ * weight gradient's partial sums, stays within the workspace limit. */
+clg_status clg__conv_tile_run(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
+                              const clg_tensor *a, const clg_tensor *b, clg_tensor *out);
+clg_status clg__conv_tile_warm_up(clg_ctx *ctx);
+
 /* direct.c: per-pixel kernels, no workspace (the implicit algorithm's fallback), built with
  * CLG__CONV_DIRECT_OPTIONS: CB channels per work-item. */
 #define CLG__CONV_DIRECT_CB 8
