@@ -11,6 +11,7 @@
 #include "common/testutil.h"
 #include "runtime/kernels_internal.h"
 #include "runtime/runtime_internal.h"
+#include "runtime/runtime_internal.h"
 
 /* Families other than common.cl and headers (*_h): what clg_ctx_warm_up builds at least. */
 /* The families a context on the test device uses (the GPU tiles only where it decides as a GPU). */
@@ -279,11 +280,27 @@ static int child_warm(const char *dir)
     return ok ? 0 : 1;
 }
 
+/* -cl-std from the device's OpenCL C version: 1.2 where the device takes it (OpenCL 3.0
+ * drivers report 1.2 or 3.0), nothing for older or unreadable versions. */
+static void language_version_follows_the_device(void **state)
+{
+    (void)state;
+    assert_string_equal(clg__cl_std_option("OpenCL C 1.2 pocl"), "-cl-std=CL1.2 ");
+    assert_string_equal(clg__cl_std_option("OpenCL C 3.0 "), "-cl-std=CL1.2 ");
+    assert_string_equal(clg__cl_std_option("OpenCL C 2.0"), "-cl-std=CL1.2 ");
+    assert_string_equal(clg__cl_std_option("OpenCL C 1.1"), "");
+    assert_string_equal(clg__cl_std_option("OpenCL C 1.0 beta"), "");
+    assert_string_equal(clg__cl_std_option("garbage"), "");
+    assert_string_equal(clg__cl_std_option(""), "");
+    assert_string_equal(clg__cl_std_option(NULL), "");
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 3 && strcmp(argv[1], "--child-warm") == 0)
         return child_warm(argv[2]);
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(language_version_follows_the_device),
         cmocka_unit_test(embedded_sources_are_complete),
         cmocka_unit_test(cold_then_warm),
         cmocka_unit_test(damaged_entries_are_rebuilt),

@@ -93,6 +93,10 @@ clg_status clg_ctx_create(const clg_device_info *dev, const clg_ctx_options *opt
         clg_ctx_destroy(ctx);
         return st;
     }
+    char version[128] = "";
+    if (clGetDeviceInfo(d, CL_DEVICE_OPENCL_C_VERSION, sizeof version - 1, version, NULL) != CL_SUCCESS)
+        version[0] = '\0';
+    snprintf(ctx->cl_std, sizeof ctx->cl_std, "%s", clg__cl_std_option(version));
     ctx->cache_dir = clg__cache_dir_resolve(o.cache_dir);
     ctx->on_build = o.on_build;
     ctx->on_build_user = o.on_build_user;

@@ -22,10 +22,18 @@ int clg__kernel_source_is_header(const char *family)
     return len > 2 && strcmp(family + len - 2, "_h") == 0;
 }
 
-static char *full_options(const char *options)
+const char *clg__cl_std_option(const char *version)
+{
+    int major = 0, minor = 0;
+    if (!version || sscanf(version, "OpenCL C %d.%d", &major, &minor) != 2)
+        return "";
+    return major > 1 || (major == 1 && minor >= 2) ? "-cl-std=CL1.2 " : "";
+}
+
+static char *full_options(const clg_ctx *ctx, const char *options)
 {
     /* No fast-math flags: results must stay comparable across devices. */
-    const char *base = "-cl-std=CL1.2 ";
+    const char *base = ctx->cl_std;
     size_t n = strlen(base) + (options ? strlen(options) : 0) + 1;
     char *s = clg__malloc(n);
     if (s)
@@ -87,7 +95,7 @@ static clg_status build_from_strings(clg_ctx *ctx, const char *name, cl_uint cou
 clg_status clg__program_build_source(clg_ctx *ctx, const char *name, const char *source,
                                      const char *options, cl_program *out)
 {
-    char *opts = full_options(options);
+    char *opts = full_options(ctx, options);
     if (!opts)
         return clg__fail(ctx, CLG_ERR_OUT_OF_HOST_MEMORY, "building %s: out of memory", name);
     clg_status st = build_from_strings(ctx, name, 1, &source, opts, out);
@@ -185,7 +193,7 @@ clg_status clg__program_get(clg_ctx *ctx, const char *family, const char *option
     const clg__kernel_source *src = clg__kernel_source_find(family);
     if (!src || strlen(family) >= sizeof ctx->programs[0].family)
         return clg__fail(ctx, CLG_ERR_INTERNAL, "no embedded kernel family \"%s\"", family);
-    char *opts = full_options(options), *kept = clg__strdup(given);
+    char *opts = full_options(ctx, options), *kept = clg__strdup(given);
     int room = ctx->program_count < ctx->program_cap;
     if (opts && kept && !room) {
         size_t cap = ctx->program_cap ? 2 * ctx->program_cap : 8;

@@ -82,10 +82,17 @@ struct clg_ctx {
     int profiling;
     int as_gpu;                   /* makes the choices made for GPUs (clg_ctx_decides_as_gpu) */
     int gpu_profile;              /* ... only because of the GPU profile (a CPU device) */
+    char cl_std[24];              /* -cl-std option for the device's OpenCL C (or empty) */
     clg__kernel_profile profile[CLG__PROFILE_KERNELS];
     size_t profile_count;
     char last_error[CLG__ERR_TEXT];
 };
+
+/* The -cl-std option for a device whose CL_DEVICE_OPENCL_C_VERSION is `version` ("OpenCL C
+ * 1.2 ...", "OpenCL C 3.0 ..."): "-cl-std=CL1.2 " (the language the kernels are written in)
+ * where the device takes it, else "" (the compiler's own default: OpenCL C 1.0 and 1.1
+ * devices, and a version that cannot be read, rather than a flag their compiler rejects). */
+const char *clg__cl_std_option(const char *version);
 
 /* 1 when the context's OpenCL runtime must only be called from one thread at a time:
  * oclgrind's (its command map is unguarded: two threads enqueuing crash it), against the
