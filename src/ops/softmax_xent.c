@@ -1,5 +1,6 @@
 /* Softmax cross-entropy: labels checked on the host and staged through a pooled buffer; the
  * mean loss and accuracy are reduced on the host in double, in sample order. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "ops/loss_internal.h"
@@ -34,11 +35,18 @@ static clg_status stage_labels(clg_ctx *ctx, const char *call, const clg_tensor 
     return CLG_OK;
 }
 
-/* Begins kernel `name` with its leading arguments: logits, labels, N, C. */
+/* GPUs: a work-group of XENT_GROUP per sample (the _group kernels of softmax.cl); CPUs: a
+ * work-item per sample, its loops over the row vectorised. */
+enum { XENT_GROUP = 64 };
+
+/* Begins kernel `name` (its _group form on GPUs) with its leading arguments: logits, labels,
+ * N, C. */
 static clg_status begin_xent(clg_ctx *ctx, const char *name, const clg_tensor *logits,
                              cl_mem labels, size_t N, size_t C, clg__launch *l)
 {
-    clg_status st = clg__launch_begin(ctx, "softmax", NULL, name, l);
+    char kernel[32];
+    snprintf(kernel, sizeof kernel, "%s%s", name, clg_ctx_decides_as_gpu(ctx) ? "_group" : "");
+    clg_status st = clg__launch_begin(ctx, "softmax", NULL, kernel, l);
     if (st != CLG_OK)
         return st;
     clg__arg_tensor(l, logits);
@@ -46,6 +54,13 @@ static clg_status begin_xent(clg_ctx *ctx, const char *name, const clg_tensor *l
     clg__arg_u32(l, N);
     clg__arg_u32(l, C);
     return CLG_OK;
+}
+
+static clg_status run_xent(clg_ctx *ctx, clg__launch *l, size_t N)
+{
+    size_t group = clg_ctx_decides_as_gpu(ctx) ? XENT_GROUP : 1;
+    size_t global[3] = {N * group, 1, 1}, local[3] = {group, 1, 1};
+    return clg__launch_run(l, global, local);
 }
 
 static clg_status launch_forward(clg_ctx *ctx, const clg_tensor *logits, cl_mem labels, size_t N,
@@ -57,8 +72,7 @@ static clg_status launch_forward(clg_ctx *ctx, const clg_tensor *logits, cl_mem 
         return st;
     clg__arg_mem(&l, out);
     clg__arg_u64(&l, out_off);
-    size_t global[3] = {N, 1, 1}, local[3] = {1, 1, 1};
-    return clg__launch_run(&l, global, local);
+    return run_xent(ctx, &l, N);
 }
 
 static clg_status launch_backward(clg_ctx *ctx, const clg_tensor *logits, cl_mem labels, size_t N,
@@ -70,8 +84,7 @@ static clg_status launch_backward(clg_ctx *ctx, const clg_tensor *logits, cl_mem
         return st;
     clg__arg_f32(&l, scale);
     clg__arg_tensor(&l, dlogits);
-    size_t global[3] = {N, 1, 1}, local[3] = {1, 1, 1};
-    return clg__launch_run(&l, global, local);
+    return run_xent(ctx, &l, N);
 }
 
 /* The mean of N losses in sample order, in double, and the count of hits. */
