@@ -43,8 +43,32 @@ float clg_pool_count(int h0, int w0, uint R, uint S, int hlo, int hhi, int wlo, 
     return rows > 0 && cols > 0 ? (float)(rows * cols) : 0.0f;
 }
 
+/* Output (p, q)'s value: the window's max or average (MODE as above). */
+float clg_pool_window(const __global float *xc, uint H, uint W, uint R, uint S, uint sh, uint sw,
+                      uint pt, uint pl, uint pb, uint pr, uint mode, uint p, uint q)
+{
+    WIN_ROWS(p);
+    WIN_COLS(q);
+    int rlo = max(h0, 0), rhi = min(h0 + (int)R, (int)H);
+    int slo = max(w0, 0), shi = min(w0 + (int)S, (int)W);
+    if (mode == 0) {
+        float v = -INFINITY;
+        for (int r = rlo; r < rhi; r++)
+            for (int s = slo; s < shi; s++)
+                v = fmax(v, xc[r * (int)W + s]);
+        return v;
+    }
+    float sum = 0.0f;
+    for (int r = rlo; r < rhi; r++)
+        for (int s = slo; s < shi; s++)
+            sum += xc[r * (int)W + s];
+    float cnt = mode == 1 ? clg_pool_count(h0, w0, R, S, -(int)pt, (int)(H + pb), -(int)pl, (int)(W + pr))
+                          : clg_pool_count(h0, w0, R, S, 0, (int)H, 0, (int)W);
+    return cnt > 0.0f ? sum / cnt : 0.0f;
+}
+
 /* Forward: one work-item per output row (p, n*c), Q outputs, so each loads rows of the input
- * and the loop over q is contiguous. */
+ * and the loop over q is contiguous (CPUs). */
 __kernel void clg_pool_fwd(__global const float *x, ulong x_off, __global float *y, ulong y_off,
                            uint H, uint W, uint R, uint S, uint sh, uint sw, uint pt, uint pl,
                            uint pb, uint pr, uint P, uint Q, uint mode, uint NC)
@@ -54,27 +78,20 @@ __kernel void clg_pool_fwd(__global const float *x, ulong x_off, __global float 
         return;
     const __global float *xc = x + x_off + (size_t)nc * H * W;
     __global float *out = y + y_off + ((size_t)nc * P + p) * Q;
-    WIN_ROWS(p);
-    int rlo = max(h0, 0), rhi = min(h0 + (int)R, (int)H);
-    for (uint q = 0; q < Q; q++) {
-        WIN_COLS(q);
-        int slo = max(w0, 0), shi = min(w0 + (int)S, (int)W);
-        float v;
-        if (mode == 0) {
-            v = -INFINITY;
-            for (int r = rlo; r < rhi; r++)
-                for (int s = slo; s < shi; s++)
-                    v = fmax(v, xc[r * (int)W + s]);
-        } else {
-            float sum = 0.0f;
-            for (int r = rlo; r < rhi; r++)
-                for (int s = slo; s < shi; s++)
-                    sum += xc[r * (int)W + s];
-            float cnt = mode == 1 ? clg_pool_count(h0, w0, R, S, -(int)pt, (int)(H + pb), -(int)pl, (int)(W + pr))
-                                  : clg_pool_count(h0, w0, R, S, 0, (int)H, 0, (int)W);
-            v = cnt > 0.0f ? sum / cnt : 0.0f;
-        }
-        out[q] = v;
+    for (uint q = 0; q < Q; q++)
+        out[q] = clg_pool_window(xc, H, W, R, S, sh, sw, pt, pl, pb, pr, mode, p, q);
+}
+
+/* GPUs: one work-item per output element (a 1-D launch of NC * P * Q: no grid dimension
+ * limit), neighbours along q: coalesced. */
+__kernel void clg_pool_fwd_px(__global const float *x, ulong x_off, __global float *y, ulong y_off,
+                              uint H, uint W, uint R, uint S, uint sh, uint sw, uint pt, uint pl,
+                              uint pb, uint pr, uint P, uint Q, uint mode, uint NC)
+{
+    CLG_FOR_EACH(i, (size_t)NC * P * Q) {
+        uint q = i % Q, p = i / Q % P;
+        const __global float *xc = x + x_off + i / ((size_t)P * Q) * H * W;
+        y[y_off + i] = clg_pool_window(xc, H, W, R, S, sh, sw, pt, pl, pb, pr, mode, p, q);
     }
 }
 
@@ -98,10 +115,52 @@ __kernel void clg_pool_argmax_map(__global const float *x, ulong x_off, __global
     }
 }
 
-/* Backward: one work-item per input row (h, n*c). Max: the row zeroed, then every window of
- * the output rows that cover it adds its gradient at its argmax (clg_pool_argmax_map) when that
- * lies in the row, windows in order, so each element sums in the same order as a gather.
- * Average: each element gathers from the windows that cover it. */
+/* GPUs: the same, one work-item per window, as clg_pool_fwd_px. */
+__kernel void clg_pool_argmax_map_px(__global const float *x, ulong x_off, __global int *amax,
+                                     uint H, uint W, uint R, uint S, uint sh, uint sw, uint pt,
+                                     uint pl, uint pb, uint pr, uint P, uint Q, uint mode, uint NC)
+{
+    CLG_FOR_EACH(i, (size_t)NC * P * Q) {
+        uint q = i % Q, p = i / Q % P;
+        WIN_ROWS(p);
+        WIN_COLS(q);
+        amax[i] = clg_pool_argmax(x + x_off + i / ((size_t)P * Q) * H * W, H, W, h0, w0, R, S);
+    }
+}
+
+/* Input (h, w)'s gradient from the windows that cover it, in window order: for max those
+ * whose argmax (clg_pool_argmax_map) it is, for averages each window's share. */
+float clg_pool_grad(const __global float *dyc, const __global int *am, uint H, uint W, uint R,
+                    uint S, uint sh, uint sw, uint pt, uint pl, uint pb, uint pr, uint P, uint Q,
+                    uint mode, int h, int w)
+{
+    /* Windows covering (h, w): p*sh - pt <= h < p*sh - pt + R, the same across. */
+    int plo = max(0, (h + (int)pt - (int)R + (int)sh) / (int)sh), phi = min((int)P - 1, (h + (int)pt) / (int)sh);
+    int qlo = max(0, (w + (int)pl - (int)S + (int)sw) / (int)sw), qhi = min((int)Q - 1, (w + (int)pl) / (int)sw);
+    float sum = 0.0f;
+    for (int p = plo; p <= phi; p++)
+        for (int q = qlo; q <= qhi; q++) {
+            WIN_ROWS(p);
+            WIN_COLS(q);
+            if (h < h0 || h >= h0 + (int)R || w < w0 || w >= w0 + (int)S)
+                continue;
+            float g = dyc[p * (int)Q + q];
+            if (mode == 0) {
+                sum += am[p * (int)Q + q] == h * (int)W + w ? g : 0.0f;
+                continue;
+            }
+            float cnt = mode == 1 ? clg_pool_count(h0, w0, R, S, -(int)pt, (int)(H + pb), -(int)pl, (int)(W + pr))
+                                  : clg_pool_count(h0, w0, R, S, 0, (int)H, 0, (int)W);
+            if (cnt > 0.0f)
+                sum += g / cnt;
+        }
+    return sum;
+}
+
+/* Backward: one work-item per input row (h, n*c) (CPUs). Max: the row zeroed, then every
+ * window of the output rows that cover it adds its gradient at its argmax
+ * (clg_pool_argmax_map) when that lies in the row, windows in order, so each element sums in
+ * the same order as a gather (clg_pool_grad). Average: each element gathers. */
 __kernel void clg_pool_bwd(__global const float *x, ulong x_off, __global const float *dy,
                            ulong dy_off, __global float *dx, ulong dx_off,
                            uint H, uint W, uint R, uint S, uint sh, uint sw, uint pt, uint pl,
@@ -116,9 +175,8 @@ __kernel void clg_pool_bwd(__global const float *x, ulong x_off, __global const 
     const __global float *dyc = dy + dy_off + (size_t)nc * P * Q;
     const __global int *am = amax + (size_t)nc * P * Q;
     __global float *out = dx + dx_off + (size_t)nc * H * W + (size_t)h * W;
-    /* Output rows whose window covers row h: p*sh - pt <= h < p*sh - pt + R. */
-    int plo = max(0, (h + (int)pt - (int)R + (int)sh) / (int)sh), phi = min((int)P - 1, (h + (int)pt) / (int)sh);
     if (mode == 0) {
+        int plo = max(0, (h + (int)pt - (int)R + (int)sh) / (int)sh), phi = min((int)P - 1, (h + (int)pt) / (int)sh);
         for (int w = 0; w < (int)W; w++)
             out[w] = 0.0f;
         int row = h * (int)W;
@@ -133,21 +191,24 @@ __kernel void clg_pool_bwd(__global const float *x, ulong x_off, __global const 
         return;
     }
     for (int w = 0; w < (int)W; w++) {
-        int qlo = max(0, (w + (int)pl - (int)S + (int)sw) / (int)sw), qhi = min((int)Q - 1, (w + (int)pl) / (int)sw);
-        float sum = 0.0f;
-        for (int p = plo; p <= phi; p++)
-            for (int q = qlo; q <= qhi; q++) {
-                WIN_ROWS(p);
-                WIN_COLS(q);
-                if (h < h0 || h >= h0 + (int)R || w < w0 || w >= w0 + (int)S)
-                    continue;
-                float g = dyc[p * (int)Q + q];
-                float cnt = mode == 1 ? clg_pool_count(h0, w0, R, S, -(int)pt, (int)(H + pb), -(int)pl, (int)(W + pr))
-                                      : clg_pool_count(h0, w0, R, S, 0, (int)H, 0, (int)W);
-                if (cnt > 0.0f)
-                    sum += g / cnt;
-            }
+        float sum = clg_pool_grad(dyc, am, H, W, R, S, sh, sw, pt, pl, pb, pr, P, Q, mode, h, w);
         out[w] = relu && xc[h * (int)W + w] <= 0.0f ? 0.0f : sum;
+    }
+}
+
+/* GPUs: one work-item per input element (1-D, as clg_pool_fwd_px), gathering. */
+__kernel void clg_pool_bwd_px(__global const float *x, ulong x_off, __global const float *dy,
+                              ulong dy_off, __global float *dx, ulong dx_off,
+                              uint H, uint W, uint R, uint S, uint sh, uint sw, uint pt, uint pl,
+                              uint pb, uint pr, uint P, uint Q, uint mode, uint NC, uint relu,
+                              __global const int *amax)
+{
+    CLG_FOR_EACH(i, (size_t)NC * H * W) {
+        uint w = i % W, h = i / W % H;
+        size_t nc = i / ((size_t)H * W);
+        float sum = clg_pool_grad(dy + dy_off + nc * P * Q, amax + nc * P * Q, H, W, R, S, sh, sw,
+                                  pt, pl, pb, pr, P, Q, mode, (int)h, (int)w);
+        dx[dx_off + i] = relu && x[x_off + i] <= 0.0f ? 0.0f : sum;
     }
 }
 
@@ -299,11 +360,30 @@ __kernel void clg_pool_global_fwd(__global const float *x, ulong x_off, __global
     y[y_off + nc] = sum / (float)HW;
 }
 
-__kernel void clg_pool_global_bwd(__global const float *dy, ulong dy_off, __global float *dx,
-                                  ulong dx_off, uint HW)
+/* GPUs: a work-group of GLOBAL_LOCAL items per (n, c), neighbours reading neighbours, the
+ * partial sums added as a tree in a fixed order. Launch: (NC * GLOBAL_LOCAL). */
+#define GLOBAL_LOCAL 64
+__kernel __attribute__((reqd_work_group_size(GLOBAL_LOCAL, 1, 1)))
+void clg_pool_global_fwd_group(__global const float *x, ulong x_off, __global float *y,
+                               ulong y_off, uint HW, uint NC)
 {
-    uint i = get_global_id(0), nc = get_global_id(1);
-    if (i >= HW)
-        return;
-    dx[dx_off + (size_t)nc * HW + i] = dy[dy_off + nc] / (float)HW;
+    __local float acc[GLOBAL_LOCAL];
+    size_t nc = get_group_id(0);
+    uint j = get_local_id(0);
+    const __global float *xc = x + x_off + nc * HW;
+    float sum = 0.0f;
+    for (uint i = j; i < HW; i += GLOBAL_LOCAL)
+        sum += xc[i];
+    sum = clg_group_sum(acc, j, GLOBAL_LOCAL, sum);
+    if (j == 0)
+        y[y_off + nc] = sum / (float)HW;
+    (void)NC;
+}
+
+/* One work-item per element of dx (1-D: no grid dimension limit). */
+__kernel void clg_pool_global_bwd(__global const float *dy, ulong dy_off, __global float *dx,
+                                  ulong dx_off, uint HW, ulong n)
+{
+    CLG_FOR_EACH(i, n)
+        dx[dx_off + i] = dy[dy_off + i / HW] / (float)HW;
 }

@@ -290,31 +290,46 @@ static void ties_go_to_the_first_element(void **state)
 static void global_average_pooling(void **state)
 {
     (void)state;
-    size_t N = 3, C = 5, H = 7, W = 6, nx = N * C * H * W;
-    float *x = malloc(nx * sizeof *x), y[15], dy[15], *dx = malloc(nx * sizeof *dx);
-    clg_test_fill_uniform(&rng, x, nx, -1, 1);
-    clg_test_fill_uniform(&rng, dy, 15, -1, 1);
-    clg_tensor *tx = make((clg_shape){N, C, H, W}, x), *ty = make((clg_shape){N, C, 1, 1}, NULL);
-    clg_tensor *tdy = make((clg_shape){N, C, 1, 1}, dy), *tdx = make((clg_shape){N, C, H, W}, NULL);
-    CLG_ASSERT_STATUS(clg_global_avg_pool_forward(ctx, tx, ty), CLG_OK);
-    CLG_ASSERT_STATUS(clg_global_avg_pool_backward(ctx, tdy, tdx), CLG_OK);
-    CLG_ASSERT_STATUS(clg_tensor_download(ty, y, 15), CLG_OK);
-    CLG_ASSERT_STATUS(clg_tensor_download(tdx, dx, nx), CLG_OK);
-    for (size_t nc = 0; nc < N * C; nc++) {
-        double s = 0;
-        for (size_t i = 0; i < H * W; i++) {
-            s += x[nc * H * W + i];
-            assert_true(fabs(dx[nc * H * W + i] - dy[nc] / 42.0) < 1e-7);
+    /* planes below, above and at one GPU work-group (64), and a single pixel */
+    const size_t shapes[][4] = {{3, 5, 7, 6}, {2, 3, 13, 11}, {2, 2, 1, 1}};
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+        size_t N = shapes[si][0], C = shapes[si][1], H = shapes[si][2], W = shapes[si][3];
+        size_t nx = N * C * H * W, hw = H * W;
+        float *x = malloc(nx * sizeof *x), *dx = malloc(nx * sizeof *dx), y[16], dy[16];
+        clg_test_fill_uniform(&rng, x, nx, -1, 1);
+        clg_test_fill_uniform(&rng, dy, N * C, -1, 1);
+        clg_tensor *tx = make((clg_shape){N, C, H, W}, x), *ty = make((clg_shape){N, C, 1, 1}, NULL);
+        clg_tensor *tdy = make((clg_shape){N, C, 1, 1}, dy), *tdx = make((clg_shape){N, C, H, W}, NULL);
+        CLG_ASSERT_STATUS(clg_tensor_fill(ty, NAN), CLG_OK);
+        CLG_ASSERT_STATUS(clg_tensor_fill(tdx, NAN), CLG_OK);
+        CLG_ASSERT_STATUS(clg_global_avg_pool_forward(ctx, tx, ty), CLG_OK);
+        CLG_ASSERT_STATUS(clg_global_avg_pool_backward(ctx, tdy, tdx), CLG_OK);
+        CLG_ASSERT_STATUS(clg_tensor_download(ty, y, N * C), CLG_OK);
+        CLG_ASSERT_STATUS(clg_tensor_download(tdx, dx, nx), CLG_OK);
+        for (size_t nc = 0; nc < N * C; nc++) {
+            double s = 0;
+            for (size_t i = 0; i < hw; i++) {
+                s += x[nc * hw + i];
+                assert_true(fabs(dx[nc * hw + i] - dy[nc] / (double)hw) < 1e-7);
+            }
+            /* a float sum of hw terms of at most 1 */
+            assert_true(fabs(y[nc] - s / (double)hw) < 1e-6 * sqrt((double)hw / 42 + 1));
         }
-        assert_true(fabs(y[nc] - s / 42.0) < 1e-6);
+        clg_tensor_destroy(tx);
+        clg_tensor_destroy(ty);
+        clg_tensor_destroy(tdy);
+        clg_tensor_destroy(tdx);
+        free(x);
+        free(dx);
     }
+    size_t N = 3, C = 5, H = 7, W = 6;
+    clg_tensor *tx = make((clg_shape){N, C, H, W}, NULL), *ty = make((clg_shape){N, C, 1, 1}, NULL);
+    clg_tensor *tdy = make((clg_shape){N, C, 1, 1}, NULL), *tdx = make((clg_shape){N, C, H, W}, NULL);
     clg_tensor *bad = make((clg_shape){N, C, 2, 1}, NULL);
     CLG_ASSERT_STATUS(clg_global_avg_pool_forward(ctx, tx, bad), CLG_ERR_SHAPE);
     clg_tensor *all[] = {tx, ty, tdy, tdx, bad};
     for (int i = 0; i < 5; i++)
         clg_tensor_destroy(all[i]);
-    free(x);
-    free(dx);
 }
 
 static void invalid_descriptors_are_rejected(void **state)

@@ -3,7 +3,7 @@
 #include "tensor/tensor_internal.h"
 #include "clgrad/pool.h"
 
-enum { LOCAL0 = 64, ROWS = 8 };
+enum { ROWS = 8, GLOBAL_GROUP = 64 /* GLOBAL_LOCAL in pool.cl */ };
 
 clg_pool2d_desc clg_pool2d_desc_default(void)
 {
@@ -106,10 +106,12 @@ clg_status clg_pool2d_forward(clg_ctx *ctx, const clg_pool2d_desc *d, const clg_
     if (st == CLG_OK)
         st = clg__tensor_expect_shape(ctx, "pool2d", "y", y, (clg_shape){g.N, g.C, g.P, g.Q});
     char opts[48] = "";
-    int tiled = st == CLG_OK && tiles(&g, d->mode, opts, sizeof opts);
+    int gpu = clg_ctx_decides_as_gpu(ctx);
+    int tiled = st == CLG_OK && !gpu && tiles(&g, d->mode, opts, sizeof opts);
     clg__launch l;
     if (st == CLG_OK)
-        st = clg__launch_begin(ctx, "pool", opts, tiled ? "clg_pool_fwd_tiled" : "clg_pool_fwd", &l);
+        st = clg__launch_begin(ctx, "pool", opts, gpu ? "clg_pool_fwd_px" : tiled ? "clg_pool_fwd_tiled"
+                                                                     : "clg_pool_fwd", &l);
     if (st != CLG_OK)
         return st;
     clg__arg_tensor(&l, x);
@@ -118,6 +120,8 @@ clg_status clg_pool2d_forward(clg_ctx *ctx, const clg_pool2d_desc *d, const clg_
         tiled_args(&l, &g, d->mode);
     else
         geom_args(&l, &g, d->mode);
+    if (gpu) /* an output element per work-item */
+        return clg__launch_elementwise(&l, g.N * g.C * g.P * g.Q);
     size_t global[3] = {g.P, g.N * g.C, 1}, local[3] = {1, ROWS, 1};
     return clg__launch_run(&l, global, local);
 }
@@ -134,22 +138,24 @@ clg_status clg_pool2d_backward(clg_ctx *ctx, const clg_pool2d_desc *d, const clg
     if (st == CLG_OK)
         st = clg__tensor_expect_shape(ctx, "pool2d", "dx", dx, x->shape);
     char opts[48] = "";
-    int tiled = st == CLG_OK && tiles(&g, d->mode, opts, sizeof opts);
+    int gpu = clg_ctx_decides_as_gpu(ctx); /* GPUs: an element per work-item (_px kernels) */
+    int tiled = st == CLG_OK && !gpu && tiles(&g, d->mode, opts, sizeof opts);
     cl_mem amax = NULL; /* the general max backward's argmax of each window */
     clg__launch l;
     if (st == CLG_OK && !tiled && d->mode == CLG_POOL_MAX)
         st = clg__scratch_get(ctx, CLG__SCRATCH_POOL, g.N * g.C * g.P * g.Q * sizeof(cl_int), &amax);
     if (amax && st == CLG_OK)
-        st = clg__launch_begin(ctx, "pool", opts, "clg_pool_argmax_map", &l);
+        st = clg__launch_begin(ctx, "pool", opts, gpu ? "clg_pool_argmax_map_px" : "clg_pool_argmax_map", &l);
     if (amax && st == CLG_OK) {
         clg__arg_tensor(&l, x);
         clg__arg_mem(&l, amax);
         geom_args(&l, &g, d->mode);
         size_t global[3] = {g.P, g.N * g.C, 1}, local[3] = {1, ROWS, 1};
-        st = clg__launch_run(&l, global, local);
+        st = gpu ? clg__launch_elementwise(&l, g.N * g.C * g.P * g.Q) : clg__launch_run(&l, global, local);
     }
     if (st == CLG_OK)
-        st = clg__launch_begin(ctx, "pool", opts, tiled ? "clg_pool_bwd_tiled" : "clg_pool_bwd", &l);
+        st = clg__launch_begin(ctx, "pool", opts, gpu ? "clg_pool_bwd_px" : tiled ? "clg_pool_bwd_tiled"
+                                                                     : "clg_pool_bwd", &l);
     if (st != CLG_OK)
         return st;
     clg__arg_tensor(&l, x);
@@ -162,6 +168,8 @@ clg_status clg_pool2d_backward(clg_ctx *ctx, const clg_pool2d_desc *d, const clg
     clg__arg_u32(&l, d->relu_input != 0);
     if (!tiled) /* read only for max pooling */
         clg__arg_mem(&l, amax ? amax : dx->mem);
+    if (gpu)
+        return clg__launch_elementwise(&l, g.N * g.C * g.H * g.W);
     size_t global[3] = {tiled ? g.P : g.H, g.N * g.C, 1}, local[3] = {1, ROWS, 1};
     return clg__launch_run(&l, global, local);
 }
@@ -172,8 +180,9 @@ clg_status clg_global_avg_pool_forward(clg_ctx *ctx, const clg_tensor *x, clg_te
     if (st == CLG_OK)
         st = clg__tensor_expect_shape(ctx, "pool2d", "y", y, (clg_shape){x->shape.n, x->shape.c, 1, 1});
     clg__launch l;
+    int gpu = clg_ctx_decides_as_gpu(ctx); /* GPUs: a work-group per plane */
     if (st == CLG_OK)
-        st = clg__launch_begin(ctx, "pool", NULL, "clg_pool_global_fwd", &l);
+        st = clg__launch_begin(ctx, "pool", NULL, gpu ? "clg_pool_global_fwd_group" : "clg_pool_global_fwd", &l);
     if (st != CLG_OK)
         return st;
     size_t nc = x->shape.n * x->shape.c;
@@ -181,7 +190,7 @@ clg_status clg_global_avg_pool_forward(clg_ctx *ctx, const clg_tensor *x, clg_te
     clg__arg_tensor(&l, y);
     clg__arg_u32(&l, x->shape.h * x->shape.w);
     clg__arg_u32(&l, nc);
-    size_t global[3] = {nc, 1, 1}, local[3] = {1, 1, 1};
+    size_t global[3] = {gpu ? nc * GLOBAL_GROUP : nc, 1, 1}, local[3] = {gpu ? GLOBAL_GROUP : 1, 1, 1};
     return clg__launch_run(&l, global, local);
 }
 
@@ -199,6 +208,6 @@ clg_status clg_global_avg_pool_backward(clg_ctx *ctx, const clg_tensor *dy, clg_
     clg__arg_tensor(&l, dy);
     clg__arg_tensor(&l, dx);
     clg__arg_u32(&l, hw);
-    size_t global[3] = {hw, dx->shape.n * dx->shape.c, 1}, local[3] = {LOCAL0, 1, 1};
-    return clg__launch_run(&l, global, local);
+    clg__arg_u64(&l, clg_tensor_numel(dx));
+    return clg__launch_elementwise(&l, clg_tensor_numel(dx));
 }
