@@ -24,14 +24,14 @@ debs="" build=/tmp/clgrad-gpu-build out=${OUT:-/tmp/clgrad-gpu-check} nominal=""
 allow_cpu=0 table_only=""
 while [ $# -gt 0 ]; do
   case $1 in
-    --debs) debs=$2; shift ;;
-    --build) build=$2; shift ;;
-    --out) out=$2; shift ;;
-    --peak-tflops) nominal=$2; shift ;;
-    --filter) filter=$2; shift ;;
+    --debs) debs=${2:-}; shift ;;
+    --build) build=${2:-}; shift ;;
+    --out) out=${2:-}; shift ;;
+    --peak-tflops) nominal=${2:-}; shift ;;
+    --filter) filter=${2:-}; shift ;;
     --no-tests) tests=0 ;;
     --allow-cpu) allow_cpu=1 ;;
-    --table-only) table_only=$2; shift ;;
+    --table-only) table_only=${2:-}; shift ;;
     -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
     *) echo "gpu-check: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
@@ -49,26 +49,28 @@ table() {
       }
       return ""
     }
-    function share(g) {
-      s = peak > 0 ? sprintf("%5.1f%%", 100 * g / peak) : "    -"
-      if (nominal > 0) s = s sprintf("  %5.1f%%", 100 * g / (1000 * nominal))
+    function share(x,   s) {
+      s = (peak > 0) ? sprintf("%5.1f%%", 100 * x / peak) : "    -"
+      if (nominal > 0) s = s sprintf("  %5.1f%%", 100 * x / (1000 * nominal))
       return s
     }
     /"bench":"peak"/ { peak = val("gflops"); device = val("device") }
     /"bench":"gemm"/ { key = val("shape"); g[key, val("impl")] = val("gflops"); if (!(key in seen)) { seen[key] = 1; order[++n] = key } }
-    /"bench":"conv"/ && val("chosen") == "true" { c[++nc] = sprintf("%-4s %-16s %-9s %9.3f ms %9.1f", val("layer"), val("pass"), val("algo"), val("ms"), val("gflops")); cg[nc] = val("gflops") }
-    /"bench":"conv"/ && val("algo") ~ /clblast/ { c[++nc] = sprintf("%-4s %-16s %-9s %9.3f ms %9.1f", val("layer"), val("pass"), val("algo"), val("ms"), val("gflops")); cg[nc] = val("gflops") }
+    /"bench":"conv"/ && val("chosen") == "true" { c[++nc] = sprintf("%-5s %-12s %-16s %9.3f ms %9.1f", val("layer"), val("pass"), val("algo"), val("ms"), val("gflops")); cg[nc] = val("gflops") }
+    /"bench":"conv"/ && val("algo") ~ /clblast/ { c[++nc] = sprintf("%-5s %-12s %-16s %9.3f ms %9.1f", val("layer"), val("pass"), val("algo"), val("ms"), val("gflops")); cg[nc] = val("gflops") }
     /"bench":"train"/ { ips = val("images_per_s"); tg = val("gflops"); mf = val("mflop_per_image") }
     END {
-      printf "device: %s\nFP32 FMA loop: %.0f GFLOP/s%s\n\n", device, peak,
-             nominal > 0 ? sprintf(" (nominal %s TFLOP/s: second share column)", nominal) : ""
+      # (ternaries in parentheses: a bare > among printf arguments is a redirection)
+      note = (nominal > 0) ? sprintf(" (nominal %s TFLOP/s: second share column)", nominal) : ""
+      printf "device: %s\nFP32 FMA loop: %.0f GFLOP/s%s\n\n", device, peak, note
       printf "%-8s %12s %12s %7s  %s\n", "GEMM", "built-in", "CLBlast", "ratio", "built-in share of peak"
       for (i = 1; i <= n; i++) {
         b = g[order[i], "builtin"]; p = g[order[i], "clblast"]
-        printf "%-8s %12.1f %12s %7s  %s\n", order[i], b, p == "" ? "-" : sprintf("%.1f", p),
-               p > 0 ? sprintf("%.2f", b / p) : "-", share(b)
+        ptext = (p == "") ? "-" : sprintf("%.1f", p)
+        ratio = (p > 0) ? sprintf("%.2f", b / p) : "-"
+        printf "%-8s %12.1f %12s %7s  %s\n", order[i], b, ptext, ratio, share(b)
       }
-      printf "\n%-4s %-16s %-9s %12s %9s  %s\n", "conv", "pass", "algorithm", "time", "GFLOP/s", "share of peak"
+      printf "\n%-5s %-12s %-16s %12s %9s  %s\n", "conv", "pass", "algorithm", "time", "GFLOP/s", "share of peak"
       for (i = 1; i <= nc; i++) printf "%s  %s\n", c[i], share(cg[i])
       if (ips != "")
         printf "\ntraining, default network, batch 256: %.0f images/s, %.1f MFLOP/image, %.1f GFLOP/s  %s\n",
@@ -84,6 +86,13 @@ fi
 mkdir -p "$out" || exit 2
 start=$(date +%s)
 step() { echo "== $1 [$(( $(date +%s) - start )) s]"; }
+# The whole run within 8 minutes: each step gets at most its own cap and what is left of the
+# budget after the reserve of the steps after it (seconds).
+budget=470
+cap() { # cap, reserve: a step's timeout
+  local left=$(( budget - ($(date +%s) - start) - $2 ))
+  [ "$left" -lt "$1" ] && echo $(( left > 20 ? left : 20 )) || echo "$1"
+}
 failed=0
 
 if [ -n "$debs" ]; then
@@ -113,25 +122,27 @@ if [ "$allow_cpu" -eq 0 ] && ! grep -q '"type":"gpu"' "$out/device.json"; then
 fi
 
 if [ "$tests" -eq 1 ]; then
-  step "test suite on the GPU (ctest, 4 at a time, 300 s at most)"
-  (cd "$build" && timeout 300 ctest -j4 --output-on-failure) > "$out/ctest.log" 2>&1 || failed=1
+  t=$(cap 240 200)
+  step "test suite on the GPU (ctest, 4 at a time, $t s at most)"
+  (cd "$build" && timeout "$t" ctest -j4 --output-on-failure) > "$out/ctest.log" 2>&1 || failed=1
   grep -E "tests passed|tests failed|\(Failed\)|\(Timeout\)|\*\*\*" "$out/ctest.log" | tail -n 15
 fi
 
-step "GEMM tuning on the GPU (clgrad-tune gemm --quick, 150 s at most)"
-timeout 150 "$build/clgrad-tune" gemm --quick > "$out/tune.txt" 2>&1 || failed=1
+t=$(cap 90 130)
+step "GEMM tuning on the GPU (clgrad-tune gemm --quick, $t s at most)"
+timeout "$t" "$build/clgrad-tune" gemm --quick > "$out/tune.txt" 2>&1 || failed=1
 grep -E "^(before|after|best|stored)|GFLOP/s" "$out/tune.txt" | tail -n 12
 
 step "benchmarks"
-bench() { # name, then clgrad-bench arguments; JSON rows into $out/name.json
-  local name=$1; shift
-  timeout 150 "$build/clgrad-bench" "$@" --json > "$out/$name.json" 2> "$out/$name.err" ||
+bench() { # name, reserve, then clgrad-bench arguments; JSON rows into $out/name.json
+  local name=$1 t; t=$(cap 60 "$2"); shift 2
+  timeout "$t" "$build/clgrad-bench" "$@" --json > "$out/$name.json" 2> "$out/$name.err" ||
     { failed=1; echo "clgrad-bench $* failed: $(tail -n 3 "$out/$name.err")"; }
 }
-bench peak peak --runs 5
-bench gemm gemm --runs 5
-bench conv conv --runs 5
-bench train train --runs 3 --batch 256
+bench peak 100 peak --runs 5
+bench gemm 80 gemm --runs 5
+bench conv 40 conv --runs 5
+bench train 0 train --runs 3 --batch 256
 
 step "table"
 table "$out" | tee "$out/table.txt"
