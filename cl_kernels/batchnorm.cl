@@ -146,18 +146,22 @@ void clg_bn_stats_planes(BN_STATS_ARGS)
     float is = infer ? 1.0f / sqrt(scale[s_off + c] + eps) : scale[s_off + c];               \
     float a = gamma[g_off + c] * is, mu = mean[m_off + c], b = beta[b_off + c]
 
-/* GPU form: a work-group per (n, c) plane, its items striding over the plane's pixels. */
+/* GPU form: a work-group per (n, c) plane, its items striding over the plane's pixels; the
+ * groups loop over planes past the grid (at most 65535 groups along dimension 1). */
 __kernel __attribute__((reqd_work_group_size(BN_LOCAL, 1, 1)))
 void clg_bn_apply(BN_APPLY_ARGS, uint NC)
 {
-    uint j = get_local_id(0), nc = get_global_id(1), c = nc % C;
-    BN_APPLY_COEFFICIENTS(c);
-    size_t at = (size_t)nc * HW;
-    for (uint i = j; i < HW; i += BN_LOCAL) {
-        float v = fma(a, x[x_off + at + i] - mu, b);
-        if (residual)
-            v += r[r_off + at + i];
-        y[y_off + at + i] = relu ? fmax(v, 0.0f) : v;
+    uint j = get_local_id(0);
+    for (uint nc = get_group_id(1); nc < NC; nc += get_num_groups(1)) {
+        uint c = nc % C;
+        BN_APPLY_COEFFICIENTS(c);
+        size_t at = (size_t)nc * HW;
+        for (uint i = j; i < HW; i += BN_LOCAL) {
+            float v = fma(a, x[x_off + at + i] - mu, b);
+            if (residual)
+                v += r[r_off + at + i];
+            y[y_off + at + i] = relu ? fmax(v, 0.0f) : v;
+        }
     }
 }
 
@@ -263,11 +267,9 @@ BN_REDUCE_KERNEL(clg_bn_bwd_reduce_relu_planes, 1, 1)
     x, x_off, dy, dy_off, y, y_off, gamma, g_off, mean, m_off, invstd, i_off, dgamma, dg_off, \
         dbeta, db_off, N, C, HW, dx, dx_off, NC
 
-inline void bn_bwd_dx(BN_BWD_DX_ARGS, const int masked, const int planes)
+inline void bn_bwd_dx_plane(BN_BWD_DX_ARGS, const int masked, const int planes, uint nc)
 {
-    uint nc = get_global_id(planes ? 0 : 1), c = nc % C;
-    if (nc >= NC)
-        return;
+    uint c = nc % C;
     float M = (float)N * (float)HW, is = invstd[i_off + c], mu = mean[m_off + c];
     float k = gamma[g_off + c] * is / M, db = dbeta[db_off + c], dg = dgamma[dg_off + c];
     size_t at = (size_t)nc * HW;
@@ -283,6 +285,14 @@ inline void bn_bwd_dx(BN_BWD_DX_ARGS, const int masked, const int planes)
         float g = bn_grad(dy + dy_off, y + y_off, at + i, masked);
         dx[dx_off + at + i] = k * (M * g - db - xhat * dg);
     }
+}
+
+inline void bn_bwd_dx(BN_BWD_DX_ARGS, const int masked, const int planes)
+{
+    /* GPU form: groups loop over planes past the grid, as clg_bn_apply */
+    uint step = planes ? get_global_size(0) : get_num_groups(1);
+    for (uint nc = planes ? get_global_id(0) : get_group_id(1); nc < NC; nc += step)
+        bn_bwd_dx_plane(BN_BWD_DX_PASS, masked, planes, nc);
 }
 
 #define BN_DX_KERNEL(name, masked, planes, attribute)                                         \

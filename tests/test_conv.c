@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "common/testutil.h"
+#include "runtime/testing.h"
 #include "ops/conv/conv_keep.h"
 #include "ref/ref_conv.h"
 
@@ -632,6 +633,25 @@ static void implicit_forms_match_the_reference_in_any_workspace(void **state)
     assert_int_equal(failures, 0);
 }
 
+/* The GPU form of the implicit algorithm on a grid of at most 2 work-groups per dimension:
+ * its kernels loop over tiles and weight-gradient slices past the grid. */
+static void tile_convolutions_loop_past_a_small_grid(void **state)
+{
+    (void)state;
+    if (!clg_ctx_decides_as_gpu(ctx)) {
+        print_message("skipped: the tile form runs where contexts decide as GPUs (the GPU profile, oclgrind)\n");
+        return;
+    }
+    const size_t picks[] = {8, 16, 18}; /* the c1 layer (slices), stride 2, uneven strides */
+    int failures = 0;
+    clg__testing_set_max_groups(2);
+    for (size_t i = 0; i < sizeof picks / sizeof picks[0]; i++)
+        for (int pass = 0; pass < 3; pass++)
+            failures += run_case(&cases[picks[i]], CLG_CONV_ALGO_IMPLICIT, (clg_conv_pass)pass, 1);
+    clg__testing_set_max_groups(0);
+    assert_int_equal(failures, 0);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -657,6 +677,7 @@ int main(void)
         cmocka_unit_test(invalid_descriptors_are_rejected),
         cmocka_unit_test(choice_follows_find_results_overrides_and_workspace),
         cmocka_unit_test(implicit_forms_match_the_reference_in_any_workspace),
+        cmocka_unit_test(tile_convolutions_loop_past_a_small_grid),
         cmocka_unit_test(fused_relu_forward_matches_the_reference),
         cmocka_unit_test(chunked_algorithms_match_the_reference),
         cmocka_unit_test(weight_gradient_from_the_kept_transform),

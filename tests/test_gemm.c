@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "common/testutil.h"
+#include "runtime/testing.h"
 #include "ref/ref_gemm.h"
 
 static clg_ctx *ctx;
@@ -267,6 +268,28 @@ static void every_variant_matches_the_reference(void **state)
         }
     }
     clg_test_report_left_out("GEMM", left_out, total);
+    assert_int_equal(failures, 0);
+}
+
+/* The GPU tiles on a grid of at most 2 work-groups per dimension (drivers cap grids at 65535):
+ * each group loops over the tiles and batch entries past the grid. */
+static void tiles_loop_past_a_small_grid(void **state)
+{
+    (void)state;
+    const variant *tile = NULL;
+    for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++)
+        if (strcmp(variants[i].name, "tile 24x40 k12 db") == 0)
+            tile = &variants[i];
+    assert_non_null(tile);
+    apply(tile);
+    gemm_case cases[] = {
+        {0, 0, 100, 257, 33, 1.0f, 0.0f, 0, 0, 3, 1, 0}, {1, 1, 65, 130, 47, 0.5f, 1.0f, 1, 2, 5, 0, 0},
+    };
+    clg__testing_set_max_groups(2);
+    int failures = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        failures += run_case(&cases[i], "tile, 2 groups a dimension");
+    clg__testing_set_max_groups(0);
     assert_int_equal(failures, 0);
 }
 
@@ -531,6 +554,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_variant_matches_the_reference),
+        cmocka_unit_test(tiles_loop_past_a_small_grid),
         cmocka_unit_test(clblast_matches_the_reference),
         cmocka_unit_test(zero_sizes_follow_blas),
         cmocka_unit_test(bad_arguments_are_rejected),

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "common/testutil.h"
+#include "runtime/testing.h"
 
 static clg_ctx *ctx;
 static clg_test_rng rng;
@@ -271,12 +272,22 @@ static int teardown(void **state)
     return 0;
 }
 
+/* The same with at most 3 work-groups per grid dimension: on GPUs the per-plane kernels loop
+ * over the planes past the grid. */
+static void batchnorm_loops_past_a_small_grid(void **state)
+{
+    clg__testing_set_max_groups(3);
+    batchnorm_matches_the_reference_and_finite_differences(state);
+    clg__testing_set_max_groups(0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(xent_matches_the_reference),
         cmocka_unit_test(xent_backward_matches_finite_differences),
         cmocka_unit_test(batchnorm_matches_the_reference_and_finite_differences),
+        cmocka_unit_test(batchnorm_loops_past_a_small_grid),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

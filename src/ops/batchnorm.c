@@ -24,13 +24,14 @@ static clg_status check(clg_ctx *ctx, const char *call, const clg_tensor *x,
     return st;
 }
 
-/* The elementwise kernels' launch: on a GPU a work-group per (n, c) plane (few enough that
- * launching them costs little), on a CPU a work-item per plane, NC passed last. */
+/* The elementwise kernels' launch: on a GPU a work-group per (n, c) plane (at most 65535 of
+ * them along dimension 1: the kernels loop past it), on a CPU a work-item per plane, NC
+ * passed last. */
 static clg_status run_per_plane(clg__launch *l, size_t NC, int cpu)
 {
     clg__arg_u32(l, NC);
     size_t round = (NC + CLG__BN_PLANES_LOCAL - 1) / CLG__BN_PLANES_LOCAL * CLG__BN_PLANES_LOCAL;
-    size_t global[3] = {cpu ? round : CLG__BN_LOCAL, cpu ? 1 : NC, 1};
+    size_t global[3] = {cpu ? round : CLG__BN_LOCAL, cpu ? 1 : clg__grid_groups(NC), 1};
     size_t local[3] = {cpu ? CLG__BN_PLANES_LOCAL : CLG__BN_LOCAL, 1, 1};
     return clg__launch_run(l, global, local);
 }

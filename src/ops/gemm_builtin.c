@@ -77,15 +77,6 @@ static clg_status run_small(clg_ctx *ctx, const char *opts, const clg__gemm_call
     return clg__launch_run(&a, global, local);
 }
 
-/* Work-groups per launch dimension at most: some drivers fail above 65535; clg_gemm_tile loops
- * over the tiles past it. */
-enum { MAX_GROUPS = 65535 };
-
-static size_t groups(size_t tiles)
-{
-    return tiles < MAX_GROUPS ? tiles : MAX_GROUPS;
-}
-
 static clg_status run_tile(clg_ctx *ctx, const clg_gemm_params *p, const clg__gemm_call *g)
 {
     char opts[192];
@@ -109,7 +100,8 @@ static clg_status run_tile(clg_ctx *ctx, const clg_gemm_params *p, const clg__ge
     clg__arg_u32(&a, tiles_m);
     clg__arg_u32(&a, g->batch);
     size_t local[3] = {p->ndimc, p->mdimc, 1};
-    size_t global[3] = {groups(tiles_n) * p->ndimc, groups(tiles_m) * p->mdimc, groups(g->batch)};
+    size_t global[3] = {clg__grid_groups(tiles_n) * p->ndimc, clg__grid_groups(tiles_m) * p->mdimc,
+                        clg__grid_groups(g->batch)}; /* the kernel loops past the grid */
     return clg__launch_run(&a, global, local);
 }
 

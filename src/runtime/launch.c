@@ -1,6 +1,7 @@
 /* Kernel launches: arguments set in order, errors kept until the launch reports them once. */
 #include <string.h>
 #include "runtime_internal.h"
+#include "testing.h"
 
 clg_status clg__launch_begin(clg_ctx *ctx, const char *family, const char *options,
                              const char *kernel, clg__launch *l)
@@ -86,6 +87,12 @@ clg_status clg__launch_run(clg__launch *l, const size_t global[3], const size_t 
         return clg__fail_cl(l->ctx, l->err, "launching %s (global %zux%zux%zu, local %zux%zux%zu)",
                             l->name, g[0], g[1], g[2], local[0], local[1], local[2]);
     return CLG_OK;
+}
+
+size_t clg__grid_groups(size_t wanted)
+{
+    size_t most = (size_t)clg__testing_max_groups();
+    return wanted < most ? wanted : most;
 }
 
 clg_status clg__launch_elementwise(clg__launch *l, size_t n)

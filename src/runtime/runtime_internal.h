@@ -184,6 +184,9 @@ clg_status clg__launch_run(clg__launch *l, const size_t global[3], const size_t 
  * 64 on GPUs, of 1,024 on CPUs, where every work-group's launch costs about a microsecond
  * (a 64-item group's arithmetic costs less). */
 clg_status clg__launch_elementwise(clg__launch *l, size_t n);
+/* Work-groups to launch along one dimension for `wanted` of them, at most 65535 (some drivers
+ * fail above it): kernels given fewer than they want loop over the rest. */
+size_t clg__grid_groups(size_t wanted);
 
 /* A second queue on the context's device (made on first use) for copies that should overlap
  * the main queue's kernels; order them against it with events. */

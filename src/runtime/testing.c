@@ -9,6 +9,7 @@
 static _Thread_local const char *faults;
 static _Thread_local void (*atomic_hook)(int point);
 static _Thread_local long host_fail_at, device_fail_at, host_count, device_count;
+static _Thread_local unsigned long max_groups;
 
 const char *clg__testing_faults(void)
 {
@@ -60,4 +61,14 @@ void clg__fault_counts(long *host, long *device)
 {
     *host = host_count;
     *device = device_count;
+}
+
+unsigned long clg__testing_max_groups(void)
+{
+    return max_groups ? max_groups : 65535ul;
+}
+
+void clg__testing_set_max_groups(unsigned long n)
+{
+    max_groups = n;
 }

@@ -26,6 +26,9 @@ void clg__testing_rank_exit(int rank, uint64_t step);
 /* 1 when this host allocation (or device buffer) is the one set to fail. */
 int clg__testing_host_alloc_fails(void);
 int clg__testing_device_alloc_fails(void);
+/* Work-groups per grid dimension at most for the kernels that loop past their grid (65535,
+ * or what a test set, to make them loop on small problems). */
+unsigned long clg__testing_max_groups(void);
 
 /* --- set by tests (per thread) --- */
 
@@ -35,6 +38,7 @@ void clg__testing_set_atomic_hook(void (*hook)(int point));
  * none) and resets the counts. */
 void clg__fault_inject(long host_n, long device_n);
 void clg__fault_counts(long *host, long *device);
+void clg__testing_set_max_groups(unsigned long n); /* 0: 65535 again */
 
 #else
 
@@ -43,6 +47,7 @@ void clg__fault_counts(long *host, long *device);
 #define clg__testing_rank_exit(rank, step) ((void)(rank), (void)(step))
 #define clg__testing_host_alloc_fails() 0
 #define clg__testing_device_alloc_fails() 0
+#define clg__testing_max_groups() 65535ul
 
 #endif
 #endif

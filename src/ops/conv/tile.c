@@ -6,9 +6,6 @@
 #include "ops/conv/conv_internal.h"
 #include "ops/gemm_internal.h"
 
-/* Work-groups per launch dimension at most (see gemm_builtin.c); the kernels loop past it. */
-enum { MAX_GROUPS = 65535 };
-
 /* Slices of the weight gradient's k: enough groups to fill a large GPU (about 4 per compute
  * unit), each slice at least 4 k steps long, their partial products within the workspace. */
 static size_t weight_slices(const clg_ctx *ctx, const clg_gemm_params *p, const clg__conv_geom *g,
@@ -22,11 +19,6 @@ static size_t weight_slices(const clg_ctx *ctx, const clg_gemm_params *p, const 
     size_t s = want < most_by_k ? want : most_by_k;
     s = s < most_by_bytes ? s : most_by_bytes;
     return s < 1 ? 1 : s > 256 ? 256 : s;
-}
-
-static size_t groups(size_t tiles)
-{
-    return tiles < MAX_GROUPS ? tiles : MAX_GROUPS;
 }
 
 /* One group of channels: a, b, out already offset to it (elements). */
@@ -81,7 +73,8 @@ static clg_status run_group(clg_ctx *ctx, const clg_gemm_params *p, const clg__c
         clg__arg_u32(&l, kslice);
     }
     size_t local[3] = {p->ndimc, p->mdimc, 1};
-    size_t global[3] = {groups(tiles_n) * p->ndimc, groups(tiles_m) * p->mdimc, groups(slices)};
+    size_t global[3] = {clg__grid_groups(tiles_n) * p->ndimc, clg__grid_groups(tiles_m) * p->mdimc,
+                        clg__grid_groups(slices)}; /* the kernels loop past the grid */
     st = clg__launch_run(&l, global, local);
     if (st == CLG_OK && slices > 1)
         st = clg__gemm_reduce_slices(ctx, dest, slices, m, n, 0.0f, out, out_off, n);
