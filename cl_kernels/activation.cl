@@ -111,3 +111,24 @@ __kernel void clg_bias_grad(__global const float *dy, ulong dy_off, uint N, uint
     }
     db[db_off + k] = sum;
 }
+
+/* GPUs: a work-group of BIAS_LOCAL items per channel, neighbours reading neighbouring pixels
+ * of each image's plane, the partial sums added as a tree in a fixed order. Launch:
+ * (K * BIAS_LOCAL), local BIAS_LOCAL. */
+#define BIAS_LOCAL 256
+__kernel __attribute__((reqd_work_group_size(BIAS_LOCAL, 1, 1)))
+void clg_bias_grad_group(__global const float *dy, ulong dy_off, uint N, uint K, uint PQ,
+                         __global float *db, ulong db_off)
+{
+    __local float acc[BIAS_LOCAL];
+    uint k = get_group_id(0), j = get_local_id(0);
+    float sum = 0.0f;
+    for (uint n = 0; n < N; n++) {
+        const __global float *row = dy + dy_off + ((size_t)n * K + k) * PQ;
+        for (uint i = j; i < PQ; i += BIAS_LOCAL)
+            sum += row[i];
+    }
+    sum = clg_group_sum(acc, j, BIAS_LOCAL, sum);
+    if (j == 0)
+        db[db_off + k] = sum;
+}

@@ -259,12 +259,14 @@ float clg_conv_x_at(const __global float *x, const conv_geom *g, uint kk, uint j
         (dst)[r_ * ((COLS) + 1) + c_] = ELEM(r_, c_);                                         \
     }
 
-/* Forward: y (K x N*P*Q per image block) = w (K x C*R*S) . columns of x. */
+/* Forward: y (K x N*P*Q per image block) = w (K x C*R*S) . columns of x, then the bias (of
+ * this group's channels) and ReLU where asked. */
 #if CONV == 1
 __kernel __attribute__((reqd_work_group_size(NDIMC, MDIMC, 1)))
 void clg_conv_tile_fwd(__global const float *x, ulong x_off, __global const float *w,
                        ulong w_off, __global float *y, ulong y_off, uint N, CONV_ARGS,
-                       uint tiles_n, uint tiles_m)
+                       uint tiles_n, uint tiles_m, __global const float *bias, ulong bias_off,
+                       uint has_bias, uint relu)
 {
     TILE_LOCALS;
     const conv_geom g = CONV_GEOM;
@@ -280,7 +282,12 @@ void clg_conv_tile_fwd(__global const float *x, ulong x_off, __global const floa
             STAGE_GATHER(b_l, KWG, NWG, X_AT)                                                 \
         }                                                                                     \
     }
-#define FWD_STORE(row, col, v) y[(col) / pq * img_out + (size_t)(row) * pq + (col) % pq] = (v)
+/* the epilogue: bias (output channel `row`) and ReLU */
+#define FWD_STORE(row, col, v)                                                                \
+    {                                                                                         \
+        float o_ = has_bias ? (v) + bias[bias_off + (row)] : (v);                             \
+        y[(col) / pq * img_out + (size_t)(row) * pq + (col) % pq] = relu ? fmax(o_, 0.0f) : o_; \
+    }
     FOR_EACH_TILE(tiles_m, tiles_n, 1) {
         TILE_BEGIN;
         TILE_PRODUCT(0, k, FWD_STAGE)

@@ -104,6 +104,8 @@ clg_status clg__bias_add_relu(clg_ctx *ctx, const clg_tensor *bias, clg_tensor *
     return st;
 }
 
+enum { BIAS_GROUP = 256 }; /* BIAS_LOCAL in activation.cl */
+
 clg_status clg_bias_backward(clg_ctx *ctx, const clg_tensor *dy, clg_tensor *db)
 {
     const clg_tensor *t[2] = {dy, db};
@@ -112,8 +114,9 @@ clg_status clg_bias_backward(clg_ctx *ctx, const clg_tensor *dy, clg_tensor *db)
         st = clg__fail(ctx, CLG_ERR_SHAPE, "clg_bias_backward: db holds %zu values, dy has %zu channels",
                        clg_tensor_numel(db), dy->shape.c);
     clg__launch l;
+    int gpu = clg_ctx_decides_as_gpu(ctx); /* GPUs: a work-group per channel; CPUs: an item */
     if (st == CLG_OK)
-        st = clg__launch_begin(ctx, "activation", NULL, "clg_bias_grad", &l);
+        st = clg__launch_begin(ctx, "activation", NULL, gpu ? "clg_bias_grad_group" : "clg_bias_grad", &l);
     if (st != CLG_OK)
         return st;
     clg_shape s = dy->shape;
@@ -122,6 +125,7 @@ clg_status clg_bias_backward(clg_ctx *ctx, const clg_tensor *dy, clg_tensor *db)
     clg__arg_u32(&l, s.c);
     clg__arg_u32(&l, s.h * s.w);
     clg__arg_tensor(&l, db);
-    size_t global[3] = {s.c, 1, 1}, local[3] = {1, 1, 1};
+    size_t group = gpu ? BIAS_GROUP : 1;
+    size_t global[3] = {s.c * group, 1, 1}, local[3] = {group, 1, 1};
     return clg__launch_run(&l, global, local);
 }

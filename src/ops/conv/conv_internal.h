@@ -116,8 +116,9 @@ clg_status clg__conv_implicit_options(clg_ctx *ctx, char *out, size_t size);
 int clg__conv_implicit_fuses(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass);
 
 /* tile.c: the implicit algorithm on GPUs (contexts that decide as one): implicit-GEMM
- * passes on the GEMM's local-memory tiles, any stride and dilation; its only scratch, the
- * weight gradient's partial sums, stays within the workspace limit. */
+ * passes on the GEMM's local-memory tiles, any stride and dilation, the forward pass with
+ * g->bias and g->relu in its epilogue; its only scratch, the weight gradient's partial sums,
+ * stays within the workspace limit. */
 clg_status clg__conv_tile_run(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
                               const clg_tensor *a, const clg_tensor *b, clg_tensor *out);
 clg_status clg__conv_tile_warm_up(clg_ctx *ctx);

@@ -117,8 +117,9 @@ int clg__conv_implicit_fits(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass
 
 int clg__conv_implicit_fuses(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass)
 {
-    if (clg_ctx_decides_as_gpu(ctx) || pass == CLG_CONV_BWD_DATA ||
-        !clg__conv_implicit_fits(ctx, g, pass))
+    if (clg_ctx_decides_as_gpu(ctx)) /* the tiles' forward epilogue */
+        return pass == CLG_CONV_FWD;
+    if (pass == CLG_CONV_BWD_DATA || !clg__conv_implicit_fits(ctx, g, pass))
         return 0;
     if (pass == CLG_CONV_BWD_WEIGHTS)
         return 1;

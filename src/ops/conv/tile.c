@@ -24,7 +24,7 @@ static size_t weight_slices(const clg_ctx *ctx, const clg_gemm_params *p, const 
 /* One group of channels: a, b, out already offset to it (elements). */
 static clg_status run_group(clg_ctx *ctx, const clg_gemm_params *p, const clg__conv_geom *g,
                             clg_conv_pass pass, cl_mem a, size_t a_off, cl_mem b, size_t b_off,
-                            cl_mem out, size_t out_off)
+                            cl_mem out, size_t out_off, size_t bias_off)
 {
     static const char *const names[] = {"clg_conv_tile_fwd", "clg_conv_tile_bwd_data",
                                         "clg_conv_tile_bwd_weights"};
@@ -72,6 +72,12 @@ static clg_status run_group(clg_ctx *ctx, const clg_gemm_params *p, const clg__c
         clg__arg_u32(&l, slices);
         clg__arg_u32(&l, kslice);
     }
+    if (pass == CLG_CONV_FWD) { /* the epilogue: g->bias is offset to the group by bias_off */
+        clg__arg_mem(&l, g->bias ? g->bias->mem : dest);
+        clg__arg_u64(&l, g->bias ? g->bias->offset + bias_off : 0);
+        clg__arg_u32(&l, g->bias != NULL);
+        clg__arg_u32(&l, g->relu != 0);
+    }
     size_t local[3] = {p->ndimc, p->mdimc, 1};
     size_t global[3] = {clg__grid_groups(tiles_n) * p->ndimc, clg__grid_groups(tiles_m) * p->mdimc,
                         clg__grid_groups(slices)}; /* the kernels loop past the grid */
@@ -91,13 +97,13 @@ clg_status clg__conv_tile_run(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pa
         size_t x_off = gi * g->Cg * hw, y_off = gi * g->Kg * pq, w_off = gi * g->Kg * g->Cg * rs;
         if (pass == CLG_CONV_FWD) /* a = x, b = w, out = y */
             st = run_group(ctx, &p, g, pass, a->mem, a->offset + x_off, b->mem, b->offset + w_off,
-                           out->mem, out->offset + y_off);
+                           out->mem, out->offset + y_off, gi * g->Kg);
         else if (pass == CLG_CONV_BWD_DATA) /* a = dy, b = w, out = dx */
             st = run_group(ctx, &p, g, pass, a->mem, a->offset + y_off, b->mem, b->offset + w_off,
-                           out->mem, out->offset + x_off);
+                           out->mem, out->offset + x_off, 0);
         else /* a = x, b = dy, out = dw */
             st = run_group(ctx, &p, g, pass, a->mem, a->offset + x_off, b->mem, b->offset + y_off,
-                           out->mem, out->offset + w_off);
+                           out->mem, out->offset + w_off, 0);
     }
     return st;
 }
