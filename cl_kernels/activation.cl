@@ -122,13 +122,7 @@ void clg_bias_grad_group(__global const float *dy, ulong dy_off, uint N, uint K,
 {
     __local float acc[BIAS_LOCAL];
     uint k = get_group_id(0), j = get_local_id(0);
-    float sum = 0.0f;
-    for (uint n = 0; n < N; n++) {
-        const __global float *row = dy + dy_off + ((size_t)n * K + k) * PQ;
-        for (uint i = j; i < PQ; i += BIAS_LOCAL)
-            sum += row[i];
-    }
-    sum = clg_group_sum(acc, j, BIAS_LOCAL, sum);
+    float sum = clg_group_sum(acc, j, BIAS_LOCAL, clg_channel_share(dy + dy_off, N, K, PQ, k, j, BIAS_LOCAL));
     if (j == 0)
         db[db_off + k] = sum;
 }

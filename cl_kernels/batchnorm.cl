@@ -72,12 +72,7 @@ void clg_bn_stats(BN_STATS_ARGS)
 {
     __local float acc[BN_LOCAL];
     uint c = get_group_id(0), j = get_local_id(0);
-    float part = 0.0f;
-    for (uint n = 0; n < N; n++) {
-        const __global float *xc = x + x_off + ((size_t)n * C + c) * HW;
-        for (uint i = j; i < HW; i += BN_LOCAL)
-            part += xc[i];
-    }
+    float part = clg_channel_share(x + x_off, N, C, HW, c, j, BN_LOCAL);
     float mu = clg_group_sum(acc, j, BN_LOCAL, part) / ((float)N * (float)HW);
     part = 0.0f;
     for (uint n = 0; n < N; n++) {

@@ -26,6 +26,21 @@ float clg_group_sum(__local float *acc, uint j, uint n, float v)
     return total;
 }
 
+/* Work-item j's share of channel c's sum over every image's plane of x (N x C x HW): the
+ * pixels j, j + step, ... of each plane, so that neighbouring items read neighbouring pixels
+ * (the GPU form of per-channel reductions; clg_group_sum adds the shares). */
+float clg_channel_share(const __global float *x, uint N, uint C, uint HW, uint c, uint j,
+                        uint step)
+{
+    float part = 0.0f;
+    for (uint n = 0; n < N; n++) {
+        const __global float *xc = x + ((size_t)n * C + c) * HW;
+        for (uint i = j; i < HW; i += step)
+            part += xc[i];
+    }
+    return part;
+}
+
 /* Register blocks of MR rows x NV float16 vectors (MR and NV from the family), the inner step
  * of the CPU-style products: zero them, load a row of B, and acc[i] += A(i) * B for every
  * row, A(i) an expression giving row i's scalar. Fully unrolled, so acc stays in registers. */
