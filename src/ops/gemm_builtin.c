@@ -77,8 +77,24 @@ static clg_status run_small(clg_ctx *ctx, const char *opts, const clg__gemm_call
     return clg__launch_run(&a, global, local);
 }
 
+const clg_gemm_params *clg__gemm_tile_fit(const clg_gemm_params *p, size_t m, size_t n,
+                                          clg_gemm_params *small)
+{
+    if ((2 * m >= p->mwg && 2 * n >= p->nwg) || (p->mwg <= 16 && p->nwg <= 16))
+        return p;
+    *small = *p;
+    small->mwg = small->nwg = small->kwg = 16;
+    small->mdimc = small->ndimc = 8;
+    small->vw = p->vw < 4 ? p->vw : 4;
+    small->kwi = 2;
+    small->db = 0;
+    return small;
+}
+
 static clg_status run_tile(clg_ctx *ctx, const clg_gemm_params *p, const clg__gemm_call *g)
 {
+    clg_gemm_params small;
+    p = clg__gemm_tile_fit(p, g->m, g->n, &small);
     char opts[192];
     clg__gemm_tile_options(p, g->ta == CLG_TRANS, g->tb == CLG_TRANS, 0, opts, sizeof opts);
     clg__launch a;
@@ -308,10 +324,14 @@ clg_status clg__gemm_warm_up(clg_ctx *ctx)
         program_options(&s->params, mode, opts, sizeof opts);
         st = clg__program_get(ctx, "gemm", opts, &prog);
     }
-    /* GPUs: the tile programs of the transposes a network multiplies (NN, NT, TN) */
-    for (int t = 0; st == CLG_OK && s->params.kernel == CLG_GEMM_KERNEL_LOCAL && t < 3; t++) {
-        clg__gemm_call g = {.ta = t == 2 ? CLG_TRANS : CLG_NO_TRANS, .tb = t == 1 ? CLG_TRANS : CLG_NO_TRANS};
-        clg__gemm_tile_options(&s->params, g.ta == CLG_TRANS, g.tb == CLG_TRANS, 0, opts, sizeof opts);
+    /* GPUs: the tile programs of the transposes a network multiplies (NN, NT, TN), with the
+     * table's tiles and the small ones */
+    clg_gemm_params small;
+    const clg_gemm_params *tiles[2] = {&s->params, clg__gemm_tile_fit(&s->params, 1, 1, &small)};
+    for (int t = 0; st == CLG_OK && s->params.kernel == CLG_GEMM_KERNEL_LOCAL && t < 6; t++) {
+        if (t >= 3 && tiles[1] == tiles[0])
+            break;
+        clg__gemm_tile_options(tiles[t / 3], t % 3 == 2, t % 3 == 1, 0, opts, sizeof opts);
         st = clg__program_get(ctx, "gemm_tile", opts, &prog);
     }
     clg_gemm_params narrow;

@@ -87,6 +87,12 @@ clg_status clg__gemm_builtin(clg_ctx *ctx, const clg_gemm_params *p, const clg__
 clg_status clg__gemm_reduce_slices(clg_ctx *ctx, cl_mem parts, size_t slices, size_t m, size_t n,
                                    float beta, cl_mem c, size_t c_off, size_t ldc);
 
+/* The tile parameters for an m x n product: p, or where a side is below half of p's tile
+ * (most of each work-group's tile would be empty: small and skinny shapes) 16 x 16 tiles of
+ * 8 x 8 work-items written to *small. */
+const clg_gemm_params *clg__gemm_tile_fit(const clg_gemm_params *p, size_t m, size_t n,
+                                          clg_gemm_params *small);
+
 /* The -D options of clg_gemm_tile's program (gemm_tile.cl) for p, with the transposes, and
  * CONV (0: the GEMM; 1, 2, 3: the implicit-GEMM convolution's passes). */
 void clg__gemm_tile_options(const clg_gemm_params *p, int ta, int tb, int conv, char *out,

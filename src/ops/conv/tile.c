@@ -32,6 +32,8 @@ static clg_status run_group(clg_ctx *ctx, const clg_gemm_params *p, const clg__c
     size_t m = pass == CLG_CONV_BWD_DATA ? g->Cg : g->Kg;
     size_t n = pass == CLG_CONV_FWD ? npq : pass == CLG_CONV_BWD_DATA ? g->N * g->H * g->W : crs;
     size_t k = pass == CLG_CONV_FWD ? crs : pass == CLG_CONV_BWD_DATA ? g->Kg * g->R * g->S : npq;
+    clg_gemm_params small;
+    p = clg__gemm_tile_fit(p, m, n, &small); /* few channels: small tiles */
     size_t tiles_m = (m + p->mwg - 1) / p->mwg, tiles_n = (n + p->nwg - 1) / p->nwg;
     size_t slices = 1, kslice = k;
     cl_mem dest = out;
@@ -110,12 +112,16 @@ clg_status clg__conv_tile_run(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pa
 
 clg_status clg__conv_tile_warm_up(clg_ctx *ctx)
 {
-    clg_gemm_params p;
+    clg_gemm_params p, small;
     clg_status st = clg_gemm_get_params(ctx, &p);
     char opts[224];
     cl_program prog;
-    for (int pass = 0; pass < 3 && st == CLG_OK; pass++) {
-        clg__gemm_tile_options(&p, 0, pass == CLG_CONV_BWD_WEIGHTS, 1 + pass, opts, sizeof opts);
+    const clg_gemm_params *tiles[2] = {&p, clg__gemm_tile_fit(&p, 1, 1, &small)};
+    for (int t = 0; t < 6 && st == CLG_OK; t++) { /* the table's tiles and the small ones */
+        int pass = t % 3;
+        if (t >= 3 && tiles[1] == tiles[0])
+            break;
+        clg__gemm_tile_options(tiles[t / 3], 0, pass == CLG_CONV_BWD_WEIGHTS, 1 + pass, opts, sizeof opts);
         st = clg__program_get(ctx, "gemm_tile", opts, &prog);
     }
     return st;
