@@ -103,6 +103,7 @@ typedef struct model {
     int evaluations, reported, rejected, compared;
     unsigned crash_mr;
     unsigned lucky_mr; /* scores 3x too high alone, as in a noisy machine's fast phase */
+    double (*value)(const clg_gemm_params *p); /* the true score; NULL: model_value */
 } model;
 
 /* separable, every step worth more than the search's 2% noise margin; the peak is a
@@ -134,7 +135,8 @@ static double model_compare(void *user, const clg_gemm_params *p, const clg_gemm
     model *m = user;
     (void)why, (void)why_size;
     m->compared++;
-    return model_value(p) / model_value(best);
+    double (*value)(const clg_gemm_params *) = m->value ? m->value : model_value;
+    return value(p) / value(best);
 }
 
 static double reject_all(void *user, const clg_gemm_params *p, char *why, size_t why_size)
@@ -163,7 +165,7 @@ static void search_finds_the_peak_and_survives_rejections(void **state)
     start.kernel = CLG_GEMM_KERNEL_REG, start.mr = 4, start.nr = 16, start.kc = 1024;
     start.local_m = 1, start.stage_b = 0, start.conv_mr = 0, start.conv_nr = 0;
     CLG_ASSERT_STATUS(clg_gemm_set_params(ctx, &start), CLG_OK);
-    model m = {0, 0, 0, 0, 12, 0};
+    model m = {0, 0, 0, 0, 12, 0, NULL};
     clg_tune_options o = clg_tune_options_default();
     o.evaluate = model_score;
     o.compare = model_compare;
@@ -185,7 +187,7 @@ static void search_finds_the_peak_and_survives_rejections(void **state)
 
     /* full: the grid and refinement reach the peak exactly; mr 12 "crashed" on the way */
     CLG_ASSERT_STATUS(clg_gemm_set_params(ctx, &start), CLG_OK);
-    m = (model){0, 0, 0, 0, 12, 0};
+    m = (model){0, 0, 0, 0, 12, 0, NULL};
     o.level = CLG_TUNE_FULL;
     CLG_ASSERT_STATUS(clg_gemm_tune(ctx, &o, &best, &score), CLG_OK);
     print_message("full search: %d candidates, %d rejected; best %ux%u kc %u local_m %u stage_b %u\n",
@@ -201,13 +203,13 @@ static void search_finds_the_peak_and_survives_rejections(void **state)
     /* a worse block that scored high alone (mr 14: a lucky phase) does not win: the paired
      * runs against the best turn it down */
     CLG_ASSERT_STATUS(clg_gemm_set_params(ctx, &start), CLG_OK);
-    m = (model){0, 0, 0, 0, 12, 14};
+    m = (model){0, 0, 0, 0, 12, 14, NULL};
     CLG_ASSERT_STATUS(clg_gemm_tune(ctx, &o, &best, &score), CLG_OK);
     assert_int_equal(best.mr, 8);
     assert_true(m.compared >= 2);
 
     /* the convolutions' blocks: quick looks next to the GEMM's rows, full finds conv_mr 6 */
-    m = (model){0, 0, 0, 0, 99, 0};
+    m = (model){0, 0, 0, 0, 99, 0, NULL};
     CLG_ASSERT_STATUS(clg_conv_tune(ctx, &o, &best, &score), CLG_OK);
     assert_int_equal(best.conv_mr, 6);
     assert_int_equal(best.mr, 8); /* the GEMM's untouched */
@@ -254,15 +256,6 @@ static double tile_score(void *user, const clg_gemm_params *p, char *why, size_t
     return tile_value(p);
 }
 
-static double tile_compare(void *user, const clg_gemm_params *p, const clg_gemm_params *best,
-                           char *why, size_t why_size)
-{
-    model *m = user;
-    (void)why, (void)why_size;
-    m->compared++;
-    return tile_value(p) / tile_value(best);
-}
-
 static void gpu_search_explores_the_tiles(void **state)
 {
     (void)state;
@@ -275,9 +268,10 @@ static void gpu_search_explores_the_tiles(void **state)
     CLG_ASSERT_STATUS(clg_gemm_get_params(ctx, &start), CLG_OK);
     assert_int_equal(start.kernel, CLG_GEMM_KERNEL_LOCAL);
     model m = {0};
+    m.value = tile_value;
     clg_tune_options o = clg_tune_options_default();
     o.evaluate = tile_score;
-    o.compare = tile_compare;
+    o.compare = model_compare;
     o.on_candidate = model_report; /* refusals must be the parameter check's */
     o.user = &m;
     o.level = CLG_TUNE_FULL;

@@ -36,30 +36,32 @@ static void args_head(clg__launch *a, const clg__gemm_call *g, size_t k, float b
     clg__arg_f32(a, beta);
 }
 
+/* A matrix argument: buffer, offset, leading dimension, then (for kernels that take the
+ * transposes as arguments) the transpose flag, and the batch stride. */
+static void args_matrix(clg__launch *a, cl_mem m, size_t off, size_t ld, int trans_arg,
+                        clg_transpose t, size_t stride)
+{
+    clg__arg_mem(a, m);
+    clg__arg_u64(a, off);
+    clg__arg_u32(a, ld);
+    if (trans_arg)
+        clg__arg_u32(a, t);
+    clg__arg_u64(a, stride);
+}
+
 static void args_a(clg__launch *a, const clg__gemm_call *g, size_t extra_off)
 {
-    clg__arg_mem(a, g->a);
-    clg__arg_u64(a, g->a_off + extra_off);
-    clg__arg_u32(a, g->lda);
-    clg__arg_u32(a, g->ta);
-    clg__arg_u64(a, g->sa);
+    args_matrix(a, g->a, g->a_off + extra_off, g->lda, 1, g->ta, g->sa);
 }
 
 static void args_b(clg__launch *a, const clg__gemm_call *g)
 {
-    clg__arg_mem(a, g->b);
-    clg__arg_u64(a, g->b_off);
-    clg__arg_u32(a, g->ldb);
-    clg__arg_u32(a, g->tb);
-    clg__arg_u64(a, g->sb);
+    args_matrix(a, g->b, g->b_off, g->ldb, 1, g->tb, g->sb);
 }
 
 static void args_c(clg__launch *a, const clg__gemm_call *g)
 {
-    clg__arg_mem(a, g->c);
-    clg__arg_u64(a, g->c_off);
-    clg__arg_u32(a, g->ldc);
-    clg__arg_u64(a, g->sc);
+    args_matrix(a, g->c, g->c_off, g->ldc, 0, CLG_NO_TRANS, g->sc);
 }
 
 static clg_status run_small(clg_ctx *ctx, const char *opts, const clg__gemm_call *g)
@@ -91,6 +93,20 @@ const clg_gemm_params *clg__gemm_tile_fit(const clg_gemm_params *p, size_t m, si
     return small;
 }
 
+clg_status clg__gemm_tile_build(clg_ctx *ctx, const clg_gemm_params *p, int ta, int tb, int conv)
+{
+    clg_gemm_params small;
+    const clg_gemm_params *tiles[2] = {p, clg__gemm_tile_fit(p, 1, 1, &small)};
+    char opts[224];
+    cl_program prog;
+    clg_status st = CLG_OK;
+    for (int i = 0; i < (tiles[1] == p ? 1 : 2) && st == CLG_OK; i++) {
+        clg__gemm_tile_options(tiles[i], ta, tb, conv, opts, sizeof opts);
+        st = clg__program_get(ctx, "gemm_tile", opts, &prog);
+    }
+    return st;
+}
+
 static clg_status run_tile(clg_ctx *ctx, const clg_gemm_params *p, const clg__gemm_call *g)
 {
     clg_gemm_params small;
@@ -103,14 +119,9 @@ static clg_status run_tile(clg_ctx *ctx, const clg_gemm_params *p, const clg__ge
         return st;
     size_t tiles_n = (g->n + p->nwg - 1) / p->nwg, tiles_m = (g->m + p->mwg - 1) / p->mwg;
     args_head(&a, g, g->k, g->beta);
-    clg__arg_mem(&a, g->a); /* no transpose flags: they are in the program */
-    clg__arg_u64(&a, g->a_off);
-    clg__arg_u32(&a, g->lda);
-    clg__arg_u64(&a, g->sa);
-    clg__arg_mem(&a, g->b);
-    clg__arg_u64(&a, g->b_off);
-    clg__arg_u32(&a, g->ldb);
-    clg__arg_u64(&a, g->sb);
+    /* no transpose flags: they are in the program */
+    args_matrix(&a, g->a, g->a_off, g->lda, 0, g->ta, g->sa);
+    args_matrix(&a, g->b, g->b_off, g->ldb, 0, g->tb, g->sb);
     args_c(&a, g);
     clg__arg_u32(&a, tiles_n);
     clg__arg_u32(&a, tiles_m);
@@ -324,16 +335,9 @@ clg_status clg__gemm_warm_up(clg_ctx *ctx)
         program_options(&s->params, mode, opts, sizeof opts);
         st = clg__program_get(ctx, "gemm", opts, &prog);
     }
-    /* GPUs: the tile programs of the transposes a network multiplies (NN, NT, TN), with the
-     * table's tiles and the small ones */
-    clg_gemm_params small;
-    const clg_gemm_params *tiles[2] = {&s->params, clg__gemm_tile_fit(&s->params, 1, 1, &small)};
-    for (int t = 0; st == CLG_OK && s->params.kernel == CLG_GEMM_KERNEL_LOCAL && t < 6; t++) {
-        if (t >= 3 && tiles[1] == tiles[0])
-            break;
-        clg__gemm_tile_options(tiles[t / 3], t % 3 == 2, t % 3 == 1, 0, opts, sizeof opts);
-        st = clg__program_get(ctx, "gemm_tile", opts, &prog);
-    }
+    /* GPUs: the tile programs of the transposes a network multiplies (NN, NT, TN) */
+    for (int t = 0; st == CLG_OK && s->params.kernel == CLG_GEMM_KERNEL_LOCAL && t < 3; t++)
+        st = clg__gemm_tile_build(ctx, &s->params, t == 2, t == 1, 0);
     clg_gemm_params narrow;
     if (st == CLG_OK && narrow_for(&s->params, 1, &narrow)) { /* B in place: see b_mode_for */
         program_options(&narrow, B_IN_PLACE, opts, sizeof opts);

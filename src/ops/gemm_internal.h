@@ -93,6 +93,10 @@ clg_status clg__gemm_reduce_slices(clg_ctx *ctx, cl_mem parts, size_t slices, si
 const clg_gemm_params *clg__gemm_tile_fit(const clg_gemm_params *p, size_t m, size_t n,
                                           clg_gemm_params *small);
 
+/* Builds clg_gemm_tile's program for p (transposes and CONV as below), and the one for the
+ * small tiles clg__gemm_tile_fit gives where they differ (warm-ups). */
+clg_status clg__gemm_tile_build(clg_ctx *ctx, const clg_gemm_params *p, int ta, int tb, int conv);
+
 /* The -D options of clg_gemm_tile's program (gemm_tile.cl) for p, with the transposes, and
  * CONV (0: the GEMM; 1, 2, 3: the implicit-GEMM convolution's passes). */
 void clg__gemm_tile_options(const clg_gemm_params *p, int ta, int tb, int conv, char *out,

@@ -112,17 +112,9 @@ clg_status clg__conv_tile_run(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pa
 
 clg_status clg__conv_tile_warm_up(clg_ctx *ctx)
 {
-    clg_gemm_params p, small;
+    clg_gemm_params p;
     clg_status st = clg_gemm_get_params(ctx, &p);
-    char opts[224];
-    cl_program prog;
-    const clg_gemm_params *tiles[2] = {&p, clg__gemm_tile_fit(&p, 1, 1, &small)};
-    for (int t = 0; t < 6 && st == CLG_OK; t++) { /* the table's tiles and the small ones */
-        int pass = t % 3;
-        if (t >= 3 && tiles[1] == tiles[0])
-            break;
-        clg__gemm_tile_options(tiles[t / 3], 0, pass == CLG_CONV_BWD_WEIGHTS, 1 + pass, opts, sizeof opts);
-        st = clg__program_get(ctx, "gemm_tile", opts, &prog);
-    }
+    for (int pass = 0; pass < 3 && st == CLG_OK; pass++)
+        st = clg__gemm_tile_build(ctx, &p, 0, pass == CLG_CONV_BWD_WEIGHTS, 1 + pass);
     return st;
 }
