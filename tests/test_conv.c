@@ -47,6 +47,7 @@ static const conv_case cases[] = {
     {2, 5, 8, 7, 3, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1, 0},   /* 1x1 stride 2 (a projection) */
     {1, 2, 9, 10, 3, 3, 3, 2, 3, 2, 0, 1, 2, 1, 1, 1, 1},  /* uneven strides and padding */
     {2, 17, 5, 19, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, /* rows of 16 and more, 17 channels */
+    {3, 2, 36, 28, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, /* 189 tiles of 4x4, few channels */
 };
 #define N_CASES (sizeof cases / sizeof cases[0])
 
@@ -220,8 +221,10 @@ static int run_case(const conv_case *c, clg_conv_algo algo, clg_conv_pass pass, 
         if (keep_forward) {
             clg_tensor *ty = make(ys, NULL);
             st = clg__conv2d_forward_keep(ctx, &d, tx, tw, NULL, ty, &keep);
+            /* (a limit may turn the forward pass to another algorithm; GPUs' form keeps
+             * nothing: its weight gradient reads the transform in slices) */
             if (st == CLG_OK && algo == CLG_CONV_ALGO_WINOGRAD && c->G == 1 && !workspace_limit &&
-                keep.n != c->N) /* (a limit may turn the forward pass to another algorithm) */
+                !clg_ctx_decides_as_gpu(ctx) && keep.n != c->N)
                 fail_msg("%s: the forward pass kept no transform", what);
             clg_tensor_destroy(ty);
         }
@@ -657,6 +660,32 @@ static void tile_convolutions_loop_past_a_small_grid(void **state)
     assert_int_equal(failures, 0);
 }
 
+/* The GPU form of Winograd planning for a large GPU (1000 compute units): the weight gradient
+ * cut into slices of at least 64 tiles (the last one short), summed in order (the c1 layer:
+ * 9 of its 588 tiles; 2 of case 20's 189, small enough for oclgrind); then on a grid of at
+ * most 2 work-groups per dimension, so its transforms loop past it. */
+static void winograd_gpu_form_slices_and_loops(void **state)
+{
+    (void)state;
+    if (!clg_ctx_decides_as_gpu(ctx)) {
+        print_message("skipped: the GPU form runs where contexts decide as GPUs (the GPU profile, oclgrind)\n");
+        return;
+    }
+    const size_t picks[] = {8, 20, 19}; /* c1 (5x5), many 3x3 tiles, odd sizes and channels */
+    int failures = 0;
+    clg__testing_set_compute_units(1000);
+    for (int small_grid = 0; small_grid < 2; small_grid++) {
+        clg__testing_set_max_groups(small_grid ? 2 : 0);
+        for (size_t i = 0; i < sizeof picks / sizeof picks[0]; i++)
+            for (int pass = 0; pass < 3; pass++)
+                failures += run_case(&cases[picks[i]], CLG_CONV_ALGO_WINOGRAD, (clg_conv_pass)pass,
+                                     small_grid);
+    }
+    clg__testing_set_max_groups(0);
+    clg__testing_set_compute_units(0);
+    assert_int_equal(failures, 0);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -686,6 +715,7 @@ int main(void)
         cmocka_unit_test(fused_relu_forward_matches_the_reference),
         cmocka_unit_test(chunked_algorithms_match_the_reference),
         cmocka_unit_test(weight_gradient_from_the_kept_transform),
+        cmocka_unit_test(winograd_gpu_form_slices_and_loops),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

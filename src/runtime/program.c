@@ -147,10 +147,16 @@ static clg_status obtain(clg_ctx *ctx, const clg__kernel_source *src, const char
     const clg__kernel_source *common = clg__kernel_source_find("common");
     if (!common)
         return clg__fail(ctx, CLG_ERR_INTERNAL, "common.cl is not embedded");
-    /* A family F may have a header source F_h (e.g. generated code), put before it. */
+    /* A family F may have a header source F_h (e.g. generated code), put before it; a family
+     * F_variant without one shares F's (winograd_gpu takes winograd_h). */
     char hname[72];
     snprintf(hname, sizeof hname, "%s_h", src->family);
     const clg__kernel_source *hdr = clg__kernel_source_find(hname);
+    const char *cut = strrchr(src->family, '_');
+    if (!hdr && cut) {
+        snprintf(hname, sizeof hname, "%.*s_h", (int)(cut - src->family), src->family);
+        hdr = clg__kernel_source_find(hname);
+    }
     char digest[3 * 65 + 1];
     snprintf(digest, sizeof digest, "%s+%s+%s", common->sha256, hdr ? hdr->sha256 : "",
              src->sha256);

@@ -10,6 +10,7 @@ static _Thread_local const char *faults;
 static _Thread_local void (*atomic_hook)(int point);
 static _Thread_local long host_fail_at, device_fail_at, host_count, device_count;
 static _Thread_local unsigned long max_groups;
+static _Thread_local unsigned compute_units;
 
 const char *clg__testing_faults(void)
 {
@@ -71,4 +72,14 @@ unsigned long clg__testing_max_groups(void)
 void clg__testing_set_max_groups(unsigned long n)
 {
     max_groups = n;
+}
+
+unsigned clg__testing_compute_units(void)
+{
+    return compute_units;
+}
+
+void clg__testing_set_compute_units(unsigned n)
+{
+    compute_units = n;
 }

@@ -29,6 +29,9 @@ int clg__testing_device_alloc_fails(void);
 /* Work-groups per grid dimension at most for the kernels that loop past their grid (65535,
  * or what a test set, to make them loop on small problems). */
 unsigned long clg__testing_max_groups(void);
+/* Compute units to plan work for in place of the device's (0: the device's), so that a small
+ * CPU device plans like a large GPU (the Winograd weight gradient's slices). */
+unsigned clg__testing_compute_units(void);
 
 /* --- set by tests (per thread) --- */
 
@@ -39,6 +42,7 @@ void clg__testing_set_atomic_hook(void (*hook)(int point));
 void clg__fault_inject(long host_n, long device_n);
 void clg__fault_counts(long *host, long *device);
 void clg__testing_set_max_groups(unsigned long n); /* 0: 65535 again */
+void clg__testing_set_compute_units(unsigned n);    /* 0: the device's again */
 
 #else
 
@@ -48,6 +52,7 @@ void clg__testing_set_max_groups(unsigned long n); /* 0: 65535 again */
 #define clg__testing_host_alloc_fails() 0
 #define clg__testing_device_alloc_fails() 0
 #define clg__testing_max_groups() 65535ul
+#define clg__testing_compute_units() 0u
 
 #endif
 #endif

@@ -3,7 +3,7 @@
  * (conv.c) and the warm-up read it; adding an algorithm is one entry and its file. */
 #include <string.h>
 #include <strings.h>
-#include "ops/conv/conv_internal.h"
+#include "ops/conv/winograd_internal.h"
 #include "runtime/runtime_internal.h"
 
 static int winograd_fuses(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass)
@@ -47,10 +47,14 @@ static clg_status winograd_warm_up(clg_ctx *ctx)
 {
     char opts[64];
     clg_status st = CLG_OK;
+    int gpu = clg_ctx_decides_as_gpu(ctx);
     for (size_t r = 3; r <= 5 && st == CLG_OK; r += 2) { /* 3x3 and 5x5 programs */
-        st = clg__conv_winograd_options(ctx, r, opts, sizeof opts);
+        if (gpu)
+            clg__conv_winograd_gpu_options(r, opts, sizeof opts);
+        else
+            st = clg__conv_winograd_options(ctx, r, opts, sizeof opts);
         if (st == CLG_OK)
-            st = program(ctx, "winograd", opts);
+            st = program(ctx, gpu ? "winograd_gpu" : "winograd", opts);
     }
     return st;
 }
@@ -68,7 +72,7 @@ static const clg__conv_algo_def table[] = {
 };
 #define ALGOS (sizeof table / sizeof table[0])
 
-static const char *const families[] = {"conv", "conv_shift", "winograd"};
+static const char *const families[] = {"conv", "conv_shift", "winograd", "winograd_gpu"};
 
 const clg__conv_algo_def *clg__conv_algo_def_of(clg_conv_algo algo)
 {

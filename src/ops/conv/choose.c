@@ -152,16 +152,22 @@ static int fits(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass, clg_c
  * passes), other stride-1 layers whose lanes (output channels; input channels for
  * backward-data) fill at least half a vector the implicit shifted-row products (1.3-2x
  * im2col on c2: no column matrix to write and read back). Both keep whole register blocks
- * per work-item, a CPU's way. GPUs take the implicit GEMM on local-memory tiles (no column
- * matrix either), except a strided layer's data gradient, where most of its taps are zeros
- * (im2col's col2im visits only the real ones) (not measured yet: no GPU was at hand; `find`
- * measures them). The rest im2col when its workspace fits. */
+ * per work-item, a CPU's way. GPUs take Winograd for such layers with 32 or more channels
+ * in and out (its 36 products are then GEMMs large enough for the tiles; by count, on c2-like
+ * layers at batch 256, a quarter of the multiplications for about twice the memory traffic
+ * of a pass, which a GPU's 10-15 FLOP per byte easily pays), else the implicit GEMM on
+ * local-memory tiles (no column matrix either), except a strided layer's data gradient,
+ * where most of its taps are zeros (im2col's col2im visits only the real ones). (GPU choices
+ * not measured yet: no GPU was at hand; `find` measures them.) The rest im2col when its
+ * workspace fits. */
 static clg_conv_algo heuristic(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass)
 {
     if (fits(ctx, g, pass, CLG_CONV_ALGO_GEMM))
         return CLG_CONV_ALGO_GEMM;
     int cpu = !clg_ctx_decides_as_gpu(ctx);
     int strided = g->sh > 1 || g->sw > 1;
+    if (!cpu && g->Cg >= 32 && g->Kg >= 32 && fits(ctx, g, pass, CLG_CONV_ALGO_WINOGRAD))
+        return CLG_CONV_ALGO_WINOGRAD;
     if (!cpu && !(pass == CLG_CONV_BWD_DATA && strided && fits(ctx, g, pass, CLG_CONV_ALGO_IM2COL)))
         return CLG_CONV_ALGO_IMPLICIT;
     if (cpu && g->Cg >= 16 && g->Kg >= 16 && fits(ctx, g, pass, CLG_CONV_ALGO_WINOGRAD))

@@ -7,42 +7,29 @@
  * tiles transformed, one product per transform point summed over every tile, then dW. */
 #include <stdint.h>
 #include <stdio.h>
-#include "ops/conv/conv_internal.h"
-
-/* The pass seen as a forward convolution of `ins` channels (per group) into `outs`. */
-typedef struct wino_problem {
-    size_t ins_total, ins, outs_total, outs;
-    size_t Hin, Win, P, Q;   /* input and output planes */
-    long top, left;          /* the input's place in the padded grid */
-    size_t m, th, tw, Hq, Wq; /* output tile, tiles and the padded grid they read */
-    size_t ldc, ldv, ldk;    /* row lengths: padded input, V, U */
-    int flip;
-} wino_problem;
+#include "ops/conv/winograd_internal.h"
 
 enum { LANES = 16 };
-
-/* Output tile: F(4x4, 3x3) for 3x3 kernels (4x fewer multiplications, 36 transform points),
- * F(2x2, 5x5) for 5x5 (2.78x, also 36 points). */
-static size_t tile_of(size_t r)
-{
-    return r == 3 ? 4 : 2;
-}
-
-/* Transform points per tile. */
-static size_t points_of(const clg__conv_geom *g)
-{
-    size_t a = tile_of(g->R) + g->R - 1;
-    return a * a;
-}
 
 static size_t round_up(size_t v, size_t to)
 {
     return (v + to - 1) / to * to;
 }
 
-static wino_problem problem_of(const clg__conv_geom *g, clg_conv_pass pass, unsigned nr)
+size_t clg__wino_tile(size_t r)
 {
-    wino_problem w;
+    return r == 3 ? 4 : 2;
+}
+
+size_t clg__wino_points(const clg__conv_geom *g)
+{
+    size_t a = clg__wino_tile(g->R) + g->R - 1;
+    return a * a;
+}
+
+clg__wino_problem clg__wino_problem_of(const clg__conv_geom *g, clg_conv_pass pass, unsigned nr)
+{
+    clg__wino_problem w;
     w.flip = pass == CLG_CONV_BWD_DATA;
     if (w.flip) {
         w.ins_total = g->K, w.ins = g->Kg, w.outs_total = g->C, w.outs = g->Cg;
@@ -53,7 +40,7 @@ static wino_problem problem_of(const clg__conv_geom *g, clg_conv_pass pass, unsi
         w.Hin = g->H, w.Win = g->W, w.P = g->P, w.Q = g->Q;
         w.top = (long)g->pt, w.left = (long)g->pl;
     }
-    w.m = tile_of(g->R);
+    w.m = clg__wino_tile(g->R);
     w.th = (w.P + w.m - 1) / w.m, w.tw = (w.Q + w.m - 1) / w.m;
     w.Hq = w.th * w.m + g->R - 1, w.Wq = w.tw * w.m + g->S - 1;
     w.ldc = round_up(w.ins_total, LANES);
@@ -83,12 +70,12 @@ clg_status clg__conv_winograd_options(clg_ctx *ctx, size_t r, char *out, size_t 
     unsigned mr, nr;
     clg_status st = wino_tiles(ctx, &mr, &nr);
     if (st == CLG_OK)
-        snprintf(out, size, "-DMR=%u -DNR=%u -DWM=%zu -DWR=%zu", mr, nr, tile_of(r), r);
+        snprintf(out, size, "-DMR=%u -DNR=%u -DWM=%zu -DWR=%zu", mr, nr, clg__wino_tile(r), r);
     return st;
 }
 
 /* Weight gradient: floats of one image's dy, channels-last on the tiles' grid. */
-static size_t dy_grid(const wino_problem *w)
+static size_t dy_grid(const clg__wino_problem *w)
 {
     return w->th * w->m * w->tw * w->m * round_up(w->outs_total, LANES);
 }
@@ -96,12 +83,16 @@ static size_t dy_grid(const wino_problem *w)
 void clg__conv_winograd_bytes(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
                               size_t *fixed, size_t *per_image)
 {
+    if (clg_ctx_decides_as_gpu(ctx)) {
+        clg__conv_winograd_gpu_bytes(ctx, g, pass, fixed, per_image);
+        return;
+    }
     unsigned mr = 8, nr = 32;
     clg__conv_tiles_or_default(ctx, &mr, &nr);
     nr = LANES; /* as wino_tiles */
     int wgrad = pass == CLG_CONV_BWD_WEIGHTS;
-    wino_problem w = problem_of(g, wgrad ? CLG_CONV_FWD : pass, nr);
-    size_t a2 = points_of(g), tiles = w.th * w.tw;
+    clg__wino_problem w = clg__wino_problem_of(g, wgrad ? CLG_CONV_FWD : pass, nr);
+    size_t a2 = clg__wino_points(g), tiles = w.th * w.tw;
     /* U (forward) or dU (weight gradient), and the slack after the buffers that vector reads
      * of the last rows run into */
     *fixed = ((wgrad ? g->G * a2 * g->Kg * g->Cg : g->G * a2 * w.ins * w.ldk) + nr + mr + LANES) *
@@ -115,7 +106,7 @@ void clg__conv_winograd_bytes(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pa
 }
 
 static clg_status filter_transform(clg_ctx *ctx, const char *opts, const clg__conv_geom *g,
-                                   const wino_problem *w, const clg_tensor *wt, size_t gi,
+                                   const clg__wino_problem *w, const clg_tensor *wt, size_t gi,
                                    cl_mem U, size_t u_off)
 {
     clg__launch l;
@@ -176,14 +167,14 @@ static clg_status pad(clg_ctx *ctx, const char *opts, const grid_copy *c, const 
     return clg__launch_run(&l, global, local);
 }
 
-static grid_copy input_grid(const wino_problem *w)
+static grid_copy input_grid(const clg__wino_problem *w)
 {
     grid_copy c = {w->ins_total, w->Hin, w->Win, w->Hq, w->Wq, w->ldc, w->top, w->left};
     return c;
 }
 
 /* dy on the tiles' grid (th*m x tw*m, zero past P x Q), for the weight gradient. */
-static grid_copy dy_grid_copy(const wino_problem *w)
+static grid_copy dy_grid_copy(const clg__wino_problem *w)
 {
     grid_copy c = {w->outs_total, w->P, w->Q, w->th * w->m, w->tw * w->m,
                    round_up(w->outs_total, LANES), 0, 0};
@@ -200,7 +191,7 @@ typedef struct rows {
 } rows;
 
 static clg_status transform(clg_ctx *ctx, const char *opts, const char *kernel, const grid_copy *c,
-                            const wino_problem *w, cl_mem xq, size_t c_first, size_t channels,
+                            const clg__wino_problem *w, cl_mem xq, size_t c_first, size_t channels,
                             size_t T, rows out, size_t ld)
 {
     clg__launch l;
@@ -225,7 +216,7 @@ static clg_status transform(clg_ctx *ctx, const char *opts, const char *kernel, 
 }
 
 static clg_status products(clg_ctx *ctx, const char *opts, unsigned mr, unsigned nr,
-                           const clg__conv_geom *g, const wino_problem *w, rows V, size_t T,
+                           const clg__conv_geom *g, const clg__wino_problem *w, rows V, size_t T,
                            cl_mem U, size_t u_off, clg_tensor *y, size_t n0, size_t gi)
 {
     clg__launch l;
@@ -267,7 +258,7 @@ static clg_status wgemm(clg_ctx *ctx, const char *opts, unsigned mr, unsigned nr
     clg_status st = clg__launch_begin(ctx, "winograd", opts, "clg_wino_wgemm", &l);
     if (st != CLG_OK)
         return st;
-    size_t a2 = points_of(g);
+    size_t a2 = clg__wino_points(g);
     clg__arg_mem(&l, E);
     clg__arg_u32(&l, lde);
     clg__arg_mem(&l, V.mem);
@@ -332,8 +323,8 @@ static clg_status weights(clg_ctx *ctx, const char *opts, unsigned mr, unsigned 
                           const clg__conv_geom *g, const clg_tensor *x, const clg_tensor *dy,
                           clg_tensor *dw)
 {
-    wino_problem w = problem_of(g, CLG_CONV_FWD, nr);
-    size_t a2 = points_of(g), tiles = w.th * w.tw;
+    clg__wino_problem w = clg__wino_problem_of(g, CLG_CONV_FWD, nr);
+    size_t a2 = clg__wino_points(g), tiles = w.th * w.tw;
     size_t fixed, per_image, du_group = a2 * g->Kg * g->Cg, lde = round_up(g->Kg, LANES);
     clg__conv_winograd_bytes(ctx, g, CLG_CONV_BWD_WEIGHTS, &fixed, &per_image);
     size_t nb = clg__conv_chunk_after(g, fixed, per_image);
@@ -377,6 +368,8 @@ clg_status clg__conv_winograd_run(clg_ctx *ctx, const clg__conv_geom *g, clg_con
 {
     if (!clg__conv_winograd_applies(g))
         return clg__fail(ctx, CLG_ERR_UNSUPPORTED, "conv2d: winograd does not apply to this layer");
+    if (clg_ctx_decides_as_gpu(ctx))
+        return clg__conv_winograd_gpu_run(ctx, g, pass, a, b, out);
     unsigned mr, nr;
     char opts[64];
     clg_status st = wino_tiles(ctx, &mr, &nr);
@@ -386,8 +379,8 @@ clg_status clg__conv_winograd_run(clg_ctx *ctx, const clg__conv_geom *g, clg_con
         return st;
     if (pass == CLG_CONV_BWD_WEIGHTS)
         return weights(ctx, opts, mr, nr, g, a, b, out);
-    wino_problem w = problem_of(g, pass, nr);
-    size_t a2 = points_of(g), u_group = a2 * w.ins * w.ldk, tiles = w.th * w.tw;
+    clg__wino_problem w = clg__wino_problem_of(g, pass, nr);
+    size_t a2 = clg__wino_points(g), u_group = a2 * w.ins * w.ldk, tiles = w.th * w.tw;
     size_t fixed, per_image;
     clg__conv_winograd_bytes(ctx, g, pass, &fixed, &per_image);
     size_t nb = clg__conv_chunk_after(g, fixed, per_image);
