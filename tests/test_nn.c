@@ -1041,5 +1041,6 @@ int main(void)
         cmocka_unit_test(inference_layout_reuses_buffers_and_matches),
         cmocka_unit_test(model_file_round_trip_and_corruption),
     };
+    clg_test_apply_filters();
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -831,5 +831,6 @@ int main(void)
         cmocka_unit_test(plateau_schedule),
         cmocka_unit_test(plateau_resume_exact),
     };
+    clg_test_apply_filters();
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -237,3 +237,12 @@ void clg_test_fixture_teardown(clg_ctx *ctx)
     clg_ctx_destroy(ctx);
     clg_test_devices_release();
 }
+
+void clg_test_apply_filters(void)
+{
+    const char *only = getenv("CLG_TEST_FILTER"), *skip = getenv("CLG_TEST_SKIP");
+    if (only && *only)
+        cmocka_set_test_filter(only);
+    if (skip && *skip)
+        cmocka_set_skip_filter(skip);
+}

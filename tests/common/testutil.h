@@ -30,6 +30,11 @@ int clg_test_too_big(double work, size_t *left_out);
 /* Prints "N of M cases left out (CLG_TEST_SMALL)" when any were. */
 void clg_test_report_left_out(const char *what, size_t left_out, size_t total);
 
+/* CLG_TEST_FILTER and CLG_TEST_SKIP (cmocka's name patterns, e.g. "one_*"): run only, or
+ * leave out, the named cases of the next cmocka_run_group_tests (to time them one by one, or
+ * to leave out under oclgrind what would take long over twice). */
+void clg_test_apply_filters(void);
+
 void clg_test_fill_uniform(clg_test_rng *rng, float *x, size_t n, float lo, float hi);
 /* Small integers in [lo, hi]: sums of their products stay exact in float32. */
 void clg_test_fill_int(clg_test_rng *rng, float *x, size_t n, int lo, int hi);
