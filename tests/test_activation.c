@@ -255,5 +255,6 @@ int main(void)
         cmocka_unit_test(backward_matches_finite_differences),
         cmocka_unit_test(bias_and_fully_connected_match_the_reference),
     };
+    clg_test_apply_filters();
     return cmocka_run_group_tests(tests, setup, teardown);
 }

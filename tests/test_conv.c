@@ -717,5 +717,6 @@ int main(void)
         cmocka_unit_test(weight_gradient_from_the_kept_transform),
         cmocka_unit_test(winograd_gpu_form_slices_and_loops),
     };
+    clg_test_apply_filters();
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -292,7 +292,7 @@ static void gpu_profile_takes_the_gpu_choices(void **state)
     decides(CLG_DECIDE_AS_GPU, NULL, &gpu, &k, &a);
     assert_int_equal(gpu, 1);
     assert_int_equal(k, CLG_GEMM_KERNEL_LOCAL);
-    assert_int_equal(a, CLG_CONV_ALGO_IMPLICIT); /* implicit GEMM on local-memory tiles */
+    assert_int_equal(a, CLG_CONV_ALGO_WINOGRAD); /* 32 channels: products on the GEMM tiles */
     decides(CLG_DECIDE_AUTO, "1", &gpu, &k, &a);
     assert_int_equal(gpu, 1);
     assert_int_equal(k, CLG_GEMM_KERNEL_LOCAL);

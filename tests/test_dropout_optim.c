@@ -261,5 +261,6 @@ int main(void)
         cmocka_unit_test(device_and_host_optimizers_agree_over_100_steps),
         cmocka_unit_test(host_steps_follow_the_formulas),
     };
+    clg_test_apply_filters();
     return cmocka_run_group_tests(tests, setup, teardown);
 }

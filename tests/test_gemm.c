@@ -557,5 +557,6 @@ int main(void)
         cmocka_unit_test(default_table_fits_the_device),
         cmocka_unit_test(backend_comes_from_the_environment),
     };
+    clg_test_apply_filters();
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -289,5 +289,6 @@ int main(void)
         cmocka_unit_test(batchnorm_matches_the_reference_and_finite_differences),
         cmocka_unit_test(batchnorm_loops_past_a_small_grid),
     };
+    clg_test_apply_filters();
     return cmocka_run_group_tests(tests, setup, teardown);
 }

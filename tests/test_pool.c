@@ -390,5 +390,6 @@ int main(void)
         cmocka_unit_test(global_average_pooling),
         cmocka_unit_test(invalid_descriptors_are_rejected),
     };
+    clg_test_apply_filters();
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -307,5 +307,6 @@ int main(void)
         cmocka_unit_test(bad_arguments_are_reported),
         cmocka_unit_test(oversized_allocation_names_the_size),
     };
+    clg_test_apply_filters();
     return cmocka_run_group_tests(tests, setup, teardown);
 }
