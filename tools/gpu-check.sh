@@ -56,8 +56,7 @@ table() {
     }
     /"bench":"peak"/ { peak = val("gflops"); device = val("device") }
     /"bench":"gemm"/ { key = val("shape"); g[key, val("impl")] = val("gflops"); if (!(key in seen)) { seen[key] = 1; order[++n] = key } }
-    /"bench":"conv"/ && val("chosen") == "true" { c[++nc] = sprintf("%-5s %-12s %-16s %9.3f ms %9.1f", val("layer"), val("pass"), val("algo"), val("ms"), val("gflops")); cg[nc] = val("gflops") }
-    /"bench":"conv"/ && val("algo") ~ /clblast/ { c[++nc] = sprintf("%-5s %-12s %-16s %9.3f ms %9.1f", val("layer"), val("pass"), val("algo"), val("ms"), val("gflops")); cg[nc] = val("gflops") }
+    /"bench":"conv"/ { name = val("algo") ((val("chosen") == "true") ? " *" : ""); c[++nc] = sprintf("%-5s %-12s %-16s %9.3f ms %9.1f", val("layer"), val("pass"), name, val("ms"), val("gflops")); cg[nc] = val("gflops") }
     /"bench":"train"/ { ips = val("images_per_s"); tg = val("gflops"); mf = val("mflop_per_image") }
     END {
       # (ternaries in parentheses: a bare > among printf arguments is a redirection)
@@ -70,7 +69,7 @@ table() {
         ratio = (p > 0) ? sprintf("%.2f", b / p) : "-"
         printf "%-8s %12.1f %12s %7s  %s\n", order[i], b, ptext, ratio, share(b)
       }
-      printf "\n%-5s %-12s %-16s %12s %9s  %s\n", "conv", "pass", "algorithm", "time", "GFLOP/s", "share of peak"
+      printf "\n%-5s %-12s %-16s %12s %9s  %s\n", "conv", "pass", "algorithm (*: auto)", "time", "GFLOP/s", "share of peak"
       for (i = 1; i <= nc; i++) printf "%s  %s\n", c[i], share(cg[i])
       if (ips != "")
         printf "\ntraining, default network, batch 256: %.0f images/s, %.1f MFLOP/image, %.1f GFLOP/s  %s\n",
