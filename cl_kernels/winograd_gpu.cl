@@ -113,7 +113,8 @@ __kernel void clg_winog_dy(__global const float *dy, ulong dy_off, ulong img, ui
  * inside P x Q written to channel o's plane with the bias (flags & 1) and ReLU (flags & 2). */
 __kernel void clg_winog_output(__global const float *M, uint T, uint outs, uint th, uint tw,
                                uint P, uint Q, __global float *y, ulong y_off, ulong img,
-                               __global const float *bias, ulong bias_off, uint flags)
+                               ulong plane_out, __global const float *bias, ulong bias_off,
+                               uint flags)
 {
     uint o = get_global_id(1);
     if (o >= outs)
@@ -128,7 +129,7 @@ __kernel void clg_winog_output(__global const float *M, uint T, uint outs, uint 
         uint n;
         int row, col;
         tile_place(t, th, tw, &n, &row, &col);
-        __global float *q = y + y_off + n * img + (size_t)o * P * Q;
+        __global float *q = y + y_off + n * img + o * plane_out;
         for (int i = 0; i < WM; i++)
             for (int j = 0; j < WM; j++)
                 if (row + i < (int)P && col + j < (int)Q) {

@@ -27,6 +27,23 @@ size_t clg__wino_points(const clg__conv_geom *g)
     return a * a;
 }
 
+void clg__wino_args_output(clg__launch *l, const clg__conv_geom *g, const clg__wino_problem *w,
+                           clg_tensor *y, size_t n0, size_t gi, cl_mem any)
+{
+    size_t plane = w->P * w->Q, img = w->outs_total * plane;
+    clg__arg_u32(l, w->th);
+    clg__arg_u32(l, w->tw);
+    clg__arg_u32(l, w->P);
+    clg__arg_u32(l, w->Q);
+    clg__arg_mem(l, y->mem);
+    clg__arg_u64(l, y->offset + n0 * img + gi * w->outs * plane);
+    clg__arg_u64(l, img);
+    clg__arg_u64(l, plane);
+    clg__arg_mem(l, g->bias ? g->bias->mem : any);
+    clg__arg_u64(l, g->bias ? g->bias->offset + gi * w->outs : 0);
+    clg__arg_u32(l, (g->bias ? 1u : 0u) | (g->relu ? 2u : 0u));
+}
+
 clg__wino_problem clg__wino_problem_of(const clg__conv_geom *g, clg_conv_pass pass, unsigned nr)
 {
     clg__wino_problem w;
@@ -223,7 +240,6 @@ static clg_status products(clg_ctx *ctx, const char *opts, unsigned mr, unsigned
     clg_status st = clg__launch_begin(ctx, "winograd", opts, "clg_wino_gemm", &l);
     if (st != CLG_OK)
         return st;
-    size_t plane = w->P * w->Q, img = w->outs_total * plane;
     clg__arg_mem(&l, V.mem);
     clg__arg_u32(&l, V.vt);
     clg__arg_u64(&l, V.off);
@@ -234,17 +250,7 @@ static clg_status products(clg_ctx *ctx, const char *opts, unsigned mr, unsigned
     clg__arg_u64(&l, u_off);
     clg__arg_u32(&l, w->ldk);
     clg__arg_u32(&l, w->outs);
-    clg__arg_u32(&l, w->th);
-    clg__arg_u32(&l, w->tw);
-    clg__arg_u32(&l, w->P);
-    clg__arg_u32(&l, w->Q);
-    clg__arg_mem(&l, y->mem);
-    clg__arg_u64(&l, y->offset + n0 * img + gi * w->outs * plane);
-    clg__arg_u64(&l, img);
-    clg__arg_u64(&l, plane);
-    clg__arg_mem(&l, g->bias ? g->bias->mem : V.mem); /* any buffer when unused */
-    clg__arg_u64(&l, g->bias ? g->bias->offset + gi * w->outs : 0);
-    clg__arg_u32(&l, (g->bias ? 1u : 0u) | (g->relu ? 2u : 0u));
+    clg__wino_args_output(&l, g, w, y, n0, gi, V.mem);
     size_t tiles_n = w->ldk / nr, tiles_m = (T + mr - 1) / mr;
     size_t global[3] = {tiles_n, tiles_m, 1}, local[3] = {tiles_n, tiles_m < 4 ? tiles_m : 4, 1};
     return clg__launch_run(&l, global, local);

@@ -130,20 +130,10 @@ static clg_status outputs(clg_ctx *ctx, const char *opts, const clg__conv_geom *
     clg_status st = clg__launch_begin(ctx, "winograd_gpu", opts, "clg_winog_output", &l);
     if (st != CLG_OK)
         return st;
-    size_t plane = w->P * w->Q, img = w->outs_total * plane;
     clg__arg_mem(&l, M);
     clg__arg_u32(&l, T);
     clg__arg_u32(&l, w->outs);
-    clg__arg_u32(&l, w->th);
-    clg__arg_u32(&l, w->tw);
-    clg__arg_u32(&l, w->P);
-    clg__arg_u32(&l, w->Q);
-    clg__arg_mem(&l, y->mem);
-    clg__arg_u64(&l, y->offset + n0 * img + gi * w->outs * plane);
-    clg__arg_u64(&l, img);
-    clg__arg_mem(&l, g->bias ? g->bias->mem : M); /* any buffer when unused */
-    clg__arg_u64(&l, g->bias ? g->bias->offset + gi * w->outs : 0);
-    clg__arg_u32(&l, (g->bias ? 1u : 0u) | (g->relu ? 2u : 0u));
+    clg__wino_args_output(&l, g, w, y, n0, gi, M);
     return run_tiles(&l, T, w->outs);
 }
 

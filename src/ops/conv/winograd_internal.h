@@ -23,6 +23,12 @@ size_t clg__wino_points(const clg__conv_geom *g);
 /* The problem of a pass (the weight gradient's is the forward's); nr pads the CPU form's U. */
 clg__wino_problem clg__wino_problem_of(const clg__conv_geom *g, clg_conv_pass pass, unsigned nr);
 
+/* The output's arguments of both forms' last kernel: th, tw, P, Q, y (offset to images from
+ * n0 and group gi), an image's and a plane's floats, the bias (or `any` buffer without one),
+ * its offset, and flags (1: bias, 2: ReLU). */
+void clg__wino_args_output(clg__launch *l, const clg__conv_geom *g, const clg__wino_problem *w,
+                           clg_tensor *y, size_t n0, size_t gi, cl_mem any);
+
 /* winograd_gpu.c: the form for contexts that decide as GPUs. */
 void clg__conv_winograd_gpu_bytes(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
                                   size_t *fixed, size_t *per_image);
