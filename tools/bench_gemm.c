@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "bench_common.h"
 #ifdef CLGRAD_BENCH_OPENBLAS
 #include <cblas.h>
@@ -25,70 +26,83 @@ typedef struct result {
     double med, lo, hi;
 } result;
 
+enum { IMPLS = 3, MAX_RUNS = 64 };
+static const char *const impl_names[IMPLS] = {"builtin", "clblast", "openblas"};
+
+/* paired: the median of the runs' built-in / this ratios (0: none). */
 static void report(const bench_opts *o, const clg_ctx *ctx, const shape *s, const char *impl,
-                   result r)
+                   result r, double paired)
 {
-    if (o->json)
+    if (o->json) {
+        char extra[48] = "";
+        if (paired > 0)
+            snprintf(extra, sizeof extra, ",\"builtin_ratio\":%.3f", paired);
         bench_json_row(ctx, "gemm", "\"shape\":\"%s\",\"m\":%zu,\"n\":%zu,\"k\":%zu,\"impl\":\"%s\","
-                       "\"gflops\":%.1f,\"gflops_min\":%.1f,\"gflops_max\":%.1f",
-                       s->name, s->m, s->n, s->k, impl, r.med, r.lo, r.hi);
-    else
-        printf("%-8s %6zu %6zu %6zu  %-9s %8.1f  (%.1f-%.1f)\n", s->name, s->m, s->n, s->k, impl,
+                       "\"gflops\":%.1f,\"gflops_min\":%.1f,\"gflops_max\":%.1f%s",
+                       s->name, s->m, s->n, s->k, impl, r.med, r.lo, r.hi, extra);
+    } else {
+        printf("%-8s %6zu %6zu %6zu  %-9s %8.1f  (%.1f-%.1f)", s->name, s->m, s->n, s->k, impl,
                r.med, r.lo, r.hi);
+        if (paired > 0)
+            printf("  built-in / %s %.2f", impl, paired);
+        printf("\n");
+    }
     fflush(stdout);
 }
 
-static result summarise(double *gf, int runs)
+static result summarise(const double *gf, int runs)
 {
+    double v[MAX_RUNS];
+    memcpy(v, gf, (size_t)runs * sizeof *v);
     result r;
-    r.lo = bench_min(gf, (size_t)runs);
-    r.hi = bench_max(gf, (size_t)runs);
-    r.med = bench_median(gf, (size_t)runs);
+    r.lo = bench_min(v, (size_t)runs);
+    r.hi = bench_max(v, (size_t)runs);
+    r.med = bench_median(v, (size_t)runs);
     return r;
 }
 
-/* Times clg_sgemm on ctx with the given backend; returns GFLOP/s or a negative on failure. */
-static int time_device(clg_ctx *ctx, const bench_opts *o, const shape *s, clg_gemm_backend be,
-                       clg_tensor *a, clg_tensor *b, clg_tensor *c, result *out)
+static void sleep_ms(long ms)
 {
-    double gf[64];
-    int runs = o->runs > 64 ? 64 : o->runs;
-    if (clg_gemm_set_backend(ctx, be) != CLG_OK)
-        return -1;
-    clg_matrix ma = {a, 0, s->k}, mb = {b, 0, s->n}, mc = {c, 0, s->n};
-    for (int r = -1; r < runs; r++) { /* run -1 warms up: compiles, allocates scratch */
-        double t0 = bench_now();
-        clg_status st = clg_sgemm(ctx, CLG_NO_TRANS, CLG_NO_TRANS, s->m, s->n, s->k, 1.0f, ma, mb,
-                                  0.0f, mc);
+    struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&t, NULL);
+}
+
+/* The operands of one shape, on the device and on the host. */
+typedef struct operands {
+    clg_tensor *a, *b, *c;
+    float *ha, *hb, *hc;
+} operands;
+
+/* `reps` products back to back by implementation w; GFLOP/s, or a negative after a message. */
+static double run_once(clg_ctx *ctx, int w, const shape *s, const operands *op, int reps)
+{
+    double t0;
+    if (w == 2) {
+        t0 = bench_now();
+#ifdef CLGRAD_BENCH_OPENBLAS
+        for (int i = 0; i < reps; i++)
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)s->m, (int)s->n,
+                        (int)s->k, 1.0f, op->ha, (int)s->k, op->hb, (int)s->n, 0.0f, op->hc,
+                        (int)s->n);
+#endif
+    } else {
+        clg_status st = clg_gemm_set_backend(ctx, w == 0 ? CLG_GEMM_BUILTIN : CLG_GEMM_CLBLAST);
+        clg_matrix ma = {op->a, 0, s->k}, mb = {op->b, 0, s->n}, mc = {op->c, 0, s->n};
+        t0 = bench_now();
+        for (int i = 0; i < reps && st == CLG_OK; i++)
+            st = clg_sgemm(ctx, CLG_NO_TRANS, CLG_NO_TRANS, s->m, s->n, s->k, 1.0f, ma, mb, 0.0f, mc);
         if (st == CLG_OK)
             st = clg_ctx_finish(ctx);
         if (st != CLG_OK) {
             fprintf(stderr, "clgrad-bench: %s: %s\n", clg_status_name(st), clg_ctx_last_error(ctx));
             return -1;
         }
-        if (r >= 0)
-            gf[r] = 2e-9 * (double)s->m * (double)s->n * (double)s->k / (bench_now() - t0);
     }
-    *out = summarise(gf, runs);
-    return 0;
+    double gf = 2e-9 * reps * (double)s->m * (double)s->n * (double)s->k / (bench_now() - t0);
+    if (w == 2) /* OpenBLAS's threads spin for about 0.1 s after a call: let them park */
+        sleep_ms(150);
+    return gf;
 }
-
-#ifdef CLGRAD_BENCH_OPENBLAS
-static void time_openblas(const bench_opts *o, const shape *s, const float *a, const float *b,
-                          float *c, result *out)
-{
-    double gf[64];
-    int runs = o->runs > 64 ? 64 : o->runs;
-    for (int r = -1; r < runs; r++) {
-        double t0 = bench_now();
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)s->m, (int)s->n, (int)s->k,
-                    1.0f, a, (int)s->k, b, (int)s->n, 0.0f, c, (int)s->n);
-        if (r >= 0)
-            gf[r] = 2e-9 * (double)s->m * (double)s->n * (double)s->k / (bench_now() - t0);
-    }
-    *out = summarise(gf, runs);
-}
-#endif
 
 static float *random_floats(size_t n, unsigned seed)
 {
@@ -100,59 +114,96 @@ static float *random_floats(size_t n, unsigned seed)
     return x;
 }
 
-/* Implementations run one after the other over all shapes, OpenBLAS last: its threads keep
- * spinning for a while after each call and would slow whatever runs next on the same cores. */
+static int operands_make(clg_ctx *ctx, const shape *s, operands *op)
+{
+    op->ha = random_floats(s->m * s->k, 1);
+    op->hb = random_floats(s->k * s->n, 2);
+    op->hc = malloc(s->m * s->n * sizeof *op->hc);
+    op->a = op->b = op->c = NULL;
+    return op->ha && op->hb && op->hc &&
+           clg_tensor_create(ctx, (clg_shape){s->m, s->k, 1, 1}, &op->a) == CLG_OK &&
+           clg_tensor_create(ctx, (clg_shape){s->k, s->n, 1, 1}, &op->b) == CLG_OK &&
+           clg_tensor_create(ctx, (clg_shape){s->m, s->n, 1, 1}, &op->c) == CLG_OK &&
+           clg_tensor_upload(op->a, op->ha, s->m * s->k) == CLG_OK &&
+           clg_tensor_upload(op->b, op->hb, s->k * s->n) == CLG_OK;
+}
+
+static void operands_free(operands *op)
+{
+    clg_tensor_destroy(op->a);
+    clg_tensor_destroy(op->b);
+    clg_tensor_destroy(op->c);
+    free(op->ha);
+    free(op->hb);
+    free(op->hc);
+}
+
+/* One shape: two warm-up runs of each implementation (the first compiles and allocates
+ * scratch, the second sets how many products a run takes: at least 20 ms of them, so that
+ * waking threads up does not weigh on small shapes), then the implementations take turns run by run, so that a noisy
+ * machine's slow and fast phases hit all of them alike; the built-in's ratio to each peer is
+ * the median of the runs' ratios. */
+static int bench_shape(clg_ctx *ctx, const bench_opts *o, const shape *s, const int *use)
+{
+    int runs = o->runs > MAX_RUNS ? MAX_RUNS : o->runs < 1 ? 1 : o->runs;
+    double gf[IMPLS][MAX_RUNS];
+    int reps[IMPLS] = {1, 1, 1};
+    operands op;
+    int rc = operands_make(ctx, s, &op) ? 0 : 1;
+    if (rc)
+        fprintf(stderr, "clgrad-bench: %s: %s\n", s->name, clg_ctx_last_error(ctx));
+    double flop = 2.0 * (double)s->m * (double)s->n * (double)s->k;
+    for (int r = -2; r < runs && rc == 0; r++) /* -2: builds and allocates; -1: sets reps */
+        for (int w = 0; w < IMPLS && rc == 0; w++) {
+            if (!use[w])
+                continue;
+            double g = run_once(ctx, w, s, &op, reps[w]);
+            if (g < 0)
+                rc = 1;
+            else if (r >= 0)
+                gf[w][r] = g;
+            else if (r == -1) { /* 20 ms of products at the warm rate */
+                double want = 0.02 * g * 1e9 / flop;
+                reps[w] = want < 1 ? 1 : want > 1000 ? 1000 : (int)want;
+            }
+        }
+    for (int w = 0; w < IMPLS && rc == 0; w++) {
+        if (!use[w])
+            continue;
+        double ratios[MAX_RUNS], paired = 0;
+        if (w > 0 && use[0]) {
+            for (int r = 0; r < runs; r++)
+                ratios[r] = gf[0][r] / gf[w][r];
+            paired = bench_median(ratios, (size_t)runs);
+        }
+        report(o, ctx, s, impl_names[w], summarise(gf[w], runs), paired);
+    }
+    operands_free(&op);
+    return rc;
+}
+
 int bench_gemm(const bench_opts *o, const char *only, const char *impl)
 {
-    static const char *const impls[] = {"builtin", "clblast", "openblas"};
     clg_ctx *ctx = bench_ctx(o, NULL);
     if (!ctx)
         return 1;
+    int use[IMPLS];
+    for (int w = 0; w < IMPLS; w++)
+        use[w] = !impl || strcmp(impl, impl_names[w]) == 0;
+    use[1] = use[1] && clg_gemm_has_clblast();
+#ifndef CLGRAD_BENCH_OPENBLAS
+    use[2] = 0;
+#endif
     if (!o->json)
-        printf("SGEMM on %s, GFLOP/s: median of %d (min-max)\n%-8s %6s %6s %6s  %-9s %8s\n",
+        printf("SGEMM on %s, GFLOP/s: median of %d (min-max), the implementations taking turns\n"
+               "%-8s %6s %6s %6s  %-9s %8s\n",
                clg_ctx_device(ctx)->name, o->runs, "shape", "m", "n", "k", "impl", "GFLOP/s");
     int rc = 0;
-    for (size_t w = 0; w < 3 && rc == 0; w++) {
-        if (impl && strcmp(impl, impls[w]) != 0)
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0] && rc == 0; i++) {
+        const shape *s = &shapes[i];
+        if (only ? strcmp(only, s->name) != 0 : s->big && clg_ctx_device(ctx)->type == CLG_DEVICE_CPU)
             continue;
-        if (w == 1 && !clg_gemm_has_clblast())
-            continue;
-#ifndef CLGRAD_BENCH_OPENBLAS
-        if (w == 2)
-            continue;
-#endif
-        for (size_t i = 0; i < sizeof shapes / sizeof shapes[0] && rc == 0; i++) {
-            const shape *s = &shapes[i];
-            if (only ? strcmp(only, s->name) != 0 : s->big && clg_ctx_device(ctx)->type == CLG_DEVICE_CPU)
-                continue;
-            float *ha = random_floats(s->m * s->k, 1), *hb = random_floats(s->k * s->n, 2);
-            float *hc = malloc(s->m * s->n * sizeof *hc);
-            clg_tensor *a = NULL, *b = NULL, *c = NULL;
-            result r;
-            if (w < 2) {
-                if (clg_tensor_create(ctx, (clg_shape){s->m, s->k, 1, 1}, &a) != CLG_OK ||
-                    clg_tensor_create(ctx, (clg_shape){s->k, s->n, 1, 1}, &b) != CLG_OK ||
-                    clg_tensor_create(ctx, (clg_shape){s->m, s->n, 1, 1}, &c) != CLG_OK ||
-                    clg_tensor_upload(a, ha, s->m * s->k) != CLG_OK ||
-                    clg_tensor_upload(b, hb, s->k * s->n) != CLG_OK ||
-                    time_device(ctx, o, s, w == 0 ? CLG_GEMM_BUILTIN : CLG_GEMM_CLBLAST, a, b, c, &r) != 0) {
-                    fprintf(stderr, "clgrad-bench: %s\n", clg_ctx_last_error(ctx));
-                    rc = 1;
-                }
-            } else {
-#ifdef CLGRAD_BENCH_OPENBLAS
-                time_openblas(o, s, ha, hb, hc, &r);
-#endif
-            }
-            if (rc == 0)
-                report(o, ctx, s, impls[w], r);
-            clg_tensor_destroy(a);
-            clg_tensor_destroy(b);
-            clg_tensor_destroy(c);
-            free(ha);
-            free(hb);
-            free(hc);
-        }
+        rc = bench_shape(ctx, o, s, use);
     }
     clg_ctx_destroy(ctx);
     return rc;
