@@ -40,6 +40,18 @@ static inline void tile_place(uint t, uint th, uint tw, uint *n, int *row, int *
     *col = (int)(r % tw * WM);
 }
 
+/* The size x size patch of plane p (H x W) at (row, col) into d, zero outside the plane. */
+static inline void load_patch(__global const float *p, uint H, uint W, int row, int col,
+                              int size, float *d)
+{
+    for (int i = 0; i < size; i++)
+        for (int j = 0; j < size; j++) {
+            int y = row + i, x = col + j;
+            int inside = y >= 0 && y < (int)H && x >= 0 && x < (int)W;
+            d[i * size + j] = inside ? p[(size_t)y * W + x] : 0.0f;
+        }
+}
+
 /* v's POINTS values of channel c, tile t, into the sliced point-major layout. */
 static inline void store_sliced(__global float *out, const float *v, uint t, uint ts,
                                 uint slices, uint chans, uint c)
@@ -68,14 +80,7 @@ __kernel void clg_winog_input(__global const float *x, ulong x_off, ulong img, u
             uint n;
             int row, col;
             tile_place(t, th, tw, &n, &row, &col);
-            row -= top, col -= left;
-            __global const float *p = x + x_off + n * img + (size_t)c * H * W;
-            for (int i = 0; i < WA; i++)
-                for (int j = 0; j < WA; j++) {
-                    int y = row + i, xx = col + j;
-                    if (y >= 0 && y < (int)H && xx >= 0 && xx < (int)W)
-                        d[i * WA + j] = p[(size_t)y * W + xx];
-                }
+            load_patch(x + x_off + n * img + (size_t)c * H * W, H, W, row - top, col - left, WA, d);
         }
         wino_in_tf(d, v);
         store_sliced(V, v, t, ts, slices, chans, c);
@@ -98,11 +103,7 @@ __kernel void clg_winog_dy(__global const float *dy, ulong dy_off, ulong img, ui
             uint n;
             int row, col;
             tile_place(t, th, tw, &n, &row, &col);
-            __global const float *p = dy + dy_off + n * img + (size_t)c * P * Q;
-            for (int i = 0; i < WM; i++)
-                for (int j = 0; j < WM; j++)
-                    if (row + i < (int)P && col + j < (int)Q)
-                        e[i * WM + j] = p[(size_t)(row + i) * Q + col + j];
+            load_patch(dy + dy_off + n * img + (size_t)c * P * Q, P, Q, row, col, WM, e);
         }
         wino_dy_tf(e, u);
         store_sliced(E, u, t, ts, slices, chans, c);

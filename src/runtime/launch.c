@@ -95,6 +95,14 @@ size_t clg__grid_groups(size_t wanted)
     return wanted < most ? wanted : most;
 }
 
+size_t clg__compute_units(const clg_ctx *ctx)
+{
+    size_t units = clg__testing_compute_units();
+    if (!units)
+        units = ctx->device.compute_units;
+    return units ? units : 1;
+}
+
 clg_status clg__launch_elementwise(clg__launch *l, size_t n)
 {
     size_t local = 64, most = clg_ctx_device(l->ctx)->max_work_group_size;

@@ -187,6 +187,9 @@ clg_status clg__launch_elementwise(clg__launch *l, size_t n);
 /* Work-groups to launch along one dimension for `wanted` of them, at most 65535 (some drivers
  * fail above it): kernels given fewer than they want loop over the rest. */
 size_t clg__grid_groups(size_t wanted);
+/* Compute units to plan a launch's work-groups for (e.g. how many slices of a long sum): the
+ * device's, at least 1, or what a test set (to plan a large GPU's work on a small device). */
+size_t clg__compute_units(const clg_ctx *ctx);
 
 /* A second queue on the context's device (made on first use) for copies that should overlap
  * the main queue's kernels; order them against it with events. */

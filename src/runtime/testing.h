@@ -30,7 +30,7 @@ int clg__testing_device_alloc_fails(void);
  * or what a test set, to make them loop on small problems). */
 unsigned long clg__testing_max_groups(void);
 /* Compute units to plan work for in place of the device's (0: the device's), so that a small
- * CPU device plans like a large GPU (the Winograd weight gradient's slices). */
+ * CPU device plans like a large GPU (weight-gradient slices; see clg__compute_units). */
 unsigned clg__testing_compute_units(void);
 
 /* --- set by tests (per thread) --- */

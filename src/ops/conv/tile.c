@@ -11,7 +11,7 @@
 static size_t weight_slices(const clg_ctx *ctx, const clg_gemm_params *p, const clg__conv_geom *g,
                             size_t tiles, size_t k)
 {
-    size_t units = ctx->device.compute_units ? ctx->device.compute_units : 1;
+    size_t units = clg__compute_units(ctx);
     size_t want = (4 * units + tiles - 1) / tiles;
     size_t most_by_k = k / (4 * (size_t)p->kwg);
     size_t part = g->Kg * g->Cg * g->R * g->S * sizeof(float);

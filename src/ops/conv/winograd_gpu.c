@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include "ops/conv/winograd_internal.h"
 #include "ops/gemm_internal.h"
-#include "runtime/testing.h"
 
 enum { GROUP = 64 }; /* work-items a group along the tiles */
 
@@ -26,8 +25,7 @@ static size_t slices_of(clg_ctx *ctx, const clg__conv_geom *g, size_t tiles)
     if (clg_gemm_get_params(ctx, &p) != CLG_OK)
         return 1;
     const clg_gemm_params *q = clg__gemm_tile_fit(&p, g->Kg, g->Cg, &small);
-    size_t units = clg__testing_compute_units() ? clg__testing_compute_units()
-                   : ctx->device.compute_units ? ctx->device.compute_units : 1;
+    size_t units = clg__compute_units(ctx);
     size_t groups = clg__wino_points(g) * ((g->Kg + q->mwg - 1) / q->mwg) *
                     ((g->Cg + q->nwg - 1) / q->nwg);
     size_t want = (4 * units + groups - 1) / groups, by_length = tiles / 64;
@@ -38,19 +36,36 @@ static size_t slices_of(clg_ctx *ctx, const clg__conv_geom *g, size_t tiles)
     return s < 1 ? 1 : s > 64 ? 64 : s;
 }
 
-void clg__conv_winograd_gpu_bytes(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
-                                  size_t *fixed, size_t *per_image)
+/* The pass's scratch, and for the weight gradient the most slices it cuts a chunk into. */
+static void plan(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass, size_t *fixed,
+                 size_t *per_image, size_t *slices)
 {
     clg__wino_problem w = clg__wino_problem_of(g, pass == CLG_CONV_BWD_WEIGHTS ? CLG_CONV_FWD : pass, 1);
     size_t a2 = clg__wino_points(g), tiles = w.th * w.tw, filters = w.ins * w.outs;
     *per_image = a2 * tiles * (w.ins + w.outs) * sizeof(float); /* V and M, or V and E */
+    *slices = 1;
     if (pass != CLG_CONV_BWD_WEIGHTS) {
         *fixed = g->G * a2 * filters * sizeof(float); /* U */
         return;
     }
-    size_t s = slices_of(ctx, g, g->N * tiles);
+    size_t s = *slices = slices_of(ctx, g, g->N * tiles);
     /* the slices' partial products, dU of every group, and the last slice's tail of tiles */
     *fixed = a2 * (s * filters + g->G * filters + s * (w.ins + w.outs)) * sizeof(float);
+}
+
+void clg__conv_winograd_gpu_bytes(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
+                                  size_t *fixed, size_t *per_image)
+{
+    size_t slices;
+    plan(ctx, g, pass, fixed, per_image, &slices);
+}
+
+/* Launch geometry of the per-filter kernels: channels in along 0, channels out along 1. */
+static clg_status run_filters(clg__launch *l, size_t ins, size_t outs)
+{
+    size_t local[3] = {GROUP, 1, 1};
+    size_t global[3] = {(ins + GROUP - 1) / GROUP * GROUP, outs, 1};
+    return clg__launch_run(l, global, local);
 }
 
 static clg_status filters(clg_ctx *ctx, const char *opts, const clg__conv_geom *g,
@@ -68,9 +83,7 @@ static clg_status filters(clg_ctx *ctx, const char *opts, const clg__conv_geom *
     clg__arg_u32(&l, (size_t)w->flip);
     clg__arg_mem(&l, U);
     clg__arg_u64(&l, u_off);
-    size_t local[3] = {GROUP, 1, 1};
-    size_t global[3] = {(w->ins + GROUP - 1) / GROUP * GROUP, w->outs, 1};
-    return clg__launch_run(&l, global, local);
+    return run_filters(&l, w->ins, w->outs);
 }
 
 /* Launch geometry of the per-tile kernels: tiles along 0 (looped past the grid), channels. */
@@ -145,8 +158,8 @@ static clg_status forward(clg_ctx *ctx, const char *opts, const clg__conv_geom *
 {
     clg__wino_problem w = clg__wino_problem_of(g, pass, 1);
     size_t a2 = clg__wino_points(g), tiles = w.th * w.tw, u_group = a2 * w.ins * w.outs;
-    size_t fixed, per_image;
-    clg__conv_winograd_gpu_bytes(ctx, g, pass, &fixed, &per_image);
+    size_t fixed, per_image, one;
+    plan(ctx, g, pass, &fixed, &per_image, &one);
     size_t nb = clg__conv_chunk_after(g, fixed, per_image);
     cl_mem U, V, M;
     clg_status st = clg__scratch_get(ctx, CLG__SCRATCH_CONV_AUX, g->G * u_group * sizeof(float), &U);
@@ -191,9 +204,7 @@ static clg_status wsum(clg_ctx *ctx, const char *opts, const clg__conv_geom *g, 
     clg__arg_u64(&l, du_off);
     clg__arg_mem(&l, dw->mem);
     clg__arg_u64(&l, dw->offset + gi * g->Kg * g->Cg * g->R * g->S);
-    size_t local[3] = {GROUP, 1, 1};
-    size_t global[3] = {(g->Cg + GROUP - 1) / GROUP * GROUP, g->Kg, 1};
-    return clg__launch_run(&l, global, local);
+    return run_filters(&l, g->Cg, g->Kg);
 }
 
 /* Weight gradient: per chunk of images and group, V of x's patches and E of dy's tiles in
@@ -205,9 +216,9 @@ static clg_status weights(clg_ctx *ctx, const char *opts, const clg__conv_geom *
 {
     clg__wino_problem w = clg__wino_problem_of(g, CLG_CONV_FWD, 1);
     size_t a2 = clg__wino_points(g), tiles = w.th * w.tw, filters = g->Kg * g->Cg;
-    size_t fixed, per_image;
-    clg__conv_winograd_gpu_bytes(ctx, g, CLG_CONV_BWD_WEIGHTS, &fixed, &per_image);
-    size_t nb = clg__conv_chunk_after(g, fixed, per_image), most = slices_of(ctx, g, g->N * tiles);
+    size_t fixed, per_image, most;
+    plan(ctx, g, CLG_CONV_BWD_WEIGHTS, &fixed, &per_image, &most);
+    size_t nb = clg__conv_chunk_after(g, fixed, per_image);
     size_t room = nb * tiles + most; /* tiles a chunk's V and E hold, with the tail */
     cl_mem V, E, parts, dU;
     clg_status st = clg__scratch_get(ctx, CLG__SCRATCH_CONV_COLS, room * a2 * g->Cg * sizeof(float), &V);
