@@ -253,10 +253,8 @@ static float *params(clg_net *net, size_t *n)
 static void init_is_seeded_and_scaled(void **state)
 {
     (void)state;
-    if (clg_test_small_limit()) { /* host-side draws; oclgrind would spend a minute copying */
-        print_message("skipped under the simulator (CLG_TEST_SMALL): host-side initialisation\n");
-        skip();
-    }
+    /* host-side draws; oclgrind would spend a minute copying them */
+    clg_test_skip_under_simulator("host-side initialisation");
     clg_net *a = parse_ok(tutorial), *b = parse_ok(tutorial);
     CLG_ASSERT_STATUS(clg_net_init(a, 42), CLG_OK);
     CLG_ASSERT_STATUS(clg_net_init(b, 42), CLG_OK);

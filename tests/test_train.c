@@ -20,10 +20,7 @@ static clg_datastore *data;
  * spend minutes on their many steps. */
 static void host_logic_test(void)
 {
-    if (getenv("CLG_TEST_SMALL")) {
-        print_message("skipped under the simulator (CLG_TEST_SMALL): host-side logic only\n");
-        skip();
-    }
+    clg_test_skip_under_simulator("host-side logic only");
 }
 
 enum { SAMPLES = 96, SIDE = 8, CLASSES = 4 };

@@ -238,6 +238,14 @@ void clg_test_fixture_teardown(clg_ctx *ctx)
     clg_test_devices_release();
 }
 
+void clg_test_skip_under_simulator(const char *why)
+{
+    if (getenv("CLG_TEST_SMALL")) {
+        print_message("skipped under the simulator (CLG_TEST_SMALL): %s\n", why);
+        skip();
+    }
+}
+
 void clg_test_apply_filters(void)
 {
     const char *only = getenv("CLG_TEST_FILTER"), *skip = getenv("CLG_TEST_SKIP");

@@ -29,6 +29,9 @@ size_t clg_test_small_limit(void);
 int clg_test_too_big(double work, size_t *left_out);
 /* Prints "N of M cases left out (CLG_TEST_SMALL)" when any were. */
 void clg_test_report_left_out(const char *what, size_t left_out, size_t total);
+/* Under oclgrind (CLG_TEST_SMALL set): says the test is skipped there and why ("host-side
+ * logic only": it adds no GPU path of its own) and skips it; else returns. */
+void clg_test_skip_under_simulator(const char *why);
 
 /* CLG_TEST_FILTER and CLG_TEST_SKIP (cmocka's name patterns, e.g. "one_*"): run only, or
  * leave out, the named cases of the next cmocka_run_group_tests (to time them one by one, or
