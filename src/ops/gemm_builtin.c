@@ -132,6 +132,19 @@ static clg_status run_tile(clg_ctx *ctx, const clg_gemm_params *p, const clg__ge
     return clg__launch_run(&a, global, local);
 }
 
+/* A group's extent `want` along a dimension of `count` work-items, or for fewer, the largest
+ * power of two within them: every distinct local size is a compile on POCL (about 1 s), so
+ * small problems share a few sizes instead of one each (kernels check the padding). */
+static size_t fit_local(size_t want, size_t count)
+{
+    if (want <= count)
+        return want;
+    size_t l = 1;
+    while (2 * l <= count)
+        l *= 2;
+    return l;
+}
+
 /* clg_gemm_reg over k rows [k0, k0+k) of the problem; B is either the original (in place) or
  * packed panels in `panels` (then batch must be 1 for this launch). */
 static clg_status run_reg(clg_ctx *ctx, const clg_gemm_params *p, const char *opts,
@@ -152,9 +165,9 @@ static clg_status run_reg(clg_ctx *ctx, const clg_gemm_params *p, const char *op
     size_t tiles_m = (g->m + p->mr - 1) / p->mr, tiles_n = (g->n + p->nr - 1) / p->nr;
     /* Groups of about local_m * local_n work-items: column tiles fill up a group when there are
      * few row tiles, so that many small problems do not become thousands of tiny groups. */
-    size_t lm = p->local_m < tiles_m ? p->local_m : tiles_m;
-    size_t ln = staged ? 1 : p->local_m * p->local_n / lm; /* staging: one column tile */
-    ln = ln < tiles_n ? ln : tiles_n;
+    size_t lm = fit_local(p->local_m, tiles_m);
+    /* Not fitted to tiles_n: padding columns return at once (staging: one column tile). */
+    size_t ln = staged ? 1 : p->local_m * p->local_n / lm;
     size_t local[3] = {ln, lm, 1};
     size_t global[3] = {tiles_n, tiles_m, panels ? 1 : g->batch};
     return clg__launch_run(&a, global, local);
@@ -176,7 +189,7 @@ static clg_status pack_b(clg_ctx *ctx, const clg_gemm_params *p, const char *opt
     clg__arg_u32(&a, g->ldb);
     clg__arg_mem(&a, panels);
     size_t tiles = (g->n + p->nr - 1) / p->nr;
-    size_t rows_local = kc < 64 ? kc : 64;
+    size_t rows_local = 64; /* one local size: rows past kc return at once */
     size_t local[3] = {g->tb ? p->nr : rows_local, 1, 1};
     size_t global[3] = {g->tb ? p->nr : kc, tiles, 1};
     return clg__launch_run(&a, global, local);
