@@ -31,7 +31,8 @@ double bench_min(const double *v, size_t n);
 double bench_max(const double *v, size_t n);
 
 int bench_startup(const bench_opts *o);
-/* The device's FMA peak: GFLOP/s of a plain loop of independent 16-wide FMAs (0 on error). */
+/* The device's FMA peak: GFLOP/s of a plain loop of independent FMAs, 16 or 8 wide, whichever
+ * is faster (0 on error). */
 double bench_fma_peak(clg_ctx *ctx, int runs);
 int bench_peak(const bench_opts *o);
 /* only: one shape name, impl: builtin|clblast|openblas; NULL for all. */
