@@ -506,8 +506,9 @@ static void default_table_fits_the_device(void **state)
     clg_gemm_params p = clg_gemm_params_default(&d);
     assert_int_equal(p.kernel, CLG_GEMM_KERNEL_REG);
     assert_int_equal(p.mr, 8);
-    d.vec_width_float = 8;
-    assert_int_equal(clg_gemm_params_default(&d).mr, 6);
+    d.vec_width_float = 8; /* AVX2: 4 x 16 GEMM blocks, 6 x 32 convolution blocks (tuned) */
+    assert_int_equal(clg_gemm_params_default(&d).mr, 4);
+    assert_int_equal(clg_gemm_params_default(&d).conv_mr, 6);
     d.vec_width_float = 4;
     assert_int_equal(clg_gemm_params_default(&d).nr, 16);
     /* Intel's CPU runtime prefers width 1 and is 16 wide (AVX-512): its own row */
@@ -520,7 +521,7 @@ static void default_table_fits_the_device(void **state)
     snprintf(d.vendor, sizeof d.vendor, "GenuineIntel"); /* POCL on an Intel CPU */
     assert_int_equal(clg_gemm_params_default(&d).mr, 8);
     d.native_vec_width_float = 8; /* AVX2 */
-    assert_int_equal(clg_gemm_params_default(&d).mr, 6);
+    assert_int_equal(clg_gemm_params_default(&d).mr, 4);
     /* Every row is valid for the device it is meant for. */
     CLG_ASSERT_STATUS(clg_gemm_get_params(ctx, &p), CLG_OK);
     CLG_ASSERT_STATUS(clg_gemm_set_params(ctx, &p), CLG_OK);

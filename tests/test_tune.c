@@ -70,9 +70,10 @@ static void cpu_classes_from_what_opencl_reports(void **state)
     gpu.type = CLG_DEVICE_GPU;
     assert_int_equal(class_of(gpu), CLG_CPU_CLASS_NONE);
 
-    /* each class has its row: AVX2's 6 x 32 blocks, the generic 4 x 16 */
+    /* each class has its row: AVX2's 4 x 16 blocks with 6 x 32 for convolutions, the generic
+       4 x 16 for both */
     clg_device_info avx2 = cpu("GenuineIntel", "pthread-haswell-Intel(R) Core(TM) i7-4770", 8, 8);
-    assert_int_equal(clg_gemm_params_default(&avx2).mr, 6);
+    assert_int_equal(clg_gemm_params_default(&avx2).conv_nr, 32);
     clg_device_info narrow = cpu("ARM", "pthread-cortex-a72", 4, 4);
     assert_int_equal(clg_gemm_params_default(&narrow).nr, 16);
 
@@ -81,7 +82,7 @@ static void cpu_classes_from_what_opencl_reports(void **state)
     assert_int_equal(class_of(cpu("AuthenticAMD", "pthread-skylake-avx512-AMD EPYC", 16, 16)), CLG_CPU_CLASS_AVX2);
     assert_int_equal(class_of(gpu), CLG_CPU_CLASS_NONE);
     clg_device_info amd = cpu("AuthenticAMD", "pthread-skylake-avx512-AMD EPYC", 16, 16);
-    assert_int_equal(clg_gemm_params_default(&amd).mr, 6);
+    assert_int_equal(clg_gemm_params_default(&amd).mr, 4); /* the AVX2 row */
     setenv("CLGRAD_CPU_CLASS", "avx1024", 1);
     clg_cpu_class c;
     CLG_ASSERT_STATUS(clg_device_cpu_class(&amd, &c), CLG_ERR_INVALID_ARG);
@@ -185,11 +186,23 @@ static void search_finds_the_peak_and_survives_rejections(void **state)
     CLG_ASSERT_STATUS(clg_gemm_get_params(ctx, &now), CLG_OK);
     assert_int_equal(now.mr, best.mr); /* left in the context */
 
-    /* full: the grid and refinement reach the peak exactly; mr 12 "crashed" on the way */
+    /* full, on AVX2: the grid and refinement try no block past 8 float16 accumulators (16
+       registers of 8 floats), so the model's peak, 8 x 48 (24), is out of reach (the table's
+       rows for other classes are still tried) */
+    setenv("CLGRAD_CPU_CLASS", "avx2", 1);
     CLG_ASSERT_STATUS(clg_gemm_set_params(ctx, &start), CLG_OK);
     m = (model){0, 0, 0, 0, 12, 0, NULL};
     o.level = CLG_TUNE_FULL;
     CLG_ASSERT_STATUS(clg_gemm_tune(ctx, &o, &best, &score), CLG_OK);
+    assert_false(best.mr == 8 && best.nr == 48);
+
+    /* full, AVX-512: the grid and refinement reach the peak exactly; mr 12 "crashed" on the
+       way */
+    setenv("CLGRAD_CPU_CLASS", "avx512-2fma", 1);
+    CLG_ASSERT_STATUS(clg_gemm_set_params(ctx, &start), CLG_OK);
+    m = (model){0, 0, 0, 0, 12, 0, NULL};
+    CLG_ASSERT_STATUS(clg_gemm_tune(ctx, &o, &best, &score), CLG_OK);
+    unsetenv("CLGRAD_CPU_CLASS");
     print_message("full search: %d candidates, %d rejected; best %ux%u kc %u local_m %u stage_b %u\n",
                   m.evaluations, m.rejected, best.mr, best.nr, best.kc, best.local_m, best.stage_b);
     assert_int_equal(best.mr, 8);

@@ -19,7 +19,6 @@ static const tune_shape tune_shapes[] = {
 };
 #define N_SHAPES (sizeof tune_shapes / sizeof tune_shapes[0])
 #define MAX_SEEN 256
-#define MAX_ACCUMULATORS 28 /* float16 accumulators: AVX-512's 32 registers less B and A */
 
 clg_tune_options clg_tune_options_default(void)
 {
@@ -369,6 +368,18 @@ static void try_params(search *s, const clg_gemm_params *p)
     }
 }
 
+/* Float16 accumulators a register block may keep: AVX-512's 32 registers less B and A; on
+ * AVX2 a float16 takes 2 of its 16 registers (on a Zen 3, 10 x 16 blocks and larger ran at
+ * half of 4 x 16's speed or less, so they only cost tuning time; 8 x 16 spills a little and
+ * ran level with 6 x 16). */
+static unsigned max_accumulators(const search *s)
+{
+    clg_cpu_class c = CLG_CPU_CLASS_NONE;
+    if (s->ctx)
+        (void)clg_device_cpu_class(clg_ctx_device(s->ctx), &c);
+    return c == CLG_CPU_CLASS_AVX2 ? 8 : 28;
+}
+
 /* CPUs: every register block the vector registers hold. */
 static void grid_reg(search *s)
 {
@@ -376,7 +387,7 @@ static void grid_reg(search *s)
     clg_gemm_params base = s->best;
     for (size_t j = 0; j < sizeof nrs / sizeof nrs[0]; j++)
         for (size_t i = 0; i < sizeof mrs / sizeof mrs[0]; i++) {
-            if (mrs[i] * (nrs[j] / 16) > MAX_ACCUMULATORS)
+            if (mrs[i] * (nrs[j] / 16) > max_accumulators(s))
                 continue;
             clg_gemm_params p = base;
             p.mr = mrs[i];
@@ -451,7 +462,7 @@ static int refine(search *s, int quick)
                 continue;
             p = s->best;
             *axes[a].field = axes[a].values[v];
-            if (p.kernel == CLG_GEMM_KERNEL_REG && p.mr * (p.nr / 16) > MAX_ACCUMULATORS)
+            if (p.kernel == CLG_GEMM_KERNEL_REG && p.mr * (p.nr / 16) > max_accumulators(s))
                 continue;
             try_params(s, &p);
         }
@@ -567,7 +578,7 @@ clg_status clg_conv_tune(clg_ctx *ctx, const clg_tune_options *opts, clg_gemm_pa
         for (unsigned nr = 16; nr <= 32; nr += 16)
             for (unsigned m = 4; m <= 16; m += 2) {
                 int near = m + 2 >= mr && m <= mr + 2;
-                if ((s->o.level == CLG_TUNE_QUICK && !near) || m * (nr / 16) > MAX_ACCUMULATORS)
+                if ((s->o.level == CLG_TUNE_QUICK && !near) || m * (nr / 16) > max_accumulators(s))
                     continue;
                 clg_gemm_params p = base;
                 p.conv_mr = m;
