@@ -39,13 +39,14 @@ static clg_status stage_labels(clg_ctx *ctx, const char *call, const clg_tensor 
  * work-item per sample, its loops over the row vectorised. */
 enum { XENT_GROUP = 64 };
 
-/* Begins kernel `name` (its _group form on GPUs) with its leading arguments: logits, labels,
- * N, C. */
-static clg_status begin_xent(clg_ctx *ctx, const char *name, const clg_tensor *logits,
-                             cl_mem labels, size_t N, size_t C, clg__launch *l)
+/* Begins kernel `cpu` (`gpu`, its work-group form, on GPUs) with its leading arguments:
+ * logits, labels, N, C. Both names are literals: the launch keeps the pointer (profiles and
+ * error messages read it after this returns). */
+static clg_status begin_xent(clg_ctx *ctx, const char *cpu, const char *gpu,
+                             const clg_tensor *logits, cl_mem labels, size_t N, size_t C,
+                             clg__launch *l)
 {
-    char kernel[32];
-    snprintf(kernel, sizeof kernel, "%s%s", name, clg_ctx_decides_as_gpu(ctx) ? "_group" : "");
+    const char *kernel = clg_ctx_decides_as_gpu(ctx) ? gpu : cpu;
     clg_status st = clg__launch_begin(ctx, "softmax", NULL, kernel, l);
     if (st != CLG_OK)
         return st;
@@ -67,7 +68,7 @@ static clg_status launch_forward(clg_ctx *ctx, const clg_tensor *logits, cl_mem 
                                  size_t C, cl_mem out, size_t out_off)
 {
     clg__launch l;
-    clg_status st = begin_xent(ctx, "clg_xent_fwd", logits, labels, N, C, &l);
+    clg_status st = begin_xent(ctx, "clg_xent_fwd", "clg_xent_fwd_group", logits, labels, N, C, &l);
     if (st != CLG_OK)
         return st;
     clg__arg_mem(&l, out);
@@ -79,7 +80,7 @@ static clg_status launch_backward(clg_ctx *ctx, const clg_tensor *logits, cl_mem
                                   size_t C, float scale, clg_tensor *dlogits)
 {
     clg__launch l;
-    clg_status st = begin_xent(ctx, "clg_xent_bwd", logits, labels, N, C, &l);
+    clg_status st = begin_xent(ctx, "clg_xent_bwd", "clg_xent_bwd_group", logits, labels, N, C, &l);
     if (st != CLG_OK)
         return st;
     clg__arg_f32(&l, scale);
