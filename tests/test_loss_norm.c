@@ -286,11 +286,7 @@ static void batchnorm_loops_past_a_small_grid(void **state)
 static void xent_kernels_are_profiled_by_name(void **state)
 {
     (void)state;
-    clg_ctx_options o = clg_ctx_options_default();
-    o.profiling = 1;
-    o.cache_dir = getenv("CLGRAD_CACHE_DIR");
-    clg_ctx *pc;
-    CLG_ASSERT_STATUS(clg_ctx_create(clg_test_device(), &o, &pc), CLG_OK);
+    clg_ctx *pc = clg_test_profiled_ctx();
     const size_t N = 3, C = 10;
     float z[30];
     int32_t lab[3] = {0, 4, 9};

@@ -154,11 +154,7 @@ static void nonfinite_values_are_counted(void **state)
 static void kernel_times_are_counted(void **state)
 {
     (void)state;
-    clg_ctx_options o = clg_ctx_options_default();
-    o.profiling = 1;
-    o.cache_dir = getenv("CLGRAD_CACHE_DIR");
-    clg_ctx *pc;
-    CLG_ASSERT_STATUS(clg_ctx_create(clg_test_device(), &o, &pc), CLG_OK);
+    clg_ctx *pc = clg_test_profiled_ctx();
     clg_tensor *t;
     CLG_ASSERT_STATUS(clg_tensor_create(pc, (clg_shape){1, 1, 64, 64}, &t), CLG_OK);
     CLG_ASSERT_STATUS(clg_tensor_fill(t, 1.0f), CLG_OK);

@@ -153,15 +153,26 @@ void clg_test_devices_release(void)
     test_device_count = 0;
 }
 
-clg_ctx *clg_test_ctx(const char *cache_dir)
+static clg_ctx *test_ctx(const char *cache_dir, int profiling)
 {
     clg_ctx_options o = clg_ctx_options_default();
     o.cache_dir = cache_dir;
+    o.profiling = profiling;
     clg_ctx *ctx = NULL;
     clg_status st = clg_ctx_create(clg_test_device(), &o, &ctx);
     if (st != CLG_OK)
         fail_msg("clg_ctx_create: %s: %s", clg_status_name(st), clg_last_error());
     return ctx;
+}
+
+clg_ctx *clg_test_ctx(const char *cache_dir)
+{
+    return test_ctx(cache_dir, 0);
+}
+
+clg_ctx *clg_test_profiled_ctx(void)
+{
+    return test_ctx(getenv("CLGRAD_CACHE_DIR"), 1);
 }
 
 char *clg_test_tempdir(const char *tag)

@@ -59,6 +59,8 @@ void clg_test_devices_release(void);
 void clg_test_skip_unless_pocl(void);
 /* A context on that device with the binary cache in `cache_dir` ("off" for none). */
 clg_ctx *clg_test_ctx(const char *cache_dir);
+/* A context on that device with profiling on (clg_ctx_kernel_times), the suite's cache. */
+clg_ctx *clg_test_profiled_ctx(void);
 
 /* A tensor of shape s on ctx, filled from host, or with NaN when host is NULL (so that an
  * element an op fails to write shows up). Asserts success. It is a view into a buffer with a
