@@ -11,7 +11,8 @@
  *                  B_PANEL=1, from panels packed by clg_gemm_pack_b (one KC x NR panel per
  *                  column tile, contiguous, so that large leading dimensions cannot alias in
  *                  the caches). Launch: (n tiles, m tiles, batch), rounded up to the
- *                  work-group size.
+ *                  work-group size. pf_c, pf_b: how far ahead (floats along a row, 0: not)
+ *                  to prefetch the C and B lines of later tiles (see clg_gemm_reg).
  * clg_gemm_reduce  sums split-K partial products (few output tiles, long k).
  * GPUs use clg_gemm_tile (gemm_tile.cl).
  *
@@ -37,6 +38,17 @@
 #endif
 
 #define NV (NR / 16)
+
+/* Software prefetch where the compiler targets x86 (POCL's CPU device): elsewhere (GPUs,
+ * oclgrind's SPIR) nothing. rw: 0 read, 1 write. */
+#if defined(__x86_64__) && defined(__has_builtin)
+#if __has_builtin(__builtin_prefetch)
+#define CLG_PREFETCH(p, rw) __builtin_prefetch((p), (rw), 3)
+#endif
+#endif
+#ifndef CLG_PREFETCH
+#define CLG_PREFETCH(p, rw) ((void)0)
+#endif
 
 /* Element (r, c) of op(X), X stored row-major with leading dimension ld. */
 #define OP_AT(X, trans, ld, r, c) ((trans) ? (X)[(size_t)(c) * (ld) + (r)] : (X)[(size_t)(r) * (ld) + (c)])
@@ -101,7 +113,8 @@ __kernel void clg_gemm_pack_b_cols(uint n, uint kc, uint k0,
 __kernel void clg_gemm_reg(uint m, uint n, uint k, float alpha, float beta,
                            __global const float *A, ulong a_off, uint lda, uint ta, ulong sa,
                            __global const float *B, ulong b_off, uint ldb, ulong sb,
-                           __global float *C, ulong c_off, uint ldc, ulong sc)
+                           __global float *C, ulong c_off, uint ldc, ulong sc, uint pf_c,
+                           uint pf_b)
 {
     uint tn = get_global_id(0), tm = get_global_id(1);
     size_t batch = get_global_id(2);
@@ -140,6 +153,20 @@ __kernel void clg_gemm_reg(uint m, uint n, uint k, float alpha, float beta,
         size_t row = min(row0 + (uint)r, m - 1);
         a[r] = ta ? A + row : A + row * lda;
     }
+    /* This block of C is read (beta != 0) or written after the k loop: fetch its lines now so
+     * that their misses overlap the products instead of stalling the stores (rows of C lie far
+     * apart, beyond what the hardware prefetcher follows). With short k there is too little
+     * to overlap: pf_c also fetches the lines of a tile further along the row. */
+#pragma unroll
+    for (int r = 0; r < MR; r++) {
+        const __global float *c = C + (size_t)min(row0 + (uint)r, m - 1) * ldc + col0;
+#pragma unroll
+        for (int v = 0; v < NR; v += 16) {
+            CLG_PREFETCH(c + v, 1);
+            if (pf_c)
+                CLG_PREFETCH(c + v + pf_c, 1);
+        }
+    }
     float16 acc[MR][NV];
 #pragma unroll
     for (int r = 0; r < MR; r++)
@@ -169,6 +196,11 @@ __kernel void clg_gemm_reg(uint m, uint n, uint k, float alpha, float beta,
 #pragma unroll
             for (int v = 0; v < NV; v++)
                 bv[v] = vload16(v, b);
+#if B_PANEL == 0
+            /* B in place with rows a page or more apart: each row is a new stream */
+            if (pf_b)
+                CLG_PREFETCH(b + pf_b, 0);
+#endif
 #endif
 #pragma unroll
             for (int r = 0; r < MR; r++) {

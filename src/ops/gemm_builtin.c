@@ -145,6 +145,12 @@ static size_t fit_local(size_t want, size_t count)
     return l;
 }
 
+/* Prefetch distances for clg_gemm_reg (floats along a row; measured on a Zen 3 VM, paired runs
+ * in one process): C two tiles ahead when k is short (32 x 50176 x 25: 23-29 -> 31-39 GFLOP/s),
+ * B one tile ahead when it is read in place with rows a page or more apart (64 x 12544 x 800:
+ * 47-59 -> 63-70); elsewhere they cost (1024 x 64 x 3136: 74-89 -> 62-73). */
+enum { PF_C_MAX_K = 64, PF_C_TILES = 2, PF_B_MIN_LD = 1024 };
+
 /* clg_gemm_reg over k rows [k0, k0+k) of the problem; B is either the original (in place) or
  * packed panels in `panels` (then batch must be 1 for this launch). */
 static clg_status run_reg(clg_ctx *ctx, const clg_gemm_params *p, const char *opts,
@@ -162,6 +168,8 @@ static clg_status run_reg(clg_ctx *ctx, const clg_gemm_params *p, const char *op
     clg__arg_u32(&a, panels ? p->nr : g->ldb);
     clg__arg_u64(&a, panels ? 0 : g->sb);
     args_c(&a, g);
+    clg__arg_u32(&a, k <= PF_C_MAX_K ? PF_C_TILES * p->nr : 0);
+    clg__arg_u32(&a, !panels && !staged && g->ldb >= PF_B_MIN_LD ? p->nr : 0);
     size_t tiles_m = (g->m + p->mr - 1) / p->mr, tiles_n = (g->n + p->nr - 1) / p->nr;
     /* Groups of about local_m * local_n work-items: column tiles fill up a group when there are
      * few row tiles, so that many small problems do not become thousands of tiny groups. */
