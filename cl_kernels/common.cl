@@ -41,6 +41,17 @@ float clg_channel_share(const __global float *x, uint N, uint C, uint HW, uint c
     return part;
 }
 
+/* Software prefetch where the compiler targets x86 (POCL's CPU device): elsewhere (GPUs,
+ * oclgrind's SPIR) nothing. rw: 0 read, 1 write. */
+#if defined(__x86_64__) && defined(__has_builtin)
+#if __has_builtin(__builtin_prefetch)
+#define CLG_PREFETCH(p, rw) __builtin_prefetch((p), (rw), 3)
+#endif
+#endif
+#ifndef CLG_PREFETCH
+#define CLG_PREFETCH(p, rw) ((void)0)
+#endif
+
 /* Register blocks of MR rows x NV float16 vectors (MR and NV from the family), the inner step
  * of the CPU-style products: zero them, load a row of B, and acc[i] += A(i) * B for every
  * row, A(i) an expression giving row i's scalar. Fully unrolled, so acc stays in registers. */

@@ -39,17 +39,6 @@
 
 #define NV (NR / 16)
 
-/* Software prefetch where the compiler targets x86 (POCL's CPU device): elsewhere (GPUs,
- * oclgrind's SPIR) nothing. rw: 0 read, 1 write. */
-#if defined(__x86_64__) && defined(__has_builtin)
-#if __has_builtin(__builtin_prefetch)
-#define CLG_PREFETCH(p, rw) __builtin_prefetch((p), (rw), 3)
-#endif
-#endif
-#ifndef CLG_PREFETCH
-#define CLG_PREFETCH(p, rw) ((void)0)
-#endif
-
 /* Element (r, c) of op(X), X stored row-major with leading dimension ld. */
 #define OP_AT(X, trans, ld, r, c) ((trans) ? (X)[(size_t)(c) * (ld) + (r)] : (X)[(size_t)(r) * (ld) + (c)])
 

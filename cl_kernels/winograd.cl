@@ -206,6 +206,13 @@ __kernel void clg_wino_gemm(__global const float *V, uint vt, ulong v_off, uint 
         for (int i = 0; i < MR; i++) /* tiles past T repeat the last one, not stored */
             a[i] = V + v_off + ((size_t)x * vt + min(t0 + (uint)i, T - 1)) * ldv;
         const __global float *b = U + u_off + (size_t)x * Cin * ldk + k0;
+        /* The next point's rows of V lie a whole point's plane away (a new page each): fetch
+         * them while this point's products run. */
+        if (x + 1 < WA2)
+#pragma unroll
+            for (int i = 0; i < MR; i++)
+                for (uint c = 0; c < Cin; c += 16)
+                    CLG_PREFETCH(a[i] + (size_t)vt * ldv + c, 0);
         float16 acc[MR][NV];
         CLG_BLOCK_ZERO(acc);
         for (uint c = 0; c < Cin; c++, b += ldk) {
