@@ -163,11 +163,9 @@ int bench_train(const bench_opts *o, size_t batch)
         printf("training computes %.1f MFLOP per image (3x the forward pass): %.1f GFLOP/s, %.0f%% "
                "of the device's FMA peak (%.1f GFLOP/s, clgrad-bench peak)\n", 3 * fwd_flops * 1e-6,
                train_gflops, peak > 0 ? 100 * train_gflops / peak : 0, peak);
-        if (!o->net_text)
-            printf("peer: PyTorch 1.13 on the CPU, 2 threads, this machine class: ~1850-2100 "
-                   "images/s training\n");
-        else
-            printf("peer: tools/bench_pytorch.py %s (the same network in PyTorch)\n", o->net_name);
+        /* The peer is measured on the machine at hand: a figure from another CPU misleads. */
+        printf("peer: tools/bench_pytorch.py %s (the same network in PyTorch)\n",
+               o->net_text ? o->net_name : "tools/nets/fashion-tutorial.net");
         printf("\n");
         printf("%-24s %10s %10s %8s\n", "layer", "fwd ms", "bwd ms", "share");
     }
