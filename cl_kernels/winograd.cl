@@ -180,9 +180,14 @@ __kernel void clg_wino_input(__global const float *xq, ulong xq_img, uint Wq, ui
         for (int s = 0; s < WA; s++)
             d[r * WA + s] = vload16(0, p + ((size_t)r * Wq + s) * ldc);
     wino_in_tf(d, v);
+    /* The stores go to WA2 planes at once, more streams than the hardware prefetcher follows,
+     * so each would wait for its line: claim the lines of the tile two items on now. */
 #pragma unroll
-    for (int x = 0; x < WA2; x++)
-        vstore16(v[x], 0, V + v_off + ((size_t)x * vt + t) * ldv + cb * 16);
+    for (int x = 0; x < WA2; x++) {
+        __global float *out = V + v_off + ((size_t)x * vt + t) * ldv + cb * 16;
+        CLG_PREFETCH(out + 2 * (size_t)ldv, 1);
+        vstore16(v[x], 0, out);
+    }
 }
 
 /* Y for MR tiles x NR output channels: for each xi, M[xi] = V[xi] (tiles x Cin, rows as in
