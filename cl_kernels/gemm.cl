@@ -64,14 +64,16 @@ __kernel void clg_gemm_small(uint m, uint n, uint k, float alpha, float beta,
 /* Packs rows [k0, k0+kc) of op(B) into panels: panel t holds columns [t*NR, t*NR+NR) as kc rows
  * of NR floats; columns past n are zero. Panels are contiguous, so the register-blocked kernel
  * reads them without the cache-set conflicts that a leading dimension of a multiple of 4 KiB
- * causes. B not transposed: one work-item per (row, panel), copying NR floats with vector
- * loads. Launch: (kc, panels). */
+ * causes. B not transposed: one work-item per (panel, row), copying NR floats with vector
+ * loads; neighbouring items read neighbouring lines of a row, a stream the hardware
+ * prefetcher follows (items along a column read a line a page apart each). Launch:
+ * (panels, kc). */
 __kernel void clg_gemm_pack_b_rows(uint n, uint kc, uint k0,
                                    __global const float *B, ulong b_off, uint ldb,
                                    __global float *P)
 {
-    uint p = get_global_id(0), t = get_global_id(1);
-    if (p >= kc)
+    uint t = get_global_id(0), p = get_global_id(1);
+    if (t * NR >= n)
         return;
     const __global float *src = B + b_off + (size_t)(k0 + p) * ldb + (size_t)t * NR;
     __global float *dst = P + ((size_t)t * kc + p) * NR;

@@ -201,9 +201,9 @@ static clg_status pack_b(clg_ctx *ctx, const clg_gemm_params *p, const char *opt
     clg__arg_u32(&a, g->ldb);
     clg__arg_mem(&a, panels);
     size_t tiles = (g->n + p->nr - 1) / p->nr;
-    size_t rows_local = 64; /* one local size: rows past kc return at once */
-    size_t local[3] = {g->tb ? p->nr : rows_local, 1, 1};
-    size_t global[3] = {g->tb ? p->nr : kc, tiles, 1};
+    size_t panels_local = 64; /* one local size: panels past n return at once */
+    size_t local[3] = {g->tb ? p->nr : panels_local, 1, 1};
+    size_t global[3] = {g->tb ? p->nr : tiles, g->tb ? tiles : kc, 1};
     return clg__launch_run(&a, global, local);
 }
 
