@@ -1,9 +1,12 @@
 /* Pooling, NCHW. Geometry: input H x W, window R x S, stride sh/sw, top/left padding pt/pl,
  * output P x Q. MODE: 0 max, 1 average over the window inside the padded input (extent
  * Hp x Wp = H + pt + pb by W + pl + pr), 2 average over the window inside the input.
- * Forward: one work-item per output row. Backward: one per input row, each element gathering
- * every window that covers it (no atomics: deterministic), recomputing max windows' first
- * argmax. Max windows always hold an input element (padding < window). */
+ * Forward: a work-item loops over output rows. Backward: over input rows, each element
+ * gathering every window that covers it (no atomics: deterministic), recomputing max windows'
+ * first argmax. Max windows always hold an input element (padding < window).
+ * CPUs launch one work-item a plane (dimension 0 of 1; the kernels loop past the grid), so each
+ * item reads its plane front to back: an item a row made a group of 8 planes 8 interleaved
+ * streams, and 2 x 2 pooling ran at 3 GB/s on a Zen 3 VM. */
 
 #ifndef TR
 #define TR 2 /* window of the tiled backward */
@@ -73,13 +76,16 @@ __kernel void clg_pool_fwd(__global const float *x, ulong x_off, __global float 
                            uint H, uint W, uint R, uint S, uint sh, uint sw, uint pt, uint pl,
                            uint pb, uint pr, uint P, uint Q, uint mode, uint NC)
 {
-    uint p = get_global_id(0), nc = get_global_id(1);
-    if (p >= P || nc >= NC)
+    uint nc = get_global_id(1);
+    if (nc >= NC)
         return;
-    const __global float *xc = x + x_off + (size_t)nc * H * W;
-    __global float *out = y + y_off + ((size_t)nc * P + p) * Q;
-    for (uint q = 0; q < Q; q++)
-        out[q] = clg_pool_window(xc, H, W, R, S, sh, sw, pt, pl, pb, pr, mode, p, q);
+    /* CPUs: an item a plane (see the top of this file) */
+    for (uint p = get_global_id(0); p < P; p += get_global_size(0)) {
+        const __global float *xc = x + x_off + (size_t)nc * H * W;
+        __global float *out = y + y_off + ((size_t)nc * P + p) * Q;
+        for (uint q = 0; q < Q; q++)
+            out[q] = clg_pool_window(xc, H, W, R, S, sh, sw, pt, pl, pb, pr, mode, p, q);
+    }
 }
 
 /* GPUs: one work-item per output element (a 1-D launch of NC * P * Q: no grid dimension
@@ -103,15 +109,18 @@ __kernel void clg_pool_argmax_map(__global const float *x, ulong x_off, __global
                                   uint H, uint W, uint R, uint S, uint sh, uint sw, uint pt,
                                   uint pl, uint pb, uint pr, uint P, uint Q, uint mode, uint NC)
 {
-    uint p = get_global_id(0), nc = get_global_id(1);
-    if (p >= P || nc >= NC)
+    uint nc = get_global_id(1);
+    if (nc >= NC)
         return;
-    const __global float *xc = x + x_off + (size_t)nc * H * W;
-    __global int *out = amax + ((size_t)nc * P + p) * Q;
-    WIN_ROWS(p);
-    for (uint q = 0; q < Q; q++) {
-        WIN_COLS(q);
-        out[q] = clg_pool_argmax(xc, H, W, h0, w0, R, S);
+    /* CPUs: an item a plane (see the top of this file) */
+    for (uint p = get_global_id(0); p < P; p += get_global_size(0)) {
+        const __global float *xc = x + x_off + (size_t)nc * H * W;
+        __global int *out = amax + ((size_t)nc * P + p) * Q;
+        WIN_ROWS(p);
+        for (uint q = 0; q < Q; q++) {
+            WIN_COLS(q);
+            out[q] = clg_pool_argmax(xc, H, W, h0, w0, R, S);
+        }
     }
 }
 
@@ -167,32 +176,35 @@ __kernel void clg_pool_bwd(__global const float *x, ulong x_off, __global const 
                            uint pb, uint pr, uint P, uint Q, uint mode, uint NC, uint relu,
                            __global const int *amax)
 {
-    uint hrow = get_global_id(0), nc = get_global_id(1);
-    if (hrow >= H || nc >= NC)
+    uint nc = get_global_id(1);
+    if (nc >= NC)
         return;
-    int h = (int)hrow;
-    const __global float *xc = x + x_off + (size_t)nc * H * W;
-    const __global float *dyc = dy + dy_off + (size_t)nc * P * Q;
-    const __global int *am = amax + (size_t)nc * P * Q;
-    __global float *out = dx + dx_off + (size_t)nc * H * W + (size_t)h * W;
-    if (mode == 0) {
-        int plo = max(0, (h + (int)pt - (int)R + (int)sh) / (int)sh), phi = min((int)P - 1, (h + (int)pt) / (int)sh);
-        for (int w = 0; w < (int)W; w++)
-            out[w] = 0.0f;
-        int row = h * (int)W;
-        for (int p = plo; p <= phi; p++)
-            for (int q = 0; q < (int)Q; q++) {
-                int a = am[p * (int)Q + q] - row;
-                if (a >= 0 && a < (int)W)
-                    out[a] += dyc[p * (int)Q + q];
-            }
-        for (int w = 0; relu && w < (int)W; w++)
-            out[w] = xc[row + w] <= 0.0f ? 0.0f : out[w];
-        return;
-    }
-    for (int w = 0; w < (int)W; w++) {
-        float sum = clg_pool_grad(dyc, am, H, W, R, S, sh, sw, pt, pl, pb, pr, P, Q, mode, h, w);
-        out[w] = relu && xc[h * (int)W + w] <= 0.0f ? 0.0f : sum;
+    /* CPUs: an item a plane (see the top of this file) */
+    for (uint hrow = get_global_id(0); hrow < H; hrow += get_global_size(0)) {
+        int h = (int)hrow;
+        const __global float *xc = x + x_off + (size_t)nc * H * W;
+        const __global float *dyc = dy + dy_off + (size_t)nc * P * Q;
+        const __global int *am = amax + (size_t)nc * P * Q;
+        __global float *out = dx + dx_off + (size_t)nc * H * W + (size_t)h * W;
+        if (mode == 0) {
+            int plo = max(0, (h + (int)pt - (int)R + (int)sh) / (int)sh), phi = min((int)P - 1, (h + (int)pt) / (int)sh);
+            for (int w = 0; w < (int)W; w++)
+                out[w] = 0.0f;
+            int row = h * (int)W;
+            for (int p = plo; p <= phi; p++)
+                for (int q = 0; q < (int)Q; q++) {
+                    int a = am[p * (int)Q + q] - row;
+                    if (a >= 0 && a < (int)W)
+                        out[a] += dyc[p * (int)Q + q];
+                }
+            for (int w = 0; relu && w < (int)W; w++)
+                out[w] = xc[row + w] <= 0.0f ? 0.0f : out[w];
+            continue;
+        }
+        for (int w = 0; w < (int)W; w++) {
+            float sum = clg_pool_grad(dyc, am, H, W, R, S, sh, sw, pt, pl, pb, pr, P, Q, mode, h, w);
+            out[w] = relu && xc[h * (int)W + w] <= 0.0f ? 0.0f : sum;
+        }
     }
 }
 
@@ -243,33 +255,36 @@ float clg_pool_window_max(const __global float *xr, int w, int q, int *at)
 __kernel void clg_pool_fwd_tiled(__global const float *x, ulong x_off, __global float *y, ulong y_off,
                                  uint H, uint W, uint P, uint Q, uint mode, uint NC)
 {
-    uint p = get_global_id(0), nc = get_global_id(1);
-    if (p >= P || nc >= NC)
+    uint nc = get_global_id(1);
+    if (nc >= NC)
         return;
-    const __global float *xr = x + x_off + (size_t)nc * H * W + (size_t)p * TR * W;
-    __global float *out = y + y_off + ((size_t)nc * P + p) * Q;
-    int w = (int)W, nq = (int)Q, q = 0;
-    const float n = (float)(TR * TS);
-#if POOL_VEC
-    for (int q0 = 0; nq >= POOL_VEC && q0 < nq; q0 += POOL_VEC) {
-        q = min(q0, nq - POOL_VEC); /* the last step overlaps the one before */
-        float8 a = vload8(0, xr + 2 * q), b = vload8(0, xr + w + 2 * q);
-        float4 v = mode == 0 ? fmax(fmax(a.even, a.odd), fmax(b.even, b.odd))
-                             : (a.even + a.odd + b.even + b.odd) / n;
-        vstore4(v, 0, out + q);
-    }
-    q = nq >= POOL_VEC ? nq : 0;
-#endif
-    for (; q < nq; q++) {
-        float v = mode == 0 ? -INFINITY : 0.0f;
-#pragma unroll
-        for (int r = 0; r < TR; r++)
-#pragma unroll
-            for (int s = 0; s < TS; s++) {
-                float e = xr[r * w + q * TS + s];
-                v = mode == 0 ? fmax(v, e) : v + e;
-            }
-        out[q] = mode == 0 ? v : v / n;
+    /* CPUs: an item a plane (see the top of this file) */
+    for (uint p = get_global_id(0); p < P; p += get_global_size(0)) {
+        const __global float *xr = x + x_off + (size_t)nc * H * W + (size_t)p * TR * W;
+        __global float *out = y + y_off + ((size_t)nc * P + p) * Q;
+        int w = (int)W, nq = (int)Q, q = 0;
+        const float n = (float)(TR * TS);
+    #if POOL_VEC
+        for (int q0 = 0; nq >= POOL_VEC && q0 < nq; q0 += POOL_VEC) {
+            q = min(q0, nq - POOL_VEC); /* the last step overlaps the one before */
+            float8 a = vload8(0, xr + 2 * q), b = vload8(0, xr + w + 2 * q);
+            float4 v = mode == 0 ? fmax(fmax(a.even, a.odd), fmax(b.even, b.odd))
+                                 : (a.even + a.odd + b.even + b.odd) / n;
+            vstore4(v, 0, out + q);
+        }
+        q = nq >= POOL_VEC ? nq : 0;
+    #endif
+        for (; q < nq; q++) {
+            float v = mode == 0 ? -INFINITY : 0.0f;
+    #pragma unroll
+            for (int r = 0; r < TR; r++)
+    #pragma unroll
+                for (int s = 0; s < TS; s++) {
+                    float e = xr[r * w + q * TS + s];
+                    v = mode == 0 ? fmax(v, e) : v + e;
+                }
+            out[q] = mode == 0 ? v : v / n;
+        }
     }
 }
 
@@ -281,69 +296,72 @@ __kernel void clg_pool_bwd_tiled(__global const float *x, ulong x_off, __global 
                                  ulong dy_off, __global float *dx, ulong dx_off, uint H, uint W,
                                  uint P, uint Q, uint mode, uint NC, uint relu)
 {
-    uint p = get_global_id(0), nc = get_global_id(1);
-    if (p >= P || nc >= NC)
+    uint nc = get_global_id(1);
+    if (nc >= NC)
         return;
-    const __global float *xr = x + x_off + (size_t)nc * H * W + (size_t)p * TR * W;
-    const __global float *g = dy + dy_off + ((size_t)nc * P + p) * Q;
-    __global float *out = dx + dx_off + (size_t)nc * H * W + (size_t)p * TR * W;
-    int w = (int)W, nq = (int)Q, q = 0;
-    const float n = (float)(TR * TS);
-#if POOL_VEC
-    for (int q0 = 0; nq >= POOL_VEC && q0 < nq; q0 += POOL_VEC) {
-        q = min(q0, nq - POOL_VEC); /* the last step overlaps the one before: same values */
-        float8 a = vload8(0, xr + 2 * q), b = vload8(0, xr + w + 2 * q);
-        float4 share = vload4(0, g + q);
-        float8 top, bottom;
-        if (mode == 0) {
-            float4 best = a.even;
-            int4 at = 0;
-            at = select(at, (int4)1, isgreater(a.odd, best));
-            best = fmax(best, a.odd);
-            at = select(at, (int4)2, isgreater(b.even, best));
-            best = fmax(best, b.even);
-            at = select(at, (int4)3, isgreater(b.odd, best));
-            best = fmax(best, b.odd);
-            if (relu) /* the ReLU passed nothing where the window is all <= 0 */
-                share = select(share, (float4)0.0f, islessequal(best, (float4)0.0f));
-            top.even = select((float4)0.0f, share, at == 0);
-            top.odd = select((float4)0.0f, share, at == 1);
-            bottom.even = select((float4)0.0f, share, at == 2);
-            bottom.odd = select((float4)0.0f, share, at == 3);
-        } else {
-            share /= n;
-            top.even = share;
-            top.odd = share;
-            bottom = top;
-            if (relu) {
-                top = select(top, (float8)0.0f, islessequal(a, (float8)0.0f));
-                bottom = select(bottom, (float8)0.0f, islessequal(b, (float8)0.0f));
+    /* CPUs: an item a plane (see the top of this file) */
+    for (uint p = get_global_id(0); p < P; p += get_global_size(0)) {
+        const __global float *xr = x + x_off + (size_t)nc * H * W + (size_t)p * TR * W;
+        const __global float *g = dy + dy_off + ((size_t)nc * P + p) * Q;
+        __global float *out = dx + dx_off + (size_t)nc * H * W + (size_t)p * TR * W;
+        int w = (int)W, nq = (int)Q, q = 0;
+        const float n = (float)(TR * TS);
+    #if POOL_VEC
+        for (int q0 = 0; nq >= POOL_VEC && q0 < nq; q0 += POOL_VEC) {
+            q = min(q0, nq - POOL_VEC); /* the last step overlaps the one before: same values */
+            float8 a = vload8(0, xr + 2 * q), b = vload8(0, xr + w + 2 * q);
+            float4 share = vload4(0, g + q);
+            float8 top, bottom;
+            if (mode == 0) {
+                float4 best = a.even;
+                int4 at = 0;
+                at = select(at, (int4)1, isgreater(a.odd, best));
+                best = fmax(best, a.odd);
+                at = select(at, (int4)2, isgreater(b.even, best));
+                best = fmax(best, b.even);
+                at = select(at, (int4)3, isgreater(b.odd, best));
+                best = fmax(best, b.odd);
+                if (relu) /* the ReLU passed nothing where the window is all <= 0 */
+                    share = select(share, (float4)0.0f, islessequal(best, (float4)0.0f));
+                top.even = select((float4)0.0f, share, at == 0);
+                top.odd = select((float4)0.0f, share, at == 1);
+                bottom.even = select((float4)0.0f, share, at == 2);
+                bottom.odd = select((float4)0.0f, share, at == 3);
+            } else {
+                share /= n;
+                top.even = share;
+                top.odd = share;
+                bottom = top;
+                if (relu) {
+                    top = select(top, (float8)0.0f, islessequal(a, (float8)0.0f));
+                    bottom = select(bottom, (float8)0.0f, islessequal(b, (float8)0.0f));
+                }
             }
+            vstore8(top, 0, out + 2 * q);
+            vstore8(bottom, 0, out + w + 2 * q);
         }
-        vstore8(top, 0, out + 2 * q);
-        vstore8(bottom, 0, out + w + 2 * q);
+        q = nq >= POOL_VEC ? nq : 0;
+    #endif
+        for (; q < nq; q++) {
+            int at;
+            float best = clg_pool_window_max(xr, w, q, &at);
+            float share = mode == 0 ? g[q] : g[q] / n;
+            if (mode == 0 && relu && best <= 0.0f)
+                share = 0.0f;
+    #pragma unroll
+            for (int r = 0; r < TR; r++)
+    #pragma unroll
+                for (int s = 0; s < TS; s++) {
+                    int i = r * w + q * TS + s;
+                    float v = mode != 0 || r * TS + s == at ? share : 0.0f;
+                    out[i] = mode != 0 && relu && xr[i] <= 0.0f ? 0.0f : v;
+                }
+        }
+        int rows = p + 1 == P ? (int)H - (int)p * TR : TR;
+        for (int r = 0; r < rows; r++)
+            for (int s = r < TR ? nq * TS : 0; s < w; s++)
+                out[r * w + s] = 0.0f;
     }
-    q = nq >= POOL_VEC ? nq : 0;
-#endif
-    for (; q < nq; q++) {
-        int at;
-        float best = clg_pool_window_max(xr, w, q, &at);
-        float share = mode == 0 ? g[q] : g[q] / n;
-        if (mode == 0 && relu && best <= 0.0f)
-            share = 0.0f;
-#pragma unroll
-        for (int r = 0; r < TR; r++)
-#pragma unroll
-            for (int s = 0; s < TS; s++) {
-                int i = r * w + q * TS + s;
-                float v = mode != 0 || r * TS + s == at ? share : 0.0f;
-                out[i] = mode != 0 && relu && xr[i] <= 0.0f ? 0.0f : v;
-            }
-    }
-    int rows = p + 1 == P ? (int)H - (int)p * TR : TR;
-    for (int r = 0; r < rows; r++)
-        for (int s = r < TR ? nq * TS : 0; s < w; s++)
-            out[r * w + s] = 0.0f;
 }
 
 /* Global average: one work-item per (n, c), summing in a fixed order. */

@@ -122,7 +122,7 @@ clg_status clg_pool2d_forward(clg_ctx *ctx, const clg_pool2d_desc *d, const clg_
         geom_args(&l, &g, d->mode);
     if (gpu) /* an output element per work-item */
         return clg__launch_elementwise(&l, g.N * g.C * g.P * g.Q);
-    size_t global[3] = {g.P, g.N * g.C, 1}, local[3] = {1, ROWS, 1};
+    size_t global[3] = {1, g.N * g.C, 1}, local[3] = {1, ROWS, 1}; /* an item a plane */
     return clg__launch_run(&l, global, local);
 }
 
@@ -150,7 +150,7 @@ clg_status clg_pool2d_backward(clg_ctx *ctx, const clg_pool2d_desc *d, const clg
         clg__arg_tensor(&l, x);
         clg__arg_mem(&l, amax);
         geom_args(&l, &g, d->mode);
-        size_t global[3] = {g.P, g.N * g.C, 1}, local[3] = {1, ROWS, 1};
+        size_t global[3] = {1, g.N * g.C, 1}, local[3] = {1, ROWS, 1}; /* an item a plane */
         st = gpu ? clg__launch_elementwise(&l, g.N * g.C * g.P * g.Q) : clg__launch_run(&l, global, local);
     }
     if (st == CLG_OK)
@@ -170,7 +170,7 @@ clg_status clg_pool2d_backward(clg_ctx *ctx, const clg_pool2d_desc *d, const clg
         clg__arg_mem(&l, amax ? amax : dx->mem);
     if (gpu)
         return clg__launch_elementwise(&l, g.N * g.C * g.H * g.W);
-    size_t global[3] = {tiled ? g.P : g.H, g.N * g.C, 1}, local[3] = {1, ROWS, 1};
+    size_t global[3] = {1, g.N * g.C, 1}, local[3] = {1, ROWS, 1}; /* an item a plane */
     return clg__launch_run(&l, global, local);
 }
 
