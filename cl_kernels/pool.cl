@@ -264,7 +264,7 @@ __kernel void clg_pool_fwd_tiled(__global const float *x, ulong x_off, __global 
         __global float *out = y + y_off + ((size_t)nc * P + p) * Q;
         int w = (int)W, nq = (int)Q, q = 0;
         const float n = (float)(TR * TS);
-    #if POOL_VEC
+#if POOL_VEC
         for (int q0 = 0; nq >= POOL_VEC && q0 < nq; q0 += POOL_VEC) {
             q = min(q0, nq - POOL_VEC); /* the last step overlaps the one before */
             float8 a = vload8(0, xr + 2 * q), b = vload8(0, xr + w + 2 * q);
@@ -273,12 +273,12 @@ __kernel void clg_pool_fwd_tiled(__global const float *x, ulong x_off, __global 
             vstore4(v, 0, out + q);
         }
         q = nq >= POOL_VEC ? nq : 0;
-    #endif
+#endif
         for (; q < nq; q++) {
             float v = mode == 0 ? -INFINITY : 0.0f;
-    #pragma unroll
+#pragma unroll
             for (int r = 0; r < TR; r++)
-    #pragma unroll
+#pragma unroll
                 for (int s = 0; s < TS; s++) {
                     float e = xr[r * w + q * TS + s];
                     v = mode == 0 ? fmax(v, e) : v + e;
@@ -306,7 +306,7 @@ __kernel void clg_pool_bwd_tiled(__global const float *x, ulong x_off, __global 
         __global float *out = dx + dx_off + (size_t)nc * H * W + (size_t)p * TR * W;
         int w = (int)W, nq = (int)Q, q = 0;
         const float n = (float)(TR * TS);
-    #if POOL_VEC
+#if POOL_VEC
         for (int q0 = 0; nq >= POOL_VEC && q0 < nq; q0 += POOL_VEC) {
             q = min(q0, nq - POOL_VEC); /* the last step overlaps the one before: same values */
             float8 a = vload8(0, xr + 2 * q), b = vload8(0, xr + w + 2 * q);
@@ -341,16 +341,16 @@ __kernel void clg_pool_bwd_tiled(__global const float *x, ulong x_off, __global 
             vstore8(bottom, 0, out + w + 2 * q);
         }
         q = nq >= POOL_VEC ? nq : 0;
-    #endif
+#endif
         for (; q < nq; q++) {
             int at;
             float best = clg_pool_window_max(xr, w, q, &at);
             float share = mode == 0 ? g[q] : g[q] / n;
             if (mode == 0 && relu && best <= 0.0f)
                 share = 0.0f;
-    #pragma unroll
+#pragma unroll
             for (int r = 0; r < TR; r++)
-    #pragma unroll
+#pragma unroll
                 for (int s = 0; s < TS; s++) {
                     int i = r * w + q * TS + s;
                     float v = mode != 0 || r * TS + s == at ? share : 0.0f;
