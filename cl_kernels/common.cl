@@ -5,8 +5,9 @@
 /* Index of the current work-item in a 1-D launch, as a size_t for large tensors. */
 #define CLG_GID0 ((size_t)get_global_id(0))
 
-/* Elementwise kernels: i over [0, n) in strides of the launch (clg__launch_elementwise launches
- * one work-item an element, so each runs once; a smaller launch would still cover n). */
+/* i over [0, n) in strides of dimension 0 of the launch. Elementwise kernels:
+ * clg__launch_elementwise launches one work-item an element, so each runs once; a smaller
+ * launch would still cover n (pooling's CPU kernels launch one item a plane, along its rows). */
 #define CLG_FOR_EACH(i, n) for (size_t i = CLG_GID0; i < (n); i += get_global_size(0))
 
 /* The sum of every work-item's v over a work-group of n items (a power of 2) through acc (n

@@ -79,8 +79,8 @@ __kernel void clg_pool_fwd(__global const float *x, ulong x_off, __global float 
     uint nc = get_global_id(1);
     if (nc >= NC)
         return;
-    /* CPUs: an item a plane (see the top of this file) */
-    for (uint p = get_global_id(0); p < P; p += get_global_size(0)) {
+    /* rows past the grid: CPUs launch an item a plane (see the top of this file) */
+    CLG_FOR_EACH(p, P) {
         const __global float *xc = x + x_off + (size_t)nc * H * W;
         __global float *out = y + y_off + ((size_t)nc * P + p) * Q;
         for (uint q = 0; q < Q; q++)
@@ -112,8 +112,8 @@ __kernel void clg_pool_argmax_map(__global const float *x, ulong x_off, __global
     uint nc = get_global_id(1);
     if (nc >= NC)
         return;
-    /* CPUs: an item a plane (see the top of this file) */
-    for (uint p = get_global_id(0); p < P; p += get_global_size(0)) {
+    /* rows past the grid: CPUs launch an item a plane (see the top of this file) */
+    CLG_FOR_EACH(p, P) {
         const __global float *xc = x + x_off + (size_t)nc * H * W;
         __global int *out = amax + ((size_t)nc * P + p) * Q;
         WIN_ROWS(p);
@@ -179,8 +179,8 @@ __kernel void clg_pool_bwd(__global const float *x, ulong x_off, __global const 
     uint nc = get_global_id(1);
     if (nc >= NC)
         return;
-    /* CPUs: an item a plane (see the top of this file) */
-    for (uint hrow = get_global_id(0); hrow < H; hrow += get_global_size(0)) {
+    /* rows past the grid: CPUs launch an item a plane (see the top of this file) */
+    CLG_FOR_EACH(hrow, H) {
         int h = (int)hrow;
         const __global float *xc = x + x_off + (size_t)nc * H * W;
         const __global float *dyc = dy + dy_off + (size_t)nc * P * Q;
@@ -258,8 +258,8 @@ __kernel void clg_pool_fwd_tiled(__global const float *x, ulong x_off, __global 
     uint nc = get_global_id(1);
     if (nc >= NC)
         return;
-    /* CPUs: an item a plane (see the top of this file) */
-    for (uint p = get_global_id(0); p < P; p += get_global_size(0)) {
+    /* rows past the grid: CPUs launch an item a plane (see the top of this file) */
+    CLG_FOR_EACH(p, P) {
         const __global float *xr = x + x_off + (size_t)nc * H * W + (size_t)p * TR * W;
         __global float *out = y + y_off + ((size_t)nc * P + p) * Q;
         int w = (int)W, nq = (int)Q, q = 0;
@@ -299,8 +299,8 @@ __kernel void clg_pool_bwd_tiled(__global const float *x, ulong x_off, __global 
     uint nc = get_global_id(1);
     if (nc >= NC)
         return;
-    /* CPUs: an item a plane (see the top of this file) */
-    for (uint p = get_global_id(0); p < P; p += get_global_size(0)) {
+    /* rows past the grid: CPUs launch an item a plane (see the top of this file) */
+    CLG_FOR_EACH(p, P) {
         const __global float *xr = x + x_off + (size_t)nc * H * W + (size_t)p * TR * W;
         const __global float *g = dy + dy_off + ((size_t)nc * P + p) * Q;
         __global float *out = dx + dx_off + (size_t)nc * H * W + (size_t)p * TR * W;

@@ -81,6 +81,16 @@ static int tiles(const pool_geom *g, clg_pool_mode mode, char *opts, size_t cap)
     return tiled;
 }
 
+/* GPUs: `elements` work-items, one an output (or input) element (_px kernels); CPUs: one a
+ * plane, looping over its rows (pool.cl). */
+static clg_status launch(clg__launch *l, const pool_geom *g, int gpu, size_t elements)
+{
+    if (gpu)
+        return clg__launch_elementwise(l, elements);
+    size_t global[3] = {1, g->N * g->C, 1}, local[3] = {1, ROWS, 1};
+    return clg__launch_run(l, global, local);
+}
+
 static void tiled_args(clg__launch *l, const pool_geom *g, clg_pool_mode mode)
 {
     size_t v[] = {g->H, g->W, g->P, g->Q, mode, g->N * g->C};
@@ -120,10 +130,7 @@ clg_status clg_pool2d_forward(clg_ctx *ctx, const clg_pool2d_desc *d, const clg_
         tiled_args(&l, &g, d->mode);
     else
         geom_args(&l, &g, d->mode);
-    if (gpu) /* an output element per work-item */
-        return clg__launch_elementwise(&l, g.N * g.C * g.P * g.Q);
-    size_t global[3] = {1, g.N * g.C, 1}, local[3] = {1, ROWS, 1}; /* an item a plane */
-    return clg__launch_run(&l, global, local);
+    return launch(&l, &g, gpu, g.N * g.C * g.P * g.Q);
 }
 
 clg_status clg_pool2d_backward(clg_ctx *ctx, const clg_pool2d_desc *d, const clg_tensor *x,
@@ -150,8 +157,7 @@ clg_status clg_pool2d_backward(clg_ctx *ctx, const clg_pool2d_desc *d, const clg
         clg__arg_tensor(&l, x);
         clg__arg_mem(&l, amax);
         geom_args(&l, &g, d->mode);
-        size_t global[3] = {1, g.N * g.C, 1}, local[3] = {1, ROWS, 1}; /* an item a plane */
-        st = gpu ? clg__launch_elementwise(&l, g.N * g.C * g.P * g.Q) : clg__launch_run(&l, global, local);
+        st = launch(&l, &g, gpu, g.N * g.C * g.P * g.Q);
     }
     if (st == CLG_OK)
         st = clg__launch_begin(ctx, "pool", opts, gpu ? "clg_pool_bwd_px" : tiled ? "clg_pool_bwd_tiled"
@@ -168,10 +174,7 @@ clg_status clg_pool2d_backward(clg_ctx *ctx, const clg_pool2d_desc *d, const clg
     clg__arg_u32(&l, d->relu_input != 0);
     if (!tiled) /* read only for max pooling */
         clg__arg_mem(&l, amax ? amax : dx->mem);
-    if (gpu)
-        return clg__launch_elementwise(&l, g.N * g.C * g.H * g.W);
-    size_t global[3] = {1, g.N * g.C, 1}, local[3] = {1, ROWS, 1}; /* an item a plane */
-    return clg__launch_run(&l, global, local);
+    return launch(&l, &g, gpu, g.N * g.C * g.H * g.W);
 }
 
 clg_status clg_global_avg_pool_forward(clg_ctx *ctx, const clg_tensor *x, clg_tensor *y)
