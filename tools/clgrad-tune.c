@@ -204,11 +204,12 @@ static double child_compare(void *user, const clg_gemm_params *p, const clg_gemm
 static void on_compared(void *user, const clg_gemm_params *p, double ratio, const char *why)
 {
     (void)user, (void)p;
-    if (ratio > 0)
-        printf("    paired runs against the best: %.3fx, %s\n", ratio,
-               ratio > 1.02 ? "the new best" : "not enough: the best stays");
+    if (strcmp(why, "again") == 0) /* the second run of a win, which decides */
+        printf("    %.3fx again: %s\n", ratio, ratio > 1.02 ? "the new best" : "not confirmed, the best stays");
+    else if (ratio > 0)
+        printf("    %.3fx the best in paired runs%s\n", ratio, ratio > 1.02 ? "; once more:" : "");
     else
-        printf("    paired runs against the best: REJECTED: %s\n", why);
+        printf("    paired runs against the best, again: REJECTED: %s\n", why);
     fflush(stdout);
 }
 
@@ -235,7 +236,8 @@ static int tune_one(clg_ctx *ctx, int conv, const clg_tune_options *base, child 
     clg_gemm_params before, best;
     clg_gemm_get_params(ctx, &before);
     double score = 0;
-    printf("searching the %s on %s (%s; score: geometric mean GFLOP/s%s)\n",
+    printf("searching the %s on %s (%s; score: geometric mean GFLOP/s%s; after the first, "
+           "the best's times the candidate's speed-up over it in paired runs)\n",
            conv ? "convolutions' register blocks" : "GEMM's parameters", clg_ctx_device(ctx)->name,
            o.level == CLG_TUNE_QUICK ? "quick" : "full",
            conv ? " of 3 passes of 5 layers" : " over 6 shapes");

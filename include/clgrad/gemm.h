@@ -145,21 +145,23 @@ typedef struct clg_tune_options {
     size_t struct_size;      /* sizeof(clg_tune_options); set by clg_tune_options_default() */
     clg_tune_level level;    /* CLG_TUNE_QUICK */
     int runs;                /* timed runs per shape, the median counts (3) */
-    /* Scores a candidate: GFLOP/s (the geometric mean over the tuning shapes), 0 when it is
-     * rejected, with why in `why`. NULL: clg_gemm_tune_score in this process. A tool can run
-     * candidates in a child process through it, so that one that crashes the driver cannot
-     * take the search down. */
+    /* Scores the search's start (the first set that works): GFLOP/s (the geometric mean over
+     * the tuning shapes), 0 when it is rejected, with why in `why`. NULL: clg_gemm_tune_score
+     * in this process. A tool can run candidates in a child process through it and compare,
+     * so that one that crashes the driver cannot take the search down. */
     double (*evaluate)(void *user, const clg_gemm_params *p, char *why, size_t why_size);
     /* Called after each candidate (score 0: rejected, why says so). NULL: nothing. */
     void (*on_candidate)(void *user, const clg_gemm_params *p, double score, const char *why);
     void *user;
-    /* A candidate that scores above the best by more than 2% must also beat it in paired runs
-     * (the two alternating, shape by shape, so that a noisy machine's slow and fast phases
-     * hit both alike): how much faster it is, 0 when rejected. NULL: clg_gemm_tune_compare
-     * (clg_conv_tune_compare) in this process. */
+    /* Every later candidate runs against the best in paired runs (the two alternating, shape
+     * by shape, so that a noisy machine's slow and fast phases hit both alike): how much
+     * faster it is, 0 when rejected; above 1.02 it runs once more, and takes the best's place
+     * if that second ratio is above 1.02 too (the second sets its score: the best's times
+     * it). NULL: clg_gemm_tune_compare (clg_conv_tune_compare) in this process. */
     double (*compare)(void *user, const clg_gemm_params *p, const clg_gemm_params *best,
                       char *why, size_t why_size);
-    /* Called after each such comparison. NULL: nothing. */
+    /* Called after each comparison (after on_candidate); why is "again" for the second run of
+     * a win, or why that run was rejected (ratio 0). NULL: nothing. */
     void (*on_compared)(void *user, const clg_gemm_params *p, double ratio, const char *why);
 } clg_tune_options;
 
