@@ -6,7 +6,8 @@
  *                  for the columns that the tiled kernels leave over.
  * clg_gemm_reg     register-blocked, for CPUs: each work-item computes an MR x NR block of C
  *                  with float16 accumulators and no local memory. A is read in place (either
- *                  layout); B is read as rows of NR floats, either in place (op(B) = B, with
+ *                  layout) or, with ta = 2, from MR-row panels packed by clg_gemm_pack_a;
+ *                  B is read as rows of NR floats, either in place (op(B) = B, with
  *                  the last column tile shifted left to stay inside the matrix) or, with
  *                  B_PANEL=1, from panels packed by clg_gemm_pack_b (one KC x NR panel per
  *                  column tile, contiguous, so that large leading dimensions cannot alias in
@@ -101,6 +102,26 @@ __kernel void clg_gemm_pack_b_cols(uint n, uint kc, uint k0,
         dst[(size_t)p * NR] = j < n ? src[p] : 0.0f;
 }
 
+/* Packs columns [k0, k0+kc) of op(A) for clg_gemm_reg: panel t holds rows [t*MR, t*MR+MR) as
+ * kc steps of MR floats (rows past m repeat row m-1), so that the product reads A as one
+ * stream with a constant step instead of MR rows with a step known only at run time. One
+ * work-item per (step, panel): neighbouring items read neighbouring floats of each row.
+ * Launch: (kc, panels). */
+__kernel void clg_gemm_pack_a(uint m, uint kc, uint k0, __global const float *A, ulong a_off,
+                              uint lda, uint ta, __global float *P)
+{
+    uint p = get_global_id(0), t = get_global_id(1);
+    if (p >= kc)
+        return;
+    __global float *dst = P + ((size_t)t * kc + p) * MR;
+    A += a_off;
+#pragma unroll
+    for (int r = 0; r < MR; r++) {
+        size_t row = min(t * MR + (uint)r, m - 1);
+        dst[r] = ta ? A[(size_t)(k0 + p) * lda + row] : A[row * lda + k0 + p];
+    }
+}
+
 __kernel void clg_gemm_reg(uint m, uint n, uint k, float alpha, float beta,
                            __global const float *A, ulong a_off, uint lda, uint ta, ulong sa,
                            __global const float *B, ulong b_off, uint ldb, ulong sb,
@@ -126,7 +147,6 @@ __kernel void clg_gemm_reg(uint m, uint n, uint k, float alpha, float beta,
 #if B_PANEL == 1
     /* Panel tn: k rows of NR floats (ldb is unused). */
     const __global float *b = B + b_off + batch * sb + (size_t)tn * k * NR;
-#define B_ROW_STEP NR
 #else
     if (col0 + NR > n) {
         /* Last tile: shift left so every load stays inside B; the columns that the previous
@@ -134,8 +154,9 @@ __kernel void clg_gemm_reg(uint m, uint n, uint k, float alpha, float beta,
         col0 = n - NR;
     }
     const __global float *b = B + b_off + batch * sb + col0;
-#define B_ROW_STEP ldb
 #endif
+    /* ta 2: A packed by clg_gemm_pack_a, row tile row0 / MR's panel lda steps long */
+    const __global float *pa = A + (size_t)(row0 / MR) * lda * MR;
     /* Rows past m read row m-1 (valid memory); their results are not stored. */
     const __global float *a[MR];
     size_t a_step = ta ? lda : 1;
@@ -166,6 +187,38 @@ __kernel void clg_gemm_reg(uint m, uint n, uint k, float alpha, float beta,
             acc[r][v] = (float16)(0.0f);
     size_t ap = 0;
 #if B_PANEL == 2
+#define GEMM_REG_B(p, v) staged[(p) * NV + (v)]
+#define GEMM_REG_B_NEXT
+#elif B_PANEL == 1
+#define GEMM_REG_B(p, v) vload16(v, b)
+#define GEMM_REG_B_NEXT b += NR
+#else
+#define GEMM_REG_B(p, v) vload16(v, b)
+    /* B in place with rows a page or more apart: each row is a new stream */
+#define GEMM_REG_B_NEXT                                                                          \
+    do {                                                                                         \
+        if (pf_b)                                                                                \
+            CLG_PREFETCH(b + pf_b, 0);                                                           \
+        b += ldb;                                                                                \
+    } while (0)
+#endif
+    /* kn steps of k, A's column read as A_AT(r) and stepped by A_NEXT: packed A (one pointer,
+     * constant offsets) and A in place have loops of their own. */
+#define GEMM_REG_K_LOOP(kn, A_AT, A_NEXT)                                                        \
+    for (uint p = 0; p < (kn); p++) {                                                            \
+        float16 bv[NV];                                                                          \
+        _Pragma("unroll") for (int v = 0; v < NV; v++) bv[v] = GEMM_REG_B(p, v);                 \
+        GEMM_REG_B_NEXT;                                                                         \
+        _Pragma("unroll") for (int r = 0; r < MR; r++) {                                         \
+            float av = A_AT(r);                                                                  \
+            _Pragma("unroll") for (int v = 0; v < NV; v++)                                       \
+                acc[r][v] = fma((float16)(av), bv[v], acc[r][v]);                                \
+        }                                                                                        \
+        A_NEXT;                                                                                  \
+    }
+#define GEMM_REG_A_PACKED(r) pa[r]
+#define GEMM_REG_A_IN_PLACE(r) a[r][ap]
+#if B_PANEL == 2
     __local float16 staged[KC * NV];
     for (uint k0 = 0; k0 < k; k0 += KC) {
         uint kn = min((uint)KC, k - k0);
@@ -175,33 +228,22 @@ __kernel void clg_gemm_reg(uint m, uint n, uint k, float alpha, float beta,
             for (int v = 0; v < NV; v++)
                 staged[p * NV + v] = vload16(v, b + (size_t)(k0 + p) * ldb);
         barrier(CLK_LOCAL_MEM_FENCE);
-        for (uint p = 0; p < kn; p++, ap += a_step) {
-            float16 bv[NV];
-#pragma unroll
-            for (int v = 0; v < NV; v++)
-                bv[v] = staged[p * NV + v];
-#else
-    {
-        for (uint p = 0; p < k; p++, ap += a_step, b += B_ROW_STEP) {
-            float16 bv[NV];
-#pragma unroll
-            for (int v = 0; v < NV; v++)
-                bv[v] = vload16(v, b);
-#if B_PANEL == 0
-            /* B in place with rows a page or more apart: each row is a new stream */
-            if (pf_b)
-                CLG_PREFETCH(b + pf_b, 0);
-#endif
-#endif
-#pragma unroll
-            for (int r = 0; r < MR; r++) {
-                float av = a[r][ap];
-#pragma unroll
-                for (int v = 0; v < NV; v++)
-                    acc[r][v] = fma((float16)(av), bv[v], acc[r][v]);
-            }
-        }
+        if (ta == 2)
+            GEMM_REG_K_LOOP(kn, GEMM_REG_A_PACKED, pa += MR)
+        else
+            GEMM_REG_K_LOOP(kn, GEMM_REG_A_IN_PLACE, ap += a_step)
     }
+#else
+    if (ta == 2)
+        GEMM_REG_K_LOOP(k, GEMM_REG_A_PACKED, pa += MR)
+    else
+        GEMM_REG_K_LOOP(k, GEMM_REG_A_IN_PLACE, ap += a_step)
+#endif
+#undef GEMM_REG_K_LOOP
+#undef GEMM_REG_A_PACKED
+#undef GEMM_REG_A_IN_PLACE
+#undef GEMM_REG_B
+#undef GEMM_REG_B_NEXT
 #if B_PANEL == 2
     if (padding)
         return;
@@ -231,7 +273,6 @@ __kernel void clg_gemm_reg(uint m, uint n, uint k, float alpha, float beta,
             }
         }
     }
-#undef B_ROW_STEP
 }
 
 /* Split-K: C = sum over `slices` partial products (each m x n, ldc-strided, one after the other

@@ -192,34 +192,41 @@ typedef struct variant {
     unsigned mr, nr, local_m, local_n, kc, pack_min_k, stage_b;
     unsigned tile[8]; /* mwg nwg kwg mdimc ndimc vw kwi db; zeros: the default's */
     double small_flops;
+    unsigned pack_a_min_n;
 } variant;
 
-/* Every built-in kernel the table or tuner can choose, on the paths it can take: reg in place
- * and packed (K in one or several chunks), the GPU tiles (every transpose is its own program),
+/* Every built-in kernel the table or tuner can choose, on the paths it can take: reg in place,
+ * packed (K in one or several chunks) and staged, A in place and packed, the GPU tiles (every transpose is its own program),
  * and small for everything. */
 static const variant variants[] = {
-    {"default", CLG_GEMM_BUILTIN, 0, 0, 0, 0, 0, 0, 0, 0, {0}, -1},
-    {"small only", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 8, 1, 256, 128, 0, {0}, 1e12},
-    {"reg 8x32 in place", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 8, 4, 256, 100000, 0, {0}, 0},
-    {"reg 8x32 packed kc16", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 4, 2, 16, 0, 0, {0}, 0},
-    {"reg 1x16 packed kc64", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 1, 16, 1, 1, 64, 0, 0, {0}, 0},
-    {"reg 12x16 mixed", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 12, 16, 16, 8, 32, 50, 0, {0}, 0},
-    {"reg 6x32 mixed", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 6, 32, 2, 1, 128, 64, 0, {0}, 0},
-    {"reg 8x32 staged kc64", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 4, 1, 64, 1, 1, {0}, 0},
-    {"reg 5x16 staged kc16", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 5, 16, 3, 1, 16, 1, 1, {0}, 0},
-    {"reg 8x32 auto-staged", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 16, 1, 32, 1, 2, {0}, 0},
-    {"reg 6x48 mixed", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 6, 48, 4, 1, 128, 64, 0, {0}, 0},
-    {"reg 3x64 staged kc32", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 3, 64, 2, 1, 32, 1, 1, {0}, 0},
+    {"default", CLG_GEMM_BUILTIN, 0, 0, 0, 0, 0, 0, 0, 0, {0}, -1, 0},
+    {"small only", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 8, 1, 256, 128, 0, {0}, 1e12, 0},
+    {"reg 8x32 in place", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 8, 4, 256, 100000, 0, {0}, 0, 0},
+    {"reg 8x32 packed kc16", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 4, 2, 16, 0, 0, {0}, 0, 0},
+    {"reg 1x16 packed kc64", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 1, 16, 1, 1, 64, 0, 0, {0}, 0, 0},
+    {"reg 12x16 mixed", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 12, 16, 16, 8, 32, 50, 0, {0}, 0, 0},
+    {"reg 6x32 mixed", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 6, 32, 2, 1, 128, 64, 0, {0}, 0, 0},
+    {"reg 8x32 staged kc64", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 4, 1, 64, 1, 1, {0}, 0, 0},
+    {"reg 5x16 staged kc16", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 5, 16, 3, 1, 16, 1, 1, {0}, 0, 0},
+    {"reg 8x32 auto-staged", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 16, 1, 32, 1, 2, {0}, 0, 0},
+    {"reg 6x48 mixed", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 6, 48, 4, 1, 128, 64, 0, {0}, 0, 0},
+    {"reg 3x64 staged kc32", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 3, 64, 2, 1, 32, 1, 1, {0}, 0, 0},
+    /* A packed into panels (every product at least 1 column wide), with B in place, packed
+     * in chunks of k and staged */
+    {"reg 8x32 in place, A packed", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 8, 4, 256, 100000, 0, {0}, 0, 1},
+    {"reg 7x16 packed kc16, A packed", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 7, 16, 4, 2, 16, 0, 0, {0}, 0, 1},
+    {"reg 5x48 staged kc32, A packed", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 5, 48, 3, 1, 32, 1, 1, {0}, 0, 1},
+    {"reg 8x32 auto-staged, A packed", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 16, 1, 32, 1, 2, {0}, 0, 1},
     /* GPU tiles: square 4 x 4 per item; 8 x 8 per item with 8-float loads; double-buffered
      * with one load per float; nothing a power of two (3 x 5 per item, k steps of 12). */
     {"tile 64x64 k16 16x16", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_LOCAL, 8, 32, 8, 1, 256, 128, 0,
-     {64, 64, 16, 16, 16, 4, 2, 0}, 0},
+     {64, 64, 16, 16, 16, 4, 2, 0}, 0, 0},
     {"tile 64x64 k32 8x8 vw8", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_LOCAL, 8, 32, 8, 1, 256, 128, 0,
-     {64, 64, 32, 8, 8, 8, 8, 0}, 0},
+     {64, 64, 32, 8, 8, 8, 8, 0}, 0, 0},
     {"tile 32x128 k8 db vw1", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_LOCAL, 8, 32, 8, 1, 256, 128, 0,
-     {32, 128, 8, 16, 16, 1, 1, 1}, 0},
+     {32, 128, 8, 16, 16, 1, 1, 1}, 0, 0},
     {"tile 24x40 k12 db", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_LOCAL, 8, 32, 8, 1, 256, 128, 0,
-     {24, 40, 12, 8, 8, 4, 4, 1}, 0},
+     {24, 40, 12, 8, 8, 4, 4, 1}, 0, 0},
 };
 
 static void apply(const variant *v)
@@ -246,6 +253,7 @@ static void apply(const variant *v)
             p.db = v->tile[7];
         }
         p.small_flops = v->small_flops;
+        p.pack_a_min_n = v->pack_a_min_n;
     }
     CLG_ASSERT_STATUS(clg_gemm_set_params(ctx, &p), CLG_OK);
 }

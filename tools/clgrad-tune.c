@@ -24,8 +24,8 @@ static const char *self_path = "clgrad-tune";
 static void describe(const clg_gemm_params *p, char *out, size_t size)
 {
     if (p->kernel == CLG_GEMM_KERNEL_REG)
-        snprintf(out, size, "reg %ux%u local %ux%u kc %u pack_min_k %u stage_b %u conv %ux%u",
-                 p->mr, p->nr, p->local_m, p->local_n, p->kc, p->pack_min_k, p->stage_b,
+        snprintf(out, size, "reg %ux%u local %ux%u kc %u pack_min_k %u stage_b %u pack_a %u conv %ux%u",
+                 p->mr, p->nr, p->local_m, p->local_n, p->kc, p->pack_min_k, p->stage_b, p->pack_a_min_n,
                  p->conv_mr ? p->conv_mr : p->mr, p->conv_nr ? p->conv_nr : p->nr > 32 ? 32 : p->nr);
     else
         snprintf(out, size, "tile %ux%u kwg %u items %ux%u vw %u kwi %u db %u", p->mwg, p->nwg,
@@ -323,8 +323,8 @@ static void usage(FILE *f)
                "  --dry-run    search and print, but do not store\n"
                "  --set K=V,.. score (and with no --dry-run, store) one parameter set:\n"
                "               kernel (reg|local), mr nr local_m local_n kc pack_min_k stage_b\n"
-               "               conv_mr conv_nr (reg: CPUs); mwg nwg kwg mdimc ndimc vw kwi db\n"
-               "               (local: GPUs); small_flops\n"
+               "               pack_a_min_n conv_mr conv_nr (reg: CPUs); mwg nwg kwg mdimc\n"
+               "               ndimc vw kwi db (local: GPUs); small_flops\n"
                "  --in-process candidates in this process (faster; a crash ends the search)\n");
 }
 

@@ -88,11 +88,14 @@ typedef struct clg_gemm_params {
     unsigned conv_mr, conv_nr;/* the convolutions' register blocks (implicit and Winograd
                                  products): rows 1..16 x columns 16 or 32; 0 = mr, nr (an nr
                                  above 32 then gives 32) */
+    unsigned pack_a_min_n;    /* reg: copy A into MR-row panels first when n >= this (0:
+                                 never), so that the product reads it as one stream */
 } clg_gemm_params;
 
 /** Sets one field of p from text: key as in a tuning file (kernel reg|local, mr, nr, local_m,
  *  local_n, kc, pack_min_k, stage_b, mwg, nwg, kwg, mdimc, ndimc, vw, kwi, db, small_flops,
- *  conv_mr, conv_nr). Values are not checked against each other (clg_gemm_set_params does).
+ *  conv_mr, conv_nr, pack_a_min_n). Values are not checked against each other
+ *  (clg_gemm_set_params does).
  *  @return CLG_OK; CLG_ERR_INVALID_ARG for an unknown key or a value that is not a number. */
 CLG_API clg_status clg_gemm_params_set_field(clg_gemm_params *p, const char *key, const char *value);
 

@@ -11,6 +11,9 @@ enum { SPLIT_MAX_TILES = 16, SPLIT_MIN_K = 4096, SPLIT_SLICES = 8 };
 
 enum { B_IN_PLACE = 0, B_PACKED = 1, B_STAGED = 2 }; /* B_PANEL in gemm.cl */
 
+/* clg_gemm_reg's ta argument for A packed by clg_gemm_pack_a (params.pack_a_min_n) */
+#define A_PACKED ((clg_transpose)2)
+
 /* Build options: everything that shapes the program, so each combination is one cached program. */
 static void program_options(const clg_gemm_params *p, int b_mode, char *out, size_t size)
 {
@@ -162,7 +165,7 @@ static clg_status run_reg(clg_ctx *ctx, const clg_gemm_params *p, const char *op
     if (st != CLG_OK)
         return st;
     args_head(&a, g, k, beta);
-    args_a(&a, g, g->ta ? k0 * g->lda : k0);
+    args_a(&a, g, g->ta == A_PACKED ? 0 : g->ta ? k0 * g->lda : k0);
     clg__arg_mem(&a, panels ? panels : g->b);
     clg__arg_u64(&a, panels ? 0 : g->b_off + k0 * g->ldb);
     clg__arg_u32(&a, panels ? p->nr : g->ldb);
@@ -207,6 +210,45 @@ static clg_status pack_b(clg_ctx *ctx, const clg_gemm_params *p, const char *opt
     return clg__launch_run(&a, global, local);
 }
 
+/* Columns [k0, k0+kc) of op(A) packed into MR-row panels; *out is g reading them. */
+static clg_status pack_a(clg_ctx *ctx, const clg_gemm_params *p, const char *opts,
+                         const clg__gemm_call *g, size_t k0, size_t kc, clg__gemm_call *out)
+{
+    size_t tiles_m = (g->m + p->mr - 1) / p->mr;
+    cl_mem panels;
+    clg_status st = clg__scratch_get(ctx, CLG__SCRATCH_GEMM_PACK_A, tiles_m * p->mr * kc * sizeof(float), &panels);
+    clg__launch a;
+    if (st == CLG_OK)
+        st = clg__launch_begin(ctx, "gemm", opts, "clg_gemm_pack_a", &a);
+    if (st != CLG_OK)
+        return st;
+    clg__arg_u32(&a, g->m);
+    clg__arg_u32(&a, kc);
+    clg__arg_u32(&a, k0);
+    clg__arg_mem(&a, g->a);
+    clg__arg_u64(&a, g->a_off);
+    clg__arg_u32(&a, g->lda);
+    clg__arg_u32(&a, g->ta);
+    clg__arg_mem(&a, panels);
+    size_t local[3] = {64, 1, 1}; /* one local size: steps past kc return at once */
+    size_t global[3] = {kc, tiles_m, 1};
+    *out = *g;
+    out->a = panels;
+    out->a_off = 0;
+    out->lda = kc;
+    out->ta = A_PACKED;
+    out->sa = 0;
+    return clg__launch_run(&a, global, local);
+}
+
+/* A packed into panels: the product then reads it as one stream with constant offsets, where
+ * in place it keeps MR row pointers, each stepped every k (on Intel's cores the scalar adds
+ * compete with the FMAs for ports 0 and 5). Worth its copy where many column tiles reuse A. */
+static int packs_a(const clg_gemm_params *p, const clg__gemm_call *g)
+{
+    return g->batch == 1 && p->pack_a_min_n && g->n >= p->pack_a_min_n;
+}
+
 /* K in chunks of kc: each chunk's B rows packed into panels, then multiplied; the first chunk
  * applies beta, the later ones accumulate. One batch entry at a time, to bound the panels. */
 static clg_status run_packed(clg_ctx *ctx, const clg_gemm_params *p, const char *opts,
@@ -223,9 +265,12 @@ static clg_status run_packed(clg_ctx *ctx, const clg_gemm_params *p, const char 
         one.c_off = g->c_off + i * g->sc;
         for (size_t k0 = 0; k0 < g->k && st == CLG_OK; k0 += kc) {
             size_t kn = g->k - k0 < kc ? g->k - k0 : kc;
+            clg__gemm_call use = one;
             st = pack_b(ctx, p, opts, g, g->b_off + i * g->sb, k0, kn, panels);
+            if (st == CLG_OK && packs_a(p, &one))
+                st = pack_a(ctx, p, opts, &one, k0, kn, &use);
             if (st == CLG_OK)
-                st = run_reg(ctx, p, opts, &one, k0, kn, k0 == 0 ? g->beta : 1.0f, panels, 0);
+                st = run_reg(ctx, p, opts, &use, k0, kn, k0 == 0 ? g->beta : 1.0f, panels, 0);
         }
     }
     return st;
@@ -263,7 +308,9 @@ static clg_status run_direct(clg_ctx *ctx, const clg_gemm_params *p, const clg__
         return run_tile(ctx, p, g);
     if (mode == B_PACKED)
         return run_packed(ctx, p, opts, g);
-    return run_reg(ctx, p, opts, g, 0, g->k, g->beta, NULL, mode == B_STAGED);
+    clg__gemm_call use = *g;
+    clg_status st = packs_a(p, g) ? pack_a(ctx, p, opts, g, 0, g->k, &use) : CLG_OK;
+    return st == CLG_OK ? run_reg(ctx, p, opts, &use, 0, g->k, g->beta, NULL, mode == B_STAGED) : st;
 }
 
 static clg_status reduce(clg_ctx *ctx, const char *opts, cl_mem parts, size_t slices, size_t m,

@@ -29,15 +29,21 @@ typedef struct default_row {
  * share each B panel in cache, K in blocks of 512, B in place for K < 64 (packing such a B
  * costs more than it saves); below 2^17 flops launch overhead dominates and the
  * one-element-per-item kernel wins. */
-#define POCL_AVX512 {CLG_GEMM_KERNEL_REG, 8, 32, 8, 1, 512, 64, 2, NO_TILE, 131072.0, 0, 0}
+#define POCL_AVX512 {CLG_GEMM_KERNEL_REG, 8, 32, 8, 1, 512, 64, 2, NO_TILE, 131072.0, 0, 0, 0}
+/* The same on Intel's cores with two FMA ports: A packed into panels where n >= 512 (an
+ * Intel Xeon VM, family 6 model 167 as KVM reports it, 2 cores, 259 GFLOP/s FMA peak; paired
+ * runs in one process, two rounds: 1024^3 1.08/1.21x, 2048^3 1.11/1.10x, 64 x 1024 x 3136
+ * 1.11/1.12x, 64 x 12544 x 800 1.06/1.05x, 256^3 0.91/1.04x). clgrad-tune all kept the rest
+ * of the row there (its paired runs: nothing else above 1.03x twice). */
+#define POCL_AVX512_INTEL {CLG_GEMM_KERNEL_REG, 8, 32, 8, 1, 512, 64, 2, NO_TILE, 131072.0, 0, 0, 512}
 /* Intel's runtime: 6 x 32 blocks, 16 x 2 groups, K in blocks of 128. */
-#define INTEL_AVX512 {CLG_GEMM_KERNEL_REG, 6, 32, 16, 2, 128, 1, 2, NO_TILE, 131072.0, 0, 0}
+#define INTEL_AVX512 {CLG_GEMM_KERNEL_REG, 6, 32, 16, 2, 128, 1, 2, NO_TILE, 131072.0, 0, 0, 0}
 
 /* GPUs: clg_gemm_tile (cl_kernels/gemm_tile.cl) with mwg, nwg, kwg, mdimc, ndimc, vw, kwi, db.
  * Not measured here (no GPU on the development machines): starting points taken from what
  * CLBlast's tuning database holds for its Xgemm kernel of the same design on each vendor's
  * GPUs (its M is our n: it stores C column-major), for clgrad-tune to refine on the device. */
-#define GPU_ROW(tile) {CLG_GEMM_KERNEL_LOCAL, 8, 32, 8, 1, 256, 128, 0, tile, 65536.0, 0, 0}
+#define GPU_ROW(tile) {CLG_GEMM_KERNEL_LOCAL, 8, 32, 8, 1, 256, 128, 0, tile, 65536.0, 0, 0, 0}
 /* NVIDIA Maxwell to Pascal (SM 5.2-6.1 rows): 64 x 128 tiles, 16 x 8 items of 8 x 8 */
 #define NVIDIA_TILE 128, 64, 16, 16, 8, 4, 2, 0
 /* AMD GCN and Intel Gen defaults: 64 x 64 tiles, 16 x 8 items (4 x 8), k steps of 32 */
@@ -63,18 +69,18 @@ static const default_row default_table[] = {
     {CLG_DEVICE_CPU, NULL, CLG_CPU_CLASS_AVX512_1FMA, POCL_AVX512},
     /* POCL, two FMA ports: measured with clgrad-tune all on an AMD EPYC VM with Zen 5's flags
      * (2 cores, 457-477 GFLOP/s FMA peak): no candidate of 49 beat these blocks in paired
-     * runs; 387 GFLOP/s at 2048^3, 1.4-2.0x OpenBLAS 0.3.21 on every benchmark shape. An
-     * Intel Xeon's two ports are not measured yet (the issue that asked for this row saw
-     * 55-62% of a Xeon's peak): run clgrad-tune there. */
+     * runs; 387 GFLOP/s at 2048^3, 1.4-2.0x OpenBLAS 0.3.21 on every benchmark shape. On
+     * an Intel Xeon (POCL's vendor "GenuineIntel") the same blocks with A packed: above. */
+    {CLG_DEVICE_CPU, "GenuineIntel", CLG_CPU_CLASS_AVX512_2FMA, POCL_AVX512_INTEL},
     {CLG_DEVICE_CPU, NULL, CLG_CPU_CLASS_AVX512_2FMA, POCL_AVX512},
     /* POCL, AVX2: measured with clgrad-tune all on an AMD EPYC VM (Zen 3, family 25 model 1,
      * 2 cores; 16 registers of 8 floats, so a float16 accumulator is two): 4 x 16 GEMM blocks
      * (1.46x the 6 x 32 this row held, unmeasured, in paired runs; 100 GFLOP/s at 1024^3),
      * 6 x 32 for the convolutions (1.07x over 4 x 32). Tuned again with the kernel's prefetches
      * (same VM class): groups of 8 x 2 tiles and B in place below k = 64 (1.04x each, paired). */
-    {CLG_DEVICE_CPU, NULL, CLG_CPU_CLASS_AVX2, {CLG_GEMM_KERNEL_REG, 4, 16, 8, 2, 256, 64, 2, NO_TILE, 131072.0, 6, 32}},
+    {CLG_DEVICE_CPU, NULL, CLG_CPU_CLASS_AVX2, {CLG_GEMM_KERNEL_REG, 4, 16, 8, 2, 256, 64, 2, NO_TILE, 131072.0, 6, 32, 0}},
     /* Anything else: small blocks. */
-    {(clg_device_type)0, NULL, CLG_CPU_CLASS_NONE, {CLG_GEMM_KERNEL_REG, 4, 16, 8, 1, 256, 1, 2, NO_TILE, 131072.0, 0, 0}},
+    {(clg_device_type)0, NULL, CLG_CPU_CLASS_NONE, {CLG_GEMM_KERNEL_REG, 4, 16, 8, 1, 256, 1, 2, NO_TILE, 131072.0, 0, 0, 0}},
 };
 
 clg_gemm_params clg_gemm_params_default(const clg_device_info *dev)
@@ -186,7 +192,7 @@ typedef struct uint_field {
 static const uint_field uint_fields[] = {
     FIELD(mr), FIELD(nr), FIELD(local_m), FIELD(local_n), FIELD(kc), FIELD(pack_min_k),
     FIELD(stage_b), FIELD(mwg), FIELD(nwg), FIELD(kwg), FIELD(mdimc), FIELD(ndimc), FIELD(vw),
-    FIELD(kwi), FIELD(db), FIELD(conv_mr), FIELD(conv_nr),
+    FIELD(kwi), FIELD(db), FIELD(conv_mr), FIELD(conv_nr), FIELD(pack_a_min_n),
 };
 #undef FIELD
 

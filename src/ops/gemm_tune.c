@@ -301,7 +301,8 @@ static int same_params(const clg_gemm_params *a, const clg_gemm_params *b)
         return a->mwg == b->mwg && a->nwg == b->nwg && a->kwg == b->kwg && a->mdimc == b->mdimc &&
                a->ndimc == b->ndimc && a->vw == b->vw && a->kwi == b->kwi && a->db == b->db;
     return a->mr == b->mr && a->nr == b->nr && a->local_m == b->local_m && a->local_n == b->local_n &&
-           a->kc == b->kc && a->pack_min_k == b->pack_min_k && a->stage_b == b->stage_b;
+           a->kc == b->kc && a->pack_min_k == b->pack_min_k && a->stage_b == b->stage_b &&
+           a->pack_a_min_n == b->pack_a_min_n;
 }
 
 static double in_process(void *user, const clg_gemm_params *p, char *why, size_t why_size)
@@ -455,6 +456,7 @@ static int refine(search *s, int quick)
         {&p.kc, 0, {128, 256, 512, 1024, 2048, END}},
         {&p.pack_min_k, 0, {1, 64, 512, 1000000, END}},
         {&p.stage_b, 0, {0, 1, 2, END}},
+        {&p.pack_a_min_n, 0, {0, 128, 512, 2048, END}},
         {&p.mwg, 1, {16, 32, 64, 128, 256, END}},
         {&p.nwg, 1, {16, 32, 64, 128, 256, END}},
         {&p.kwg, 1, {8, 16, 32, 64, END}},

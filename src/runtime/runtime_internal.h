@@ -38,6 +38,7 @@ typedef struct clg__ext {
  * once only in different slots. */
 typedef enum clg__scratch_slot {
     CLG__SCRATCH_GEMM_PACK,   /* GEMM: packed panels of B */
+    CLG__SCRATCH_GEMM_PACK_A, /* GEMM: packed panels of A */
     CLG__SCRATCH_GEMM_SPLIT,  /* GEMM: partial products of a split K */
     CLG__SCRATCH_CONV_COLS,   /* conv: unrolled or padded input, Winograd's V */
     CLG__SCRATCH_CONV_AUX,    /* conv: transposed gradients, Winograd's E and U */
