@@ -196,8 +196,8 @@ typedef struct variant {
 } variant;
 
 /* Every built-in kernel the table or tuner can choose, on the paths it can take: reg in place,
- * packed (K in one or several chunks) and staged, A in place and packed, the GPU tiles (every transpose is its own program),
- * and small for everything. */
+ * packed (K in one or several chunks) and staged, A in place and packed, the GPU tiles (every
+ * transpose is its own program), and small for everything. */
 static const variant variants[] = {
     {"default", CLG_GEMM_BUILTIN, 0, 0, 0, 0, 0, 0, 0, 0, {0}, -1, 0},
     {"small only", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 8, 1, 256, 128, 0, {0}, 1e12, 0},

@@ -24,9 +24,10 @@ static const char *self_path = "clgrad-tune";
 static void describe(const clg_gemm_params *p, char *out, size_t size)
 {
     if (p->kernel == CLG_GEMM_KERNEL_REG)
-        snprintf(out, size, "reg %ux%u local %ux%u kc %u pack_min_k %u stage_b %u pack_a %u conv %ux%u",
-                 p->mr, p->nr, p->local_m, p->local_n, p->kc, p->pack_min_k, p->stage_b, p->pack_a_min_n,
-                 p->conv_mr ? p->conv_mr : p->mr, p->conv_nr ? p->conv_nr : p->nr > 32 ? 32 : p->nr);
+        snprintf(out, size,
+                 "reg %ux%u local %ux%u kc %u pack_min_k %u stage_b %u pack_a %u conv %ux%u",
+                 p->mr, p->nr, p->local_m, p->local_n, p->kc, p->pack_min_k, p->stage_b,
+                 p->pack_a_min_n, p->conv_mr ? p->conv_mr : p->mr, p->conv_nr ? p->conv_nr : p->nr > 32 ? 32 : p->nr);
     else
         snprintf(out, size, "tile %ux%u kwg %u items %ux%u vw %u kwi %u db %u", p->mwg, p->nwg,
                  p->kwg, p->mdimc, p->ndimc, p->vw, p->kwi, p->db);
@@ -205,7 +206,8 @@ static void on_compared(void *user, const clg_gemm_params *p, double ratio, cons
 {
     (void)user, (void)p;
     if (strcmp(why, "again") == 0) /* the second run of a win, which decides */
-        printf("    %.3fx again: %s\n", ratio, ratio > 1.02 ? "the new best" : "not confirmed, the best stays");
+        printf("    %.3fx again: %s\n", ratio,
+               ratio > 1.02 ? "the new best" : "not confirmed, the best stays");
     else if (ratio > 0)
         printf("    %.3fx the best in paired runs%s\n", ratio, ratio > 1.02 ? "; once more:" : "");
     else
@@ -219,9 +221,9 @@ static void on_candidate(void *user, const clg_gemm_params *p, double score, con
     char text[160];
     describe(p, text, sizeof text);
     if (score > 0)
-        printf("  %-66s %7.1f GFLOP/s%s%s%s\n", text, score, why[0] ? " (" : "", why, why[0] ? ")" : "");
+        printf("  %-76s %7.1f GFLOP/s%s%s%s\n", text, score, why[0] ? " (" : "", why, why[0] ? ")" : "");
     else
-        printf("  %-66s REJECTED: %s\n", text, why);
+        printf("  %-76s REJECTED: %s\n", text, why);
     fflush(stdout);
 }
 

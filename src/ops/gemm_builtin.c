@@ -188,6 +188,19 @@ static clg_status run_reg(clg_ctx *ctx, const clg_gemm_params *p, const char *op
     return clg__launch_run(&a, global, local);
 }
 
+/* The leading arguments of the pack kernels: the packed dimension, the chunk of k (kc rows
+ * from k0) and the source matrix. */
+static void args_pack(clg__launch *a, size_t dim, size_t kc, size_t k0, cl_mem src, size_t off,
+                      size_t ld)
+{
+    clg__arg_u32(a, dim);
+    clg__arg_u32(a, kc);
+    clg__arg_u32(a, k0);
+    clg__arg_mem(a, src);
+    clg__arg_u64(a, off);
+    clg__arg_u32(a, ld);
+}
+
 static clg_status pack_b(clg_ctx *ctx, const clg_gemm_params *p, const char *opts,
                          const clg__gemm_call *g, size_t b_off, size_t k0, size_t kc, cl_mem panels)
 {
@@ -196,12 +209,7 @@ static clg_status pack_b(clg_ctx *ctx, const clg_gemm_params *p, const char *opt
     clg_status st = clg__launch_begin(ctx, "gemm", opts, name, &a);
     if (st != CLG_OK)
         return st;
-    clg__arg_u32(&a, g->n);
-    clg__arg_u32(&a, kc);
-    clg__arg_u32(&a, k0);
-    clg__arg_mem(&a, g->b);
-    clg__arg_u64(&a, b_off);
-    clg__arg_u32(&a, g->ldb);
+    args_pack(&a, g->n, kc, k0, g->b, b_off, g->ldb);
     clg__arg_mem(&a, panels);
     size_t tiles = (g->n + p->nr - 1) / p->nr;
     size_t panels_local = 64; /* one local size: panels past n return at once */
@@ -216,18 +224,14 @@ static clg_status pack_a(clg_ctx *ctx, const clg_gemm_params *p, const char *opt
 {
     size_t tiles_m = (g->m + p->mr - 1) / p->mr;
     cl_mem panels;
-    clg_status st = clg__scratch_get(ctx, CLG__SCRATCH_GEMM_PACK_A, tiles_m * p->mr * kc * sizeof(float), &panels);
+    clg_status st = clg__scratch_get(ctx, CLG__SCRATCH_GEMM_PACK_A,
+                                     tiles_m * p->mr * kc * sizeof(float), &panels);
     clg__launch a;
     if (st == CLG_OK)
         st = clg__launch_begin(ctx, "gemm", opts, "clg_gemm_pack_a", &a);
     if (st != CLG_OK)
         return st;
-    clg__arg_u32(&a, g->m);
-    clg__arg_u32(&a, kc);
-    clg__arg_u32(&a, k0);
-    clg__arg_mem(&a, g->a);
-    clg__arg_u64(&a, g->a_off);
-    clg__arg_u32(&a, g->lda);
+    args_pack(&a, g->m, kc, k0, g->a, g->a_off, g->lda);
     clg__arg_u32(&a, g->ta);
     clg__arg_mem(&a, panels);
     size_t local[3] = {64, 1, 1}; /* one local size: steps past kc return at once */
@@ -310,7 +314,9 @@ static clg_status run_direct(clg_ctx *ctx, const clg_gemm_params *p, const clg__
         return run_packed(ctx, p, opts, g);
     clg__gemm_call use = *g;
     clg_status st = packs_a(p, g) ? pack_a(ctx, p, opts, g, 0, g->k, &use) : CLG_OK;
-    return st == CLG_OK ? run_reg(ctx, p, opts, &use, 0, g->k, g->beta, NULL, mode == B_STAGED) : st;
+    if (st != CLG_OK)
+        return st;
+    return run_reg(ctx, p, opts, &use, 0, g->k, g->beta, NULL, mode == B_STAGED);
 }
 
 static clg_status reduce(clg_ctx *ctx, const char *opts, cl_mem parts, size_t slices, size_t m,
