@@ -37,7 +37,7 @@ const char *clg__gemm_class_name(clg_gemm_class c);
  * last, generic row, at most cap; returns how many. Starting points for the tuner. */
 size_t clg__gemm_table_rows(clg_device_type type, clg_gemm_params *out, size_t cap);
 
-/* The common start of the tuner's measurements (src/ops/gemm_tune.c): arguments checked
+/* The common start of the tuner's measurements (src/ops/gemm_score.c): arguments checked
  * (base may be NULL where there is none), *out zeroed, base and then p validated and p set
  * on ctx with the built-in backend; the context's own settings kept in the guard, which
  * clg__tune_end puts back. */
