@@ -29,13 +29,15 @@ typedef struct default_row {
  * share each B panel in cache, K in blocks of 512, B in place for K < 64 (packing such a B
  * costs more than it saves); below 2^17 flops launch overhead dominates and the
  * one-element-per-item kernel wins. */
-#define POCL_AVX512 {CLG_GEMM_KERNEL_REG, 8, 32, 8, 1, 512, 64, 2, NO_TILE, 131072.0, 0, 0, 0}
+#define POCL_AVX512_ROW(pack_a_min_n)                                                           \
+    {CLG_GEMM_KERNEL_REG, 8, 32, 8, 1, 512, 64, 2, NO_TILE, 131072.0, 0, 0, pack_a_min_n}
+#define POCL_AVX512 POCL_AVX512_ROW(0)
 /* The same on Intel's cores with two FMA ports: A packed into panels where n >= 512 (an
  * Intel Xeon VM, family 6 model 167 as KVM reports it, 2 cores, 259 GFLOP/s FMA peak; paired
  * runs in one process, two rounds: 1024^3 1.08/1.21x, 2048^3 1.11/1.10x, 64 x 1024 x 3136
  * 1.11/1.12x, 64 x 12544 x 800 1.06/1.05x, 256^3 0.91/1.04x). clgrad-tune all kept the rest
  * of the row there (its paired runs: nothing else above 1.03x twice). */
-#define POCL_AVX512_INTEL {CLG_GEMM_KERNEL_REG, 8, 32, 8, 1, 512, 64, 2, NO_TILE, 131072.0, 0, 0, 512}
+#define POCL_AVX512_INTEL POCL_AVX512_ROW(512)
 /* Intel's runtime: 6 x 32 blocks, 16 x 2 groups, K in blocks of 128. */
 #define INTEL_AVX512 {CLG_GEMM_KERNEL_REG, 6, 32, 16, 2, 128, 1, 2, NO_TILE, 131072.0, 0, 0, 0}
 
