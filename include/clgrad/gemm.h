@@ -163,8 +163,9 @@ typedef struct clg_tune_options {
      * it). NULL: clg_gemm_tune_compare (clg_conv_tune_compare) in this process. */
     double (*compare)(void *user, const clg_gemm_params *p, const clg_gemm_params *best,
                       char *why, size_t why_size);
-    /* Called after each comparison (after on_candidate); why is "again" for the second run of
-     * a win, or why that run was rejected (ratio 0). NULL: nothing. */
+    /* Called after each paired run that measured its candidate (after on_candidate: a first
+     * run that rejects it is reported there), and after every second run of a win, with why
+     * "again", or why it was rejected (ratio 0). NULL: nothing. */
     void (*on_compared)(void *user, const clg_gemm_params *p, double ratio, const char *why);
 } clg_tune_options;
 
