@@ -133,6 +133,8 @@ static void text_errors_name_line_and_column(void **state)
         {"input 4x4x1\nfc 3\nsoftmax\nrelu\n", CLG_ERR_INVALID_ARG, "line 4"},
         {"input 4x4x1\ndropout 1.5\nfc 2\nsoftmax\n", CLG_ERR_INVALID_ARG, "line 2"},
         {"input 4x4x1\nconv 3x3x2 stride=0\nsoftmax\n", CLG_ERR_INVALID_ARG, "line 2, column 12"},
+        /* pad=same divides by the stride: a zero window (the default stride) is refused */
+        {"input 9x11x3\navgpool 0x2 pad=same\nsoftmax\n", CLG_ERR_INVALID_ARG, "window_h"},
         {"input 4x4x1\nrelu alpha=2\nfc 2\nsoftmax\n", CLG_ERR_INVALID_ARG, "line 2, column 6"},
         {"input 1x1x1\nsoftmax\n", CLG_ERR_SHAPE, "at least 2 classes"},
         {"", CLG_ERR_INVALID_ARG, "no layers"},

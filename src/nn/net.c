@@ -110,6 +110,8 @@ static void resolve_same(clg__layer *l)
     long s[2] = {conv ? l->conv.stride_h : l->pool.stride_h, conv ? l->conv.stride_w : l->pool.stride_w};
     long d[2] = {conv ? l->conv.dilation_h : 1, conv ? l->conv.dilation_w : 1};
     int pad[4];
+    if (s[0] < 1 || s[1] < 1 || k[0] < 1 || k[1] < 1)
+        return; /* left to the kind's shape check, which names what is wrong */
     for (int i = 0; i < 2; i++) {
         long out = (in[i] + s[i] - 1) / s[i], total = (out - 1) * s[i] + (k[i] - 1) * d[i] + 1 - in[i];
         total = total > 0 ? total : 0;
