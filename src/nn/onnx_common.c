@@ -86,9 +86,11 @@ clg_status clg__onnx_floats(clg_ctx *ctx, const Onnx__TensorProto *t, float **ou
     *out = clg__malloc(*n ? *n * sizeof(float) : 1);
     if (!*out)
         return clg__oom(ctx, "an ONNX tensor");
-    /* raw_data is little-endian, as every host clgrad runs on */
-    memcpy(*out, t->has_raw_data ? (const void *)t->raw_data.data : (const void *)t->float_data,
-           *n * sizeof(float));
+    /* raw_data is little-endian, as every host clgrad runs on; an empty tensor may have no
+     * data pointer at all, which memcpy must not be given even for 0 bytes */
+    if (*n)
+        memcpy(*out, t->has_raw_data ? (const void *)t->raw_data.data : (const void *)t->float_data,
+               *n * sizeof(float));
     return CLG_OK;
 }
 
@@ -99,7 +101,7 @@ clg_status clg__onnx_int64s(clg_ctx *ctx, const Onnx__TensorProto *t, int64_t *o
     if (st == CLG_OK && *n > cap)
         st = clg__fail(ctx, CLG_ERR_UNSUPPORTED, "tensor \"%s\" has %zu values, at most %zu "
                        "expected", t->name, *n, cap);
-    if (st == CLG_OK)
+    if (st == CLG_OK && *n)
         memcpy(out, t->has_raw_data ? (const void *)t->raw_data.data : (const void *)t->int64_data,
                *n * sizeof(int64_t));
     return st;
