@@ -204,7 +204,7 @@ __kernel void clg_wino_gemm(__global const float *V, uint vt, ulong v_off, uint 
     uint t0 = tm * MR, k0 = tn * NR;
     if (t0 >= T || k0 >= ldk)
         return;
-    float16 m[WA2][MR][NV];
+    float16 m[MR][NV][WA2]; /* each tile's points together: the output transform's input */
     for (int x = 0; x < WA2; x++) {
         const __global float *a[MR];
 #pragma unroll
@@ -231,7 +231,7 @@ __kernel void clg_wino_gemm(__global const float *V, uint vt, ulong v_off, uint 
         for (int i = 0; i < MR; i++)
 #pragma unroll
             for (int v = 0; v < NV; v++)
-                m[x][i][v] = acc[i][v];
+                m[i][v][x] = acc[i][v];
     }
     uint kn = min((uint)NR, Kout - k0);
     uint per_image = th * tw;
@@ -243,10 +243,8 @@ __kernel void clg_wino_gemm(__global const float *V, uint vt, ulong v_off, uint 
         uint rows = min((uint)WM, P - ty * WM), cols = min((uint)WM, Q - tx * WM);
         __global float *y = Y + y_off + n * y_img + (size_t)k0 * y_chan + ty * WM * Q + tx * WM;
         for (int v = 0; v < NV && (uint)v * 16 < kn; v++) {
-            float16 mm[WA2], out[WM * WM];
-            for (int x = 0; x < WA2; x++)
-                mm[x] = m[x][i][v];
-            wino_out_tf(mm, out);
+            float16 out[WM * WM];
+            wino_out_tf(m[i][v], out);
             uint lanes = min(16u, kn - (uint)v * 16);
             /* the epilogue on whole vectors, then each channel's rows stored as vectors (one
              * float at a time, with its branches, took half of this kernel's time) */
