@@ -67,7 +67,7 @@ __kernel void clg_bias_relu_planes(__global float *y, ulong y_off, __global cons
     uint i = 0;
     for (; i + 16 <= PQ; i += 16) {
         float16 v = vload16(0, p + i) + b;
-        vstore16(relu ? fmax(v, 0.0f) : v, 0, p + i);
+        CLG_STORE16(relu ? fmax(v, 0.0f) : v, p + i);
     }
     for (; i < PQ; i++) {
         float v = p[i] + b;

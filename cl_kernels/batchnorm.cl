@@ -175,7 +175,7 @@ __kernel void clg_bn_apply_planes(BN_APPLY_ARGS, uint NC)
         float16 v = fma((float16)(a), vload16(0, xp + i) - mu, (float16)(b));
         if (residual)
             v += vload16(0, rp + i);
-        vstore16(relu ? fmax(v, 0.0f) : v, 0, yp + i);
+        CLG_STORE16(relu ? fmax(v, 0.0f) : v, yp + i);
     }
     for (; i < HW; i++) {
         float v = fma(a, xp[i] - mu, b);
@@ -273,7 +273,7 @@ inline void bn_bwd_dx_plane(BN_BWD_DX_ARGS, const int masked, const int planes, 
         for (; i + 16 <= HW; i += 16) {
             float16 g = bn_grad16(dy + dy_off, y + y_off, at + i, masked);
             float16 xhat = (vload16(0, x + x_off + at + i) - mu) * is;
-            vstore16(k * (M * g - db - xhat * dg), 0, dx + dx_off + at + i);
+            CLG_STORE16(k * (M * g - db - xhat * dg), dx + dx_off + at + i);
         }
     for (; i < HW; i += planes ? 1 : BN_LOCAL) {
         float xhat = (x[x_off + at + i] - mu) * is;

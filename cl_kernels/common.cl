@@ -53,6 +53,12 @@ float clg_channel_share(const __global float *x, uint N, uint C, uint HW, uint c
 #define CLG_PREFETCH(p, rw) ((void)0)
 #endif
 
+/* A 16-float store to global memory as one instruction: POCL 3.1's vstore16 becomes four
+ * 4-float stores and three extracts on x86; a store through a vector type aligned like a
+ * float (what vstore16 may assume) lets LLVM use one unaligned vector store. */
+typedef float16 clg_float16_u __attribute__((aligned(4)));
+#define CLG_STORE16(v, p) (*(__global clg_float16_u *)(p) = (v))
+
 /* Register blocks of MR rows x NV float16 vectors (MR and NV from the family), the inner step
  * of the CPU-style products: zero them, load a row of B, and acc[i] += A(i) * B for every
  * row, A(i) an expression giving row i's scalar. Fully unrolled, so acc stays in registers. */

@@ -186,7 +186,7 @@ __kernel void clg_conv_shift_wgrad(uint m, uint taps, uint ones, uint P, uint Q,
 #pragma unroll
             for (int v = 0; v < NV; v++) {
                 __global float *o = out + (size_t)i * ldd;
-                vstore16(accumulate ? vload16(v, o) + acc[i][v] : acc[i][v], v, o);
+                CLG_STORE16(accumulate ? vload16(v, o) + acc[i][v] : acc[i][v], o + 16 * v);
             }
         }
     }

@@ -81,7 +81,7 @@ __kernel void clg_gemm_pack_b_rows(uint n, uint kc, uint k0,
     if ((t + 1) * NR <= n) {
 #pragma unroll
         for (int v = 0; v < NV; v++)
-            vstore16(vload16(v, src), v, dst);
+            CLG_STORE16(vload16(v, src), dst + 16 * v);
     } else {
         for (uint l = 0; l < NR; l++)
             dst[l] = t * NR + l < n ? src[l] : 0.0f;
@@ -261,7 +261,7 @@ __kernel void clg_gemm_reg(uint m, uint n, uint k, float alpha, float beta,
             if (full) {
                 if (beta != 0.0f)
                     out = fma((float16)(beta), vload16(v, c), out);
-                vstore16(out, v, c);
+                CLG_STORE16(out, c + 16 * v);
             } else {
                 float vals[16];
                 vstore16(out, 0, vals);

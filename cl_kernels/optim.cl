@@ -54,9 +54,9 @@ __kernel void clg_adam16(__global float *w, ulong w_off, __global const float *g
             gi += wd * wi;
         float16 mi = b1 * vload16(0, m) + (1.0f - b1) * gi;
         float16 vi = b2 * vload16(0, v) + (1.0f - b2) * gi * gi;
-        vstore16(mi, 0, m);
-        vstore16(vi, 0, v);
-        vstore16(wi - lr * (mi / c1) / (sqrt(vi / c2) + eps), 0, w);
+        CLG_STORE16(mi, m);
+        CLG_STORE16(vi, v);
+        CLG_STORE16(wi - lr * (mi / c1) / (sqrt(vi / c2) + eps), w);
         return;
     }
     for (size_t k = 0; k < n - i; k++) {

@@ -101,7 +101,7 @@ __kernel void clg_wino_pad16(__global const float *x, ulong x_off, ulong x_img, 
         float16 r[16];
         if (h < 0 || h >= (int)H) {
             for (int q = lo; q < hi; q++)
-                vstore16((float16)(0.0f), 0, dst + (size_t)q * ldc);
+                CLG_STORE16((float16)(0.0f), dst + (size_t)q * ldc);
             continue;
         }
 #pragma unroll
@@ -115,12 +115,12 @@ __kernel void clg_wino_pad16(__global const float *x, ulong x_off, ulong x_img, 
         for (int k = 0; k < 16; k++) {
             int q = (int)wino_pad_col(W, w0, k) + left;
             if (q >= 0 && q < (int)Wq)
-                vstore16(r[k], 0, dst + (size_t)q * ldc);
+                CLG_STORE16(r[k], dst + (size_t)q * ldc);
         }
         for (int q = lo; q < first; q++)
-            vstore16((float16)(0.0f), 0, dst + (size_t)q * ldc);
+            CLG_STORE16((float16)(0.0f), dst + (size_t)q * ldc);
         for (int q = max(end, lo); q < hi; q++)
-            vstore16((float16)(0.0f), 0, dst + (size_t)q * ldc);
+            CLG_STORE16((float16)(0.0f), dst + (size_t)q * ldc);
     }
 }
 
@@ -186,7 +186,7 @@ __kernel void clg_wino_input(__global const float *xq, ulong xq_img, uint Wq, ui
     for (int x = 0; x < WA2; x++) {
         __global float *out = V + v_off + ((size_t)x * vt + t) * ldv + cb * 16;
         CLG_PREFETCH(out + 2 * (size_t)ldv, 1);
-        vstore16(v[x], 0, out);
+        CLG_STORE16(v[x], out);
     }
 }
 
@@ -326,7 +326,7 @@ __kernel void clg_wino_dy(__global const float *dyq, ulong dyq_img, uint Wq, uin
     wino_dy_tf(e, u);
 #pragma unroll
     for (int x = 0; x < WA2; x++)
-        vstore16(u[x], 0, E + e_off + ((size_t)x * et + t) * lde + cb * 16);
+        CLG_STORE16(u[x], E + e_off + ((size_t)x * et + t) * lde + cb * 16);
 }
 
 /* dU[xi][k][c] (+)= sum over the T tiles of E[xi][t][k] V[xi][t][c], for MR output channels k
