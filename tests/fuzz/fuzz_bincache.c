@@ -7,13 +7,21 @@
 #include "fuzz_common.h"
 #include "runtime/runtime_internal.h"
 
+static char dir[64];
+
+/* Each input's file is removed after it; the directory goes when the process ends. */
+static void remove_dir(void)
+{
+    rmdir(dir);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static char dir[64];
     static unsigned char key[32];
     if (!dir[0]) {
         snprintf(dir, sizeof dir, "/tmp/clgrad-fuzz-bincache-%ld", (long)getpid());
         clg__make_dirs(dir);
+        atexit(remove_dir);
         /* Inputs may start with the real header of this key or not: use the bytes' own key. */
     }
     if (size >= 48)
