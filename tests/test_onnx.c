@@ -214,6 +214,14 @@ static void bad_models_are_refused(void **state)
     relu->input[0] = "later";
     refused(m, CLG_ERR_CORRUPT, "input 0 (\"later\") is not defined before the node");
     relu->input[0] = in;
+    /* an input of a sequence type: its union member must not be read as a tensor type */
+    Onnx__TypeProto *type = m->graph->input[0]->type, inner = *type;
+    Onnx__TypeProto__Sequence seq = ONNX__TYPE_PROTO__SEQUENCE__INIT;
+    seq.elem_type = &inner;
+    type->value_case = ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE;
+    type->sequence_type = &seq;
+    refused(m, CLG_ERR_UNSUPPORTED, "is not a 4-D float tensor");
+    *type = inner;
     /* an opset out of range */
     int64_t v = m->opset_import[0]->version;
     m->opset_import[0]->version = 21;

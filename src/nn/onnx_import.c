@@ -291,7 +291,9 @@ static clg_status network_input(importer *im)
     if (!in || !in->name)
         return clg__oi_fail(im, CLG_ERR_CORRUPT, "the graph has no input");
     const Onnx__TypeProto *t = in->type;
-    const Onnx__TypeProto__Tensor *tt = t ? t->tensor_type : NULL;
+    /* tensor_type shares a union with the other kinds of type: read it only when it is the one set */
+    const Onnx__TypeProto__Tensor *tt =
+        t && t->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ? t->tensor_type : NULL;
     const Onnx__TensorShapeProto *s = tt ? tt->shape : NULL;
     if (!tt || (tt->has_elem_type && tt->elem_type != CLG__ONNX_FLOAT) || !s || s->n_dim != 4)
         return clg__oi_fail(im, CLG_ERR_UNSUPPORTED, "input \"%s\" is not a 4-D float tensor (N x C x H "
