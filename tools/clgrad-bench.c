@@ -6,6 +6,7 @@
 #include <string.h>
 #include "bench_common.h"
 #include "text_file.h"
+#include "pocl_pin.h"
 
 static void usage(FILE *f)
 {
@@ -44,6 +45,7 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+    pocl_pin_threads(); /* before the first OpenCL call: see pocl_pin.h */
     bench_opts o = {0, 5, NULL, 0, NULL, "default"};
     char *net_text = NULL;
     const char *cmd = NULL, *shape = NULL, *impl = NULL, *folder = NULL;

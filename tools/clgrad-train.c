@@ -16,6 +16,7 @@
 #include "train_paths.h"
 #include "train_report.h"
 #include "train_sweep.h"
+#include "pocl_pin.h"
 
 
 static const char *const fashion_names[10] = {"T-shirt/top", "Trouser", "Pullover", "Dress",
@@ -284,6 +285,7 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv);
 
 int main(int argc, char **argv)
 {
+    pocl_pin_threads(); /* before the first OpenCL call: see pocl_pin.h */
     cli c;
     int rc = cli_parse(argc, argv, &c);
     if (rc)
