@@ -39,8 +39,10 @@ void bench_json_row(const clg_ctx *ctx, const char *bench, const char *fmt, ...)
     json_string(d ? d->name : "");
     printf(",\"cpu\":");
     json_string(cpu);
-    printf(",\"gpu_profile\":%s,", clg_ctx_decides_as_gpu(ctx) && d && d->type == CLG_DEVICE_CPU
-                                      ? "true" : "false");
+    printf(",\"gpu_profile\":%s", clg_ctx_decides_as_gpu(ctx) && d && d->type == CLG_DEVICE_CPU
+                                     ? "true" : "false");
+    const char *pinned = getenv("POCL_AFFINITY"); /* pocl_pin.c: threads one per core */
+    printf(",\"pocl_affinity\":%s,", pinned && !strcmp(pinned, "1") ? "true" : "false");
     va_list ap;
     va_start(ap, fmt);
     vprintf(fmt, ap);

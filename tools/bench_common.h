@@ -19,8 +19,9 @@ typedef struct bench_opts {
 clg_ctx *bench_ctx(const bench_opts *o, const char *cache_dir);
 
 /* Prints one JSON result row: {"bench":..., "platform", "device", "cpu" (the host CPU's model),
- * "gpu_profile", then the fields fmt formats (no braces) and "}\n"; figures from different
- * machines and runtimes are never mixed up. */
+ * "gpu_profile", "pocl_affinity" (POCL's threads pinned one per core), then the fields fmt
+ * formats (no braces) and "}\n"; figures from different machines and runtimes are never
+ * mixed up. */
 void bench_json_row(const clg_ctx *ctx, const char *bench, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

@@ -1,6 +1,7 @@
 /* clgrad-bench gemm: GFLOP/s of the built-in SGEMM beside CLBlast on the same device and, when
  * built with it, OpenBLAS on the host, for square and CNN-layer shapes. */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* CPU_SET and sched_setaffinity, to pin OpenBLAS as POCL is pinned */
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,11 +62,6 @@ static result summarise(const double *gf, int runs)
     return r;
 }
 
-static void sleep_ms(long ms)
-{
-    struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&t, NULL);
-}
 
 /* The operands of one shape, on the device and on the host. */
 typedef struct operands {
@@ -73,35 +69,76 @@ typedef struct operands {
     float *ha, *hb, *hc;
 } operands;
 
+#ifdef CLGRAD_BENCH_OPENBLAS
+static void sleep_ms(long ms)
+{
+    struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&t, NULL);
+}
+
+/* When POCL's threads are pinned one per core (POCL_AFFINITY=1, as clgrad's tools set it: see
+ * pocl_pin.c), OpenBLAS's run pinned the same way, so that neither peer gains from it: its
+ * thread i on CPU i, the calling thread (its last) only while it runs. Returns whether it
+ * pinned; `saved` keeps the calling thread's CPUs for openblas_unpin. */
+static int openblas_pin(cpu_set_t *saved)
+{
+    const char *pocl = getenv("POCL_AFFINITY");
+    int n = openblas_get_num_threads();
+    if (!pocl || strcmp(pocl, "1") != 0 || n > CPU_SETSIZE ||
+        sched_getaffinity(0, sizeof *saved, saved) != 0)
+        return 0;
+    for (int i = 0; i < n; i++) {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(i, &one);
+        if (openblas_setaffinity(i, sizeof one, &one) != 0)
+            return 0;
+    }
+    return 1;
+}
+
+static void openblas_unpin(int pinned, const cpu_set_t *saved)
+{
+    if (pinned)
+        (void)sched_setaffinity(0, sizeof *saved, saved);
+}
+#endif
+
+#ifdef CLGRAD_BENCH_OPENBLAS
+static double run_openblas(const shape *s, const operands *op, int reps)
+{
+    cpu_set_t saved;
+    int pinned = openblas_pin(&saved);
+    double t0 = bench_now();
+    for (int i = 0; i < reps; i++)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)s->m, (int)s->n, (int)s->k,
+                    1.0f, op->ha, (int)s->k, op->hb, (int)s->n, 0.0f, op->hc, (int)s->n);
+    double gf = 2e-9 * reps * (double)s->m * (double)s->n * (double)s->k / (bench_now() - t0);
+    openblas_unpin(pinned, &saved);
+    sleep_ms(150); /* OpenBLAS's threads spin for about 0.1 s after a call: let them park */
+    return gf;
+}
+#endif
+
 /* `reps` products back to back by implementation w; GFLOP/s, or a negative after a message. */
 static double run_once(clg_ctx *ctx, int w, const shape *s, const operands *op, int reps)
 {
-    double t0;
-    if (w == 2) {
-        t0 = bench_now();
 #ifdef CLGRAD_BENCH_OPENBLAS
-        for (int i = 0; i < reps; i++)
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)s->m, (int)s->n,
-                        (int)s->k, 1.0f, op->ha, (int)s->k, op->hb, (int)s->n, 0.0f, op->hc,
-                        (int)s->n);
+    if (w == 2)
+        return run_openblas(s, op, reps);
 #endif
-    } else {
-        clg_status st = clg_gemm_set_backend(ctx, w == 0 ? CLG_GEMM_BUILTIN : CLG_GEMM_CLBLAST);
-        clg_matrix ma = {op->a, 0, s->k}, mb = {op->b, 0, s->n}, mc = {op->c, 0, s->n};
-        t0 = bench_now();
-        for (int i = 0; i < reps && st == CLG_OK; i++)
-            st = clg_sgemm(ctx, CLG_NO_TRANS, CLG_NO_TRANS, s->m, s->n, s->k, 1.0f, ma, mb, 0.0f, mc);
-        if (st == CLG_OK)
-            st = clg_ctx_finish(ctx);
-        if (st != CLG_OK) {
-            fprintf(stderr, "clgrad-bench: %s: %s\n", clg_status_name(st), clg_ctx_last_error(ctx));
-            return -1;
-        }
+    clg_status st = clg_gemm_set_backend(ctx, w == 0 ? CLG_GEMM_BUILTIN : CLG_GEMM_CLBLAST);
+    clg_matrix ma = {op->a, 0, s->k}, mb = {op->b, 0, s->n}, mc = {op->c, 0, s->n};
+    double t0 = bench_now();
+    for (int i = 0; i < reps && st == CLG_OK; i++)
+        st = clg_sgemm(ctx, CLG_NO_TRANS, CLG_NO_TRANS, s->m, s->n, s->k, 1.0f, ma, mb, 0.0f, mc);
+    if (st == CLG_OK)
+        st = clg_ctx_finish(ctx);
+    if (st != CLG_OK) {
+        fprintf(stderr, "clgrad-bench: %s: %s\n", clg_status_name(st), clg_ctx_last_error(ctx));
+        return -1;
     }
-    double gf = 2e-9 * reps * (double)s->m * (double)s->n * (double)s->k / (bench_now() - t0);
-    if (w == 2) /* OpenBLAS's threads spin for about 0.1 s after a call: let them park */
-        sleep_ms(150);
-    return gf;
+    return 2e-9 * reps * (double)s->m * (double)s->n * (double)s->k / (bench_now() - t0);
 }
 
 static float *random_floats(size_t n, unsigned seed)
