@@ -45,7 +45,6 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-    pocl_pin_threads(); /* before the first OpenCL call: see pocl_pin.h */
     bench_opts o = {0, 5, NULL, 0, NULL, "default"};
     char *net_text = NULL;
     const char *cmd = NULL, *shape = NULL, *impl = NULL, *folder = NULL;
@@ -99,6 +98,8 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    /* before the first OpenCL call; several devices at once ran slower pinned (pocl_pin.h) */
+    pocl_pin_threads(strcmp(cmd, "experiments") && strcmp(cmd, "cluster") && !scaling);
     int rc = 2;
     if (strcmp(cmd, "startup") == 0)
         rc = bench_startup(&o);

@@ -393,7 +393,7 @@ static int classify_all(clg_net *net, clg_ctx *ctx, const items *l, size_t k, in
 
 int main(int argc, char **argv)
 {
-    pocl_pin_threads(); /* before the first OpenCL call: see pocl_pin.h */
+    pocl_pin_threads(1); /* before the first OpenCL call: see pocl_pin.h */
     size_t k = 3;
     const char *filter = NULL, *layer = NULL, *out = NULL, *npy = NULL;
     int json = 0, i = 1;

@@ -285,11 +285,13 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv);
 
 int main(int argc, char **argv)
 {
-    pocl_pin_threads(); /* before the first OpenCL call: see pocl_pin.h */
     cli c;
     int rc = cli_parse(argc, argv, &c);
     if (rc)
         return rc < 0 ? 0 : rc;
+    /* before the first OpenCL call; sub-devices and several devices ran slower pinned */
+    pocl_pin_threads(!c.split_cpu && !c.sweep && strcasecmp(c.env, "multi-gpu") &&
+                     strcasecmp(c.env, "parallel"));
     ranks mpi = {0, 0, 1, 0, 1};
     if (!strcasecmp(c.env, "parallel")) { /* under mpirun: one process per rank */
         clg_status st = clg_cluster_init(&argc, &argv, &mpi.rank, &mpi.size);

@@ -333,7 +333,7 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-    pocl_pin_threads(); /* before the first OpenCL call: see pocl_pin.h */
+    pocl_pin_threads(1); /* before the first OpenCL call: see pocl_pin.h */
     int runs = 3, dry = 0, quick = 0, in_process = 0;
     const char *filter = NULL, *set = NULL, *what = NULL, *worker_kind = NULL;
     self_path = argv[0];
