@@ -62,7 +62,6 @@ static result summarise(const double *gf, int runs)
     return r;
 }
 
-
 /* The operands of one shape, on the device and on the host. */
 typedef struct operands {
     clg_tensor *a, *b, *c;
@@ -102,9 +101,7 @@ static void openblas_unpin(int pinned, const cpu_set_t *saved)
     if (pinned)
         (void)sched_setaffinity(0, sizeof *saved, saved);
 }
-#endif
 
-#ifdef CLGRAD_BENCH_OPENBLAS
 static double run_openblas(const shape *s, const operands *op, int reps)
 {
     cpu_set_t saved;

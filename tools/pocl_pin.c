@@ -1,7 +1,7 @@
 /* Why: on a 2-core VM, Linux often left both of POCL's worker threads on one core for a whole
  * run (both are woken by the host thread and the balancer is slow to part them), halving the
  * speed run by run (AMD EPYC Zen 4 VM: 256^3 SGEMM 105-124 or 175-200 GFLOP/s by process,
- * 175-190 in every run pinned; docs/PERFORMANCE.md). */
+ * 156-190 in every process pinned; docs/PERFORMANCE.md). */
 #define _GNU_SOURCE /* sched_getaffinity, the CPU_ macros */
 #include <dirent.h>
 #include <sched.h>
@@ -36,15 +36,21 @@ int pocl_pin_wanted(const void *allowed_set, long online, const char *affinity,
 /* OpenCL implementations the ICD loader will load: ocl-icd reads OCL_ICD_VENDORS (a folder,
  * or one .icd file) or else /etc/OpenCL/vendors. Another runtime's devices beside POCL's
  * (Intel's, a GPU's) may join an "auto" run. */
+static int is_icd(const char *name)
+{
+    size_t n = strlen(name);
+    return n > 4 && !strcmp(name + n - 4, ".icd");
+}
+
 static int icd_count(void)
 {
     const char *dir = getenv("OCL_ICD_VENDORS");
-    if (dir && strstr(dir, ".icd") && strlen(strstr(dir, ".icd")) == 4)
+    if (dir && is_icd(dir))
         return 1;
     DIR *d = opendir(dir ? dir : "/etc/OpenCL/vendors");
     int n = 0;
     for (struct dirent *e; d && (e = readdir(d));)
-        n += strlen(e->d_name) > 4 && !strcmp(e->d_name + strlen(e->d_name) - 4, ".icd");
+        n += is_icd(e->d_name);
     if (d)
         closedir(d);
     return n;

@@ -14,8 +14,8 @@ int pocl_pin_wanted(const void *allowed, long online, const char *affinity,
 
 /* Sets POCL_AFFINITY=1 when the tool runs on one device (one_device: not CPU sub-devices or
  * several devices at once, which ran slower pinned), the ICD loader knows one OpenCL
- * implementation, and pocl_pin_wanted says so for this process. Call before the first OpenCL call: POCL reads it once, when it starts its threads.
- * Returns 1 if it set it. */
+ * implementation, and pocl_pin_wanted says so for this process. Call before the first
+ * OpenCL call: POCL reads it once, when it starts its threads. Returns 1 if it set it. */
 int pocl_pin_threads(int one_device);
 
 #endif
