@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "bench_common.h"
 #include "json_out.h"
+#include "pocl_pin.h"
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,8 +42,7 @@ void bench_json_row(const clg_ctx *ctx, const char *bench, const char *fmt, ...)
     json_string(cpu);
     printf(",\"gpu_profile\":%s", clg_ctx_decides_as_gpu(ctx) && d && d->type == CLG_DEVICE_CPU
                                      ? "true" : "false");
-    const char *pinned = getenv("POCL_AFFINITY"); /* pocl_pin.c: threads one per core */
-    printf(",\"pocl_affinity\":%s,", pinned && !strcmp(pinned, "1") ? "true" : "false");
+    printf(",\"pocl_affinity\":%s,", pocl_pinned() ? "true" : "false");
     va_list ap;
     va_start(ap, fmt);
     vprintf(fmt, ap);

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 #include "bench_common.h"
+#include "pocl_pin.h"
 #ifdef CLGRAD_BENCH_OPENBLAS
 #include <cblas.h>
 #endif
@@ -81,9 +82,8 @@ static void sleep_ms(long ms)
  * pinned; `saved` keeps the calling thread's CPUs for openblas_unpin. */
 static int openblas_pin(cpu_set_t *saved)
 {
-    const char *pocl = getenv("POCL_AFFINITY");
     int n = openblas_get_num_threads();
-    if (!pocl || strcmp(pocl, "1") != 0 || n > CPU_SETSIZE ||
+    if (!pocl_pinned() || n > CPU_SETSIZE ||
         sched_getaffinity(0, sizeof *saved, saved) != 0)
         return 0;
     for (int i = 0; i < n; i++) {

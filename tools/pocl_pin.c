@@ -74,3 +74,9 @@ int pocl_pin_threads(int one_device)
         return 0;
     return setenv("POCL_AFFINITY", "1", 0) == 0;
 }
+
+int pocl_pinned(void)
+{
+    const char *a = getenv("POCL_AFFINITY");
+    return a && !strcmp(a, "1");
+}

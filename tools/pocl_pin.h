@@ -18,4 +18,7 @@ int pocl_pin_wanted(const void *allowed, long online, const char *affinity,
  * OpenCL call: POCL reads it once, when it starts its threads. Returns 1 if it set it. */
 int pocl_pin_threads(int one_device);
 
+/* Whether POCL's threads are pinned in this process (POCL_AFFINITY is 1). */
+int pocl_pinned(void);
+
 #endif
