@@ -11,12 +11,16 @@
  *                       the forward pass, and backward-data as the forward of the padded dy
  *                       with flipped, transposed weights. Launch: (column tiles, row tiles, N).
  * clg_conv_shift_fwd_px the same with pixels as rows and channels as lanes (no waste on the
- *                       grid; for layers with many output channels). Epilogue bits: 1 adds
- *                       bias[k], 2 applies a ReLU.
+ *                       grid; for layers with many output channels, and for strided layers:
+ *                       a pixel's row is a scalar read wherever it lies). Epilogue bits: 1
+ *                       adds bias[k], 2 applies a ReLU.
+ * clg_conv_shift_bwd_px backward-data of a strided layer: dx's pixels in phases, each phase a
+ *                       stride-1 product with its own taps (below).
  * clg_conv_shift_wgrad  partial dW^T (taps x ldd) of a slice of images: A = the shifted rows
- *                       (only the P x Q pixels of the grid), B = dy as [PQ][ldd] rows; a slice without images
- *                       writes zeros; `accumulate` adds to what the slice holds (the next
- *                       chunk of images). Launch: (ldd/NR, row tiles, slices).
+ *                       (only the P x Q pixels of the grid, any stride), B = dy as [PQ][ldd]
+ *                       rows; a slice without images writes zeros; `accumulate` adds to what
+ *                       the slice holds (the next chunk of images). Launch: (ldd/NR, row
+ *                       tiles, slices).
  * Tunables: MR rows and NR (16 or 32) columns of the result per work-item, as in gemm.cl. */
 #ifndef MR
 #define MR 8
@@ -86,10 +90,10 @@ __kernel void clg_conv_shift_fwd(uint m, uint L, uint Cin, uint R, uint S, uint 
 
 /* The same product with pixels as rows and channels as vector lanes: Y^T (P*Q x Kout) =
  * shifted rows^T . Wt (taps x ldk, channels zero-padded to whole tiles). Only real pixels are
- * computed (no Wp - Q waste), for layers with enough output channels to fill the lanes.
- * Launch: (ldk / NR, pixel tiles, N). */
+ * computed (no Wp - Q waste), for layers with enough output channels to fill the lanes;
+ * pixel (p, q) reads the grid from (p * sh, q * sw). Launch: (ldk / NR, pixel tiles, N). */
 __kernel void clg_conv_shift_fwd_px(uint PQ, uint Q, uint Cin, uint R, uint S, uint dh, uint dw,
-                                    uint Hp, uint Wp, uint Kout,
+                                    uint sh, uint sw, uint Hp, uint Wp, uint Kout,
                                     __global const float *X, ulong x_off, ulong x_img,
                                     __global const float *Wt, uint ldk,
                                     __global float *Y, ulong y_off, ulong y_img,
@@ -105,7 +109,7 @@ __kernel void clg_conv_shift_fwd_px(uint PQ, uint Q, uint Cin, uint R, uint S, u
 #pragma unroll
     for (int i = 0; i < MR; i++) { /* pixels past PQ repeat the last one, not stored */
         uint pix = min(pix0 + (uint)i, PQ - 1);
-        a[i] = X + x_off + n * x_img + (pix / Q) * Wp + pix % Q;
+        a[i] = X + x_off + n * x_img + (pix / Q) * sh * Wp + pix % Q * sw;
     }
     float16 acc[MR][NV];
     CLG_BLOCK_ZERO(acc);
@@ -141,8 +145,76 @@ __kernel void clg_conv_shift_fwd_px(uint PQ, uint Q, uint Cin, uint R, uint S, u
     }
 }
 
+/* dx of a strided layer (dilation 1) with pixels as rows and input channels as lanes. Pixel
+ * (h, w) of dx sums the taps r = ph + sh*u, s = pw + sw*v only, where ph = (h + pt) mod sh and
+ * pw = (w + pl) mod sw (its phase), reading dy at (hh - u, ww - v), hh = (h + pt - ph) / sh,
+ * ww likewise. So each phase is a stride-1 product with its own taps, and no zero of a
+ * dilated dy is multiplied. Each work-item takes MR pixels of one phase (in order of hh, ww);
+ * the phase's taps read Dp, dy padded by top = ceil(R/sh) - 1 rows and left = ceil(S/sw) - 1
+ * columns into Hp x Wp planes. Wt: backward-data's flipped rows of taps (k, r', s') =
+ * w[k][.][R-1-r'][S-1-s'], ldk lanes. A phase without taps (1x1 layers) stores zeros.
+ * Launch: (ldk / NR, pixel tiles of the largest phase, N * sh * sw). */
+__kernel void clg_conv_shift_bwd_px(uint H, uint W, uint Kin, uint R, uint S, uint sh, uint sw,
+                                    uint pt, uint pl, uint top, uint left, uint Hp, uint Wp,
+                                    uint Cout, __global const float *D, ulong d_off, ulong d_img,
+                                    __global const float *Wt, uint ldk,
+                                    __global float *Y, ulong y_off, ulong y_img)
+{
+    uint tn = get_global_id(0), tm = get_global_id(1), z = get_global_id(2);
+    uint phases = sh * sw, ph = z % phases / sw, pw = z % sw;
+    size_t n = z / phases;
+    /* the phase's pixels: h = sh * hh + ph - pt, hh in [hh0, hh1) (likewise w) */
+    int hh0 = max(0, ((int)pt - (int)ph + (int)sh - 1) / (int)sh);
+    int hh1 = max(hh0, ((int)H + (int)pt - (int)ph + (int)sh - 1) / (int)sh);
+    int ww0 = max(0, ((int)pl - (int)pw + (int)sw - 1) / (int)sw);
+    int ww1 = max(ww0, ((int)W + (int)pl - (int)pw + (int)sw - 1) / (int)sw);
+    uint wn = (uint)(ww1 - ww0), pixels = (uint)(hh1 - hh0) * wn;
+    uint pix0 = tm * MR, col0 = tn * NR;
+    if (pix0 >= pixels || col0 >= ldk)
+        return;
+    uint ru = R > ph ? (R - ph + sh - 1) / sh : 0, sv = S > pw ? (S - pw + sw - 1) / sw : 0;
+    uint plane = Hp * Wp;
+    const __global float *a[MR];
+#pragma unroll
+    for (int i = 0; i < MR; i++) { /* pixels past the phase's repeat its last, not stored */
+        uint pix = min(pix0 + (uint)i, pixels - 1);
+        uint hh = (uint)hh0 + pix / wn, ww = (uint)ww0 + pix % wn;
+        a[i] = D + d_off + n * d_img + (size_t)(hh + top) * Wp + ww + left;
+    }
+    float16 acc[MR][NV];
+    CLG_BLOCK_ZERO(acc);
+    for (uint k = 0; k < Kin; k++)
+        for (uint u = 0; u < ru; u++) {
+            const __global float *b = Wt + ((size_t)(k * R + R - 1 - ph - sh * u) * S + S - 1 - pw) * ldk + col0;
+            int off = (int)(k * plane) - (int)(u * Wp);
+            for (uint v = 0; v < sv; v++, off--, b -= (size_t)sw * ldk) {
+                float16 bv[NV];
+                CLG_BLOCK_LOAD(bv, b);
+#define A_PIXEL(i) a[i][off]
+                CLG_BLOCK_FMA(acc, bv, A_PIXEL);
+#undef A_PIXEL
+            }
+        }
+    __global float *y = Y + y_off + n * y_img;
+    uint cn = min((uint)NR, Cout - col0);
+#pragma unroll
+    for (int i = 0; i < MR; i++) {
+        uint pix = pix0 + (uint)i;
+        if (pix >= pixels)
+            break;
+        uint h = sh * ((uint)hh0 + pix / wn) + ph - pt, w = sw * ((uint)ww0 + pix % wn) + pw - pl;
+        float vals[NR];
+#pragma unroll
+        for (int v = 0; v < NV; v++)
+            vstore16(acc[i][v], v, vals);
+        for (uint l = 0; l < cn; l++)
+            y[((size_t)(col0 + l) * H + h) * W + w] = vals[l];
+    }
+}
+
 __kernel void clg_conv_shift_wgrad(uint m, uint taps, uint ones, uint P, uint Q, uint R, uint S,
-                                   uint dh, uint dw, uint Hp, uint Wp, uint N, uint per_slice,
+                                   uint dh, uint dw, uint sh, uint sw, uint Hp, uint Wp, uint N,
+                                   uint per_slice,
                                    __global const float *X, ulong x_off, ulong x_img,
                                    __global const float *D, uint ldd,
                                    __global float *part, ulong part_off, uint accumulate)
@@ -168,11 +240,11 @@ __kernel void clg_conv_shift_wgrad(uint m, uint taps, uint ones, uint P, uint Q,
     for (uint n = slice * per_slice; n < n_end; n++) {
         const __global float *d = D + (size_t)n * P * Q * ldd + col0;
         for (uint p = 0; p < P; p++) {
-            const __global float *x = X + x_off + n * x_img + p * Wp;
-            for (uint q = 0; q < Q; q++, d += ldd) {
+            const __global float *x = X + x_off + n * x_img + p * sh * Wp;
+            for (uint q = 0, qs = 0; q < Q; q++, qs += sw, d += ldd) {
                 float16 bv[NV];
                 CLG_BLOCK_LOAD(bv, d);
-#define A_TAP(i) x[shift[i] + q]
+#define A_TAP(i) x[shift[i] + qs]
                 CLG_BLOCK_FMA(acc, bv, A_TAP);
 #undef A_TAP
             }

@@ -48,6 +48,8 @@ static const conv_case cases[] = {
     {1, 2, 9, 10, 3, 3, 3, 2, 3, 2, 0, 1, 2, 1, 1, 1, 1},  /* uneven strides and padding */
     {2, 17, 5, 19, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, /* rows of 16 and more, 17 channels */
     {3, 2, 36, 28, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, /* 189 tiles of 4x4, few channels */
+    {2, 20, 9, 8, 33, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, 0}, /* stride 2, over 16 and 32 lanes */
+    {1, 3, 11, 10, 4, 3, 3, 2, 2, 2, 1, 2, 1, 2, 2, 1, 1}, /* stride 2 with dilation 2 */
 };
 #define N_CASES (sizeof cases / sizeof cases[0])
 
@@ -601,13 +603,13 @@ static void fused_relu_forward_matches_the_reference(void **state)
 }
 
 /* The implicit algorithm's shifted-row form in chunks of images (half its full workspace),
- * and its per-pixel form (a workspace too small for one padded image), on stride-1 shapes;
- * on GPUs its tile form with and without weight-gradient slices. */
+ * and its per-pixel form (a workspace too small for one padded image), on stride-1 and
+ * strided shapes; on GPUs its tile form with and without weight-gradient slices. */
 static void implicit_forms_match_the_reference_in_any_workspace(void **state)
 {
     (void)state;
     int failures = 0;
-    const size_t picks[] = {1, 4, 5, 8, 9, 10};
+    const size_t picks[] = {1, 4, 5, 8, 9, 10, 16, 18, 22};
     for (size_t i = 0; i < sizeof picks / sizeof picks[0]; i++) {
         const conv_case *c = &cases[picks[i]];
         clg_shape xs = {c->N, c->C, c->H, c->W}, ws = {c->K, c->C / c->G, c->R, c->S};
@@ -629,7 +631,7 @@ static void implicit_forms_match_the_reference_in_any_workspace(void **state)
                 workspace_limit = 0;
                 continue;
             }
-            assert_true(hi > 0); /* stride 1: the shifted form asks for its padded input */
+            assert_true(hi > 0); /* the shifted form asks for its padded input */
             workspace_limit = hi / 2;
             failures += run_case(c, CLG_CONV_ALGO_IMPLICIT, (clg_conv_pass)pass, 0);
             failures += run_case(c, CLG_CONV_ALGO_IMPLICIT, (clg_conv_pass)pass, 1);

@@ -12,17 +12,22 @@
 
 typedef struct layer {
     const char *name;
-    size_t N, C, H, W, K, R, pad;
+    size_t N, C, H, W, K, R, pad, stride;
 } layer;
 
 static const layer layers[] = {
-    {"c1", 64, 1, 28, 28, 32, 5, 2},
-    {"c2", 64, 32, 14, 14, 64, 5, 2},
-    {"r3", 32, 64, 56, 56, 64, 3, 1},
-    /* the three stages of tools/nets/fashion-resnet20.net, batch 64 */
-    {"res16", 64, 16, 28, 28, 16, 3, 1},
-    {"res32", 64, 32, 14, 14, 32, 3, 1},
-    {"res64", 64, 64, 7, 7, 64, 3, 1},
+    {"c1", 64, 1, 28, 28, 32, 5, 2, 1},
+    {"c2", 64, 32, 14, 14, 64, 5, 2, 1},
+    {"r3", 32, 64, 56, 56, 64, 3, 1, 1},
+    /* the three stages of tools/nets/fashion-resnet20.net, batch 64, and the stride-2
+     * transitions between them with their 1x1 projection shortcuts */
+    {"res16", 64, 16, 28, 28, 16, 3, 1, 1},
+    {"res32", 64, 32, 14, 14, 32, 3, 1, 1},
+    {"res64", 64, 64, 7, 7, 64, 3, 1, 1},
+    {"res32s2", 64, 16, 28, 28, 32, 3, 1, 2},
+    {"res64s2", 64, 32, 14, 14, 64, 3, 1, 2},
+    {"proj32", 64, 16, 28, 28, 32, 1, 0, 2},
+    {"proj64", 64, 32, 14, 14, 64, 1, 0, 2},
 };
 
 static const char *const pass_names[] = {"fwd", "bwd_data", "bwd_weights"};
@@ -67,7 +72,7 @@ static void report(const bench_opts *o, const clg_ctx *ctx, const char *layer_na
                        "\"ms\":%.3f,\"gflops\":%.1f", layer_name, pass, algo,
                        chosen ? "true" : "false", 1e3 * sec, 1e-9 * flops / sec);
     else
-        printf("%-4s %-12s %-17s %9.3f %9.1f%s\n", layer_name, pass, algo, 1e3 * sec,
+        printf("%-7s %-12s %-17s %9.3f %9.1f%s\n", layer_name, pass, algo, 1e3 * sec,
                1e-9 * flops / sec, chosen ? "  (chosen)" : "");
     fflush(stdout);
 }
@@ -84,7 +89,7 @@ static double time_clblast(clg_ctx *ctx, int runs, const layer *L, clg_tensor *c
     for (int r = -1; r < runs; r++) {
         double t0 = bench_now();
         CLBlastStatusCode rc = CLBlastSconvgemm(CLBlastKernelModeCrossCorrelation, L->C, L->H, L->W,
-                                                L->R, L->R, L->pad, L->pad, 1, 1, 1, 1, L->K, L->N,
+                                                L->R, L->R, L->pad, L->pad, L->stride, L->stride, 1, 1, L->K, L->N,
                                                 x, xo, w, wo, y, yo, &q, NULL);
         if (rc != CLBlastSuccess || clg_ctx_finish(ctx) != CLG_OK) {
             fprintf(stderr, "clgrad-bench: CLBlastSconvgemm returned %d\n", (int)rc);
@@ -103,7 +108,7 @@ int bench_conv(const bench_opts *o, const char *only)
     if (!ctx)
         return 1;
     if (!o->json)
-        printf("convolution on %s, median of %d\n%-4s %-12s %-17s %9s %9s\n", clg_ctx_device(ctx)->name,
+        printf("convolution on %s, median of %d\n%-7s %-12s %-17s %9s %9s\n", clg_ctx_device(ctx)->name,
                o->runs, "layer", "pass", "algorithm", "ms", "GFLOP/s");
     int rc = 0;
     for (size_t li = 0; li < sizeof layers / sizeof layers[0] && rc == 0; li++) {
@@ -112,6 +117,7 @@ int bench_conv(const bench_opts *o, const char *only)
             continue;
         clg_conv2d_desc d = clg_conv2d_desc_default();
         d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = (int)L->pad;
+        d.stride_h = d.stride_w = (int)L->stride;
         clg_shape xs = {L->N, L->C, L->H, L->W}, ws = {L->K, L->C, L->R, L->R}, ys;
         clg_conv2d_output_shape(&d, xs, ws, &ys);
         double flops = 2.0 * L->N * L->K * L->C * L->R * L->R * ys.h * ys.w;

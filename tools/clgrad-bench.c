@@ -19,7 +19,7 @@ static void usage(FILE *f)
                "  gemm      SGEMM GFLOP/s: built-in, CLBlast, OpenBLAS (when built with it) on\n"
                "            sq256 sq512 sq1024 sq2048 (sq4096 on GPUs) conv1 conv2 fc1 fc1t (--shape: one;\n"
                "            --impl builtin|clblast|openblas: just one implementation)\n"
-               "  conv      ms and GFLOP/s per layer (c1 c2 r3 res16 res32 res64; --shape:\n"
+               "  conv      ms and GFLOP/s per layer (c1 c2 r3 res16 res32 res64 res32s2 res64s2\n            proj32 proj64; --shape:\n"
                "            one), pass and algorithm, beside CLBlast's convgemm forward\n"
                "  pool      max pool 2x2 on N64 C32 28x28: GB/s forward and backward\n"
                "  train     the default Fashion-MNIST network (--net FILE: another, on synthetic\n"

@@ -149,10 +149,10 @@ static int fits(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass, clg_c
 /* Without measurements: 1x1 goes straight to GEMM. On CPUs, 3x3 and 5x5 stride-1 layers with
  * enough channels to fill the vector lanes and amortise the transforms use Winograd (4x and
  * 2.78x fewer multiplications; measured on c2 at 1.5x the implicit algorithm in all three
- * passes), other stride-1 layers whose lanes (output channels; input channels for
- * backward-data) fill at least half a vector the implicit shifted-row products (1.3-2x
- * im2col on c2: no column matrix to write and read back). Both keep whole register blocks
- * per work-item, a CPU's way. GPUs take Winograd for such layers with 32 or more channels
+ * passes), other layers whose lanes (output channels; input channels for backward-data)
+ * fill at least half a vector the implicit shifted-row products (1.3-2x im2col on c2: no
+ * column matrix to write and read back; ResNet-20's 3x3 stride-2 layers 1.3-2x in every
+ * pass). Both keep whole register blocks per work-item, a CPU's way. GPUs take Winograd for such layers with 32 or more channels
  * in and out (its 36 products are then GEMMs large enough for the tiles; by count, on c2-like
  * layers at batch 256, a quarter of the multiplications for about twice the memory traffic
  * of a pass, which a GPU's 10-15 FLOP per byte easily pays), else the implicit GEMM on
@@ -177,7 +177,12 @@ static clg_conv_algo heuristic(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_p
      * tap in the shifted-row products: im2col's one product over every tap instead (the
      * default network's first layer: 1.6 against 3.7 ms) */
     int few_inputs = pass == CLG_CONV_FWD && g->Cg < 4;
-    if (cpu && lanes >= 16 && !few_inputs && clg__conv_implicit_fits(ctx, g, pass))
+    /* a strided 1x1 layer (a projection shortcut) uses a quarter of its input: im2col gathers
+     * just that, where the shifted rows' padded copy copies it all (ResNet-20's: 0.25-0.3
+     * against 0.42-0.49 ms forward) */
+    int strided_1x1 = (g->sh > 1 || g->sw > 1) && g->R == 1 && g->S == 1 &&
+                      pass != CLG_CONV_BWD_WEIGHTS;
+    if (cpu && lanes >= 16 && !few_inputs && !strided_1x1 && clg__conv_implicit_fits(ctx, g, pass))
         return CLG_CONV_ALGO_IMPLICIT;
     if (fits(ctx, g, pass, CLG_CONV_ALGO_IM2COL))
         return CLG_CONV_ALGO_IM2COL;

@@ -1,8 +1,10 @@
-/* The implicit algorithm: no column matrix. Stride-1 layers run as products over shifted rows
- * of a zero-padded copy of the input (cl_kernels/conv_shift.cl), whose only workspace is the
- * padded input (about the input's size); the rest, and any layer whose padded input does not
- * fit the workspace, run the direct kernels (direct.c), which need none. Backward-data is the forward of the padded dy with flipped,
- * transposed weights; the weight gradient sums over slices of images, then in slice order. */
+/* The implicit algorithm: no column matrix. Layers run as products over shifted rows of a
+ * zero-padded copy of the input (cl_kernels/conv_shift.cl), whose only workspace is the padded
+ * input (about the input's size); strided layers with dilation, and any layer whose padded
+ * input does not fit the workspace, run the direct kernels (direct.c), which need none.
+ * Backward-data is the forward of the padded dy with flipped, transposed weights (strided
+ * layers: phase by phase, each with its own taps); the weight gradient sums over slices of
+ * images, then in slice order. */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,21 +17,42 @@ typedef struct shift_grid {
     long top, left;   /* its placement in the grid (negative: leading rows/columns dropped) */
     size_t Hp, Wp;    /* grid */
     size_t P, Q;      /* pixels computed, on the grid's first rows and columns */
-    size_t L;         /* grid columns spanned: (P-1)*Wp + Q */
+    size_t L;         /* grid columns spanned: (P-1)*Wp + Q (stride 1) */
 } shift_grid;
+
+static int strided(const clg__conv_geom *g)
+{
+    return g->sh > 1 || g->sw > 1;
+}
+
+static size_t ceil_div(size_t a, size_t b)
+{
+    return (a + b - 1) / b;
+}
 
 static shift_grid grid_for(const clg__conv_geom *g, clg_conv_pass pass)
 {
     size_t ext_h = (g->R - 1) * g->dh, ext_w = (g->S - 1) * g->dw;
     shift_grid s;
+    if (pass == CLG_CONV_BWD_DATA && strided(g)) {
+        /* dy padded by the most taps a phase has, less one (clg_conv_shift_bwd_px); rows
+         * up to the last that a pixel of dx reads */
+        s.Hin = g->P, s.Win = g->Q, s.top = (long)ceil_div(g->R, g->sh) - 1;
+        s.left = (long)ceil_div(g->S, g->sw) - 1, s.P = g->H, s.Q = g->W;
+        s.Hp = (g->H - 1 + g->pt) / g->sh + (size_t)s.top + 1;
+        s.Wp = (g->W - 1 + g->pl) / g->sw + (size_t)s.left + 1;
+        s.L = 0;
+        return s;
+    }
     if (pass == CLG_CONV_BWD_DATA) { /* dy padded so that dx is a forward of it */
         s.Hin = g->P, s.Win = g->Q, s.top = (long)ext_h - (long)g->pt, s.left = (long)ext_w - (long)g->pl;
         s.P = g->H, s.Q = g->W;
-    } else {
+        s.Hp = s.P + ext_h, s.Wp = s.Q + ext_w;
+    } else { /* the rows and columns the strided pixels' taps reach */
         s.Hin = g->H, s.Win = g->W, s.top = (long)g->pt, s.left = (long)g->pl;
         s.P = g->P, s.Q = g->Q;
+        s.Hp = (s.P - 1) * g->sh + ext_h + 1, s.Wp = (s.Q - 1) * g->sw + ext_w + 1;
     }
-    s.Hp = s.P + ext_h, s.Wp = s.Q + ext_w;
     s.L = (s.P - 1) * s.Wp + s.Q;
     return s;
 }
@@ -99,6 +122,8 @@ static size_t slices_for(clg_ctx *ctx, const clg__conv_geom *g, unsigned mr, uns
  * columns and the last tile's overlap). */
 static int pixel_rows(const clg__conv_geom *g, clg_conv_pass pass, unsigned mr, unsigned nr)
 {
+    if (strided(g)) /* the channel-row form reads contiguous runs of the grid: stride 1 only */
+        return 1;
     shift_grid s = grid_for(g, pass);
     size_t outs = pass == CLG_CONV_BWD_DATA ? g->Cg : g->Kg, pq = s.P * s.Q;
     double by_channel = (double)((outs + mr - 1) / mr * mr) * (double)((s.L + nr - 1) / nr * nr);
@@ -130,7 +155,14 @@ int clg__conv_implicit_fuses(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pas
 
 int clg__conv_implicit_applies(const clg__conv_geom *g)
 {
-    return g->sh == 1 && g->sw == 1;
+    return !strided(g) || (g->dh == 1 && g->dw == 1); /* a strided, dilated dx: no phases */
+}
+
+/* Rows of ones after each padded image for the bias gradient: as many as the strided
+ * pixels' rows span. */
+static size_t ones_rows(const clg__conv_geom *g)
+{
+    return g->db ? (g->P - 1) * g->sh + 1 : 0;
 }
 
 void clg__conv_implicit_bytes(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
@@ -149,7 +181,7 @@ void clg__conv_implicit_bytes(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pa
     }
     if (pass == CLG_CONV_BWD_WEIGHTS) {
         /* dy's rows, and the rows of ones for a bias gradient */
-        *per_image += (g->P * g->Q * ldd_for(g, t.nr) + g->P * s.Wp) * sizeof(float);
+        *per_image += (g->P * g->Q * ldd_for(g, t.nr) + ((g->P - 1) * g->sh + 1) * s.Wp) * sizeof(float);
         size_t slices = slices_for(ctx, g, t.mr, t.nr, g->N);
         *fixed += slices * (g->Cg * g->R * g->S + 1) * ldd_for(g, t.nr) * sizeof(float);
     }
@@ -258,7 +290,7 @@ static clg_status forward_px(clg_ctx *ctx, const shift_tiles *t, const shift_gri
     if (st != CLG_OK)
         return st;
     size_t pq = s->P * s->Q;
-    size_t v[] = {pq, s->Q, channels, g->R, g->S, g->dh, g->dw, s->Hp, s->Wp, outs};
+    size_t v[] = {pq, s->Q, channels, g->R, g->S, g->dh, g->dw, g->sh, g->sw, s->Hp, s->Wp, outs};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
         clg__arg_u32(&l, v[i]);
     clg__arg_mem(&l, padded);
@@ -278,13 +310,58 @@ static clg_status forward_px(clg_ctx *ctx, const shift_tiles *t, const shift_gri
     return clg__launch_run(&l, global, local);
 }
 
+/* Backward-data of a strided layer, phase by phase (clg_conv_shift_bwd_px). */
+static clg_status backward_px(clg_ctx *ctx, const shift_tiles *t, const shift_grid *s,
+                              size_t ldk, const clg__conv_geom *g, cl_mem padded, size_t x_off,
+                              size_t x_img, cl_mem wt, cl_mem y, size_t y_off, size_t y_img,
+                              size_t nb)
+{
+    clg__launch l;
+    clg_status st = clg__launch_begin(ctx, "conv_shift", t->opts, "clg_conv_shift_bwd_px", &l);
+    if (st != CLG_OK)
+        return st;
+    size_t v[] = {g->H, g->W, g->Kg, g->R, g->S, g->sh, g->sw, g->pt, g->pl, (size_t)s->top,
+                  (size_t)s->left, s->Hp, s->Wp, g->Cg};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        clg__arg_u32(&l, v[i]);
+    clg__arg_mem(&l, padded);
+    clg__arg_u64(&l, x_off);
+    clg__arg_u64(&l, x_img);
+    clg__arg_mem(&l, wt);
+    clg__arg_u32(&l, ldk);
+    clg__arg_mem(&l, y);
+    clg__arg_u64(&l, y_off);
+    clg__arg_u64(&l, y_img);
+    /* the largest phase: the first, ceil(H / sh) x ceil(W / sw) pixels at most */
+    size_t pixels = ceil_div(g->H, g->sh) * ceil_div(g->W, g->sw);
+    size_t tiles_n = ldk / t->nr, tiles_m = ceil_div(pixels, t->mr);
+    size_t global[3] = {tiles_n, tiles_m, nb * g->sh * g->sw}, local[3];
+    tile_launch(tiles_n, tiles_m, local);
+    return clg__launch_run(&l, global, local);
+}
+
+/* Pixel rows over at most 16 channels: one vector of lanes, not two of which one is padding
+ * (ResNet-20's stride-2 data gradient into 16 channels: half the products), and twice the
+ * rows, so that a work-item keeps as many sums in registers. */
+static shift_tiles narrowed(const shift_tiles *t)
+{
+    shift_tiles n = *t;
+    n.nr = 16;
+    n.mr = t->mr * 2 > 16 ? 16 : t->mr * 2;
+    snprintf(n.opts, sizeof n.opts, "-DMR=%u -DNR=%u", n.mr, n.nr);
+    return n;
+}
+
 /* Forward (a = x, b = w, out = y) and backward-data (a = dy, b = w, out = dx), in chunks of
  * images whose padded copies fit the workspace, group by group. */
-static clg_status by_image(clg_ctx *ctx, const shift_tiles *t, const clg__conv_geom *g,
+static clg_status by_image(clg_ctx *ctx, const shift_tiles *wide, const clg__conv_geom *g,
                            clg_conv_pass pass, const clg_tensor *a, const clg_tensor *w,
                            clg_tensor *out)
 {
-    int data = pass == CLG_CONV_BWD_DATA, px = pixel_rows(g, pass, t->mr, t->nr);
+    int data = pass == CLG_CONV_BWD_DATA, px = pixel_rows(g, pass, wide->mr, wide->nr);
+    size_t outs = data ? g->Cg : g->Kg;
+    shift_tiles narrow = narrowed(wide);
+    const shift_tiles *t = px && outs <= 16 && wide->nr > 16 ? &narrow : wide;
     if ((g->bias || g->relu) && !px) /* clg__conv_implicit_fuses promised the epilogue */
         return clg__fail(ctx, CLG_ERR_INTERNAL, "conv2d: epilogue asked of the channel-row form");
     shift_grid s = grid_for(g, pass);
@@ -306,7 +383,10 @@ static clg_status by_image(clg_ctx *ctx, const shift_tiles *t, const clg__conv_g
             size_t y_off = out->offset + n0 * y_img + gi * out_g * s.P * s.Q;
             if (data || px)
                 st = weights_layout(ctx, t, g, w, gi, data, px, px ? ldk : taps, wt);
-            if (st == CLG_OK && px)
+            if (st == CLG_OK && data && strided(g))
+                st = backward_px(ctx, t, &s, ldk, g, padded, x_off, x_img, wt, out->mem, y_off,
+                                 y_img, cnt);
+            else if (st == CLG_OK && px)
                 st = forward_px(ctx, t, &s, out_g, ldk, in_g, g, gi, padded, x_off, x_img, wt,
                                 out->mem, y_off, y_img, cnt);
             else if (st == CLG_OK)
@@ -350,7 +430,7 @@ static clg_status wgrad(clg_ctx *ctx, const shift_tiles *t, const clg__conv_geom
     if (st != CLG_OK)
         return st;
     size_t taps = g->Cg * g->R * g->S;
-    size_t v[] = {m, taps, ones, g->P, g->Q, g->R, g->S, g->dh, g->dw, s->Hp, s->Wp, nb, per_slice};
+    size_t v[] = {m, taps, ones, g->P, g->Q, g->R, g->S, g->dh, g->dw, g->sh, g->sw, s->Hp, s->Wp, nb, per_slice};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
         clg__arg_u32(&l, v[i]);
     clg__arg_mem(&l, padded);
@@ -398,7 +478,7 @@ static clg_status weights(clg_ctx *ctx, const shift_tiles *t, const clg__conv_ge
 {
     shift_grid s = grid_for(g, CLG_CONV_BWD_WEIGHTS);
     size_t ldd = ldd_for(g, t->nr), taps = g->Cg * g->R * g->S, m = taps + (g->db != NULL);
-    size_t ones = g->db ? g->P : 0; /* rows of ones after each image's planes */
+    size_t ones = ones_rows(g); /* rows of ones after each image's planes */
     size_t x_img = (g->C * s.Hp + ones) * s.Wp, d_img = g->P * g->Q * ldd, fixed, per_image;
     clg__conv_implicit_bytes(ctx, g, CLG_CONV_BWD_WEIGHTS, &fixed, &per_image);
     size_t nb = clg__conv_chunk_after(g, fixed, per_image);
