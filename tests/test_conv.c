@@ -48,6 +48,7 @@ static const conv_case cases[] = {
     {1, 2, 9, 10, 3, 3, 3, 2, 3, 2, 0, 1, 2, 1, 1, 1, 1},  /* uneven strides and padding */
     {2, 17, 5, 19, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, /* rows of 16 and more, 17 channels */
     {3, 2, 36, 28, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, /* 189 tiles of 4x4, few channels */
+    {2, 3, 3, 2, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1},   /* rows under 4 wide */
     {2, 20, 9, 8, 33, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, 0}, /* stride 2, over 16 and 32 lanes */
     {1, 3, 11, 10, 4, 3, 3, 2, 2, 2, 1, 2, 1, 2, 2, 1, 1}, /* stride 2 with dilation 2 */
 };
