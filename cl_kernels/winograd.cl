@@ -3,10 +3,11 @@
  * d the WA x WA input patch (WA = WM + WR - 1). F(4x4, 3x3) does 4x, F(2x2, 5x5) 2.78x
  * fewer multiplications than direct convolution.
  *
+ * clg_wino_pad     the input, zero-padded, channels last: xq[n][hq][wq][c] (ldc >= C), so that
+ *                  a patch of 16 channels is WA*WA contiguous vector loads.
  * clg_wino_filter  U[xi][i][o] = (G g G^T)[xi] for each filter (o output channels padded to
  *                  ldk with zeros); flip: backward-data's rotated, transposed filters.
- * clg_wino_input   V[xi][t][c] = (B^T d B)[xi] for tile t and 16 channels per work-item,
- *                  read from the NCHW input (zero padding implied), channels last in V.
+ * clg_wino_input   V[xi][t][c] = (B^T d B)[xi] for tile t and 16 channels per work-item.
  * clg_wino_gemm    per work-item MR tiles x NR output channels: the WA*WA products over the
  *                  input channels (register-blocked, as gemm.cl), kept in private memory, then
  *                  the output transform, bias, ReLU and the stores. No M matrix in memory.
@@ -21,6 +22,23 @@
 #define WA (WM + WR - 1)
 #define WA2 (WA * WA)
 #define NV (NR / 16)
+
+/* xq[n][hq][wq][c] = x[n][c][hq - top][wq - left] (0 outside x, and for c >= C up to ldc).
+ * One work-item per (wq, hq, image): dimension 0 runs along input rows. */
+__kernel void clg_wino_pad(__global const float *x, ulong x_off, ulong x_img, uint C, uint H,
+                           uint W, int top, int left, uint Hq, uint Wq, uint ldc,
+                           __global float *xq, ulong xq_img)
+{
+    uint wq = get_global_id(0), hq = get_global_id(1), n = get_global_id(2);
+    if (wq >= Wq || hq >= Hq)
+        return;
+    int h = (int)hq - top, w = (int)wq - left;
+    int inside = h >= 0 && h < (int)H && w >= 0 && w < (int)W;
+    const __global float *src = x + x_off + n * x_img + (inside ? (size_t)h * W + (uint)w : 0);
+    __global float *dst = xq + n * xq_img + ((size_t)hq * Wq + wq) * ldc;
+    for (uint c = 0; c < ldc; c++)
+        dst[c] = inside && c < C ? src[(size_t)c * H * W] : 0.0f;
+}
 
 /* The 16 x 16 block r[row][lane] transposed in registers: four butterfly stages, stage b
  * exchanging blocks of b lanes between rows i and i + b (swizzles: shuffle2 with a constant
@@ -46,69 +64,64 @@ inline void wino_transpose16(float16 *r)
                     y_.sb, x_.sd, y_.sd, x_.sf, y_.sf));
 }
 
-/* 16 columns of one input row as a vector: from column s0 where W >= 16; narrower rows
- * whole, as two overlapping loads of 8 (lanes 0..7 and 8..15 hold columns 0..7 and W-8..W-1)
- * or of 4 (lanes 0..7 as those, with 4), rows under 4 one float at a time; lanes past
- * them zero. wino_lane is the lane that holds column ic. */
-inline float16 wino_row_load(const __global float *row, uint W, int s0)
+/* Lane k of a 16-lane load of input row `row` (chunk start w0): columns w0 + k where W >= 16;
+ * for 8 <= W < 16, columns 0..7 and W-8..W-1 (two 8-wide loads, overlapping). */
+inline uint wino_pad_col(uint W, uint w0, int k)
 {
-    if (W >= 16)
-        return vload16(0, row + s0);
-    if (W >= 8)
-        return (float16)(vload8(0, row), vload8(0, row + W - 8));
-    if (W >= 4)
-        return (float16)(vload4(0, row), vload4(0, row + W - 4), (float8)(0.0f));
-    float t[16] = {0.0f};
-    for (uint k = 0; k < W; k++)
-        t[k] = row[k];
-    return vload16(0, t);
+    return W >= 16 ? w0 + k : k < 8 ? k : W - 16 + k;
 }
 
-inline int wino_lane(int ic, uint W, int s0)
+inline float16 wino_pad_load(const __global float *row, uint W, uint w0)
 {
-    if (W >= 16)
-        return ic - s0;
-    if (W >= 8)
-        return ic < 8 ? ic : ic - (int)W + 16;
-    if (W >= 4)
-        return ic < 4 ? ic : ic - (int)W + 8;
-    return ic;
+    return W >= 16 ? vload16(0, row + w0) : (float16)(vload8(0, row), vload8(0, row + W - 8));
 }
 
-/* Rows h0 .. h0 + rows - 1 of channels [c0, c0 + 16) of one NCHW image (zero outside [0, H)
- * and for channels past `chans`), 16 columns each from s0, transposed in registers:
- * cols[r][lane] holds the 16 channels of the column at that lane. The transforms' input
- * read straight from the tensor: a channels-last padded copy in memory cost as much time as
- * the input transform itself (ResNet-20: 9 of 85 ms a step). */
-inline void wino_rows(const __global float *img, uint chans, uint H, uint W, uint c0, int h0,
-                      int rows, int step, int s0, float16 (*cols)[16])
+/* CPU form of clg_wino_pad: a work-item per 16 input columns (the last chunk moved back to
+ * end at W, overlapping its neighbour; rows of 8 to 15 as wino_pad_col) x 16 channels of an
+ * image, row after row: 16 row vectors (one per channel) read, transposed in registers,
+ * written as 16 channel vectors (where two chunks overlap, both store the same values); the
+ * first and last chunk also write the padding columns' zeros. The GPU form's per-channel
+ * loop ran one float at a time on POCL, and its stores were strided. Launch:
+ * (ceil(W / 16), 1, images * ldc / 16), work-groups of one; W >= 8. */
+__kernel void clg_wino_pad16(__global const float *x, ulong x_off, ulong x_img, uint C, uint H,
+                             uint W, int top, int left, uint Hq, uint Wq, uint ldc,
+                             __global float *xq, ulong xq_img)
 {
-    for (int r = 0; r < rows; r++) {
-        int h = h0 + r;
+    uint j = get_global_id(0), z = get_global_id(2), chunks = (W + 15) / 16;
+    uint blocks = ldc / 16, n = z / blocks, c0 = (z % blocks) * 16;
+    uint w0 = W >= 16 ? min(j * 16, W - 16) : 0, span = min(W, 16u);
+    /* grid columns this item writes: its chunk's, and the padding beside the first or last */
+    int first = (int)w0 + left, end = first + (int)span;
+    int lo = j == 0 ? 0 : first, hi = j + 1 == chunks ? (int)Wq : end;
+    lo = max(lo, 0), hi = min(hi, (int)Wq);
+    const __global float *img = x + x_off + n * x_img;
+    for (uint hq = 0; hq < Hq; hq++) {
+        int h = (int)hq - top;
+        __global float *dst = xq + n * xq_img + (size_t)hq * Wq * ldc + c0;
+        float16 r[16];
         if (h < 0 || h >= (int)H) {
-            for (int k = 0; k < 16; k++)
-                cols[r][k] = (float16)(0.0f);
+            for (int q = lo; q < hi; q++)
+                CLG_STORE16((float16)(0.0f), dst + (size_t)q * ldc);
             continue;
         }
 #pragma unroll
         for (int k = 0; k < 16; k++) {
-            uint c = min(c0 + (uint)k, chans - 1);
-            const __global float *row = img + ((size_t)c * H + (uint)h) * W;
-            /* 16 planes' rows at once are more streams than the hardware prefetcher follows:
-             * fetch the rows the next tile row's work-item reads, `step` rows down */
-            if (h + step < (int)H)
-                CLG_PREFETCH(row + (size_t)step * W + s0, 0);
-            float16 v = wino_row_load(row, W, s0);
-            cols[r][k] = c0 + (uint)k < chans ? v : (float16)(0.0f);
+            uint c = min(c0 + (uint)k, C - 1);
+            float16 v = wino_pad_load(img + ((size_t)c * H + (uint)h) * W, W, w0);
+            r[k] = c0 + (uint)k < C ? v : (float16)(0.0f);
         }
-        wino_transpose16(cols[r]);
+        wino_transpose16(r);
+#pragma unroll
+        for (int k = 0; k < 16; k++) {
+            int q = (int)wino_pad_col(W, w0, k) + left;
+            if (q >= 0 && q < (int)Wq)
+                CLG_STORE16(r[k], dst + (size_t)q * ldc);
+        }
+        for (int q = lo; q < first; q++)
+            CLG_STORE16((float16)(0.0f), dst + (size_t)q * ldc);
+        for (int q = max(end, lo); q < hi; q++)
+            CLG_STORE16((float16)(0.0f), dst + (size_t)q * ldc);
     }
-}
-
-/* Column ic (an input column, any integer) of transposed row r: zero outside [0, W). */
-inline float16 wino_col(float16 (*cols)[16], int r, int ic, uint W, int s0)
-{
-    return ic >= 0 && ic < (int)W ? cols[r][wino_lane(ic, W, s0)] : (float16)(0.0f);
 }
 
 /* One filter per work-item: flip 0: in = c, out = k, g = w[k][c]; flip 1: in = k, out = c,
@@ -147,45 +160,33 @@ __kernel void clg_wino_filter_flip(__global const float *w, ulong w_off, uint Kg
     wino_filter_one(w, w_off, Kg, Cg, ldk, U, u_off, 1);
 }
 
-/* Tiles of a tile row that one 16-column load covers: their WA-column patches, WM apart. */
-#define WINO_GROUP ((16 - WA) / WM + 1)
-
-/* V[xi][t][c] = (B^T d B)[xi] for tile t = (image * th + tile row) * tw + tile column, each
- * work-item 16 channels (c0 = 16 * dimension 0) of a group of WINO_GROUP tiles of one tile
- * row, read from x (NCHW, `ins` channels from x_off, H x W) placed at (top, left) of the tiles'
- * grid. V[xi] holds vt >= T tiles' rows (the chunk's rows start at v_off: a layer's kept V of
- * the whole batch). Launch: (ceil(ins / 16), th * ceil(tw / WINO_GROUP), images). */
-__kernel void clg_wino_input(__global const float *x, ulong x_off, ulong x_img, uint ins,
-                             uint H, uint W, int top, int left, uint th, uint tw, uint ldv,
+/* V for T tiles of th x tw per image; 16 channels (c0 = 16 * dimension 0) per work-item,
+ * reading channels [c_first + c0, +16) of xq. V[xi] holds vt >= T tiles' rows (the chunk's
+ * rows start at v_off: a layer's kept V of the whole batch). Launch: (ceil(Cin / 16), T). */
+__kernel void clg_wino_input(__global const float *xq, ulong xq_img, uint Wq, uint ldc,
+                             uint c_first, uint th, uint tw, uint T, uint ldv,
                              __global float *V, uint vt, ulong v_off)
 {
-    uint cb = get_global_id(0), gy = get_global_id(1), n = get_global_id(2);
-    uint groups = (tw + WINO_GROUP - 1) / WINO_GROUP, ty = gy / groups;
-    uint tx0 = gy % groups * WINO_GROUP;
-    if (ty >= th)
+    uint cb = get_global_id(0), t = get_global_id(1);
+    if (t >= T)
         return;
-    int q0 = (int)(tx0 * WM) - left; /* the input column of the group's first patch column */
-    int s0 = clamp(q0, 0, max((int)W - 16, 0));
-    float16 cols[WA][16];
-    wino_rows(x + x_off + n * x_img, ins, H, W, cb * 16, (int)(ty * WM) - top, WA, WM, s0, cols);
-    uint count = min((uint)WINO_GROUP, tw - tx0);
-    for (uint j = 0; j < count; j++) {
-        float16 d[WA2], v[WA2];
+    uint per_image = th * tw, n = t / per_image, ty = (t % per_image) / tw, tx = t % tw;
+    const __global float *p = xq + n * xq_img + ((size_t)(ty * WM) * Wq + tx * WM) * ldc +
+                              c_first + cb * 16;
+    float16 d[WA2], v[WA2];
 #pragma unroll
-        for (int c = 0; c < WA; c++)
+    for (int r = 0; r < WA; r++)
 #pragma unroll
-            for (int r = 0; r < WA; r++)
-                d[r * WA + c] = wino_col(cols, r, q0 + (int)(j * WM) + c, W, s0);
-        wino_in_tf(d, v);
-        uint t = (n * th + ty) * tw + tx0 + j;
-        /* The stores go to WA2 planes at once, more streams than the hardware prefetcher
-         * follows, so each would wait for its line: claim the lines of the tile two on now. */
+        for (int s = 0; s < WA; s++)
+            d[r * WA + s] = vload16(0, p + ((size_t)r * Wq + s) * ldc);
+    wino_in_tf(d, v);
+    /* The stores go to WA2 planes at once, more streams than the hardware prefetcher follows,
+     * so each would wait for its line: claim the lines of the tile two items on now. */
 #pragma unroll
-        for (int xi = 0; xi < WA2; xi++) {
-            __global float *out = V + v_off + ((size_t)xi * vt + t) * ldv + cb * 16;
-            CLG_PREFETCH(out + 2 * (size_t)ldv, 1);
-            CLG_STORE16(v[xi], out);
-        }
+    for (int x = 0; x < WA2; x++) {
+        __global float *out = V + v_off + ((size_t)x * vt + t) * ldv + cb * 16;
+        CLG_PREFETCH(out + 2 * (size_t)ldv, 1);
+        CLG_STORE16(v[x], out);
     }
 }
 
@@ -304,35 +305,28 @@ __kernel void clg_wino_gemm(__global const float *V, uint vt, ulong v_off, uint 
  * forward pass) and E of the dy tiles, dU[xi] (Kout x Cin) = sum over tiles E[xi]^T V[xi],
  * then dW = A'^T dU A' per filter. */
 
-/* E[xi][t][k] = (G' e G'^T)[xi] for the WM x WM tile e of 16 channels of dy (NCHW, `outs`
- * channels from dy_off, P x Q; zero past P x Q), 16 / WM tiles of a tile row per work-item
- * (one 16-column load). Launch: (ceil(outs / 16), th * ceil(tw / (16 / WM)), images). */
-__kernel void clg_wino_dy(__global const float *dy, ulong dy_off, ulong dy_img, uint outs,
-                          uint P, uint Q, uint th, uint tw, uint lde,
+/* E[xi][t][k] = (G' e G'^T)[xi] for the m x m tile e of 16 channels of dy (channels last in
+ * dyq, whose grid is th*m x tw*m, zero past P x Q). Launch: (ceil(Kout / 16), T). */
+__kernel void clg_wino_dy(__global const float *dyq, ulong dyq_img, uint Wq, uint ldc,
+                          uint c_first, uint th, uint tw, uint T, uint lde,
                           __global float *E, uint et, ulong e_off)
 {
-    const uint per = 16 / WM;
-    uint cb = get_global_id(0), gy = get_global_id(1), n = get_global_id(2);
-    uint groups = (tw + per - 1) / per, ty = gy / groups, tx0 = gy % groups * per;
-    if (ty >= th)
+    uint cb = get_global_id(0), t = get_global_id(1);
+    if (t >= T)
         return;
-    int q0 = (int)(tx0 * WM), s0 = clamp(q0, 0, max((int)Q - 16, 0));
-    float16 cols[WM][16];
-    wino_rows(dy + dy_off + n * dy_img, outs, P, Q, cb * 16, (int)(ty * WM), WM, WM, s0, cols);
-    uint count = min(per, tw - tx0);
-    for (uint j = 0; j < count; j++) {
-        float16 e[WM * WM], u[WA2];
+    uint per_image = th * tw, n = t / per_image, ty = (t % per_image) / tw, tx = t % tw;
+    const __global float *p = dyq + n * dyq_img + ((size_t)(ty * WM) * Wq + tx * WM) * ldc +
+                              c_first + cb * 16;
+    float16 e[WM * WM], u[WA2];
 #pragma unroll
-        for (int c = 0; c < WM; c++)
+    for (int r = 0; r < WM; r++)
 #pragma unroll
-            for (int r = 0; r < WM; r++)
-                e[r * WM + c] = wino_col(cols, r, q0 + (int)(j * WM) + c, Q, s0);
-        wino_dy_tf(e, u);
-        uint t = (n * th + ty) * tw + tx0 + j;
+        for (int s = 0; s < WM; s++)
+            e[r * WM + s] = vload16(0, p + ((size_t)r * Wq + s) * ldc);
+    wino_dy_tf(e, u);
 #pragma unroll
-        for (int xi = 0; xi < WA2; xi++)
-            CLG_STORE16(u[xi], E + e_off + ((size_t)xi * et + t) * lde + cb * 16);
-    }
+    for (int x = 0; x < WA2; x++)
+        CLG_STORE16(u[x], E + e_off + ((size_t)x * et + t) * lde + cb * 16);
 }
 
 /* dU[xi][k][c] (+)= sum over the T tiles of E[xi][t][k] V[xi][t][c], for MR output channels k

@@ -1,7 +1,7 @@
 /* Winograd convolution (cl_kernels/winograd.cl): F(4x4, 3x3) and F(2x2, 5x5) for stride-1,
  * dilation-1 layers, forward and backward-data (the forward of dy, padded R-1-p, with the
- * rotated, transposed filters). The input is transformed tile by tile straight from NCHW
- * into channels-last V, and one kernel does the products, the output transform and the
+ * rotated, transposed filters). The input goes channels-last into a padded buffer, is
+ * transformed tile by tile, and one kernel does the products, the output transform and the
  * epilogue, so neither the products nor the column matrix ever reach memory. The weight
  * gradient is F(3x3, 4x4) or F(5x5, 2x2) at the same points: the same input transform, dy's
  * tiles transformed, one product per transform point summed over every tile, then dW. */
@@ -59,6 +59,8 @@ clg__wino_problem clg__wino_problem_of(const clg__conv_geom *g, clg_conv_pass pa
     }
     w.m = clg__wino_tile(g->R);
     w.th = (w.P + w.m - 1) / w.m, w.tw = (w.Q + w.m - 1) / w.m;
+    w.Hq = w.th * w.m + g->R - 1, w.Wq = w.tw * w.m + g->S - 1;
+    w.ldc = round_up(w.ins_total, LANES);
     w.ldv = round_up(w.ins, LANES);
     w.ldk = round_up(w.outs, nr);
     return w;
@@ -89,6 +91,12 @@ clg_status clg__conv_winograd_options(clg_ctx *ctx, size_t r, char *out, size_t 
     return st;
 }
 
+/* Weight gradient: floats of one image's dy, channels-last on the tiles' grid. */
+static size_t dy_grid(const clg__wino_problem *w)
+{
+    return w->th * w->m * w->tw * w->m * round_up(w->outs_total, LANES);
+}
+
 void clg__conv_winograd_bytes(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
                               size_t *fixed, size_t *per_image)
 {
@@ -106,9 +114,12 @@ void clg__conv_winograd_bytes(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pa
      * of the last rows run into */
     *fixed = ((wgrad ? g->G * a2 * g->Kg * g->Cg : g->G * a2 * w.ins * w.ldk) + nr + mr + LANES) *
              sizeof(float);
-    *per_image = a2 * tiles * w.ldv * sizeof(float);
-    if (wgrad) /* E */
-        *per_image += a2 * tiles * round_up(w.outs, LANES) * sizeof(float);
+    *per_image = (w.Hq * w.Wq * w.ldc + a2 * tiles * w.ldv) * sizeof(float);
+    if (wgrad) { /* dy on the grid (sharing the padded input's buffer) and E */
+        size_t grid = dy_grid(&w), xq = w.Hq * w.Wq * w.ldc;
+        size_t extra = (grid > xq ? grid - xq : 0) + a2 * tiles * round_up(w.outs, LANES);
+        *per_image += extra * sizeof(float);
+    }
 }
 
 static clg_status filter_transform(clg_ctx *ctx, const char *opts, const clg__conv_geom *g,
@@ -131,6 +142,64 @@ static clg_status filter_transform(clg_ctx *ctx, const char *opts, const clg__co
     return clg__launch_run(&l, global, local);
 }
 
+/* Channels-last padded copy: xq[n][hq][wq][c] of images [n0, n0+nb) of a tensor of `channels`
+ * planes of H x W placed at (top, left) in an Hq x Wq grid, rows of ldc. */
+typedef struct grid_copy {
+    size_t channels, H, W, Hq, Wq, ldc;
+    long top, left;
+} grid_copy;
+
+static clg_status pad(clg_ctx *ctx, const char *opts, const grid_copy *c, const clg_tensor *x,
+                      size_t n0, size_t nb, cl_mem xq)
+{
+    /* clg_wino_pad16 on CPUs for rows of 8 or more (with one-at-a-time loads for narrower
+     * rows it lost to the GPU form: ResNet-20's 7x7 stage, 15 copies, 3 ms a step against
+     * 1.3-1.8) */
+    int rows16 = !clg_ctx_decides_as_gpu(ctx) && c->W >= 8;
+    clg__launch l;
+    clg_status st = clg__launch_begin(ctx, "winograd", opts,
+                                      rows16 ? "clg_wino_pad16" : "clg_wino_pad", &l);
+    if (st != CLG_OK)
+        return st;
+    size_t img = c->channels * c->H * c->W;
+    clg__arg_mem(&l, x->mem);
+    clg__arg_u64(&l, x->offset + n0 * img);
+    clg__arg_u64(&l, img);
+    clg__arg_u32(&l, c->channels);
+    clg__arg_u32(&l, c->H);
+    clg__arg_u32(&l, c->W);
+    clg__arg_u32(&l, (uint32_t)(int32_t)c->top); /* the kernel reads them as int */
+    clg__arg_u32(&l, (uint32_t)(int32_t)c->left);
+    clg__arg_u32(&l, c->Hq);
+    clg__arg_u32(&l, c->Wq);
+    clg__arg_u32(&l, c->ldc);
+    clg__arg_mem(&l, xq);
+    clg__arg_u64(&l, c->Hq * c->Wq * c->ldc);
+    if (rows16) {
+        size_t global[3] = {(c->W + LANES - 1) / LANES, 1, nb * c->ldc / LANES};
+        size_t local[3] = {1, 1, 1};
+        return clg__launch_run(&l, global, local);
+    }
+    size_t global[3] = {c->Wq, c->Hq, nb}, local[3] = {c->Wq < LANES ? c->Wq : LANES, 1, 1};
+    return clg__launch_run(&l, global, local);
+}
+
+static grid_copy input_grid(const clg__wino_problem *w)
+{
+    grid_copy c = {w->ins_total, w->Hin, w->Win, w->Hq, w->Wq, w->ldc, w->top, w->left};
+    return c;
+}
+
+/* dy on the tiles' grid (th*m x tw*m, zero past P x Q), for the weight gradient. */
+static grid_copy dy_grid_copy(const clg__wino_problem *w)
+{
+    grid_copy c = {w->outs_total, w->P, w->Q, w->th * w->m, w->tw * w->m,
+                   round_up(w->outs_total, LANES), 0, 0};
+    return c;
+}
+
+/* V (kernel clg_wino_input, the input patches) or E (clg_wino_dy, dy's tiles) of a group's
+ * channels [c_first, +channels) of the channels-last copy `c`, rows of ld. */
 /* The rows of V (or E) a chunk's products read: vt tiles per transform point, the chunk's
  * first at off (floats). A chunk's own scratch: vt = T, off 0. */
 typedef struct rows {
@@ -138,48 +207,28 @@ typedef struct rows {
     size_t vt, off;
 } rows;
 
-/* Tiles of a tile row per work-item of clg_wino_input: as WINO_GROUP in the kernel. */
-static size_t input_group(const clg__wino_problem *w, size_t r)
-{
-    return (LANES - (w->m + r - 1)) / w->m + 1;
-}
-
-/* V (kernel clg_wino_input: x's patches, x of w->ins_total channels, H x W, the group's first
- * at channel c_first) or E (clg_wino_dy: dy's tiles, from channel c_first of its
- * w->outs_total) of images [n0, n0 + nb), straight from the NCHW tensor. */
-static clg_status transform(clg_ctx *ctx, const char *opts, const clg__conv_geom *g,
-                            const clg__wino_problem *w, int dy, const clg_tensor *t, size_t n0,
-                            size_t nb, size_t c_first, size_t channels, rows out, size_t ld)
+static clg_status transform(clg_ctx *ctx, const char *opts, const char *kernel, const grid_copy *c,
+                            const clg__wino_problem *w, cl_mem xq, size_t c_first, size_t channels,
+                            size_t T, rows out, size_t ld)
 {
     clg__launch l;
-    clg_status st = clg__launch_begin(ctx, "winograd", opts, dy ? "clg_wino_dy" : "clg_wino_input", &l);
+    clg_status st = clg__launch_begin(ctx, "winograd", opts, kernel, &l);
     if (st != CLG_OK)
         return st;
-    size_t H = dy ? w->P : w->Hin, W = dy ? w->Q : w->Win, plane = H * W;
-    size_t img = (dy ? w->outs_total : w->ins_total) * plane;
-    size_t per = dy ? LANES / w->m : input_group(w, g->R);
-    clg__arg_mem(&l, t->mem);
-    clg__arg_u64(&l, t->offset + n0 * img + c_first * plane);
-    clg__arg_u64(&l, img);
-    clg__arg_u32(&l, channels);
-    clg__arg_u32(&l, H);
-    clg__arg_u32(&l, W);
-    if (!dy) {
-        clg__arg_u32(&l, (uint32_t)(int32_t)w->top); /* the kernel reads them as int */
-        clg__arg_u32(&l, (uint32_t)(int32_t)w->left);
-    }
+    clg__arg_mem(&l, xq);
+    clg__arg_u64(&l, c->Hq * c->Wq * c->ldc);
+    clg__arg_u32(&l, c->Wq);
+    clg__arg_u32(&l, c->ldc);
+    clg__arg_u32(&l, c_first);
     clg__arg_u32(&l, w->th);
     clg__arg_u32(&l, w->tw);
+    clg__arg_u32(&l, T);
     clg__arg_u32(&l, ld);
     clg__arg_mem(&l, out.mem);
     clg__arg_u32(&l, out.vt);
     clg__arg_u64(&l, out.off);
-    size_t items = w->th * ((w->tw + per - 1) / per), group = items < 64 ? items : 64;
-    while (items % group) /* the largest divisor up to 64 */
-        group--;
-    /* an image's tile rows in order on one thread: the rows two tile rows share, and the
-     * lines a load runs into, are still in its cache */
-    size_t global[3] = {(channels + LANES - 1) / LANES, items, nb}, local[3] = {1, group, 1};
+    size_t blocks = (channels + LANES - 1) / LANES;
+    size_t global[3] = {blocks, T, 1}, local[3] = {blocks, 8, 1};
     return clg__launch_run(&l, global, local);
 }
 
@@ -285,10 +334,13 @@ static clg_status weights(clg_ctx *ctx, const char *opts, unsigned mr, unsigned 
     size_t fixed, per_image, du_group = a2 * g->Kg * g->Cg, lde = round_up(g->Kg, LANES);
     clg__conv_winograd_bytes(ctx, g, CLG_CONV_BWD_WEIGHTS, &fixed, &per_image);
     size_t nb = clg__conv_chunk_after(g, fixed, per_image);
+    grid_copy in = input_grid(&w), out = dy_grid_copy(&w);
+    size_t xq_img = in.Hq * in.Wq * in.ldc, dq_img = out.Hq * out.Wq * out.ldc;
+    size_t q_img = xq_img > dq_img ? xq_img : dq_img;
     int kept = keeps(g) && g->keep->v && g->keep->n == g->N;
-    cl_mem V = NULL, E, dU;
-    clg_status st = CLG_OK;
-    if (!kept)
+    cl_mem xq, V = NULL, E, dU;
+    clg_status st = clg__scratch_get(ctx, CLG__SCRATCH_CONV_DW, (nb * q_img + LANES) * sizeof(float), &xq);
+    if (st == CLG_OK && !kept)
         st = clg__scratch_get(ctx, CLG__SCRATCH_CONV_COLS, (nb * a2 * tiles * w.ldv + nr) * sizeof(float), &V);
     if (st == CLG_OK)
         st = clg__scratch_get(ctx, CLG__SCRATCH_CONV_AUX, (nb * a2 * tiles * lde + mr) * sizeof(float), &E);
@@ -298,10 +350,15 @@ static clg_status weights(clg_ctx *ctx, const char *opts, unsigned mr, unsigned 
         size_t cnt = g->N - n0 < nb ? g->N - n0 : nb, T = cnt * tiles;
         rows v = kept ? kept_rows(g, g->N * tiles, n0 * tiles, w.ldv) : (rows){V, T, 0};
         for (size_t gi = 0; gi < g->G && st == CLG_OK; gi++) {
-            if (!kept)
-                st = transform(ctx, opts, g, &w, 0, x, n0, cnt, gi * g->Cg, g->Cg, v, w.ldv);
+            if (!kept) {
+                st = pad(ctx, opts, &in, x, n0, cnt, xq);
+                if (st == CLG_OK)
+                    st = transform(ctx, opts, "clg_wino_input", &in, &w, xq, gi * g->Cg, g->Cg, T, v, w.ldv);
+            }
             if (st == CLG_OK)
-                st = transform(ctx, opts, g, &w, 1, dy, n0, cnt, gi * g->Kg, g->Kg,
+                st = pad(ctx, opts, &out, dy, n0, cnt, xq);
+            if (st == CLG_OK)
+                st = transform(ctx, opts, "clg_wino_dy", &out, &w, xq, gi * g->Kg, g->Kg, T,
                                (rows){E, T, 0}, lde);
             if (st == CLG_OK)
                 st = wgemm(ctx, opts, mr, nr, g, E, lde, v, w.ldv, T, dU, gi * du_group, n0 > 0);
@@ -333,10 +390,12 @@ clg_status clg__conv_winograd_run(clg_ctx *ctx, const clg__conv_geom *g, clg_con
     size_t fixed, per_image;
     clg__conv_winograd_bytes(ctx, g, pass, &fixed, &per_image);
     size_t nb = clg__conv_chunk_after(g, fixed, per_image);
-    size_t v_img = a2 * tiles * w.ldv;
+    size_t xq_img = w.Hq * w.Wq * w.ldc, v_img = a2 * tiles * w.ldv;
     int keeping = pass == CLG_CONV_FWD && keeps(g); /* V straight into the layer's keep */
-    cl_mem U, V = NULL;
+    cl_mem U, V = NULL, xq;
     st = clg__scratch_get(ctx, CLG__SCRATCH_CONV_AUX, g->G * u_group * sizeof(float), &U);
+    if (st == CLG_OK)
+        st = clg__scratch_get(ctx, CLG__SCRATCH_CONV_DW, (nb * xq_img + LANES) * sizeof(float), &xq);
     if (st == CLG_OK && !keeping)
         st = clg__scratch_get(ctx, CLG__SCRATCH_CONV_COLS, nb * v_img * sizeof(float), &V);
     if (st == CLG_OK && keeping)
@@ -346,8 +405,10 @@ clg_status clg__conv_winograd_run(clg_ctx *ctx, const clg__conv_geom *g, clg_con
     for (size_t n0 = 0; n0 < g->N && st == CLG_OK; n0 += nb) {
         size_t cnt = g->N - n0 < nb ? g->N - n0 : nb, T = cnt * tiles;
         rows v = keeping ? kept_rows(g, g->N * tiles, n0 * tiles, w.ldv) : (rows){V, T, 0};
+        grid_copy in = input_grid(&w);
+        st = pad(ctx, opts, &in, a, n0, cnt, xq);
         for (size_t gi = 0; gi < g->G && st == CLG_OK; gi++) {
-            st = transform(ctx, opts, g, &w, 0, a, n0, cnt, gi * w.ins, w.ins, v, w.ldv);
+            st = transform(ctx, opts, "clg_wino_input", &in, &w, xq, gi * w.ins, w.ins, T, v, w.ldv);
             if (st == CLG_OK)
                 st = products(ctx, opts, mr, nr, g, &w, v, T, U, gi * u_group, out, n0, gi);
         }

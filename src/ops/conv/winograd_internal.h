@@ -9,9 +9,9 @@
 typedef struct clg__wino_problem {
     size_t ins_total, ins, outs_total, outs;
     size_t Hin, Win, P, Q;    /* input and output planes */
-    long top, left;           /* the input's place on the tiles' grid (its zero padding) */
-    size_t m, th, tw;         /* output tile and tiles */
-    size_t ldv, ldk;          /* CPU form's row lengths: V, U */
+    long top, left;           /* the input's place in the padded grid */
+    size_t m, th, tw, Hq, Wq; /* output tile, tiles and the padded grid they read */
+    size_t ldc, ldv, ldk;     /* CPU form's row lengths: padded input, V, U */
     int flip;                 /* the data gradient: filters turned and transposed */
 } clg__wino_problem;
 
