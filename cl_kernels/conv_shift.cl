@@ -113,16 +113,19 @@ __kernel void clg_conv_shift_fwd_px(uint PQ, uint Q, uint Cin, uint R, uint S, u
     }
     float16 acc[MR][NV];
     CLG_BLOCK_ZERO(acc);
-    const __global float *b = Wt + col0;
-    for (uint c = 0; c < Cin; c++)
-        for (uint r = 0; r < R; r++)
-            for (uint s = 0, off = c * plane + r * dh * Wp; s < S; s++, off += dw, b += ldk) {
+    /* channels innermost: the taps are few (a 3x3 layer's rows of 3), the channels many */
+    for (uint r = 0; r < R; r++)
+        for (uint s = 0; s < S; s++) {
+            const __global float *b = Wt + (size_t)(r * S + s) * ldk + col0;
+            uint off = r * dh * Wp + s * dw;
+            for (uint c = 0; c < Cin; c++, off += plane, b += (size_t)R * S * ldk) {
                 float16 bv[NV];
                 CLG_BLOCK_LOAD(bv, b);
 #define A_PIXEL(i) a[i][off]
                 CLG_BLOCK_FMA(acc, bv, A_PIXEL);
 #undef A_PIXEL
             }
+        }
     __global float *y = Y + y_off + n * y_img;
     uint kn = min((uint)NR, Kout - col0);
 #pragma unroll
@@ -183,11 +186,12 @@ __kernel void clg_conv_shift_bwd_px(uint H, uint W, uint Kin, uint R, uint S, ui
     }
     float16 acc[MR][NV];
     CLG_BLOCK_ZERO(acc);
-    for (uint k = 0; k < Kin; k++)
-        for (uint u = 0; u < ru; u++) {
-            const __global float *b = Wt + ((size_t)(k * R + R - 1 - ph - sh * u) * S + S - 1 - pw) * ldk + col0;
-            int off = (int)(k * plane) - (int)(u * Wp);
-            for (uint v = 0; v < sv; v++, off--, b -= (size_t)sw * ldk) {
+    /* channels innermost: a phase has as few as one tap, the channels are many */
+    for (uint u = 0; u < ru; u++)
+        for (uint v = 0; v < sv; v++) {
+            const __global float *b = Wt + ((size_t)(R - 1 - ph - sh * u) * S + S - 1 - pw - sw * v) * ldk + col0;
+            int off = -(int)(u * Wp) - (int)v;
+            for (uint k = 0; k < Kin; k++, off += (int)plane, b += (size_t)R * S * ldk) {
                 float16 bv[NV];
                 CLG_BLOCK_LOAD(bv, b);
 #define A_PIXEL(i) a[i][off]
