@@ -88,6 +88,37 @@ __kernel void clg_conv_shift_fwd(uint m, uint L, uint Cin, uint R, uint S, uint 
     }
 }
 
+/* acc[i] += a[i][off] * b (a: the pixels' pointers, named so by the caller) for count
+ * channels, off moving by `plane` and b by `b_step` floats a channel: the pixel-row kernels'
+ * products of one tap (channels innermost: a tap's channels are many, a 3x3 row's or a
+ * phase's taps few). */
+#define SHIFT_CHANNELS(acc, b, off, count, plane, b_step)                                     \
+    for (uint ch_ = 0; ch_ < (count); ch_++, off += (plane), b += (b_step)) {                  \
+        float16 bv_[NV];                                                                      \
+        CLG_BLOCK_LOAD(bv_, b);                                                               \
+        CLG_BLOCK_FMA(acc, bv_, SHIFT_A_PIXEL);                                               \
+    }
+#define SHIFT_A_PIXEL(i) a[i][off]
+
+/* Pixel i's row of the block (its first `lanes` channels), channel l stored at y[l * ystep],
+ * with bias[l] added (epilogue bit 1) and a ReLU (bit 2). */
+inline void shift_store_pixel(const float16 *row, __global float *y, size_t ystep, uint lanes,
+                              __global const float *bias, uint epilogue)
+{
+    float vals[NR];
+#pragma unroll
+    for (int v = 0; v < NV; v++)
+        vstore16(row[v], v, vals);
+    for (uint l = 0; l < lanes; l++) {
+        float out = vals[l];
+        if (epilogue & 1)
+            out += bias[l];
+        if (epilogue & 2)
+            out = max(out, 0.0f);
+        y[l * ystep] = out;
+    }
+}
+
 /* The same product with pixels as rows and channels as vector lanes: Y^T (P*Q x Kout) =
  * shifted rows^T . Wt (taps x ldk, channels zero-padded to whole tiles). Only real pixels are
  * computed (no Wp - Q waste), for layers with enough output channels to fill the lanes;
@@ -113,38 +144,20 @@ __kernel void clg_conv_shift_fwd_px(uint PQ, uint Q, uint Cin, uint R, uint S, u
     }
     float16 acc[MR][NV];
     CLG_BLOCK_ZERO(acc);
-    /* channels innermost: the taps are few (a 3x3 layer's rows of 3), the channels many */
     for (uint r = 0; r < R; r++)
         for (uint s = 0; s < S; s++) {
             const __global float *b = Wt + (size_t)(r * S + s) * ldk + col0;
             uint off = r * dh * Wp + s * dw;
-            for (uint c = 0; c < Cin; c++, off += plane, b += (size_t)R * S * ldk) {
-                float16 bv[NV];
-                CLG_BLOCK_LOAD(bv, b);
-#define A_PIXEL(i) a[i][off]
-                CLG_BLOCK_FMA(acc, bv, A_PIXEL);
-#undef A_PIXEL
-            }
+            SHIFT_CHANNELS(acc, b, off, Cin, plane, (size_t)R * S * ldk);
         }
-    __global float *y = Y + y_off + n * y_img;
+    __global float *y = Y + y_off + n * y_img + (size_t)col0 * PQ;
     uint kn = min((uint)NR, Kout - col0);
 #pragma unroll
     for (int i = 0; i < MR; i++) {
         uint pix = pix0 + (uint)i;
         if (pix >= PQ)
             break;
-        float vals[NR];
-#pragma unroll
-        for (int v = 0; v < NV; v++)
-            vstore16(acc[i][v], v, vals);
-        for (uint l = 0; l < kn; l++) {
-            float out = vals[l];
-            if (epilogue & 1)
-                out += bias[bias_off + col0 + l];
-            if (epilogue & 2)
-                out = max(out, 0.0f);
-            y[(size_t)(col0 + l) * PQ + pix] = out;
-        }
+        shift_store_pixel(acc[i], y + pix, PQ, kn, bias + bias_off + col0, epilogue);
     }
 }
 
@@ -186,20 +199,14 @@ __kernel void clg_conv_shift_bwd_px(uint H, uint W, uint Kin, uint R, uint S, ui
     }
     float16 acc[MR][NV];
     CLG_BLOCK_ZERO(acc);
-    /* channels innermost: a phase has as few as one tap, the channels are many */
     for (uint u = 0; u < ru; u++)
         for (uint v = 0; v < sv; v++) {
-            const __global float *b = Wt + ((size_t)(R - 1 - ph - sh * u) * S + S - 1 - pw - sw * v) * ldk + col0;
+            const __global float *b =
+                Wt + ((size_t)(R - 1 - ph - sh * u) * S + S - 1 - pw - sw * v) * ldk + col0;
             int off = -(int)(u * Wp) - (int)v;
-            for (uint k = 0; k < Kin; k++, off += (int)plane, b += (size_t)R * S * ldk) {
-                float16 bv[NV];
-                CLG_BLOCK_LOAD(bv, b);
-#define A_PIXEL(i) a[i][off]
-                CLG_BLOCK_FMA(acc, bv, A_PIXEL);
-#undef A_PIXEL
-            }
+            SHIFT_CHANNELS(acc, b, off, Kin, (int)plane, (size_t)R * S * ldk);
         }
-    __global float *y = Y + y_off + n * y_img;
+    __global float *y = Y + y_off + n * y_img + (size_t)col0 * H * W;
     uint cn = min((uint)NR, Cout - col0);
 #pragma unroll
     for (int i = 0; i < MR; i++) {
@@ -207,12 +214,7 @@ __kernel void clg_conv_shift_bwd_px(uint H, uint W, uint Kin, uint R, uint S, ui
         if (pix >= pixels)
             break;
         uint h = sh * ((uint)hh0 + pix / wn) + ph - pt, w = sw * ((uint)ww0 + pix % wn) + pw - pl;
-        float vals[NR];
-#pragma unroll
-        for (int v = 0; v < NV; v++)
-            vstore16(acc[i][v], v, vals);
-        for (uint l = 0; l < cn; l++)
-            y[((size_t)(col0 + l) * H + h) * W + w] = vals[l];
+        shift_store_pixel(acc[i], y + (size_t)h * W + w, (size_t)H * W, cn, Wt, 0);
     }
 }
 

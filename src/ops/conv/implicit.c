@@ -278,6 +278,21 @@ static clg_status weights_layout(clg_ctx *ctx, const shift_tiles *t, const clg__
     return clg__launch_run(&l, global, local);
 }
 
+/* The pixel-row kernels' buffers: the padded input, its offset and image stride; the weights'
+ * rows of taps and their length; the output, its offset and image stride. */
+static void px_args(clg__launch *l, cl_mem padded, size_t x_off, size_t x_img, cl_mem wt,
+                    size_t ldk, cl_mem y, size_t y_off, size_t y_img)
+{
+    clg__arg_mem(l, padded);
+    clg__arg_u64(l, x_off);
+    clg__arg_u64(l, x_img);
+    clg__arg_mem(l, wt);
+    clg__arg_u32(l, ldk);
+    clg__arg_mem(l, y);
+    clg__arg_u64(l, y_off);
+    clg__arg_u64(l, y_img);
+}
+
 /* Output pixels as rows; for the forward pass with the epilogue g->bias (group gi's part) and
  * g->relu. */
 static clg_status forward_px(clg_ctx *ctx, const shift_tiles *t, const shift_grid *s,
@@ -293,14 +308,7 @@ static clg_status forward_px(clg_ctx *ctx, const shift_tiles *t, const shift_gri
     size_t v[] = {pq, s->Q, channels, g->R, g->S, g->dh, g->dw, g->sh, g->sw, s->Hp, s->Wp, outs};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
         clg__arg_u32(&l, v[i]);
-    clg__arg_mem(&l, padded);
-    clg__arg_u64(&l, x_off);
-    clg__arg_u64(&l, x_img);
-    clg__arg_mem(&l, wt);
-    clg__arg_u32(&l, ldk);
-    clg__arg_mem(&l, y);
-    clg__arg_u64(&l, y_off);
-    clg__arg_u64(&l, y_img);
+    px_args(&l, padded, x_off, x_img, wt, ldk, y, y_off, y_img);
     clg__arg_mem(&l, g->bias ? g->bias->mem : wt); /* any buffer when unused */
     clg__arg_u64(&l, g->bias ? g->bias->offset + gi * outs : 0);
     clg__arg_u32(&l, (g->bias ? 1u : 0u) | (g->relu ? 2u : 0u));
@@ -324,14 +332,7 @@ static clg_status backward_px(clg_ctx *ctx, const shift_tiles *t, const shift_gr
                   (size_t)s->left, s->Hp, s->Wp, g->Cg};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
         clg__arg_u32(&l, v[i]);
-    clg__arg_mem(&l, padded);
-    clg__arg_u64(&l, x_off);
-    clg__arg_u64(&l, x_img);
-    clg__arg_mem(&l, wt);
-    clg__arg_u32(&l, ldk);
-    clg__arg_mem(&l, y);
-    clg__arg_u64(&l, y_off);
-    clg__arg_u64(&l, y_img);
+    px_args(&l, padded, x_off, x_img, wt, ldk, y, y_off, y_img);
     /* the largest phase: the first, ceil(H / sh) x ceil(W / sw) pixels at most */
     size_t pixels = ceil_div(g->H, g->sh) * ceil_div(g->W, g->sw);
     size_t tiles_n = ldk / t->nr, tiles_m = ceil_div(pixels, t->mr);
