@@ -166,7 +166,7 @@ __kernel void clg_conv_shift_fwd_px(uint PQ, uint Q, uint Cin, uint R, uint S, u
  * pw = (w + pl) mod sw (its phase), reading dy at (hh - u, ww - v), hh = (h + pt - ph) / sh,
  * ww likewise. So each phase is a stride-1 product with its own taps, and no zero of a
  * dilated dy is multiplied. Each work-item takes MR pixels of one phase (in order of hh, ww);
- * the phase's taps read Dp, dy padded by top = ceil(R/sh) - 1 rows and left = ceil(S/sw) - 1
+ * the phase's taps read D, dy padded by top = ceil(R/sh) - 1 rows and left = ceil(S/sw) - 1
  * columns into Hp x Wp planes. Wt: backward-data's flipped rows of taps (k, r', s') =
  * w[k][.][R-1-r'][S-1-s'], ldk lanes. A phase without taps (1x1 layers) stores zeros.
  * Launch: (ldk / NR, pixel tiles of the largest phase, N * sh * sw). */

@@ -152,14 +152,14 @@ static int fits(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass, clg_c
  * passes), other layers whose lanes (output channels; input channels for backward-data)
  * fill at least half a vector the implicit shifted-row products (1.3-2x im2col on c2: no
  * column matrix to write and read back; ResNet-20's 3x3 stride-2 layers 1.3-2x in every
- * pass). Both keep whole register blocks per work-item, a CPU's way. GPUs take Winograd for such layers with 32 or more channels
- * in and out (its 36 products are then GEMMs large enough for the tiles; by count, on c2-like
- * layers at batch 256, a quarter of the multiplications for about twice the memory traffic
- * of a pass, which a GPU's 10-15 FLOP per byte easily pays), else the implicit GEMM on
- * local-memory tiles (no column matrix either), except a strided layer's data gradient,
- * where most of its taps are zeros (im2col's col2im visits only the real ones). (GPU choices
- * not measured yet: no GPU was at hand; `find` measures them.) The rest im2col when its
- * workspace fits. */
+ * pass). Both keep whole register blocks per work-item, a CPU's way. GPUs take Winograd for
+ * such layers with 32 or more channels in and out (its 36 products are then GEMMs large
+ * enough for the tiles; by count, on c2-like layers at batch 256, a quarter of the
+ * multiplications for about twice the memory traffic of a pass, which a GPU's 10-15 FLOP per
+ * byte easily pays), else the implicit GEMM on local-memory tiles (no column matrix
+ * either), except a strided layer's data gradient, where most of its taps are zeros
+ * (im2col's col2im visits only the real ones). (GPU choices not measured yet: no GPU was at
+ * hand; `find` measures them.) The rest im2col when its workspace fits. */
 static clg_conv_algo heuristic(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass)
 {
     if (fits(ctx, g, pass, CLG_CONV_ALGO_GEMM))

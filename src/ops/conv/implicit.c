@@ -158,11 +158,11 @@ int clg__conv_implicit_applies(const clg__conv_geom *g)
     return !strided(g) || (g->dh == 1 && g->dw == 1); /* a strided, dilated dx: no phases */
 }
 
-/* Rows of ones after each padded image for the bias gradient: as many as the strided
- * pixels' rows span. */
-static size_t ones_rows(const clg__conv_geom *g)
+/* Rows of the input grid that the output's rows start on span, first to last: the rows of
+ * ones after each padded image that the weight gradient's bias row reads. */
+static size_t rows_spanned(const clg__conv_geom *g)
 {
-    return g->db ? (g->P - 1) * g->sh + 1 : 0;
+    return (g->P - 1) * g->sh + 1;
 }
 
 void clg__conv_implicit_bytes(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
@@ -181,7 +181,7 @@ void clg__conv_implicit_bytes(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pa
     }
     if (pass == CLG_CONV_BWD_WEIGHTS) {
         /* dy's rows, and the rows of ones for a bias gradient */
-        *per_image += (g->P * g->Q * ldd_for(g, t.nr) + ((g->P - 1) * g->sh + 1) * s.Wp) * sizeof(float);
+        *per_image += (g->P * g->Q * ldd_for(g, t.nr) + rows_spanned(g) * s.Wp) * sizeof(float);
         size_t slices = slices_for(ctx, g, t.mr, t.nr, g->N);
         *fixed += slices * (g->Cg * g->R * g->S + 1) * ldd_for(g, t.nr) * sizeof(float);
     }
@@ -360,9 +360,12 @@ static clg_status by_image(clg_ctx *ctx, const shift_tiles *wide, const clg__con
                            clg_tensor *out)
 {
     int data = pass == CLG_CONV_BWD_DATA, px = pixel_rows(g, pass, wide->mr, wide->nr);
-    size_t outs = data ? g->Cg : g->Kg;
-    shift_tiles narrow = narrowed(wide);
-    const shift_tiles *t = px && outs <= 16 && wide->nr > 16 ? &narrow : wide;
+    shift_tiles narrow;
+    const shift_tiles *t = wide;
+    if (px && (data ? g->Cg : g->Kg) <= 16 && wide->nr > 16) {
+        narrow = narrowed(wide);
+        t = &narrow;
+    }
     if ((g->bias || g->relu) && !px) /* clg__conv_implicit_fuses promised the epilogue */
         return clg__fail(ctx, CLG_ERR_INTERNAL, "conv2d: epilogue asked of the channel-row form");
     shift_grid s = grid_for(g, pass);
@@ -479,7 +482,7 @@ static clg_status weights(clg_ctx *ctx, const shift_tiles *t, const clg__conv_ge
 {
     shift_grid s = grid_for(g, CLG_CONV_BWD_WEIGHTS);
     size_t ldd = ldd_for(g, t->nr), taps = g->Cg * g->R * g->S, m = taps + (g->db != NULL);
-    size_t ones = ones_rows(g); /* rows of ones after each image's planes */
+    size_t ones = g->db ? rows_spanned(g) : 0; /* rows of ones after each image's planes */
     size_t x_img = (g->C * s.Hp + ones) * s.Wp, d_img = g->P * g->Q * ldd, fixed, per_image;
     clg__conv_implicit_bytes(ctx, g, CLG_CONV_BWD_WEIGHTS, &fixed, &per_image);
     size_t nb = clg__conv_chunk_after(g, fixed, per_image);
