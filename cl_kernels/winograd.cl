@@ -27,7 +27,7 @@
  * One work-item per (wq, hq, image): dimension 0 runs along input rows. */
 __kernel void clg_wino_pad(__global const float *x, ulong x_off, ulong x_img, uint C, uint H,
                            uint W, int top, int left, uint Hq, uint Wq, uint ldc,
-                           __global float *xq, ulong xq_img)
+                           __global float *xq, ulong xq_off, ulong xq_img)
 {
     uint wq = get_global_id(0), hq = get_global_id(1), n = get_global_id(2);
     if (wq >= Wq || hq >= Hq)
@@ -35,7 +35,7 @@ __kernel void clg_wino_pad(__global const float *x, ulong x_off, ulong x_img, ui
     int h = (int)hq - top, w = (int)wq - left;
     int inside = h >= 0 && h < (int)H && w >= 0 && w < (int)W;
     const __global float *src = x + x_off + n * x_img + (inside ? (size_t)h * W + (uint)w : 0);
-    __global float *dst = xq + n * xq_img + ((size_t)hq * Wq + wq) * ldc;
+    __global float *dst = xq + xq_off + n * xq_img + ((size_t)hq * Wq + wq) * ldc;
     for (uint c = 0; c < ldc; c++)
         dst[c] = inside && c < C ? src[(size_t)c * H * W] : 0.0f;
 }
@@ -85,7 +85,7 @@ inline float16 wino_pad_load(const __global float *row, uint W, uint w0)
  * (ceil(W / 16), 1, images * ldc / 16), work-groups of one; W >= 8. */
 __kernel void clg_wino_pad16(__global const float *x, ulong x_off, ulong x_img, uint C, uint H,
                              uint W, int top, int left, uint Hq, uint Wq, uint ldc,
-                             __global float *xq, ulong xq_img)
+                             __global float *xq, ulong xq_off, ulong xq_img)
 {
     uint j = get_global_id(0), z = get_global_id(2), chunks = (W + 15) / 16;
     uint blocks = ldc / 16, n = z / blocks, c0 = (z % blocks) * 16;
@@ -97,7 +97,7 @@ __kernel void clg_wino_pad16(__global const float *x, ulong x_off, ulong x_img, 
     const __global float *img = x + x_off + n * x_img;
     for (uint hq = 0; hq < Hq; hq++) {
         int h = (int)hq - top;
-        __global float *dst = xq + n * xq_img + (size_t)hq * Wq * ldc + c0;
+        __global float *dst = xq + xq_off + n * xq_img + (size_t)hq * Wq * ldc + c0;
         float16 r[16];
         if (h < 0 || h >= (int)H) {
             for (int q = lo; q < hi; q++)
@@ -163,16 +163,16 @@ __kernel void clg_wino_filter_flip(__global const float *w, ulong w_off, uint Kg
 /* V for T tiles of th x tw per image; 16 channels (c0 = 16 * dimension 0) per work-item,
  * reading channels [c_first + c0, +16) of xq. V[xi] holds vt >= T tiles' rows (the chunk's
  * rows start at v_off: a layer's kept V of the whole batch). Launch: (ceil(Cin / 16), T). */
-__kernel void clg_wino_input(__global const float *xq, ulong xq_img, uint Wq, uint ldc,
-                             uint c_first, uint th, uint tw, uint T, uint ldv,
+__kernel void clg_wino_input(__global const float *xq, ulong xq_off, ulong xq_img, uint Wq,
+                             uint ldc, uint c_first, uint th, uint tw, uint T, uint ldv,
                              __global float *V, uint vt, ulong v_off)
 {
     uint cb = get_global_id(0), t = get_global_id(1);
     if (t >= T)
         return;
     uint per_image = th * tw, n = t / per_image, ty = (t % per_image) / tw, tx = t % tw;
-    const __global float *p = xq + n * xq_img + ((size_t)(ty * WM) * Wq + tx * WM) * ldc +
-                              c_first + cb * 16;
+    const __global float *p = xq + xq_off + n * xq_img +
+                              ((size_t)(ty * WM) * Wq + tx * WM) * ldc + c_first + cb * 16;
     float16 d[WA2], v[WA2];
 #pragma unroll
     for (int r = 0; r < WA; r++)
@@ -306,17 +306,18 @@ __kernel void clg_wino_gemm(__global const float *V, uint vt, ulong v_off, uint 
  * then dW = A'^T dU A' per filter. */
 
 /* E[xi][t][k] = (G' e G'^T)[xi] for the m x m tile e of 16 channels of dy (channels last in
- * dyq, whose grid is th*m x tw*m, zero past P x Q). Launch: (ceil(Kout / 16), T). */
-__kernel void clg_wino_dy(__global const float *dyq, ulong dyq_img, uint Wq, uint ldc,
-                          uint c_first, uint th, uint tw, uint T, uint lde,
+ * dyq from dyq_off: a grid at least th*m x tw*m whose rows are Wq long, zero past P x Q).
+ * Launch: (ceil(Kout / 16), T). */
+__kernel void clg_wino_dy(__global const float *dyq, ulong dyq_off, ulong dyq_img, uint Wq,
+                          uint ldc, uint c_first, uint th, uint tw, uint T, uint lde,
                           __global float *E, uint et, ulong e_off)
 {
     uint cb = get_global_id(0), t = get_global_id(1);
     if (t >= T)
         return;
     uint per_image = th * tw, n = t / per_image, ty = (t % per_image) / tw, tx = t % tw;
-    const __global float *p = dyq + n * dyq_img + ((size_t)(ty * WM) * Wq + tx * WM) * ldc +
-                              c_first + cb * 16;
+    const __global float *p = dyq + dyq_off + n * dyq_img +
+                              ((size_t)(ty * WM) * Wq + tx * WM) * ldc + c_first + cb * 16;
     float16 e[WM * WM], u[WA2];
 #pragma unroll
     for (int r = 0; r < WM; r++)

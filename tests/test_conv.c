@@ -17,6 +17,10 @@ static clg_ctx *ctx;
 static clg_test_rng rng;
 static size_t workspace_limit; /* for desc_of: 0 is the default */
 static int keep_forward;       /* weight gradients after a forward pass that keeps its V */
+static int keep_backward;      /* data gradients after a weight gradient that keeps dy's copy
+                                  (2: with a keep that no weight gradient filled) */
+static int dy_shared_runs;     /* of those, the runs whose weight gradient kept it */
+static size_t keep_backward_limit; /* the workspace limit of that weight gradient */
 static int fuse_relu;          /* for desc_of and the forward reference */
 static int applied[CLG_CONV_ALGOS + 1];
 static size_t left_out, runs_asked; /* CLG_TEST_SMALL: cases left out, of all asked for */
@@ -207,7 +211,25 @@ static int run_case(const conv_case *c, clg_conv_algo algo, clg_conv_pass pass, 
         ref_conv_backward_data(&g, dy, w, ref);
         ref_conv_backward_data(&g, ady, aw, mag);
         out = make_guarded(xs, &view);
-        st = clg_conv2d_backward_data(ctx, &d, tdy, tw, view);
+        /* With keep_backward, a network layer's way: the weight gradient first, keeping dy's
+         * channels-last copy, which the data gradient then reads instead of copying dy. */
+        clg__conv_keep keep = {0};
+        st = CLG_OK;
+        if (keep_backward == 1) { /* (the weight gradient with a limit of its own: the data
+                                 gradient's could turn it away from Winograd) */
+            clg_tensor *tdw = make(ws, NULL);
+            clg_conv2d_desc wd = d;
+            wd.workspace_limit = keep_backward_limit;
+            st = clg__conv2d_backward_weights_keep(ctx, &wd, tx, tdy, tdw, NULL, &keep);
+            dy_shared_runs += st == CLG_OK && keep.dyq_n == c->N;
+            clg_tensor_destroy(tdw);
+        }
+        if (st == CLG_OK)
+            st = clg__conv2d_backward_data_keep(ctx, &d, tdy, tw, view,
+                                                keep_backward ? &keep : NULL);
+        if (keep_backward && keep.dyq_n != 0)
+            fail_msg("%s: the data gradient left dy's copy valid for another", what);
+        clg__conv_keep_free(&keep);
     } else {
         n_out = nw;
         len = c->N * g.P * g.Q;
@@ -587,6 +609,46 @@ static void weight_gradient_from_the_kept_transform(void **state)
     assert_true(kept >= 6);
 }
 
+/* The data gradient from the copy of dy that the weight gradient before it kept (Winograd,
+ * one group, where dy lies inside the data gradient's padded grid), whole and with both
+ * passes cut into chunks of their own sizes. */
+static void data_gradient_from_the_kept_dy(void **state)
+{
+    (void)state;
+    int failures = 0, runs = 0;
+    keep_backward = 1;
+    dy_shared_runs = 0;
+    for (size_t i = 0; i < N_CASES; i++) {
+        const conv_case *c = &cases[i];
+        clg_shape xs = {c->N, c->C, c->H, c->W}, ws = {c->K, c->C / c->G, c->R, c->S};
+        workspace_limit = 0;
+        clg_conv2d_desc d = desc_of(c, CLG_CONV_ALGO_WINOGRAD);
+        size_t lo, hi, w_lo, w_hi;
+        if (c->G != 1 || clg_conv2d_workspace(ctx, &d, CLG_CONV_BWD_DATA,
+                                              CLG_CONV_ALGO_WINOGRAD, xs, ws, &lo, &hi) != CLG_OK ||
+            clg_conv2d_workspace(ctx, &d, CLG_CONV_BWD_WEIGHTS, CLG_CONV_ALGO_WINOGRAD, xs, ws,
+                                 &w_lo, &w_hi) != CLG_OK)
+            continue;
+        for (int chunked = 0; chunked < 2; chunked++) {
+            workspace_limit = chunked ? lo : 0;
+            keep_backward_limit = chunked ? w_lo : 0;
+            failures += run_case(c, CLG_CONV_ALGO_WINOGRAD, CLG_CONV_BWD_DATA, 0);
+            failures += run_case(c, CLG_CONV_ALGO_WINOGRAD, CLG_CONV_BWD_DATA, 1);
+            runs += 2;
+        }
+        /* a keep left empty: the copy the last case's weight gradient made is not this dy */
+        keep_backward = 2;
+        failures += run_case(c, CLG_CONV_ALGO_WINOGRAD, CLG_CONV_BWD_DATA, 0);
+        keep_backward = 1;
+    }
+    keep_backward = 0;
+    workspace_limit = keep_backward_limit = 0;
+    assert_int_equal(failures, 0);
+    /* GPUs' form keeps nothing; on CPUs every case but padding beyond the kernel shares */
+    if (!clg_ctx_decides_as_gpu(ctx))
+        assert_true(dy_shared_runs >= runs - 4 && runs >= 24);
+}
+
 /* The forward pass with the ReLU fused (in the implicit algorithm's epilogue, after the
  * others), on every shape and algorithm. */
 static void fused_relu_forward_matches_the_reference(void **state)
@@ -718,6 +780,7 @@ int main(void)
         cmocka_unit_test(fused_relu_forward_matches_the_reference),
         cmocka_unit_test(chunked_algorithms_match_the_reference),
         cmocka_unit_test(weight_gradient_from_the_kept_transform),
+        cmocka_unit_test(data_gradient_from_the_kept_dy),
         cmocka_unit_test(winograd_gpu_form_slices_and_loops),
     };
     clg_test_apply_filters();

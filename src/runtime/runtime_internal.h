@@ -44,6 +44,8 @@ typedef enum clg__scratch_slot {
     CLG__SCRATCH_CONV_AUX,    /* conv: transposed gradients, Winograd's E and U */
     CLG__SCRATCH_CONV_DW,     /* conv: weight-gradient partial sums, Winograd's padded input */
     CLG__SCRATCH_CONV_WINO,   /* conv: Winograd's weight-gradient transforms */
+    CLG__SCRATCH_CONV_DYQ,    /* conv: Winograd's copy of dy, from a layer's weight gradient
+                                 to its data gradient right after (clg__conv_keep.dyq_n) */
     CLG__SCRATCH_XENT_LABELS, /* softmax cross-entropy: labels and their staging */
     CLG__SCRATCH_XENT_LOSSES, /* softmax cross-entropy: per-sample losses */
     CLG__SCRATCH_REDUCE,      /* tensor reductions: per-group partial results */

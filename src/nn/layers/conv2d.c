@@ -138,7 +138,8 @@ static clg_status backward(clg_net *net, size_t i, uint64_t step)
                                                       dy, l->grad[0], l->bias ? l->grad[1] : NULL,
                                                       &l->keep);
     if (st == CLG_OK && clg__net_needs_dx(net, i, 0))
-        st = clg_conv2d_backward_data(net->ctx, &l->conv, dy, l->param[0], &l->dx_n[0]);
+        st = clg__conv2d_backward_data_keep(net->ctx, &l->conv, dy, l->param[0], &l->dx_n[0],
+                                            &l->keep);
     return st;
 }
 

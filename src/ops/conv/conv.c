@@ -53,7 +53,7 @@ clg_status clg__conv2d_forward_keep(clg_ctx *ctx, const clg_conv2d_desc *d, cons
                                     clg__conv_keep *keep)
 {
     if (keep)
-        keep->n = 0; /* valid again only if this pass fills it */
+        keep->n = keep->dyq_n = 0; /* valid again only if this pass fills it */
     const clg_tensor *t[3] = {x, w, y};
     clg__conv_geom g = {0};
     clg_status st = clg__tensors_check(ctx, "clg_conv2d_forward", t, 3);
@@ -73,6 +73,13 @@ clg_status clg__conv2d_forward_keep(clg_ctx *ctx, const clg_conv2d_desc *d, cons
 clg_status clg_conv2d_backward_data(clg_ctx *ctx, const clg_conv2d_desc *d, const clg_tensor *dy,
                                     const clg_tensor *w, clg_tensor *dx)
 {
+    return clg__conv2d_backward_data_keep(ctx, d, dy, w, dx, NULL);
+}
+
+clg_status clg__conv2d_backward_data_keep(clg_ctx *ctx, const clg_conv2d_desc *d,
+                                          const clg_tensor *dy, const clg_tensor *w,
+                                          clg_tensor *dx, clg__conv_keep *keep)
+{
     const clg_tensor *t[3] = {dy, w, dx};
     clg__conv_geom g = {0};
     clg_status st = clg__tensors_check(ctx, "clg_conv2d_backward_data", t, 3);
@@ -80,8 +87,11 @@ clg_status clg_conv2d_backward_data(clg_ctx *ctx, const clg_conv2d_desc *d, cons
         st = clg__conv_geom_make(ctx, d, dx->shape, w->shape, &g);
     if (st == CLG_OK)
         st = clg__tensor_expect_shape(ctx, "conv2d", "dy", dy, (clg_shape){g.N, g.K, g.P, g.Q});
+    g.keep = keep;
     if (st == CLG_OK)
         st = run_pass(ctx, d, CLG_CONV_BWD_DATA, &g, dy, w, dx);
+    if (keep)
+        keep->dyq_n = 0; /* read once */
     return st;
 }
 
@@ -103,6 +113,8 @@ clg_status clg__conv2d_backward_weights_keep(clg_ctx *ctx, const clg_conv2d_desc
                                              clg_tensor *dw, clg_tensor *db,
                                              clg__conv_keep *keep)
 {
+    if (keep)
+        keep->dyq_n = 0; /* valid again only if this pass fills it */
     const clg_tensor *t[3] = {x, dy, dw};
     clg__conv_geom g = {0};
     clg_status st = clg__tensors_check(ctx, db ? "clg_conv2d_backward_weights_bias"
@@ -153,5 +165,5 @@ void clg__conv_keep_free(clg__conv_keep *keep)
 {
     clg_tensor_destroy(keep->v);
     keep->v = NULL;
-    keep->n = 0;
+    keep->n = keep->dyq_n = 0;
 }

@@ -1,7 +1,10 @@
-/* What a network's convolution layer keeps from its forward pass for its weight gradient:
- * Winograd's transform of the input (V, every image of the batch), so that the weight
- * gradient does not pad and transform the same input again. Held by the layer, filled by a
- * training forward pass that runs Winograd (one group), read by the backward pass after it. */
+/* What a network's convolution layer keeps from one pass for the next: Winograd's transform
+ * of the input (V, every image of the batch) from the forward pass for the weight gradient,
+ * so that it does not pad and transform the same input again; and whether the context's
+ * CLG__SCRATCH_CONV_DYQ holds dy's channels-last padded copy from the weight gradient, for
+ * the data gradient right after it (the layer's backward order), so that dy is copied once
+ * for both (one buffer for every layer: nothing runs between the two). Held by the layer,
+ * filled by passes that run Winograd (one group). */
 #ifndef CLGRAD_CONV_KEEP_H
 #define CLGRAD_CONV_KEEP_H
 
@@ -10,6 +13,7 @@
 typedef struct clg__conv_keep {
     clg_tensor *v; /* grown to the largest batch's V; NULL until needed */
     size_t n;      /* images whose V it holds from the last forward pass; 0: none */
+    size_t dyq_n;  /* images of dy in CLG__SCRATCH_CONV_DYQ from its last weight gradient */
 } clg__conv_keep;
 
 /* clg_conv2d_forward and clg_conv2d_backward_weights_bias with a keep (NULL: as those). */
@@ -20,6 +24,10 @@ clg_status clg__conv2d_backward_weights_keep(clg_ctx *ctx, const clg_conv2d_desc
                                              const clg_tensor *x, const clg_tensor *dy,
                                              clg_tensor *dw, clg_tensor *db,
                                              clg__conv_keep *keep);
+/* clg_conv2d_backward_data with a keep: after the weight gradient of the same dy. */
+clg_status clg__conv2d_backward_data_keep(clg_ctx *ctx, const clg_conv2d_desc *d,
+                                          const clg_tensor *dy, const clg_tensor *w,
+                                          clg_tensor *dx, clg__conv_keep *keep);
 void clg__conv_keep_free(clg__conv_keep *keep);
 
 #endif
