@@ -580,6 +580,18 @@ static void chunked_algorithms_match_the_reference(void **state)
     assert_true(chunked >= 16);
 }
 
+/* Whether Winograd runs case c's pass with one group, and the least workspace it needs. */
+static int winograd_one_group(const conv_case *c, clg_conv_pass pass, size_t *lo)
+{
+    clg_shape xs = {c->N, c->C, c->H, c->W}, ws = {c->K, c->C / c->G, c->R, c->S};
+    size_t saved = workspace_limit, hi;
+    workspace_limit = 0;
+    clg_conv2d_desc d = desc_of(c, CLG_CONV_ALGO_WINOGRAD);
+    workspace_limit = saved;
+    return c->G == 1 &&
+           clg_conv2d_workspace(ctx, &d, pass, CLG_CONV_ALGO_WINOGRAD, xs, ws, lo, &hi) == CLG_OK;
+}
+
 /* The weight gradient from the transform a forward pass kept (Winograd, one group), whole
  * and with the forward pass and the weight gradient cut into chunks of their own sizes. */
 static void weight_gradient_from_the_kept_transform(void **state)
@@ -589,12 +601,8 @@ static void weight_gradient_from_the_kept_transform(void **state)
     keep_forward = 1;
     for (size_t i = 0; i < N_CASES; i++) {
         const conv_case *c = &cases[i];
-        clg_shape xs = {c->N, c->C, c->H, c->W}, ws = {c->K, c->C / c->G, c->R, c->S};
-        workspace_limit = 0;
-        clg_conv2d_desc d = desc_of(c, CLG_CONV_ALGO_WINOGRAD);
-        size_t lo, hi;
-        if (c->G != 1 || clg_conv2d_workspace(ctx, &d, CLG_CONV_BWD_WEIGHTS,
-                                              CLG_CONV_ALGO_WINOGRAD, xs, ws, &lo, &hi) != CLG_OK)
+        size_t lo;
+        if (!winograd_one_group(c, CLG_CONV_BWD_WEIGHTS, &lo))
             continue;
         for (int chunked = 0; chunked < 2; chunked++) {
             workspace_limit = chunked ? lo : 0;
@@ -620,14 +628,9 @@ static void data_gradient_from_the_kept_dy(void **state)
     dy_shared_runs = 0;
     for (size_t i = 0; i < N_CASES; i++) {
         const conv_case *c = &cases[i];
-        clg_shape xs = {c->N, c->C, c->H, c->W}, ws = {c->K, c->C / c->G, c->R, c->S};
-        workspace_limit = 0;
-        clg_conv2d_desc d = desc_of(c, CLG_CONV_ALGO_WINOGRAD);
-        size_t lo, hi, w_lo, w_hi;
-        if (c->G != 1 || clg_conv2d_workspace(ctx, &d, CLG_CONV_BWD_DATA,
-                                              CLG_CONV_ALGO_WINOGRAD, xs, ws, &lo, &hi) != CLG_OK ||
-            clg_conv2d_workspace(ctx, &d, CLG_CONV_BWD_WEIGHTS, CLG_CONV_ALGO_WINOGRAD, xs, ws,
-                                 &w_lo, &w_hi) != CLG_OK)
+        size_t lo, w_lo;
+        if (!winograd_one_group(c, CLG_CONV_BWD_DATA, &lo) ||
+            !winograd_one_group(c, CLG_CONV_BWD_WEIGHTS, &w_lo))
             continue;
         for (int chunked = 0; chunked < 2; chunked++) {
             workspace_limit = chunked ? lo : 0;
