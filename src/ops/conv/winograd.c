@@ -332,12 +332,14 @@ static int dy_shared(const clg__conv_geom *g, const clg__wino_problem *fw,
                      const clg__wino_problem *bd)
 {
     return keeps(g) && bd->top >= 0 && bd->left >= 0 &&
-           bd->Hq >= (size_t)bd->top + fw->th * fw->m && bd->Wq >= (size_t)bd->left + fw->tw * fw->m;
+           bd->Hq >= (size_t)bd->top + fw->th * fw->m &&
+           bd->Wq >= (size_t)bd->left + fw->tw * fw->m;
 }
 
 /* Weight gradient: per chunk of images and group, V of x's patches (or the forward pass's,
- * kept) and E of dy's tiles (one channels-last buffer holds x, then dy), the products summed
- * into dU chunk after chunk; then dW per group. */
+ * kept) and E of dy's tiles (one channels-last buffer holds x, then dy; or dy goes to the
+ * copy shared with the data gradient), the products summed into dU chunk after chunk; then
+ * dW per group. */
 static clg_status weights(clg_ctx *ctx, const char *opts, unsigned mr, unsigned nr,
                           const clg__conv_geom *g, const clg_tensor *x, const clg_tensor *dy,
                           clg_tensor *dw)
@@ -351,7 +353,7 @@ static clg_status weights(clg_ctx *ctx, const char *opts, unsigned mr, unsigned 
     int share = dy_shared(g, &w, &bd);
     grid_copy in = input_grid(&w), out = share ? input_grid(&bd) : dy_grid_copy(&w);
     size_t xq_img = in.Hq * in.Wq * in.ldc, dq_img = out.Hq * out.Wq * out.ldc;
-    size_t q_img = xq_img > dq_img || share ? xq_img : dq_img;
+    size_t q_img = (xq_img > dq_img || share) ? xq_img : dq_img; /* x's, and dy's unshared */
     /* where dy's first pixel lies on the grid */
     size_t dy_first = share ? ((size_t)bd.top * out.Wq + (size_t)bd.left) * out.ldc : 0;
     int kept = keeps(g) && g->keep->v && g->keep->n == g->N;
