@@ -1,6 +1,7 @@
 /* Batch normalisation per channel, NCHW: statistics over n, h, w (M = N * HW values a
- * channel); two passes (mean, then squared deviations), all in a fixed order, so results are
- * deterministic and the variance never goes negative.
+ * channel) as a mean and a sum of squared deviations from it (two passes over the channel on
+ * GPUs, over each plane on CPUs), all in a fixed order, so results are deterministic and the
+ * variance never goes negative.
  *
  * Two forms of each kernel, the host picks by device (src/ops/batchnorm.c):
  * - GPU: a work-group of BN_LOCAL work-items per channel (reductions) or per (n, c) plane
@@ -110,22 +111,26 @@ inline float bn_plane_sum(const __global float *p, uint HW, float mu, const int 
     return bn_hsum(a + b) + t;
 }
 
-/* CPU form: item j sums planes n = j, j + BN_LOCAL, ... of channel c (a work-group). */
-__kernel __attribute__((reqd_work_group_size(BN_LOCAL, 1, 1)))
-void clg_bn_stats_planes(BN_STATS_ARGS)
+/* CPU form: a work-item per channel runs through its N planes: each plane's sum from memory,
+ * then its squared deviations from its own mean while it is in L1, merged into the channel's
+ * by Chan et al.'s pairwise update (the between-planes term delta^2 * na * nb / (na + nb)):
+ * one read of x, no barriers (a work-group of BN_LOCAL items per channel spent most of its
+ * time in the tree's barriers on planes of 7x7). */
+__kernel void clg_bn_stats_planes(BN_STATS_ARGS)
 {
-    __local float acc[BN_LOCAL];
-    uint c = get_group_id(0), j = get_local_id(0);
-    float part = 0.0f;
-    for (uint n = j; n < N; n += BN_LOCAL)
-        part += bn_plane_sum(x + x_off + ((size_t)n * C + c) * HW, HW, 0.0f, 0);
-    float mu = clg_group_sum(acc, j, BN_LOCAL, part) / ((float)N * (float)HW);
-    part = 0.0f;
-    for (uint n = j; n < N; n += BN_LOCAL)
-        part += bn_plane_sum(x + x_off + ((size_t)n * C + c) * HW, HW, mu, 1);
-    float sq = clg_group_sum(acc, j, BN_LOCAL, part);
-    if (j == 0)
-        BN_STATS_STORE(mu, sq);
+    uint c = get_global_id(0);
+    if (c >= C)
+        return;
+    float na = 0.0f, mu = 0.0f, sq = 0.0f, nb = (float)HW;
+    for (uint n = 0; n < N; n++) {
+        const __global float *p = x + x_off + ((size_t)n * C + c) * HW;
+        float mb = bn_plane_sum(p, HW, 0.0f, 0) / nb;
+        float qb = bn_plane_sum(p, HW, mb, 1), delta = mb - mu, total = na + nb;
+        mu += delta * (nb / total);
+        sq += qb + delta * delta * (na * nb / total);
+        na = total;
+    }
+    BN_STATS_STORE(mu, sq);
 }
 
 /* y = gamma * (x - mean) * invstd + beta, then (a residual sum fused in) + r and max(., 0)
@@ -185,8 +190,8 @@ __kernel void clg_bn_apply_planes(BN_APPLY_ARGS, uint NC)
     }
 }
 
-/* dbeta = sum g, dgamma = sum g * xhat, per channel (a work-group each, as the stats); g the
- * gradient reaching the batch norm (bn_grad). */
+/* dbeta = sum g, dgamma = sum g * xhat, per channel (as the statistics: a work-group each on
+ * GPUs, a work-item each on CPUs); g the gradient reaching the batch norm (bn_grad). */
 #define BN_BWD_REDUCE_ARGS                                                                    \
     __global const float *x, ulong x_off, __global const float *dy, ulong dy_off,             \
         __global const float *y, ulong y_off, __global const float *mean, ulong m_off,         \
@@ -196,38 +201,17 @@ __kernel void clg_bn_apply_planes(BN_APPLY_ARGS, uint NC)
     x, x_off, dy, dy_off, y, y_off, mean, m_off, invstd, i_off, N, C, HW, dgamma, dg_off,     \
         dbeta, db_off
 
-inline void bn_bwd_reduce(BN_BWD_REDUCE_ARGS, __local float *acc, const int masked,
-                          const int planes)
+/* GPU form: a work-group per channel (as clg_bn_stats). */
+inline void bn_bwd_reduce(BN_BWD_REDUCE_ARGS, __local float *acc, const int masked)
 {
     uint c = get_group_id(0), j = get_local_id(0);
     float mu = mean[m_off + c], is = invstd[i_off + c], pg = 0.0f, pb = 0.0f;
-    if (planes) {
-        for (uint n = j; n < N; n += BN_LOCAL) {
-            size_t base = ((size_t)n * C + c) * HW;
-            float16 vg = (float16)(0.0f), vb = (float16)(0.0f);
-            uint i = 0;
-            for (; i + 16 <= HW; i += 16) {
-                float16 g = bn_grad16(dy + dy_off, y + y_off, base + i, masked);
-                vb += g;
-                vg = fma(g, vload16(0, x + x_off + base + i) - mu, vg);
-            }
-            for (; i < HW; i++) {
-                float g = bn_grad(dy + dy_off, y + y_off, base + i, masked);
-                pb += g;
-                pg = fma(g, x[x_off + base + i] - mu, pg);
-            }
-            pb += bn_hsum(vb);
-            pg += bn_hsum(vg);
-        }
-        pg *= is;
-    } else {
-        for (uint n = 0; n < N; n++) {
-            size_t base = ((size_t)n * C + c) * HW;
-            for (uint i = j; i < HW; i += BN_LOCAL) {
-                float g = bn_grad(dy + dy_off, y + y_off, base + i, masked);
-                pb += g;
-                pg = fma(g, (x[x_off + base + i] - mu) * is, pg);
-            }
+    for (uint n = 0; n < N; n++) {
+        size_t base = ((size_t)n * C + c) * HW;
+        for (uint i = j; i < HW; i += BN_LOCAL) {
+            float g = bn_grad(dy + dy_off, y + y_off, base + i, masked);
+            pb += g;
+            pg = fma(g, (x[x_off + base + i] - mu) * is, pg);
         }
     }
     float sg = clg_group_sum(acc, j, BN_LOCAL, pg), sb = clg_group_sum(acc, j, BN_LOCAL, pb);
@@ -237,17 +221,50 @@ inline void bn_bwd_reduce(BN_BWD_REDUCE_ARGS, __local float *acc, const int mask
     dbeta[db_off + c] = sb;
 }
 
-#define BN_REDUCE_KERNEL(name, masked, planes)                                                \
+/* CPU form: a work-item per channel runs through its planes (as clg_bn_stats_planes). */
+inline void bn_bwd_reduce_planes(BN_BWD_REDUCE_ARGS, const int masked)
+{
+    uint c = get_global_id(0);
+    if (c >= C)
+        return;
+    float mu = mean[m_off + c], is = invstd[i_off + c], pg = 0.0f, pb = 0.0f;
+    for (uint n = 0; n < N; n++) {
+        size_t base = ((size_t)n * C + c) * HW;
+        float16 vg = (float16)(0.0f), vb = (float16)(0.0f);
+        uint i = 0;
+        for (; i + 16 <= HW; i += 16) {
+            float16 g = bn_grad16(dy + dy_off, y + y_off, base + i, masked);
+            vb += g;
+            vg = fma(g, vload16(0, x + x_off + base + i) - mu, vg);
+        }
+        for (; i < HW; i++) {
+            float g = bn_grad(dy + dy_off, y + y_off, base + i, masked);
+            pb += g;
+            pg = fma(g, x[x_off + base + i] - mu, pg);
+        }
+        pb += bn_hsum(vb);
+        pg += bn_hsum(vg);
+    }
+    dgamma[dg_off + c] = pg * is;
+    dbeta[db_off + c] = pb;
+}
+
+#define BN_REDUCE_KERNEL(name, masked)                                                        \
     __kernel __attribute__((reqd_work_group_size(BN_LOCAL, 1, 1)))                            \
     void name(BN_BWD_REDUCE_ARGS)                                                             \
     {                                                                                         \
         __local float acc[BN_LOCAL];                                                          \
-        bn_bwd_reduce(BN_BWD_REDUCE_PASS, acc, masked, planes);                               \
+        bn_bwd_reduce(BN_BWD_REDUCE_PASS, acc, masked);                                       \
     }
-BN_REDUCE_KERNEL(clg_bn_bwd_reduce, 0, 0)
-BN_REDUCE_KERNEL(clg_bn_bwd_reduce_relu, 1, 0)
-BN_REDUCE_KERNEL(clg_bn_bwd_reduce_planes, 0, 1)
-BN_REDUCE_KERNEL(clg_bn_bwd_reduce_relu_planes, 1, 1)
+#define BN_REDUCE_PLANES_KERNEL(name, masked)                                                 \
+    __kernel void name(BN_BWD_REDUCE_ARGS)                                                    \
+    {                                                                                         \
+        bn_bwd_reduce_planes(BN_BWD_REDUCE_PASS, masked);                                     \
+    }
+BN_REDUCE_KERNEL(clg_bn_bwd_reduce, 0)
+BN_REDUCE_KERNEL(clg_bn_bwd_reduce_relu, 1)
+BN_REDUCE_PLANES_KERNEL(clg_bn_bwd_reduce_planes, 0)
+BN_REDUCE_PLANES_KERNEL(clg_bn_bwd_reduce_relu_planes, 1)
 
 /* dx = gamma * invstd / M * (M * g - dbeta - xhat * dgamma); GPU form a work-group per
  * (n, c) plane (dimension 1) as clg_bn_apply, CPU form a work-item per plane (dimension 0,

@@ -36,6 +36,15 @@ static clg_status run_per_plane(clg__launch *l, size_t NC, int cpu)
     return clg__launch_run(l, global, local);
 }
 
+/* The per-channel reductions' launch: on a GPU a work-group of CLG__BN_LOCAL items per
+ * channel, on a CPU a work-item per channel. */
+static clg_status run_per_channel(clg__launch *l, size_t C, int cpu)
+{
+    size_t global[3] = {cpu ? C : C * CLG__BN_LOCAL, 1, 1};
+    size_t local[3] = {cpu ? 1 : CLG__BN_LOCAL, 1, 1};
+    return clg__launch_run(l, global, local);
+}
+
 static clg_status apply(clg_ctx *ctx, const clg_tensor *x, clg_tensor *y, const clg_tensor *gamma,
                         const clg_tensor *beta, const clg_tensor *mean, const clg_tensor *scale,
                         int infer, float eps, const clg_tensor *residual, int relu)
@@ -101,8 +110,7 @@ clg_status clg__batchnorm_train_sum(clg_ctx *ctx, const clg_tensor *x, const clg
     clg__arg_tensor(&l, running ? running_var : save_invstd);
     clg__arg_tensor(&l, save_mean);
     clg__arg_tensor(&l, save_invstd);
-    size_t global[3] = {x->shape.c * CLG__BN_LOCAL, 1, 1}, local[3] = {CLG__BN_LOCAL, 1, 1};
-    st = clg__launch_run(&l, global, local);
+    st = run_per_channel(&l, x->shape.c, !clg_ctx_decides_as_gpu(ctx));
     if (st == CLG_OK)
         st = apply(ctx, x, y, gamma, beta, save_mean, save_invstd, 0, eps, residual, relu);
     return st;
@@ -173,8 +181,7 @@ clg_status clg__batchnorm_backward_relu(clg_ctx *ctx, const clg_tensor *x, const
     clg__arg_u32(&l, HW);
     clg__arg_tensor(&l, dgamma);
     clg__arg_tensor(&l, dbeta);
-    size_t g1[3] = {C * CLG__BN_LOCAL, 1, 1}, l1[3] = {CLG__BN_LOCAL, 1, 1};
-    st = clg__launch_run(&l, g1, l1);
+    st = run_per_channel(&l, C, !clg_ctx_decides_as_gpu(ctx));
     if (st == CLG_OK)
         st = clg__launch_begin(ctx, "batchnorm", CLG__BN_OPTIONS,
                                dx_names[!clg_ctx_decides_as_gpu(ctx)][relu_y != NULL], &l);
