@@ -330,30 +330,38 @@ __kernel void clg_wino_dy(__global const float *dyq, ulong dyq_off, ulong dyq_im
         CLG_STORE16(u[x], E + e_off + ((size_t)x * et + t) * lde + cb * 16);
 }
 
-/* dU[xi][k][c] (+)= sum over the T tiles of E[xi][t][k] V[xi][t][c], for MR output channels k
- * and NR input channels c per work-item; accumulate adds to dU (the next chunk of images).
- * Launch: (ceil(Cin / NR), ceil(Kout / MR), WA2). */
+/* dU[xi][k][c] (+)= sum over the T tiles of E[xi][t][k] V[xi][t][c], for WG_MR output
+ * channels k and NR input channels c per work-item; accumulate adds to dU (the next chunk of
+ * images). Launch: (ceil(Cin / NR), ceil(Kout / WG_MR), WA2). */
 __kernel void clg_wino_wgemm(__global const float *E, uint lde, __global const float *V,
                              uint vt, ulong v_off, uint ldv, uint T, uint Kout, uint Cin,
                              __global float *dU, ulong du_off, uint accumulate)
 {
     uint tn = get_global_id(0), tm = get_global_id(1), x = get_global_id(2);
-    uint c0 = tn * NR, k0 = tm * MR;
+    uint c0 = tn * NR, k0 = tm * WG_MR;
     if (c0 >= Cin || k0 >= Kout)
         return;
     const __global float *e = E + (size_t)x * T * lde + k0;
     const __global float *v = V + v_off + (size_t)x * vt * ldv + c0;
-    float16 acc[MR][NV];
-    CLG_BLOCK_ZERO(acc);
+    float16 acc[WG_MR][NV];
+#pragma unroll
+    for (int i = 0; i < WG_MR; i++)
+#pragma unroll
+        for (int w = 0; w < NV; w++)
+            acc[i][w] = (float16)(0.0f);
     for (uint t = 0; t < T; t++, e += lde, v += ldv) {
         float16 bv[NV];
         CLG_BLOCK_LOAD(bv, v);
-        /* rows past Kout read E's padding or the next tile: not stored */
-#define A_CHANNEL(i) e[i]
-        CLG_BLOCK_FMA(acc, bv, A_CHANNEL);
-#undef A_CHANNEL
+        /* rows past Kout read E's padding (lde is a multiple of WG_MR): not stored */
+#pragma unroll
+        for (int i = 0; i < WG_MR; i++) {
+            float a = e[i];
+#pragma unroll
+            for (int w = 0; w < NV; w++)
+                acc[i][w] = fma((float16)(a), bv[w], acc[i][w]);
+        }
     }
-    for (int i = 0; i < MR && k0 + (uint)i < Kout; i++) {
+    for (int i = 0; i < WG_MR && k0 + (uint)i < Kout; i++) {
         __global float *out = dU + du_off + ((size_t)x * Kout + k0 + (uint)i) * Cin + c0;
         float vals[NR];
 #pragma unroll
