@@ -11,6 +11,8 @@
  * clg_wino_gemm    per work-item MR tiles x NR output channels: the WA*WA products over the
  *                  input channels (register-blocked, as gemm.cl), kept in private memory, then
  *                  the output transform, bias, ReLU and the stores. No M matrix in memory.
+ * clg_wino_fused   clg_wino_input and clg_wino_gemm in one work-item, for layers of at most 16
+ *                  channels in and out in passes that keep no V: no V in memory.
  * Tiles t = (image in chunk * th + tile row) * tw + tile column. The transforms (wino_*_tf) and
  * WM, WR come from winograd_h.cl, which the program puts first. */
 #ifndef MR
@@ -190,49 +192,16 @@ __kernel void clg_wino_input(__global const float *xq, ulong xq_off, ulong xq_im
     }
 }
 
-/* Y for MR tiles x NR output channels: for each xi, M[xi] = V[xi] (tiles x Cin, rows as in
- * clg_wino_input) . U[xi]
- * (Cin x channels); then Y = A^T M A per tile, + bias, ReLU (epilogue bits 1 and 2), stored
- * where the tile lies inside the P x Q output. Launch: (ldk / NR, ceil(T / MR)). */
-__kernel void clg_wino_gemm(__global const float *V, uint vt, ulong v_off, uint ldv, uint T,
-                            uint Cin, __global const float *U, ulong u_off, uint ldk, uint Kout,
-                            uint th, uint tw, uint P, uint Q,
-                            __global float *Y, ulong y_off, ulong y_img, ulong y_chan,
-                            __global const float *bias, ulong bias_off, uint epilogue)
+/* The output transform of MR tiles' products m (tiles t0.., channels k0..), + bias, ReLU
+ * (epilogue bits 1 and 2), stored where each tile lies inside the P x Q output. */
+#define WINO_OUT_ARGS                                                                         \
+    uint th, uint tw, uint P, uint Q, __global float *Y, ulong y_off, ulong y_img,            \
+        ulong y_chan, __global const float *bias, ulong bias_off, uint epilogue
+#define WINO_OUT_PASS th, tw, P, Q, Y, y_off, y_img, y_chan, bias, bias_off, epilogue
+
+inline void wino_out_store(float16 (*m)[NV][WA2], uint t0, uint T, uint k0, uint Kout,
+                           WINO_OUT_ARGS)
 {
-    uint tn = get_global_id(0), tm = get_global_id(1);
-    uint t0 = tm * MR, k0 = tn * NR;
-    if (t0 >= T || k0 >= ldk)
-        return;
-    float16 m[MR][NV][WA2]; /* each tile's points together: the output transform's input */
-    for (int x = 0; x < WA2; x++) {
-        const __global float *a[MR];
-#pragma unroll
-        for (int i = 0; i < MR; i++) /* tiles past T repeat the last one, not stored */
-            a[i] = V + v_off + ((size_t)x * vt + min(t0 + (uint)i, T - 1)) * ldv;
-        const __global float *b = U + u_off + (size_t)x * Cin * ldk + k0;
-        /* The next point's rows of V lie a whole point's plane away (a new page each): fetch
-         * them while this point's products run. */
-        if (x + 1 < WA2)
-#pragma unroll
-            for (int i = 0; i < MR; i++)
-                for (uint c = 0; c < Cin; c += 16)
-                    CLG_PREFETCH(a[i] + (size_t)vt * ldv + c, 0);
-        float16 acc[MR][NV];
-        CLG_BLOCK_ZERO(acc);
-        for (uint c = 0; c < Cin; c++, b += ldk) {
-            float16 bv[NV];
-            CLG_BLOCK_LOAD(bv, b);
-#define A_TILE(i) a[i][c]
-            CLG_BLOCK_FMA(acc, bv, A_TILE);
-#undef A_TILE
-        }
-#pragma unroll
-        for (int i = 0; i < MR; i++)
-#pragma unroll
-            for (int v = 0; v < NV; v++)
-                m[i][v][x] = acc[i][v];
-    }
     uint kn = min((uint)NR, Kout - k0);
     uint per_image = th * tw;
     for (int i = 0; i < MR; i++) {
@@ -300,6 +269,97 @@ __kernel void clg_wino_gemm(__global const float *V, uint vt, ulong v_off, uint 
         }
     }
 }
+
+/* Y for MR tiles x NR output channels: for each xi, M[xi] = V[xi] (tiles x Cin, rows as in
+ * clg_wino_input) . U[xi]
+ * (Cin x channels); then Y = A^T M A per tile, + bias, ReLU (epilogue bits 1 and 2), stored
+ * where the tile lies inside the P x Q output. Launch: (ldk / NR, ceil(T / MR)). */
+__kernel void clg_wino_gemm(__global const float *V, uint vt, ulong v_off, uint ldv, uint T,
+                            uint Cin, __global const float *U, ulong u_off, uint ldk, uint Kout,
+                            WINO_OUT_ARGS)
+{
+    uint tn = get_global_id(0), tm = get_global_id(1);
+    uint t0 = tm * MR, k0 = tn * NR;
+    if (t0 >= T || k0 >= ldk)
+        return;
+    float16 m[MR][NV][WA2]; /* each tile's points together: the output transform's input */
+    for (int x = 0; x < WA2; x++) {
+        const __global float *a[MR];
+#pragma unroll
+        for (int i = 0; i < MR; i++) /* tiles past T repeat the last one, not stored */
+            a[i] = V + v_off + ((size_t)x * vt + min(t0 + (uint)i, T - 1)) * ldv;
+        const __global float *b = U + u_off + (size_t)x * Cin * ldk + k0;
+        /* The next point's rows of V lie a whole point's plane away (a new page each): fetch
+         * them while this point's products run. */
+        if (x + 1 < WA2)
+#pragma unroll
+            for (int i = 0; i < MR; i++)
+                for (uint c = 0; c < Cin; c += 16)
+                    CLG_PREFETCH(a[i] + (size_t)vt * ldv + c, 0);
+        float16 acc[MR][NV];
+        CLG_BLOCK_ZERO(acc);
+        for (uint c = 0; c < Cin; c++, b += ldk) {
+            float16 bv[NV];
+            CLG_BLOCK_LOAD(bv, b);
+#define A_TILE(i) a[i][c]
+            CLG_BLOCK_FMA(acc, bv, A_TILE);
+#undef A_TILE
+        }
+#pragma unroll
+        for (int i = 0; i < MR; i++)
+#pragma unroll
+            for (int v = 0; v < NV; v++)
+                m[i][v][x] = acc[i][v];
+    }
+    wino_out_store(m, t0, T, k0, Kout, WINO_OUT_PASS);
+}
+
+#if WM == 4
+/* A pass that keeps no V (the data gradient, inference) of a layer of at most 16 channels in
+ * and out (ResNet's first stage): MR tiles' input transforms (16 channels of the channels-last
+ * grid xq, as clg_wino_input), products (as clg_wino_gemm, each point's products taking its
+ * V's place) and output transforms in one work-item, V never in memory (written, then read
+ * back, it was 4.5 times the input's bytes). Launch: (1, ceil(T / MR)). */
+__kernel void clg_wino_fused(__global const float *xq, ulong xq_off, ulong xq_img, uint Wq,
+                             uint ldc, uint c_first, uint T, uint Cin,
+                             __global const float *U, ulong u_off, uint ldk, uint Kout,
+                             WINO_OUT_ARGS)
+{
+    uint t0 = get_global_id(1) * MR, per_image = th * tw;
+    if (t0 >= T)
+        return;
+    float16 m[MR][NV][WA2]; /* NV is 1: the host launches it for ldk 16 */
+    for (int i = 0; i < MR; i++) { /* tiles past T repeat the last one, not stored */
+        uint t = min(t0 + (uint)i, T - 1);
+        uint n = t / per_image, ty = (t % per_image) / tw, tx = t % tw;
+        const __global float *p =
+            xq + xq_off + n * xq_img + ((size_t)(ty * WM) * Wq + tx * WM) * ldc + c_first;
+        float16 d[WA2];
+#pragma unroll
+        for (int r = 0; r < WA; r++)
+#pragma unroll
+            for (int s = 0; s < WA; s++)
+                d[r * WA + s] = vload16(0, p + ((size_t)r * Wq + s) * ldc);
+        wino_in_tf(d, m[i][0]);
+    }
+    for (int x = 0; x < WA2; x++) {
+        const __global float *b = U + u_off + (size_t)x * Cin * ldk;
+        float16 acc[MR][NV];
+        CLG_BLOCK_ZERO(acc);
+        for (uint c = 0; c < Cin; c++, b += ldk) {
+            float16 bv[NV];
+            CLG_BLOCK_LOAD(bv, b);
+#define A_TILE(i) ((const float *)&m[i][0][x])[c]
+            CLG_BLOCK_FMA(acc, bv, A_TILE);
+#undef A_TILE
+        }
+#pragma unroll
+        for (int i = 0; i < MR; i++)
+            m[i][0][x] = acc[i][0];
+    }
+    wino_out_store(m, t0, T, 0, Kout, WINO_OUT_PASS);
+}
+#endif
 
 /* Weight gradient, F(r x r, m x m) at the same points: with V of the input patches (as in the
  * forward pass) and E of the dy tiles, dU[xi] (Kout x Cin) = sum over tiles E[xi]^T V[xi],

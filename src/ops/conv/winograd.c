@@ -97,6 +97,21 @@ clg_status clg__conv_winograd_options(clg_ctx *ctx, size_t r, char *out, size_t 
     return st;
 }
 
+/* The forward pass's V kept for the weight gradient (one group only). */
+static int keeps(const clg__conv_geom *g)
+{
+    return g->keep && g->G == 1;
+}
+
+/* Whether a pass runs clg_wino_fused (no V in memory): F(4x4, 3x3), at most one vector of
+ * channels in and out, and no V to keep for the weight gradient (a forward pass that stored
+ * its V from the fused kernel gained nothing: the stores remain). */
+static int fuses(const clg__conv_geom *g, clg_conv_pass pass, const clg__wino_problem *w)
+{
+    return pass != CLG_CONV_BWD_WEIGHTS && !(pass == CLG_CONV_FWD && keeps(g)) &&
+           clg__wino_tile(g->R) == 4 && w->ins <= LANES && w->outs <= LANES;
+}
+
 /* Weight gradient: floats of one image's dy, channels-last on the tiles' grid. */
 static size_t dy_grid(const clg__wino_problem *w)
 {
@@ -120,7 +135,8 @@ void clg__conv_winograd_bytes(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pa
      * of the last rows run into */
     *fixed = ((wgrad ? g->G * a2 * g->Kg * g->Cg : g->G * a2 * w.ins * w.ldk) + nr + mr + LANES) *
              sizeof(float);
-    *per_image = (w.Hq * w.Wq * w.ldc + a2 * tiles * w.ldv) * sizeof(float);
+    *per_image = (w.Hq * w.Wq * w.ldc + (fuses(g, pass, &w) ? 0 : a2 * tiles * w.ldv)) *
+                 sizeof(float);
     if (wgrad) { /* dy on the grid (sharing the padded input's buffer) and E */
         size_t grid = dy_grid(&w), xq = w.Hq * w.Wq * w.ldc;
         size_t extra = (grid > xq ? grid - xq : 0) + a2 * tiles * round_up(w.outs, LANES);
@@ -264,6 +280,32 @@ static clg_status products(clg_ctx *ctx, const char *opts, unsigned mr, unsigned
     return clg__launch_run(&l, global, local);
 }
 
+static clg_status fused(clg_ctx *ctx, const char *opts, unsigned mr, const clg__conv_geom *g,
+                        const clg__wino_problem *w, const grid_copy *c, cl_mem xq, size_t xq_off,
+                        size_t T, cl_mem U, size_t u_off, clg_tensor *y, size_t n0, size_t gi)
+{
+    clg__launch l;
+    clg_status st = clg__launch_begin(ctx, "winograd", opts, "clg_wino_fused", &l);
+    if (st != CLG_OK)
+        return st;
+    clg__arg_mem(&l, xq);
+    clg__arg_u64(&l, xq_off);
+    clg__arg_u64(&l, c->Hq * c->Wq * c->ldc);
+    clg__arg_u32(&l, c->Wq);
+    clg__arg_u32(&l, c->ldc);
+    clg__arg_u32(&l, gi * w->ins);
+    clg__arg_u32(&l, T);
+    clg__arg_u32(&l, w->ins);
+    clg__arg_mem(&l, U);
+    clg__arg_u64(&l, u_off);
+    clg__arg_u32(&l, w->ldk);
+    clg__arg_u32(&l, w->outs);
+    clg__wino_args_output(&l, g, w, y, n0, gi, xq);
+    size_t tiles_m = (T + mr - 1) / mr;
+    size_t global[3] = {1, tiles_m, 1}, local[3] = {1, tiles_m < 4 ? tiles_m : 4, 1};
+    return clg__launch_run(&l, global, local);
+}
+
 static clg_status wgemm(clg_ctx *ctx, const char *opts, unsigned nr,
                         const clg__conv_geom *g, cl_mem E, size_t lde, rows V, size_t ldv,
                         size_t T, cl_mem dU, size_t du_off, int accumulate)
@@ -307,13 +349,9 @@ static clg_status wout(clg_ctx *ctx, const char *opts, const clg__conv_geom *g, 
     return clg__launch_run(&l, global, local);
 }
 
-/* The forward pass's V kept for the weight gradient (one group only): grown to hold every
- * image's tiles, with the slack that vector reads past the last row run into. */
-static int keeps(const clg__conv_geom *g)
-{
-    return g->keep && g->G == 1;
-}
 
+/* The layer's keep grown to hold every image's tiles, with the slack that vector reads past
+ * the last row run into. */
 static clg_status keep_reserve(clg_ctx *ctx, const clg__conv_geom *g, size_t floats)
 {
     clg__conv_keep *k = g->keep;
@@ -425,6 +463,7 @@ clg_status clg__conv_winograd_run(clg_ctx *ctx, const clg__conv_geom *g, clg_con
     size_t nb = clg__conv_chunk_after(g, fixed, per_image);
     size_t xq_img = w.Hq * w.Wq * w.ldc, v_img = a2 * tiles * w.ldv;
     int keeping = pass == CLG_CONV_FWD && keeps(g); /* V straight into the layer's keep */
+    int fusing = fuses(g, pass, &w);
     /* the data gradient reads the copy of dy that the weight gradient before it left in
      * CLG__SCRATCH_CONV_DYQ (asked for at the same size: the same buffer) */
     clg__wino_problem fw = clg__wino_problem_of(g, CLG_CONV_FWD, nr);
@@ -436,7 +475,7 @@ clg_status clg__conv_winograd_run(clg_ctx *ctx, const clg__conv_geom *g, clg_con
                                        (g->N * xq_img + LANES) * sizeof(float), &xq)
                     : clg__scratch_get(ctx, CLG__SCRATCH_CONV_DW,
                                        (nb * xq_img + LANES) * sizeof(float), &xq);
-    if (st == CLG_OK && !keeping)
+    if (st == CLG_OK && !keeping && !fusing)
         st = clg__scratch_get(ctx, CLG__SCRATCH_CONV_COLS, nb * v_img * sizeof(float), &V);
     if (st == CLG_OK && keeping)
         st = keep_reserve(ctx, g, g->N * v_img + nr + LANES);
@@ -450,6 +489,10 @@ clg_status clg__conv_winograd_run(clg_ctx *ctx, const clg__conv_geom *g, clg_con
         if (!shared)
             st = pad(ctx, opts, &in, a, n0, cnt, xq, 0);
         for (size_t gi = 0; gi < g->G && st == CLG_OK; gi++) {
+            if (fusing) {
+                st = fused(ctx, opts, mr, g, &w, &in, xq, q_off, T, U, gi * u_group, out, n0, gi);
+                continue;
+            }
             st = transform(ctx, opts, "clg_wino_input", &in, &w, xq, q_off, gi * w.ins, w.ins, T,
                            v, w.ldv);
             if (st == CLG_OK)
