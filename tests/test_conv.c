@@ -55,6 +55,8 @@ static const conv_case cases[] = {
     {2, 3, 3, 2, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1},   /* rows under 4 wide */
     {2, 20, 9, 8, 33, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, 0}, /* stride 2, over 16 and 32 lanes */
     {1, 3, 11, 10, 4, 3, 3, 2, 2, 2, 1, 2, 1, 2, 2, 1, 1}, /* stride 2 with dilation 2 */
+    {3, 20, 9, 7, 30, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, /* 2 vectors in and out, 18 tiles */
+    {3, 50, 3, 9, 63, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0}, /* 4 vectors in and out, 9 tiles */
 };
 #define N_CASES (sizeof cases / sizeof cases[0])
 
