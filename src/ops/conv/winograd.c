@@ -345,7 +345,7 @@ static clg_status wout(clg_ctx *ctx, const char *opts, const clg__conv_geom *g, 
     clg__arg_u32(&l, g->Cg);
     clg__arg_mem(&l, dw->mem);
     clg__arg_u64(&l, dw->offset + gi * g->Kg * g->Cg * g->R * g->S);
-    size_t global[3] = {g->Cg, g->Kg, 1}, local[3] = {g->Cg < LANES ? g->Cg : LANES, 1, 1};
+    size_t global[3] = {(g->Cg + LANES - 1) / LANES, g->Kg, 1}, local[3] = {1, 1, 1};
     return clg__launch_run(&l, global, local);
 }
 
