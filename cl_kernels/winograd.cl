@@ -271,9 +271,8 @@ inline void wino_out_store(float16 (*m)[NV][WA2], uint t0, uint T, uint k0, uint
 }
 
 /* Y for MR tiles x NR output channels: for each xi, M[xi] = V[xi] (tiles x Cin, rows as in
- * clg_wino_input) . U[xi]
- * (Cin x channels); then Y = A^T M A per tile, + bias, ReLU (epilogue bits 1 and 2), stored
- * where the tile lies inside the P x Q output. Launch: (ldk / NR, ceil(T / MR)). */
+ * clg_wino_input) . U[xi] (Cin x channels); then wino_out_store. Launch: (ldk / NR,
+ * ceil(T / MR)). */
 __kernel void clg_wino_gemm(__global const float *V, uint vt, ulong v_off, uint ldv, uint T,
                             uint Cin, __global const float *U, ulong u_off, uint ldk, uint Kout,
                             WINO_OUT_ARGS)
