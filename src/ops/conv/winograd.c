@@ -230,6 +230,17 @@ typedef struct rows {
     size_t vt, off;
 } rows;
 
+/* The channels-last copy's arguments of the kernels that read it: the buffer, its offset, an
+ * image's floats, the row length and the channel stride. */
+static void grid_args(clg__launch *l, const grid_copy *c, cl_mem xq, size_t xq_off)
+{
+    clg__arg_mem(l, xq);
+    clg__arg_u64(l, xq_off);
+    clg__arg_u64(l, c->Hq * c->Wq * c->ldc);
+    clg__arg_u32(l, c->Wq);
+    clg__arg_u32(l, c->ldc);
+}
+
 static clg_status transform(clg_ctx *ctx, const char *opts, const char *kernel, const grid_copy *c,
                             const clg__wino_problem *w, cl_mem xq, size_t xq_off, size_t c_first,
                             size_t channels, size_t T, rows out, size_t ld)
@@ -238,11 +249,7 @@ static clg_status transform(clg_ctx *ctx, const char *opts, const char *kernel, 
     clg_status st = clg__launch_begin(ctx, "winograd", opts, kernel, &l);
     if (st != CLG_OK)
         return st;
-    clg__arg_mem(&l, xq);
-    clg__arg_u64(&l, xq_off);
-    clg__arg_u64(&l, c->Hq * c->Wq * c->ldc);
-    clg__arg_u32(&l, c->Wq);
-    clg__arg_u32(&l, c->ldc);
+    grid_args(&l, c, xq, xq_off);
     clg__arg_u32(&l, c_first);
     clg__arg_u32(&l, w->th);
     clg__arg_u32(&l, w->tw);
@@ -254,6 +261,18 @@ static clg_status transform(clg_ctx *ctx, const char *opts, const char *kernel, 
     size_t blocks = (channels + LANES - 1) / LANES;
     size_t global[3] = {blocks, T, 1}, local[3] = {blocks, 8, 1};
     return clg__launch_run(&l, global, local);
+}
+
+/* The products' last arguments, in clg_wino_gemm and clg_wino_fused: U, its row length, the
+ * output channels and the output's (clg__wino_args_output). */
+static void products_args(clg__launch *l, const clg__conv_geom *g, const clg__wino_problem *w,
+                          cl_mem U, size_t u_off, clg_tensor *y, size_t n0, size_t gi)
+{
+    clg__arg_mem(l, U);
+    clg__arg_u64(l, u_off);
+    clg__arg_u32(l, w->ldk);
+    clg__arg_u32(l, w->outs);
+    clg__wino_args_output(l, g, w, y, n0, gi, U);
 }
 
 static clg_status products(clg_ctx *ctx, const char *opts, unsigned mr, unsigned nr,
@@ -270,11 +289,7 @@ static clg_status products(clg_ctx *ctx, const char *opts, unsigned mr, unsigned
     clg__arg_u32(&l, w->ldv);
     clg__arg_u32(&l, T);
     clg__arg_u32(&l, w->ins);
-    clg__arg_mem(&l, U);
-    clg__arg_u64(&l, u_off);
-    clg__arg_u32(&l, w->ldk);
-    clg__arg_u32(&l, w->outs);
-    clg__wino_args_output(&l, g, w, y, n0, gi, V.mem);
+    products_args(&l, g, w, U, u_off, y, n0, gi);
     size_t tiles_n = w->ldk / nr, tiles_m = (T + mr - 1) / mr;
     size_t global[3] = {tiles_n, tiles_m, 1}, local[3] = {tiles_n, tiles_m < 4 ? tiles_m : 4, 1};
     return clg__launch_run(&l, global, local);
@@ -288,19 +303,11 @@ static clg_status fused(clg_ctx *ctx, const char *opts, unsigned mr, const clg__
     clg_status st = clg__launch_begin(ctx, "winograd", opts, "clg_wino_fused", &l);
     if (st != CLG_OK)
         return st;
-    clg__arg_mem(&l, xq);
-    clg__arg_u64(&l, xq_off);
-    clg__arg_u64(&l, c->Hq * c->Wq * c->ldc);
-    clg__arg_u32(&l, c->Wq);
-    clg__arg_u32(&l, c->ldc);
+    grid_args(&l, c, xq, xq_off);
     clg__arg_u32(&l, gi * w->ins);
     clg__arg_u32(&l, T);
     clg__arg_u32(&l, w->ins);
-    clg__arg_mem(&l, U);
-    clg__arg_u64(&l, u_off);
-    clg__arg_u32(&l, w->ldk);
-    clg__arg_u32(&l, w->outs);
-    clg__wino_args_output(&l, g, w, y, n0, gi, xq);
+    products_args(&l, g, w, U, u_off, y, n0, gi);
     size_t tiles_m = (T + mr - 1) / mr;
     size_t global[3] = {1, tiles_m, 1}, local[3] = {1, tiles_m < 4 ? tiles_m : 4, 1};
     return clg__launch_run(&l, global, local);
