@@ -221,8 +221,6 @@ static grid_copy dy_grid_copy(const clg__wino_problem *w)
     return c;
 }
 
-/* V (kernel clg_wino_input, the input patches) or E (clg_wino_dy, dy's tiles) of a group's
- * channels [c_first, +channels) of the channels-last copy `c`, rows of ld. */
 /* The rows of V (or E) a chunk's products read: vt tiles per transform point, the chunk's
  * first at off (floats). A chunk's own scratch: vt = T, off 0. */
 typedef struct rows {
@@ -241,6 +239,8 @@ static void grid_args(clg__launch *l, const grid_copy *c, cl_mem xq, size_t xq_o
     clg__arg_u32(l, c->ldc);
 }
 
+/* V (kernel clg_wino_input, the input patches) or E (clg_wino_dy, dy's tiles) of a group's
+ * channels [c_first, +channels) of the channels-last copy `c`, rows of ld. */
 static clg_status transform(clg_ctx *ctx, const char *opts, const char *kernel, const grid_copy *c,
                             const clg__wino_problem *w, cl_mem xq, size_t xq_off, size_t c_first,
                             size_t channels, size_t T, rows out, size_t ld)
