@@ -594,6 +594,71 @@ static void overlap_and_zero_copy_change_nothing(void **state)
     }
 }
 
+/* A network of 402 learnable tensors (200 convolutions with biases, then the output's
+ * weights and bias: more than the 256 a fixed table once held) trains on two devices with
+ * each layer's gradients read back while the layers before compute (overlap on: the GPU path)
+ * and in host memory (zero copy: a slice and a range per layer), to the weights one device
+ * gives. */
+static void deep_nets_train_on_two_devices(void **state)
+{
+    (void)state;
+    enum { DEPTH = 200 };
+    char *text = malloc(64 + DEPTH * 16), *at = text;
+    at += sprintf(at, "input 8x8x1\nmaxpool 2x2\n");
+    for (int k = 0; k < DEPTH; k++)
+        at += sprintf(at, "conv 1x1x4\n");
+    sprintf(at, "fc 4\nsoftmax\n");
+    clg_ctx *two[2] = {sub[0], sub[1]};
+    static const float load[2] = {1, 1};
+    static const struct {
+        clg_switch overlap, zero_copy;
+    } modes[] = {{ON, OFF}, {ON, ON}, {OFF, OFF}};
+    float *ref = NULL;
+    size_t n = 0;
+    for (size_t k = 0; k <= sizeof modes / sizeof modes[0]; k++) {
+        clg_net *net;
+        CLG_ASSERT_STATUS(clg_net_parse(ctx, text, &net), CLG_OK);
+        CLG_ASSERT_STATUS(clg_net_init(net, 21), CLG_OK);
+        assert_int_equal(clg_net_param_count(net, CLG_PARAMS_LEARNABLE), 8 + 199 * 20 + 260);
+        clg_exec_options x;
+        clg_train_options o = fault_options(&x, two, load);
+        o.max_epochs = 1;
+        o.initial_learn_rate = 0.01f;
+        if (!k) { /* the reference: one device */
+            x.contexts = NULL, x.context_count = 0, x.worker_load = NULL, x.worker_load_count = 0;
+        } else {
+            x.overlap = modes[k - 1].overlap;
+            x.zero_copy = modes[k - 1].zero_copy;
+        }
+        clg_status st = clg_train(net, data, NULL, &o, NULL);
+        if (st != CLG_OK)
+            fail_msg("mode %zu: %s: %s", k, clg_status_name(st), clg_ctx_last_error(ctx));
+        size_t m;
+        float *w = weights_of(net, &m);
+        clg_net_destroy(net);
+        if (!k) {
+            ref = w, n = m;
+            continue;
+        }
+        assert_int_equal(m, n);
+        double e = rel_l2(w, ref, n);
+        print_message("402 tensors, 2 devices, mode %zu: weights rel. L2 %.2e\n", k, e);
+        assert_true(e < 1e-5);
+        free(w);
+    }
+    /* and it learned: the weights moved from where they started */
+    clg_net *start;
+    CLG_ASSERT_STATUS(clg_net_parse(ctx, text, &start), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_init(start, 21), CLG_OK);
+    size_t m;
+    float *w0 = weights_of(start, &m);
+    assert_true(rel_l2(ref, w0, n) > 1e-4);
+    free(w0);
+    clg_net_destroy(start);
+    free(ref);
+    free(text);
+}
+
 static int last_split(const clg_train_progress *p, void *user)
 {
     size_t *out = user;
@@ -740,6 +805,7 @@ int main(void)
         cmocka_unit_test(auto_split_follows_a_slow_device),
         cmocka_unit_test(one_slow_step_leaves_the_split),
         cmocka_unit_test(overlap_and_zero_copy_change_nothing),
+        cmocka_unit_test(deep_nets_train_on_two_devices),
         cmocka_unit_test(bad_groups_are_rejected),
         cmocka_unit_test(platforms_mixed_in_one_group_agree),
     };

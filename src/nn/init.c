@@ -26,11 +26,10 @@ static int feeds_relu(const clg_net *net, size_t i)
 {
     for (size_t j = i + 1; j < net->count && net->layers[j].from[0] == j - 1; j++) {
         const clg__layer *l = &net->layers[j];
-        if (l->kind == CLG_LAYER_ACTIVATION)
-            return l->act == CLG_ACT_RELU || l->act == CLG_ACT_LEAKY_RELU || l->act == CLG_ACT_ELU;
-        if (l->kind == CLG_LAYER_ADD && l->relu)
+        const clg__layer_def *def = clg__layer_def_of(l->kind);
+        if (def->relu_family && def->relu_family(l))
             return 1;
-        if (!clg__layer_def_of(l->kind)->init_transparent)
+        if (!def->init_transparent)
             return 0;
     }
     return 0;

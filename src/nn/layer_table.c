@@ -61,6 +61,23 @@ clg_status clg__layer_options(const clg__parser *p, const clg__token *tok, size_
     return st;
 }
 
+int clg__layer_pad_same(clg__layer *l, const long k[2], const long s[2], const long d[2],
+                        int pad[4])
+{
+    long in[2] = {(long)l->in.h, (long)l->in.w};
+    if (s[0] < 1 || s[1] < 1 || k[0] < 1 || k[1] < 1)
+        return 0;
+    for (int i = 0; i < 2; i++) {
+        long out = (in[i] + s[i] - 1) / s[i], total = (out - 1) * s[i] + (k[i] - 1) * d[i] + 1 - in[i];
+        total = total > 0 ? total : 0;
+        long small = total / 2, big = total - small;
+        pad[2 * i] = (int)(l->pad_same == 1 ? small : big);      /* top / left */
+        pad[2 * i + 1] = (int)(l->pad_same == 1 ? big : small);  /* bottom / right */
+    }
+    l->pad_same = 0;
+    return 1;
+}
+
 clg_status clg__layer_no_option(const clg__parser *p, const clg__option *o, clg__layer *l)
 {
     return clg__option_unknown(p, o, clg__layer_def_of(l->kind)->keywords[0], NULL);

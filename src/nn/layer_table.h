@@ -35,11 +35,43 @@ typedef struct clg__layer_def {
     double (*flops)(const clg__layer *l);
     /* Initialisation looks through it for the activation that follows (He for ReLUs). */
     int init_transparent;
+    /* Whether it applies a ReLU-family function (ReLU, leaky ReLU, ELU) to its output, so that
+     * what feeds it starts He-initialised. NULL: never. */
+    int (*relu_family)(const clg__layer *l);
+    /* Whether it is a one-input ReLU, max(x, 0), which a producer or reader may fuse. NULL:
+     * never. */
+    int (*is_relu)(const clg__layer *l);
+    /* What the network plan (plan.c) may fuse into it, each only when it alone reads the
+     * other layer and that layer comes right after or before it: */
+    int epilogue_relu;   /* a ReLU after it runs in its forward pass (CLG__RELU_MASKED: and its
+                            backward pass applies the ReLU's mask) */
+    int epilogue_sum;    /* a two-input sum after it, of its output and an earlier one, is
+                            written by its forward pass (with the sum's ReLU) */
+    int is_sum;          /* it is such a sum (an element-wise sum of its inputs) */
+    int folds_relu;      /* a ReLU before it: its backward pass gives the gradient of the
+                            ReLU's input, and the ReLU's backward pass is the identity */
+    int view;            /* its output is a view of its input: CLG__VIEW_INFER at inference,
+                            CLG__VIEW_ALWAYS in training too */
+    /* Whether it writes a buffer of its own for input k's gradient in training (else its
+     * gradient is a view, set by its backward pass). NULL: every input's. */
+    int (*owns_input_grad)(const clg__layer *l, size_t k);
+    /* The network's output: the last layer, its input the logits, its gradient the loss's. */
+    int output;
+    /* clg_net_replace_output may give it another output count (a classifier's last layer). */
+    int resizable_output;
+    /* Sets explicit pads for pad=same now that l->in is known (NULL: the kind has none). */
+    void (*resolve_same)(clg__layer *l);
+    /* Its input gradient is computed even when nothing reads it (the numerics check looks at
+     * it then too). */
+    int dx_always;
     /* It reads two or more inputs (named after its keyword in the text form). */
     int multi_input;
     /* Its backward pass gathers its output's gradient itself (clg__net_gather_relu). */
     int gathers_dy;
 } clg__layer_def;
+
+enum { CLG__RELU_FORWARD = 1, CLG__RELU_MASKED = 2 };
+enum { CLG__VIEW_INFER = 1, CLG__VIEW_ALWAYS = 2 };
 
 /* The entry of a kind (never NULL for a kind the builder made). */
 const clg__layer_def *clg__layer_def_of(clg_layer_kind kind);
@@ -57,6 +89,15 @@ clg_status clg__layer_options(const clg__parser *p, const clg__token *tok, size_
                               size_t first, clg__layer *l,
                               clg_status (*fn)(const clg__parser *p, const clg__option *o,
                                                clg__layer *l));
+
+/* pad=same (l->pad_same 1) or same-lower (2) for a window of k[] with strides s[] and
+ * dilations d[] (rows, columns), now that l->in is known: output = ceil(input / stride), the
+ * total padding split in two, an odd one's extra row and column at the end (same) or at the
+ * start (same-lower), as ONNX's SAME_UPPER and SAME_LOWER. Fills pad[] (top, bottom, left,
+ * right) and clears pad_same; returns 0 and leaves them for a window or stride below 1 (the
+ * kind's shape check names what is wrong). */
+int clg__layer_pad_same(clg__layer *l, const long k[2], const long s[2], const long d[2],
+                        int pad[4]);
 
 /* An option callback for kinds that take none. */
 clg_status clg__layer_no_option(const clg__parser *p, const clg__option *o, clg__layer *l);

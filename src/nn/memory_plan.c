@@ -3,37 +3,18 @@
  * in layer order: a buffer is free again once every reader of what it holds is done, and a
  * layer never writes into a buffer one of its inputs is in (the inputs are still read).
  *
- * Some layers write no buffer of their own (the "home" of their output is another layer's):
- * a ReLU fused into the convolution or batch norm before it, a dropout (the identity at
- * inference) and the softmax (its output is its input) are views of their input; a batch norm
+ * Some layers write no buffer of their own: the "home" of their output is another layer's,
+ * as the network plan (plan.c) says: a ReLU fused into the layer before it and a layer whose
+ * output is a view of its input (dropout, softmax) live in their input's home; a batch norm
  * whose residual sum is fused writes into the add's buffer, which therefore comes into use at
- * the batch norm. The homes follow the fusions of net_exec.c as they stand with no layer's
- * exact output requested: clg_net_activations stops the pass at the requested layer, so a
- * fusion it turns off would only have run after it. */
+ * the batch norm. The buffers are laid out with no layer's exact output requested:
+ * clg_net_activations stops the pass at the requested layer, so a fusion it turns off would
+ * only have run after it. */
 #include <stdlib.h>
 
 #include "nn/layer_table.h"
 
-enum { NO_HOME = (size_t)-1 };
-
-/* The layer whose buffer holds layer i's output at inference (NO_HOME: the net's input). */
-static size_t home_of(const clg_net *net, size_t i)
-{
-    for (;;) {
-        const clg__layer *l = &net->layers[i];
-        size_t p = l->from[0];
-        int view = l->kind == CLG_LAYER_DROPOUT || l->kind == CLG_LAYER_SOFTMAX_XENT ||
-                   (l->kind == CLG_LAYER_ACTIVATION && p != CLG_NET_INPUT && p + 1 == i &&
-                    clg__net_relu_fused(net, p));
-        if (view && p == CLG_NET_INPUT)
-            return NO_HOME;
-        if (view) {
-            i = p;
-            continue;
-        }
-        return l->kind == CLG_LAYER_BATCHNORM && clg__net_sum_fused(net, i) ? i + 1 : i;
-    }
-}
+enum { NO_HOME = CLG__PLAN_INPUT };
 
 void clg__net_pool_free(clg_net *net)
 {
@@ -112,7 +93,7 @@ static clg_status make_plan(const clg_net *net, size_t capacity, plan *p, size_t
     p->home = work, p->slot = work + n, p->need = work + 2 * n;
     size_t *last_read = work + 3 * n, *busy = work + 4 * n;
     for (size_t i = 0; i < n; i++) {
-        p->home[i] = home_of(net, i);
+        p->home[i] = net->layers[i].plan.home;
         p->slot[i] = NO_HOME;
         busy[i] = NO_HOME;
     }
@@ -138,7 +119,7 @@ clg_status clg__net_reserve_infer(clg_net *net, size_t capacity)
         return clg__net_reserve(net, capacity);
     if (net->infer_layout && capacity <= net->capacity)
         return CLG_OK;
-    if (!net->count || net->layers[net->count - 1].kind != CLG_LAYER_SOFTMAX_XENT)
+    if (!clg__net_has_output(net))
         return clg__fail(net->ctx, CLG_ERR_INVALID_ARG,
                          "the net has no softmax output layer yet (add one last)");
     clg__net_pool_free(net);

@@ -98,40 +98,10 @@ void clg__layer_text(const clg_net *net, const clg__layer *l, size_t i, char *bu
 }
 
 /* Shape inference; CLG_ERR_SHAPE naming the layer when the input cannot feed it. */
-/* pad=same (1) or same-lower (2) of a convolution or pooling, now that its input's size is
- * known: output = ceil(input / stride), the total padding split in two, an odd one's extra
- * row and column at the end (same) or at the start (same-lower), as ONNX's SAME_UPPER and
- * SAME_LOWER. The layer then holds explicit pads. */
-static void resolve_same(clg__layer *l)
-{
-    int conv = l->kind == CLG_LAYER_CONV2D;
-    long in[2] = {(long)l->in.h, (long)l->in.w};
-    long k[2] = {conv ? (long)l->kernel_h : l->pool.window_h, conv ? (long)l->kernel_w : l->pool.window_w};
-    long s[2] = {conv ? l->conv.stride_h : l->pool.stride_h, conv ? l->conv.stride_w : l->pool.stride_w};
-    long d[2] = {conv ? l->conv.dilation_h : 1, conv ? l->conv.dilation_w : 1};
-    int pad[4];
-    if (s[0] < 1 || s[1] < 1 || k[0] < 1 || k[1] < 1)
-        return; /* left to the kind's shape check, which names what is wrong */
-    for (int i = 0; i < 2; i++) {
-        long out = (in[i] + s[i] - 1) / s[i], total = (out - 1) * s[i] + (k[i] - 1) * d[i] + 1 - in[i];
-        total = total > 0 ? total : 0;
-        long small = total / 2, big = total - small;
-        pad[2 * i] = (int)(l->pad_same == 1 ? small : big);      /* top / left */
-        pad[2 * i + 1] = (int)(l->pad_same == 1 ? big : small);  /* bottom / right */
-    }
-    if (conv)
-        l->conv.pad_top = pad[0], l->conv.pad_bottom = pad[1], l->conv.pad_left = pad[2],
-        l->conv.pad_right = pad[3];
-    else
-        l->pool.pad_top = pad[0], l->pool.pad_bottom = pad[1], l->pool.pad_left = pad[2],
-        l->pool.pad_right = pad[3];
-    l->pad_same = 0;
-}
-
 static clg_status infer(clg_net *net, clg__layer *l, const clg__layer_def *def)
 {
-    if (l->pad_same && (l->kind == CLG_LAYER_CONV2D || l->kind == CLG_LAYER_POOL2D))
-        resolve_same(l);
+    if (l->pad_same && def->resolve_same)
+        def->resolve_same(l);
     clg_shape in = l->in;
     l->out = in;
     char why[512] = "", text[200];
@@ -164,11 +134,11 @@ clg_status clg__net_append(clg_net *net, clg__layer *l, const char *call)
     clg_status st = def->check ? def->check(l, why, sizeof why) : CLG_OK;
     if (st != CLG_OK)
         return clg__fail(net->ctx, st, "%s: %s", call, why);
-    if (net->count && net->layers[net->count - 1].kind == CLG_LAYER_SOFTMAX_XENT)
+    if (clg__net_has_output(net))
         return clg__fail(net->ctx, CLG_ERR_INVALID_ARG,
                          "%s: nothing can follow the softmax output layer", call);
     st = clg__net_connect(net, l, call);
-    if (st == CLG_OK && l->kind == CLG_LAYER_SOFTMAX_XENT)
+    if (st == CLG_OK && def->output)
         st = clg__net_check_used(net, l, call);
     if (st == CLG_OK)
         st = infer(net, l, def);
@@ -192,8 +162,9 @@ clg_status clg__net_append(clg_net *net, clg__layer *l, const char *call)
         if (l->from[k] != CLG_NET_INPUT)
             net->layers[l->from[k]].nuse++;
     net->take_from_set = 0;
-    if (l->kind == CLG_LAYER_SOFTMAX_XENT)
+    if (def->output)
         net->classes = clg_shape_numel(l->in);
+    clg__net_plan_update(net);
     net->capacity = 0; /* buffers are remade for the new layer list */
     return CLG_OK;
 }
@@ -364,18 +335,16 @@ static clg_status rebind(clg_tensor **t, cl_mem mem, size_t at)
 
 clg_status clg__net_bind_params(clg_net *net, const cl_mem *params, const cl_mem *grads)
 {
-    size_t k = 0;
     clg_status st = CLG_OK;
     for (size_t i = 0; i < net->count; i++) {
         clg__layer *l = &net->layers[i];
-        size_t at = 0;
+        size_t at = 0, k = l->plan.slice;
         for (size_t p = 0; st == CLG_OK && p < l->nparams; p++) {
             st = rebind(&l->param[p], params[k], at);
             if (st == CLG_OK)
                 st = rebind(&l->grad[p], grads[k], at);
             at += clg_tensor_numel(l->param[p]);
         }
-        k += l->nparams > 0;
     }
     return st;
 }
@@ -404,15 +373,12 @@ size_t clg_net_param_count(const clg_net *net, clg_param_set which)
 {
     if (!net)
         return 0;
+    if (which == CLG_PARAMS_LEARNABLE)
+        return net->param_floats; /* the network plan's */
     size_t total = 0;
-    for (size_t i = 0; i < net->count; i++) {
-        const clg__layer *l = &net->layers[i];
-        if (which == CLG_PARAMS_STATE && l->state[0])
-            total += 2 * clg_tensor_numel(l->state[0]);
-        else if (which == CLG_PARAMS_LEARNABLE)
-            for (size_t p = 0; p < l->nparams; p++)
-                total += clg_tensor_numel(l->param[p]);
-    }
+    for (size_t i = 0; which == CLG_PARAMS_STATE && i < net->count; i++)
+        if (net->layers[i].state[0])
+            total += 2 * clg_tensor_numel(net->layers[i].state[0]);
     return total;
 }
 

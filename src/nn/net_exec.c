@@ -40,27 +40,16 @@ static clg_status make(clg_net *net, size_t n, clg_shape per, clg_tensor **out)
     return clg_tensor_create(net->ctx, (clg_shape){n, per.c, per.h, per.w}, out);
 }
 
-/* What the training layout holds for layer l: its output (the softmax's is its input, the
- * logits), the gradient of input k (an add's are its output's, through its ReLU dx[0]) and,
- * with several readers, the sum of their gradients. */
-static int own_output(const clg__layer *l)
-{
-    return l->kind != CLG_LAYER_SOFTMAX_XENT;
-}
-
-static int own_input_grad(const clg__layer *l, size_t k)
-{
-    return l->kind != CLG_LAYER_ADD || (l->relu && k == 0);
-}
-
+/* What the training layout holds for layer l (its plan says): its output, the gradient of
+ * input k and, with several readers, the sum of their gradients. */
 size_t clg__net_train_floats(const clg_net *net)
 {
     size_t floats = clg_shape_numel(net->input);
     for (size_t i = 0; i < net->count; i++) {
         const clg__layer *l = &net->layers[i];
-        floats += own_output(l) ? clg_shape_numel(l->out) : 0;
+        floats += l->plan.own_output ? clg_shape_numel(l->out) : 0;
         for (size_t k = 0; k < l->nin; k++)
-            floats += own_input_grad(l, k) ? clg_shape_numel(l->ins[k]) : 0;
+            floats += l->plan.own_dx[k] ? clg_shape_numel(l->ins[k]) : 0;
         floats += l->nuse > 1 ? clg_shape_numel(l->out) : 0;
     }
     return floats;
@@ -68,7 +57,7 @@ size_t clg__net_train_floats(const clg_net *net)
 
 clg_status clg__net_reserve(clg_net *net, size_t capacity)
 {
-    if (!net->count || net->layers[net->count - 1].kind != CLG_LAYER_SOFTMAX_XENT)
+    if (!clg__net_has_output(net))
         return clg__fail(net->ctx, CLG_ERR_INVALID_ARG,
                          "the net has no softmax output layer yet (add one last)");
     if (capacity <= net->capacity && net->x && !net->infer_layout)
@@ -77,10 +66,10 @@ clg_status clg__net_reserve(clg_net *net, size_t capacity)
     clg_status st = make(net, capacity, net->input, &net->x);
     for (size_t i = 0; st == CLG_OK && i < net->count; i++) {
         clg__layer *l = &net->layers[i];
-        if (own_output(l))
+        if (l->plan.own_output)
             st = make(net, capacity, l->out, &l->y);
         for (size_t k = 0; st == CLG_OK && k < l->nin; k++)
-            if (own_input_grad(l, k))
+            if (l->plan.own_dx[k])
                 st = make(net, capacity, l->ins[k], &l->dx[k]);
         if (st == CLG_OK && l->nuse > 1)
             st = make(net, capacity, l->out, &l->dy);
@@ -127,40 +116,6 @@ clg_tensor *clg__net_logits(clg_net *net)
 uint64_t clg__net_dropout_seed(const clg_net *net, size_t layer)
 {
     return net->dropout_seed + 0x9E3779B97F4A7C15ull * (layer + 1);
-}
-
-/* relu(y) > 0 exactly where y > 0, so the ReLU's backward pass reads the same mask whether
- * the convolution applied it or not. */
-/* Whether layer i alone reads layer p's output, as its only input. */
-static int sole_reader(const clg_net *net, size_t p, size_t i)
-{
-    return i < net->count && net->layers[p].nuse == 1 && net->layers[i].nin == 1 &&
-           net->layers[i].from[0] == p;
-}
-
-int clg__net_relu_fused(const clg_net *net, size_t p)
-{
-    clg_layer_kind k = net->layers[p].kind;
-    return (k == CLG_LAYER_CONV2D || k == CLG_LAYER_BATCHNORM) && net->exact_output != p + 1 &&
-           sole_reader(net, p, p + 1) &&
-           net->layers[p + 1].kind == CLG_LAYER_ACTIVATION &&
-           net->layers[p + 1].act == CLG_ACT_RELU;
-}
-
-int clg__net_sum_fused(const clg_net *net, size_t bn)
-{
-    if (bn + 1 >= net->count || net->exact_output == bn + 1)
-        return 0;
-    const clg__layer *b = &net->layers[bn], *a = &net->layers[bn + 1];
-    return b->kind == CLG_LAYER_BATCHNORM && a->kind == CLG_LAYER_ADD && a->nin == 2 &&
-           a->from[0] == bn && b->nuse == 1 &&
-           (a->from[1] == CLG_NET_INPUT || a->from[1] < bn);
-}
-
-int clg__net_relu_folded(const clg_net *net, size_t relu)
-{
-    return net->layers[relu].kind == CLG_LAYER_ACTIVATION && net->layers[relu].act == CLG_ACT_RELU &&
-           sole_reader(net, relu, relu + 1) && net->layers[relu + 1].kind == CLG_LAYER_POOL2D;
 }
 
 static clg_status layer_forward(clg_net *net, size_t i, int train, uint64_t step)
@@ -300,13 +255,14 @@ clg_status clg_net_activations(clg_net *net, const float *images, size_t n, cons
     if (n && cap / n < m)
         return clg__fail(net->ctx, CLG_ERR_INVALID_ARG, "clg_net_activations: %zu samples of %zu "
                          "values need %zu floats, out holds %zu", n, m, n * m, cap);
-    if (net->layers[at].kind == CLG_LAYER_SOFTMAX_XENT)
+    if (clg__layer_def_of(net->layers[at].kind)->output)
         return clg_net_predict(net, images, n, out);
     size_t chunk = n < PREDICT_CHUNK ? n : PREDICT_CHUNK;
     chunk = chunk > net->capacity ? chunk : net->capacity;
     clg_status st = n ? clg__net_reserve_infer(net, chunk) : CLG_OK;
     size_t in = clg_shape_numel(net->input);
-    net->exact_output = at + 1;
+    net->exact_output = at + 1; /* no ReLU or sum fused into it: its own output */
+    clg__net_plan_update(net);
     for (size_t done = 0; done < n && st == CLG_OK;) {
         size_t k = n - done < net->capacity ? n - done : net->capacity;
         st = clg__net_upload(net, images + done * in, k);
@@ -317,6 +273,7 @@ clg_status clg_net_activations(clg_net *net, const float *images, size_t n, cons
         done += k;
     }
     net->exact_output = 0;
+    clg__net_plan_update(net);
     return st;
 }
 
@@ -438,7 +395,7 @@ clg_status clg__net_check_numerics(clg_net *net, int backward, uint64_t step)
         for (size_t p = 0; p < l->nparams && st == CLG_OK && !found; p++)
             st = nonfinite(net, i, names[p], l->grad[p], step, &found);
         if (st == CLG_OK && !found && l->dx[0] &&
-            (clg__net_needs_dx(net, i, 0) || l->kind == CLG_LAYER_BATCHNORM))
+            (clg__net_needs_dx(net, i, 0) || clg__layer_def_of(l->kind)->dx_always))
             st = nonfinite(net, i, "input gradient", &l->dx_n[0], step, &found);
     }
     return st;

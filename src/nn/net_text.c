@@ -203,7 +203,7 @@ clg_status clg__net_parse(clg_ctx *ctx, const char *text, clg_net **out)
     }
     if (st == CLG_OK && !net)
         st = clg__fail(ctx, CLG_ERR_INVALID_ARG, "net text: no layers (expected input HxWxC first)");
-    if (st == CLG_OK && (!net->count || net->layers[net->count - 1].kind != CLG_LAYER_SOFTMAX_XENT))
+    if (st == CLG_OK && !clg__net_has_output(net))
         st = clg__fail(ctx, CLG_ERR_INVALID_ARG, "net text: line %zu: the last layer must be "
                        "softmax (the output)", p.line);
     if (st != CLG_OK) {

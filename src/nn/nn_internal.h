@@ -8,6 +8,31 @@
 #include "ops/loss_internal.h"
 #include "tensor/tensor_internal.h"
 
+/* What the network plan (plan.c) decided for a layer from the layer list and the table's
+ * fields: its fusions with its neighbours, the buffers it owns, where its output lives at
+ * inference, and where its learnables sit in clg_net_get_params order. Layer passes, the
+ * memory plan, the device group and the exporters read it instead of testing kinds. */
+typedef struct clg__layer_plan {
+    unsigned char relu_fused;   /* the ReLU after it runs in its forward pass ... */
+    unsigned char relu_masked;  /* ... and its backward pass applies the ReLU's mask */
+    unsigned char relu_applied; /* (a ReLU) its producer applied it: its output is its input */
+    unsigned char dx_given;     /* (a ReLU) its input's gradient is its output's: the reader
+                                   after it or its producer took the mask into account */
+    unsigned char sum_fused;    /* its forward pass writes the add after it (sum and ReLU) */
+    unsigned char sum_written;  /* (an add) the layer before wrote it: nothing left to do */
+    unsigned char relu_input;   /* its backward pass gives the gradient of the input of the
+                                   ReLU before it */
+    unsigned char own_output;   /* training layout: a buffer of its own for its output ... */
+    unsigned char own_dx[CLG_LAYER_INPUTS]; /* ... and for each input's gradient */
+    size_t home;                /* inference: the layer whose buffer holds its output
+                                   (CLG__PLAN_INPUT: the net's input) */
+    size_t param_first;         /* its first learnable's index among all learnable tensors */
+    size_t lo, hi;              /* its learnables' floats: [lo, hi) of the flat vector */
+    size_t slice;               /* its index among the layers that have learnables */
+} clg__layer_plan;
+
+#define CLG__PLAN_INPUT ((size_t)-1)
+
 typedef struct clg__layer {
     clg_layer_kind kind;
     char name[CLG_LAYER_NAME];       /* "" until added: then given or "l<number>" */
@@ -42,6 +67,7 @@ typedef struct clg__layer {
     clg_tensor y_n, dx_n[CLG_LAYER_INPUTS], dy_n;
     size_t slot;                     /* inference layout: the pooled buffer of its output */
     clg__conv_keep keep;             /* conv: Winograd's V from training forward to backward */
+    clg__layer_plan plan;            /* plan.c: kept current as layers are added */
 } clg__layer;
 
 struct clg_net {
@@ -71,6 +97,9 @@ struct clg_net {
     int infer_layout;
     clg_tensor **pool;
     size_t npool;
+    size_t param_layers;     /* plan.c: layers that have learnables */
+    size_t param_tensors;    /* ... their learnable tensors, and floats */
+    size_t param_floats;
 };
 
 /* One learnable tensor and its gradient, for optimizers. */
@@ -197,14 +226,15 @@ clg_tensor *clg__net_input(clg_net *net, size_t i);
 clg_tensor *clg__net_input_k(clg_net *net, size_t i, size_t k);
 clg_tensor *clg__net_output_grad(clg_net *net, size_t i);
 uint64_t clg__net_dropout_seed(const clg_net *net, size_t layer);
-/* A ReLU alone reading convolution or batch norm p right after it: p's forward pass applies
- * it (the ReLU's output is p's), and a batch norm's backward pass applies its mask. */
-int clg__net_relu_fused(const clg_net *net, size_t p);
-int clg__net_relu_folded(const clg_net *net, size_t relu);
-/* A residual sum of two inputs that reads batch norm `bn` (alone) right after it, its other
- * input computed before: the batch norm's forward pass writes the sum (and its ReLU) into the
- * add's output, and the add has nothing left to do. */
-int clg__net_sum_fused(const clg_net *net, size_t bn);
+
+/* --- plan.c: the network plan (each layer's clg__layer_plan) --- */
+
+/* Recomputes every layer's plan from the layer list, the table and net->exact_output (a
+ * layer whose output must be its own gets no ReLU or sum fused into it). O(layers), no
+ * allocation; called whenever the list or exact_output changes. */
+void clg__net_plan_update(clg_net *net);
+/* Whether the net ends in its output layer (the loss reads the last layer's input). */
+int clg__net_has_output(const clg_net *net);
 
 /* Model file layout: a 24-byte header (magic, version, flags, payload length), sections of
  * (u32 tag, u64 length, bytes), then the SHA-256 of everything before it. */

@@ -390,7 +390,7 @@ clg_status clg_net_export_onnx(clg_net *net, const char *path)
     if (!net || !path)
         return clg__fail(net ? net->ctx : NULL, CLG_ERR_INVALID_ARG,
                          "clg_net_export_onnx: net and path must not be NULL");
-    if (!net->classes || net->layers[net->count - 1].kind != CLG_LAYER_SOFTMAX_XENT)
+    if (!net->classes || !clg__net_has_output(net))
         return clg__fail(net->ctx, CLG_ERR_INVALID_ARG, "clg_net_export_onnx: the network has "
                          "no softmax output layer");
     exporter ex = {0};

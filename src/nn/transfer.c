@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nn/nn_internal.h"
+#include "nn/layer_table.h"
 
 clg_status clg_net_set_learn_rate_factor(clg_net *net, const char *layer, float factor)
 {
@@ -59,7 +59,7 @@ clg_status clg_net_replace_output(const clg_net *net, size_t classes, uint64_t s
                          "net and out must not be NULL, classes >= 2");
     const clg__layer *soft = &net->layers[net->count - 1];
     size_t fc = soft->from[0];
-    if (fc == CLG_NET_INPUT || net->layers[fc].kind != CLG_LAYER_FC)
+    if (fc == CLG_NET_INPUT || !clg__layer_def_of(net->layers[fc].kind)->resizable_output)
         return clg__fail(net->ctx, CLG_ERR_INVALID_ARG, "clg_net_replace_output: the output "
                          "layer is not fed by a fully connected layer, whose outputs it would "
                          "change");

@@ -237,24 +237,10 @@ const double *clg__group_device_ms(const clg__group *g)
 typedef struct overlap {
     replica *r;
     cl_command_queue tq;
-    clg__param_ref refs[256];
-    size_t offs[256], nrefs;
     /* streaming: each layer's last read, and the parameter range it completes */
     cl_event ev[CLG__MAX_RANGES];
     size_t lo[CLG__MAX_RANGES], hi[CLG__MAX_RANGES], nev;
 } overlap;
-
-/* [lo, hi): the parameters of layer `layer` (empty: lo >= hi). */
-static void layer_range(const overlap *o, size_t layer, size_t *lo, size_t *hi)
-{
-    *lo = (size_t)-1, *hi = 0;
-    for (size_t k = 0; k < o->nrefs; k++)
-        if (o->refs[k].layer == layer) {
-            size_t n = clg_tensor_numel(o->refs[k].grad);
-            *lo = o->offs[k] < *lo ? o->offs[k] : *lo;
-            *hi = o->offs[k] + n > *hi ? o->offs[k] + n : *hi;
-        }
-}
 
 /* Streaming from host memory: nothing to read; mapping the layer's gradients for the host
  * (once the queue reaches it) marks its range ready. */
@@ -262,8 +248,7 @@ static clg_status map_layer(void *user, size_t layer)
 {
     overlap *o = user;
     clg_ctx *ctx = o->r->net->ctx;
-    size_t lo, hi;
-    layer_range(o, layer, &lo, &hi);
+    size_t lo = o->r->net->layers[layer].plan.lo, hi = o->r->net->layers[layer].plan.hi;
     if (o->nev >= CLG__MAX_RANGES || lo >= hi)
         return CLG_OK;
     clg_status st = clg__replica_hold_range(o->r, lo, hi, o->r->g->updating, &o->ev[o->nev]);
@@ -283,20 +268,19 @@ static clg_status read_layer(void *user, size_t layer)
     cl_event done = NULL, last = NULL;
     cl_int err = CL_SUCCESS;
     int stream = (o->r->g->streaming || o->r->g->updating) && o->nev < CLG__MAX_RANGES;
-    size_t lo, hi;
-    layer_range(o, layer, &lo, &hi);
-    for (size_t k = 0; k < o->nrefs && err == CL_SUCCESS; k++) {
-        if (o->refs[k].layer != layer)
-            continue;
+    const clg__layer *l = &o->r->net->layers[layer];
+    size_t lo = l->plan.lo, hi = l->plan.hi, at = lo;
+    for (size_t k = 0; k < l->nparams && err == CL_SUCCESS; k++) {
         if (!done)
             err = clEnqueueMarkerWithWaitList(q, 0, NULL, &done);
-        size_t off = 0, n = clg_tensor_numel(o->refs[k].grad);
-        cl_mem mem = (cl_mem)clg_tensor_cl_buffer(o->refs[k].grad, &off);
+        size_t off = 0, n = clg_tensor_numel(l->grad[k]);
+        cl_mem mem = (cl_mem)clg_tensor_cl_buffer(l->grad[k], &off);
         if (last)
             clReleaseEvent(last), last = NULL;
         if (err == CL_SUCCESS)
             err = clEnqueueReadBuffer(o->tq, mem, CL_FALSE, off * sizeof(float), n * sizeof(float),
-                                      o->r->grad + o->offs[k], 1, &done, stream ? &last : NULL);
+                                      o->r->grad + at, 1, &done, stream ? &last : NULL);
+        at += n;
     }
     if (last && err == CL_SUCCESS) { /* in-order transfer queue: the last read ends the layer */
         o->ev[o->nev] = last, o->lo[o->nev] = lo, o->hi[o->nev] = hi;
@@ -318,16 +302,13 @@ static clg_status read_layer(void *user, size_t layer)
 /* The gradients of every learnable, downloaded in clg_net_get_params order. */
 static clg_status read_grads(clg_net *net, float *out)
 {
-    clg__param_ref refs[256];
-    size_t np = clg__net_params(net, refs, 256), at = 0;
-    if (np > 256)
-        return clg__fail(net->ctx, CLG_ERR_UNSUPPORTED, "device group: more than 256 parameter tensors");
     clg_status st = CLG_OK;
-    for (size_t i = 0; i < np && st == CLG_OK; i++) {
-        size_t k = clg_tensor_numel(refs[i].grad);
-        st = clg_tensor_download(refs[i].grad, out + at, k);
-        at += k;
-    }
+    for (size_t i = 0, at = 0; i < net->count && st == CLG_OK; i++)
+        for (size_t p = 0; p < net->layers[i].nparams && st == CLG_OK; p++) {
+            size_t k = clg_tensor_numel(net->layers[i].grad[p]);
+            st = clg_tensor_download(net->layers[i].grad[p], out + at, k);
+            at += k;
+        }
     return st;
 }
 
@@ -391,13 +372,8 @@ static void *work(void *arg)
     /* in host memory there is nothing to read: layer by layer only to stream or update */
     int publish = g->streaming || g->updating;
     int overlapped = r->shared ? publish : clg__group_overlaps(g, r);
-    if (st == CLG_OK && overlapped) {
-        ov.nrefs = clg__net_params(net, ov.refs, 256);
-        for (size_t k = 1; k < ov.nrefs && k < 256; k++)
-            ov.offs[k] = ov.offs[k - 1] + clg_tensor_numel(ov.refs[k - 1].grad);
-        st = ov.nrefs > 256 ? CLG_ERR_UNSUPPORTED
-             : r->shared ? CLG_OK : clg__ctx_transfer_queue(net->ctx, &ov.tq);
-    }
+    if (st == CLG_OK && overlapped && !r->shared)
+        st = clg__ctx_transfer_queue(net->ctx, &ov.tq);
     if (st == CLG_OK) /* the sum over the shard: the host divides by the whole batch */
         st = clg__net_backward_each(net, g->labels + r->first, 1.0f, g->step,
                                     !overlapped ? NULL : r->shared ? map_layer : read_layer,
@@ -434,7 +410,9 @@ static void *work(void *arg)
     }
     r->st = st;
     if (st != CLG_OK)
-        snprintf(r->error, sizeof r->error, "%s", clg_ctx_last_error(net->ctx));
+        snprintf(r->error, sizeof r->error, "%s", *clg_ctx_last_error(net->ctx)
+                                                      ? clg_ctx_last_error(net->ctx)
+                                                      : clg_status_name(st)); /* never empty */
     else
         r->version = g->version; /* its state now differs, but the step's end resends it */
     r->seconds = clg__now() - t0;

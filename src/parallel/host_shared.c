@@ -88,13 +88,12 @@ clg_status clg__replica_release(replica *r)
                              : clg__fail_cl(ctx, err, "device group: unmapping host memory");
 }
 
-/* The slices: each layer's parameters, in clg_net_get_params order. */
+/* The slices: each layer's parameters, in clg_net_get_params order (the network plan's
+ * ranges). */
 static clg_status find_slices(replica *r)
 {
     clg_net *net = r->net;
-    size_t n = 0, at = 0;
-    for (size_t i = 0; i < net->count; i++)
-        n += net->layers[i].nparams > 0;
+    size_t n = net->param_layers;
     r->host_params = clg__calloc(n ? n : 1, sizeof *r->host_params);
     r->host_grads = clg__calloc(n ? n : 1, sizeof *r->host_grads);
     r->slice_lo = clg__calloc(n ? n : 1, sizeof *r->slice_lo);
@@ -104,12 +103,10 @@ static clg_status find_slices(replica *r)
         return clg__oom(net->ctx, "device group");
     for (size_t i = 0; i < net->count; i++) {
         const clg__layer *l = &net->layers[i];
-        if (!l->nparams)
-            continue;
-        r->slice_lo[r->nslices] = at;
-        for (size_t p = 0; p < l->nparams; p++)
-            at += clg_tensor_numel(l->param[p]);
-        r->slice_hi[r->nslices++] = at;
+        if (l->nparams) {
+            r->slice_lo[r->nslices] = l->plan.lo;
+            r->slice_hi[r->nslices++] = l->plan.hi;
+        }
     }
     return CLG_OK;
 }

@@ -49,9 +49,8 @@ static clg_status forward(clg_net *net, size_t i, int train, uint64_t step)
     (void)train, (void)step;
     clg__layer *l = &net->layers[i];
     clg_tensor *x = clg__net_input(net, i);
-    size_t p = l->from[0];
-    if (p != CLG_NET_INPUT && p + 1 == i && clg__net_relu_fused(net, p)) {
-        l->y_n = *x; /* applied by the convolution or batch norm */
+    if (l->plan.relu_applied) {
+        l->y_n = *x; /* applied by the layer before (a convolution or batch norm) */
         return CLG_OK;
     }
     return clg_activation_forward(net->ctx, l->act, l->alpha, x, &l->y_n);
@@ -64,10 +63,7 @@ static clg_status backward(clg_net *net, size_t i, uint64_t step)
     clg_tensor *dy = clg__net_output_grad(net, i);
     if (!clg__net_needs_dx(net, i, 0))
         return CLG_OK;
-    size_t p = l->from[0];
-    int into_bn = p != CLG_NET_INPUT && p + 1 == i && clg__net_relu_fused(net, p) &&
-                  net->layers[p].kind == CLG_LAYER_BATCHNORM;
-    if (clg__net_relu_folded(net, i) || into_bn) {
+    if (l->plan.dx_given) {
         /* the pooling layer gave the gradient of the ReLU's input; or the batch norm masks */
         l->dx_n[0] = *dy;
         return CLG_OK;
@@ -81,7 +77,18 @@ static double flops(const clg__layer *l)
     return (double)clg_shape_numel(l->in);
 }
 
+static int is_relu(const clg__layer *l)
+{
+    return l->act == CLG_ACT_RELU;
+}
+
+static int relu_family(const clg__layer *l)
+{
+    return l->act == CLG_ACT_RELU || l->act == CLG_ACT_LEAKY_RELU || l->act == CLG_ACT_ELU;
+}
+
 const clg__layer_def clg__layer_activation = {
     .kind = CLG_LAYER_ACTIVATION, .keywords = keywords, .parse = parse, .format = format,
     .check = check, .forward = forward, .backward = backward, .flops = flops,
+    .is_relu = is_relu, .relu_family = relu_family,
 };

@@ -40,7 +40,7 @@ static clg_status forward(clg_net *net, size_t i, int train, uint64_t step)
     (void)train, (void)step;
     clg__layer *l = &net->layers[i];
     clg_status st = CLG_OK;
-    if (i > 0 && clg__net_sum_fused(net, i - 1))
+    if (l->plan.sum_written)
         return CLG_OK; /* the batch norm before wrote the sum */
     for (size_t k = 1; k < l->nin && st == CLG_OK; k++) /* in input order: reproducible */
         st = clg__tensor_add(net->ctx, k == 1 ? clg__net_input_k(net, i, 0) : &l->y_n,
@@ -68,11 +68,24 @@ static double flops(const clg__layer *l)
     return (double)clg_shape_numel(l->out) * (double)(l->nin - 1 + (l->relu != 0));
 }
 
+/* With a ReLU the first input's gradient is the masked sum, in a buffer; without one every
+ * input's gradient is a view of the output's. */
+static int owns_input_grad(const clg__layer *l, size_t k)
+{
+    return l->relu && k == 0;
+}
+
+static int relu_family(const clg__layer *l)
+{
+    return l->relu;
+}
+
 static const char *const keywords[] = {"add", NULL};
 
 const clg__layer_def clg__layer_add = {
     .kind = CLG_LAYER_ADD, .keywords = keywords, .parse = parse, .format = format,
     .infer = infer, .forward = forward, .backward = backward, .flops = flops, .multi_input = 1,
-    .gathers_dy = 1,
-    .init_transparent = 1, /* a sum passes on what follows it (its own ReLU: init.c) */
+    .gathers_dy = 1, .is_sum = 1, .owns_input_grad = owns_input_grad,
+    .init_transparent = 1, /* a sum passes on what follows it, or applies its own ReLU */
+    .relu_family = relu_family,
 };

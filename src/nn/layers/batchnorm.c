@@ -73,13 +73,13 @@ static clg_status forward(clg_net *net, size_t i, int train, uint64_t step)
     clg__layer *l = &net->layers[i];
     clg_tensor *x = clg__net_input(net, i), *residual = NULL;
     int relu = 0;
-    if (clg__net_sum_fused(net, i)) { /* write the residual sum (and its ReLU) in one pass */
+    if (l->plan.sum_fused) { /* write the residual sum (and its ReLU) in one pass */
         clg__layer *add = &net->layers[i + 1];
         residual = clg__net_input_k(net, i + 1, 1);
         relu = add->relu;
         l->y_n = add->y_n; /* the add alone reads it: what it would see is the sum's input */
     } else {
-        relu = clg__net_relu_fused(net, i);
+        relu = l->plan.relu_fused;
     }
     if (train)
         return clg__batchnorm_train_sum(net->ctx, x, l->param[0], l->param[1], l->momentum,
@@ -94,7 +94,7 @@ static clg_status backward(clg_net *net, size_t i, uint64_t step)
     (void)step;
     clg__layer *l = &net->layers[i];
     /* with a fused ReLU, its backward pass left the gradient of its output as is: masked here */
-    const clg_tensor *relu_y = clg__net_relu_fused(net, i) ? &l->y_n : NULL;
+    const clg_tensor *relu_y = l->plan.relu_masked ? &l->y_n : NULL;
     return clg__batchnorm_backward_relu(net->ctx, clg__net_input(net, i),
                                         clg__net_output_grad(net, i), relu_y, l->param[0],
                                         l->saved[0], l->saved[1], &l->dx_n[0], l->grad[0],
@@ -112,4 +112,5 @@ const clg__layer_def clg__layer_batchnorm = {
     .kind = CLG_LAYER_BATCHNORM, .keywords = keywords, .parse = parse, .format = format,
     .check = check, .alloc = alloc, .forward = forward, .backward = backward, .init = init,
     .flops = flops, .init_transparent = 1,
+    .epilogue_relu = CLG__RELU_MASKED, .epilogue_sum = 1, .dx_always = 1,
 };

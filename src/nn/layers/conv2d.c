@@ -122,7 +122,7 @@ static clg_status forward(clg_net *net, size_t i, int train, uint64_t step)
     (void)train, (void)step;
     clg__layer *l = &net->layers[i];
     clg_conv2d_desc d = l->conv;
-    d.relu = clg__net_relu_fused(net, i);
+    d.relu = l->plan.relu_fused;
     /* training: what the weight gradient can reuse is kept */
     return clg__conv2d_forward_keep(net->ctx, &d, clg__net_input(net, i), l->param[0],
                                     l->bias ? l->param[1] : NULL, &l->y_n,
@@ -152,8 +152,20 @@ static double flops(const clg__layer *l)
 
 static const char *const keywords[] = {"conv", NULL};
 
+static void resolve_same(clg__layer *l)
+{
+    int pad[4];
+    const clg_conv2d_desc *c = &l->conv;
+    if (clg__layer_pad_same(l, (long[2]){(long)l->kernel_h, (long)l->kernel_w},
+                            (long[2]){c->stride_h, c->stride_w},
+                            (long[2]){c->dilation_h, c->dilation_w}, pad))
+        l->conv.pad_top = pad[0], l->conv.pad_bottom = pad[1], l->conv.pad_left = pad[2],
+        l->conv.pad_right = pad[3];
+}
+
 const clg__layer_def clg__layer_conv2d = {
     .kind = CLG_LAYER_CONV2D, .keywords = keywords, .parse = parse, .format = format,
     .check = check, .infer = infer, .alloc = alloc, .forward = forward, .backward = backward,
-    .init = clg__layer_init_weights, .flops = flops,
+    .init = clg__layer_init_weights, .flops = flops, .resolve_same = resolve_same,
+    .epilogue_relu = CLG__RELU_FORWARD,
 };

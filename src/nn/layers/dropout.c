@@ -81,5 +81,5 @@ static const char *const keywords[] = {"dropout", NULL};
 const clg__layer_def clg__layer_dropout = {
     .kind = CLG_LAYER_DROPOUT, .keywords = keywords, .parse = parse, .format = format,
     .check = check, .forward = forward, .backward = backward, .flops = flops,
-    .init_transparent = 1,
+    .init_transparent = 1, .view = CLG__VIEW_INFER, /* the identity at inference */
 };

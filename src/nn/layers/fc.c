@@ -79,5 +79,5 @@ static const char *const keywords[] = {"fc", NULL};
 const clg__layer_def clg__layer_fc = {
     .kind = CLG_LAYER_FC, .keywords = keywords, .parse = parse, .format = format,
     .check = check, .infer = infer, .alloc = alloc, .forward = forward, .backward = backward,
-    .init = clg__layer_init_weights, .flops = flops,
+    .init = clg__layer_init_weights, .flops = flops, .resizable_output = 1,
 };

@@ -91,8 +91,7 @@ static clg_status backward(clg_net *net, size_t i, uint64_t step)
     if (!clg__net_needs_dx(net, i, 0))
         return CLG_OK;
     clg_pool2d_desc d = l->pool;
-    size_t p = l->from[0];
-    d.relu_input = p != CLG_NET_INPUT && p + 1 == i && clg__net_relu_folded(net, p);
+    d.relu_input = l->plan.relu_input;
     return clg_pool2d_backward(net->ctx, &d, clg__net_input(net, i), clg__net_output_grad(net, i),
                                &l->dx_n[0]);
 }
@@ -104,10 +103,20 @@ static double flops(const clg__layer *l)
 
 static const char *const keywords[] = {"maxpool", "avgpool", NULL};
 
+static void resolve_same(clg__layer *l)
+{
+    int pad[4];
+    const clg_pool2d_desc *q = &l->pool;
+    if (clg__layer_pad_same(l, (long[2]){q->window_h, q->window_w},
+                            (long[2]){q->stride_h, q->stride_w}, (long[2]){1, 1}, pad))
+        l->pool.pad_top = pad[0], l->pool.pad_bottom = pad[1], l->pool.pad_left = pad[2],
+        l->pool.pad_right = pad[3];
+}
+
 const clg__layer_def clg__layer_pool2d = {
     .kind = CLG_LAYER_POOL2D, .keywords = keywords, .parse = parse, .format = format,
     .check = check, .infer = infer, .forward = forward, .backward = backward, .flops = flops,
-    .init_transparent = 1,
+    .init_transparent = 1, .resolve_same = resolve_same, .folds_relu = 1,
 };
 
 /* --- global average pooling --- */

@@ -43,4 +43,5 @@ static const char *const keywords[] = {"softmax", NULL};
 const clg__layer_def clg__layer_softmax_xent = {
     .kind = CLG_LAYER_SOFTMAX_XENT, .keywords = keywords, .parse = parse, .format = format,
     .infer = infer, .forward = forward, .flops = flops,
+    .output = 1, .view = CLG__VIEW_ALWAYS, /* its output is its input, the logits */
 };
