@@ -431,12 +431,13 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
             rc = 1;
             goto done;
         }
-        const char *names[256];
         size_t classes = clg_datastore_class_count(train);
-        for (size_t i = 0; i < classes && i < 256; i++)
+        const char **names = calloc(classes ? classes : 1, sizeof *names);
+        for (size_t i = 0; names && i < classes; i++)
             names[i] = clg_datastore_class_name(train, i);
-        if (classes == clg_net_class_count(net))
+        if (names && classes == clg_net_class_count(net))
             clg_net_set_class_names(net, names, classes);
+        free(names);
         if (!net_fits_data(&c, net, train)) {
             rc = 2;
             goto done;

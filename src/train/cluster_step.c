@@ -47,24 +47,28 @@ clg_status clg__cluster_setup(clg__trainer *t)
         return clg__fail(t->ctx, CLG_ERR_INVALID_ARG, "clg_train: a mini-batch of %zu cannot be "
                          "split over %d ranks", t->batch, t->ranks);
     }
-    float w[1024];
-    size_t counts[1024];
-    size_t n = (size_t)t->ranks < 1024 ? (size_t)t->ranks : 1024;
-    for (size_t i = 0; i < n; i++)
-        w[i] = (float)shares[i];
-    free(shares);
-    if (n < (size_t)t->ranks)
-        return clg__fail(t->ctx, CLG_ERR_UNSUPPORTED, "clg_train: at most 1024 ranks");
+    size_t n = (size_t)t->ranks;
+    float *w = clg__malloc(n * sizeof *w);
+    size_t *counts = clg__malloc(n * sizeof *counts);
+    if (!w || !counts) {
+        free(shares), free(w), free(counts);
+        return clg__oom(t->ctx, "clg_train");
+    }
     /* at least one sample per rank keeps every rank's reader and group busy */
     for (size_t i = 0; i < n; i++)
-        w[i] = w[i] > 0 ? w[i] : 1.0f;
+        w[i] = (float)shares[i] > 0 ? (float)shares[i] : 1.0f;
+    free(shares);
     st = clg_split_batch(t->batch - n, w, n, counts);
-    if (st != CLG_OK)
+    free(w);
+    if (st != CLG_OK) {
+        free(counts);
         return clg__fail(t->ctx, st, "clg_train: %s", clg_last_error());
+    }
     t->shard_first = 0;
     for (size_t i = 0; i < (size_t)t->rank; i++)
         t->shard_first += counts[i] + 1;
     t->local_batch = counts[t->rank] + 1;
+    free(counts);
     t->rep.cluster_shard = t->local_batch;
     t->rank_order = clg__malloc(t->iters_per_epoch * t->local_batch * sizeof *t->rank_order);
     if (!t->rank_order)
