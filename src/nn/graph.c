@@ -163,8 +163,8 @@ clg_status clg__net_gather_relu(clg_net *net, size_t i, const clg_tensor *relu_y
 
 /* --- the builder's graph calls --- */
 
-static clg_status find_inputs(clg_net *net, const char *const *names, size_t n, clg__layer *l,
-                              const char *call)
+clg_status clg__net_find_inputs(clg_net *net, const char *const *names, size_t n,
+                                clg__layer *l, const char *call)
 {
     if (!net)
         return clg__fail(NULL, CLG_ERR_INVALID_ARG, "%s: net must not be NULL", call);
@@ -180,20 +180,6 @@ static clg_status find_inputs(clg_net *net, const char *const *names, size_t n, 
         l->from[l->nin++] = at;
     }
     return CLG_OK;
-}
-
-clg_status clg_net_add_add(clg_net *net, const char *const *names, size_t n, int relu)
-{
-    clg__layer l = {.kind = CLG_LAYER_ADD, .relu = relu != 0};
-    clg_status st = find_inputs(net, names, n, &l, "clg_net_add_add");
-    return st == CLG_OK ? clg__net_append(net, &l, "clg_net_add_add") : st;
-}
-
-clg_status clg_net_add_concat(clg_net *net, const char *const *names, size_t n)
-{
-    clg__layer l = {.kind = CLG_LAYER_CONCAT};
-    clg_status st = find_inputs(net, names, n, &l, "clg_net_add_concat");
-    return st == CLG_OK ? clg__net_append(net, &l, "clg_net_add_concat") : st;
 }
 
 clg_status clg_net_name_layer(clg_net *net, const char *name)

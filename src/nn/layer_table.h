@@ -8,6 +8,8 @@
 #include "nn/nn_internal.h"
 #include "nn/text_internal.h"
 
+typedef struct clg__onnx_out clg__onnx_out; /* onnx_writer.h */
+
 typedef struct clg__layer_def {
     clg_layer_kind kind;
     const char *const *keywords; /* its first word in the text form; NULL-terminated */
@@ -61,6 +63,8 @@ typedef struct clg__layer_def {
     int resizable_output;
     /* Sets explicit pads for pad=same now that l->in is known (NULL: the kind has none). */
     void (*resolve_same)(clg__layer *l);
+    /* Adds the ONNX nodes and initializers that compute layer i (onnx_writer.h). */
+    void (*onnx_export)(clg__onnx_out *ex, size_t i);
     /* Its input gradient is computed even when nothing reads it (the numerics check looks at
      * it then too). */
     int dx_always;

@@ -169,61 +169,6 @@ clg_status clg__net_append(clg_net *net, clg__layer *l, const char *call)
     return CLG_OK;
 }
 
-clg_status clg_net_add_conv2d(clg_net *net, size_t kernel_h, size_t kernel_w, size_t filters,
-                              const clg_conv2d_desc *d, int bias)
-{
-    clg__layer l = {.kind = CLG_LAYER_CONV2D, .kernel_h = kernel_h, .kernel_w = kernel_w,
-                    .filters = filters, .bias = bias != 0,
-                    .conv = d ? *d : clg_conv2d_desc_default()};
-    return clg__net_append(net, &l, "clg_net_add_conv2d");
-}
-
-clg_status clg_net_add_pool2d(clg_net *net, const clg_pool2d_desc *d)
-{
-    if (net && !d)
-        return clg__fail(net->ctx, CLG_ERR_INVALID_ARG, "clg_net_add_pool2d: d must not be NULL");
-    clg__layer l = {.kind = CLG_LAYER_POOL2D};
-    if (d)
-        l.pool = *d;
-    return clg__net_append(net, &l, "clg_net_add_pool2d");
-}
-
-clg_status clg_net_add_global_avg_pool(clg_net *net)
-{
-    clg__layer l = {.kind = CLG_LAYER_GLOBAL_AVG_POOL};
-    return clg__net_append(net, &l, "clg_net_add_global_avg_pool");
-}
-
-clg_status clg_net_add_fc(clg_net *net, size_t outputs)
-{
-    clg__layer l = {.kind = CLG_LAYER_FC, .outputs = outputs};
-    return clg__net_append(net, &l, "clg_net_add_fc");
-}
-
-clg_status clg_net_add_batchnorm(clg_net *net, float momentum, float eps)
-{
-    clg__layer l = {.kind = CLG_LAYER_BATCHNORM, .momentum = momentum, .eps = eps};
-    return clg__net_append(net, &l, "clg_net_add_batchnorm");
-}
-
-clg_status clg_net_add_dropout(clg_net *net, float p)
-{
-    clg__layer l = {.kind = CLG_LAYER_DROPOUT, .p = p};
-    return clg__net_append(net, &l, "clg_net_add_dropout");
-}
-
-clg_status clg_net_add_activation(clg_net *net, clg_activation f, float alpha)
-{
-    clg__layer l = {.kind = CLG_LAYER_ACTIVATION, .act = f, .alpha = alpha};
-    return clg__net_append(net, &l, "clg_net_add_activation");
-}
-
-clg_status clg_net_add_softmax_xent(clg_net *net)
-{
-    clg__layer l = {.kind = CLG_LAYER_SOFTMAX_XENT};
-    return clg__net_append(net, &l, "clg_net_add_softmax_xent");
-}
-
 size_t clg_net_layer_count(const clg_net *net)
 {
     return net ? net->count : 0;

@@ -190,6 +190,10 @@ const char *clg__net_bad_name(const clg_net *net, const char *name, size_t len);
 /* Checks l's inputs and name for a layer added at index net->count and fills its input
  * shapes and default name; CLG_ERR_INVALID_ARG naming `call` otherwise. */
 clg_status clg__net_connect(clg_net *net, clg__layer *l, const char *call);
+/* l's inputs for a builder call of a kind with several: the default input, then the layers
+ * named (1 to CLG_LAYER_INPUTS - 1 names); CLG_ERR_INVALID_ARG naming `call` otherwise. */
+clg_status clg__net_find_inputs(clg_net *net, const char *const *names, size_t n,
+                                clg__layer *l, const char *call);
 /* The output layer may be added only when every other layer feeds a later one. */
 clg_status clg__net_check_used(clg_net *net, const clg__layer *out, const char *call);
 /* Whether the net needs more than a chain to say (names, inputs other than the previous

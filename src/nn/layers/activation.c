@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "nn/layer_table.h"
+#include "nn/onnx_writer.h"
 
 /* In clg_activation order. */
 static const char *const keywords[] = {"relu", "leaky", "elu", "sigmoid", "tanh", NULL};
@@ -87,8 +88,27 @@ static int relu_family(const clg__layer *l)
     return l->act == CLG_ACT_RELU || l->act == CLG_ACT_LEAKY_RELU || l->act == CLG_ACT_ELU;
 }
 
+static void export_onnx(clg__onnx_out *ex, size_t i)
+{
+    const clg__layer *l = clg__onnx_layer(ex, i);
+    static const char *const op[] = {"Relu", "LeakyRelu", "Elu", "Sigmoid", "Tanh"};
+    Onnx__NodeProto *n =
+        clg__onnx_node(ex, op[l->act], l->name, clg__onnx_input(ex, i, 0), NULL, NULL);
+    if (l->act == CLG_ACT_LEAKY_RELU || l->act == CLG_ACT_ELU)
+        clg__onnx_attr_float(ex, n, "alpha", l->alpha);
+    clg__onnx_keep_rank(ex, i);
+}
+
 const clg__layer_def clg__layer_activation = {
     .kind = CLG_LAYER_ACTIVATION, .keywords = keywords, .parse = parse, .format = format,
     .check = check, .forward = forward, .backward = backward, .flops = flops,
     .is_relu = is_relu, .relu_family = relu_family,
+    .onnx_export = export_onnx,
 };
+
+/* The builder's call (nn.h). */
+clg_status clg_net_add_activation(clg_net *net, clg_activation f, float alpha)
+{
+    clg__layer l = {.kind = CLG_LAYER_ACTIVATION, .act = f, .alpha = alpha};
+    return clg__net_append(net, &l, "clg_net_add_activation");
+}

@@ -4,6 +4,7 @@
 
 #include "clgrad/activation.h"
 #include "nn/layer_table.h"
+#include "nn/onnx_writer.h"
 
 static clg_status option(const clg__parser *p, const clg__option *o, clg__layer *l)
 {
@@ -82,10 +83,33 @@ static int relu_family(const clg__layer *l)
 
 static const char *const keywords[] = {"add", NULL};
 
+static void export_onnx(clg__onnx_out *ex, size_t i)
+{
+    const clg__layer *l = clg__onnx_layer(ex, i);
+    const char *sum = l->relu ? clg__onnx_name(ex, l->name, ".sum") : l->name;
+    Onnx__NodeProto *n = clg__onnx_node(ex, l->nin == 2 ? "Add" : "Sum", sum,
+                                        clg__onnx_input(ex, i, 0), clg__onnx_input(ex, i, 1),
+                                        NULL);
+    if (l->nin > 2)
+        clg__onnx_all_inputs(ex, n, i);
+    if (l->relu)
+        clg__onnx_node(ex, "Relu", l->name, sum, NULL, NULL);
+    clg__onnx_keep_rank(ex, i);
+}
+
 const clg__layer_def clg__layer_add = {
     .kind = CLG_LAYER_ADD, .keywords = keywords, .parse = parse, .format = format,
     .infer = infer, .forward = forward, .backward = backward, .flops = flops, .multi_input = 1,
     .gathers_dy = 1, .is_sum = 1, .owns_input_grad = owns_input_grad,
     .init_transparent = 1, /* a sum passes on what follows it, or applies its own ReLU */
     .relu_family = relu_family,
+    .onnx_export = export_onnx,
 };
+
+/* The builder's call (nn.h). */
+clg_status clg_net_add_add(clg_net *net, const char *const *names, size_t n, int relu)
+{
+    clg__layer l = {.kind = CLG_LAYER_ADD, .relu = relu != 0};
+    clg_status st = clg__net_find_inputs(net, names, n, &l, "clg_net_add_add");
+    return st == CLG_OK ? clg__net_append(net, &l, "clg_net_add_add") : st;
+}

@@ -1,9 +1,11 @@
 /* Layer entry: batch normalisation per channel ("batchnorm momentum=0.1 eps=1e-05"). */
 #include <stdio.h>
+#include <string.h>
 
 #include "clgrad/norm.h"
 #include "ops/norm_internal.h"
 #include "nn/layer_table.h"
+#include "nn/onnx_writer.h"
 
 static clg_status option(const clg__parser *p, const clg__option *o, clg__layer *l)
 {
@@ -108,9 +110,43 @@ static double flops(const clg__layer *l)
 
 static const char *const keywords[] = {"batchnorm", NULL};
 
+static void export_onnx(clg__onnx_out *ex, size_t i)
+{
+    const clg__layer *l = clg__onnx_layer(ex, i);
+    const char *what[4] = {".scale", ".shift", ".mean", ".var"};
+    char *name[4];
+    int64_t c = (int64_t)l->in.c;
+    for (int k = 0; k < 4; k++) {
+        name[k] = clg__onnx_name(ex, l->name, what[k]);
+        clg__onnx_initializer(ex, name[k], k < 2 ? l->param[k] : l->state[k - 2], NULL, &c, 1);
+    }
+    Onnx__NodeProto *n = clg__onnx_node(ex, "BatchNormalization", l->name,
+                                        clg__onnx_input(ex, i, 0), name[0], name[1]);
+    if (!n)
+        return;
+    char **ins = clg__onnx_own(ex, clg__calloc(5, sizeof *ins));
+    if (!ins)
+        return;
+    memcpy(ins, n->input, 3 * sizeof *ins);
+    ins[3] = name[2], ins[4] = name[3];
+    n->input = ins, n->n_input = 5;
+    clg__onnx_attr_float(ex, n, "epsilon", l->eps);
+    /* ONNX's momentum is the running average's weight */
+    clg__onnx_attr_float(ex, n, "momentum", 1.0f - l->momentum);
+    clg__onnx_keep_rank(ex, i);
+}
+
 const clg__layer_def clg__layer_batchnorm = {
     .kind = CLG_LAYER_BATCHNORM, .keywords = keywords, .parse = parse, .format = format,
     .check = check, .alloc = alloc, .forward = forward, .backward = backward, .init = init,
     .flops = flops, .init_transparent = 1,
     .epilogue_relu = CLG__RELU_MASKED, .epilogue_sum = 1, .dx_always = 1,
+    .onnx_export = export_onnx,
 };
+
+/* The builder's call (nn.h). */
+clg_status clg_net_add_batchnorm(clg_net *net, float momentum, float eps)
+{
+    clg__layer l = {.kind = CLG_LAYER_BATCHNORM, .momentum = momentum, .eps = eps};
+    return clg__net_append(net, &l, "clg_net_add_batchnorm");
+}

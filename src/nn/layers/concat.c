@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "nn/layer_table.h"
+#include "nn/onnx_writer.h"
 
 static clg_status parse(const clg__parser *p, const clg__token *tok, size_t ntok, clg__layer *l)
 {
@@ -59,7 +60,26 @@ static double flops(const clg__layer *l)
 
 static const char *const keywords[] = {"concat", NULL};
 
+static void export_onnx(clg__onnx_out *ex, size_t i)
+{
+    const clg__layer *l = clg__onnx_layer(ex, i);
+    Onnx__NodeProto *n =
+        clg__onnx_node(ex, "Concat", l->name, clg__onnx_input(ex, i, 0), NULL, NULL);
+    clg__onnx_all_inputs(ex, n, i);
+    clg__onnx_attr_int(ex, n, "axis", 1);
+    clg__onnx_keep_rank(ex, i);
+}
+
 const clg__layer_def clg__layer_concat = {
     .kind = CLG_LAYER_CONCAT, .keywords = keywords, .parse = parse, .format = format,
     .infer = infer, .forward = forward, .backward = backward, .flops = flops, .multi_input = 1,
+    .onnx_export = export_onnx,
 };
+
+/* The builder's call (nn.h). */
+clg_status clg_net_add_concat(clg_net *net, const char *const *names, size_t n)
+{
+    clg__layer l = {.kind = CLG_LAYER_CONCAT};
+    clg_status st = clg__net_find_inputs(net, names, n, &l, "clg_net_add_concat");
+    return st == CLG_OK ? clg__net_append(net, &l, "clg_net_add_concat") : st;
+}

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "nn/layer_table.h"
+#include "nn/onnx_writer.h"
 
 static clg_status option(const clg__parser *p, const clg__option *o, clg__layer *l)
 {
@@ -152,6 +153,28 @@ static double flops(const clg__layer *l)
 
 static const char *const keywords[] = {"conv", NULL};
 
+static void export_onnx(clg__onnx_out *ex, size_t i)
+{
+    const clg__layer *l = clg__onnx_layer(ex, i);
+    const clg_conv2d_desc *d = &l->conv;
+    char *w = clg__onnx_name(ex, l->name, ".weight");
+    char *b = l->bias ? clg__onnx_name(ex, l->name, ".bias") : NULL;
+    int64_t dims[4] = {(int64_t)l->filters, (int64_t)(l->in.c / (size_t)d->groups),
+                       (int64_t)l->kernel_h, (int64_t)l->kernel_w};
+    clg__onnx_initializer(ex, w, l->param[0], NULL, dims, 4);
+    if (b)
+        clg__onnx_initializer(ex, b, l->param[1], NULL, dims, 1);
+    Onnx__NodeProto *n = clg__onnx_node(ex, "Conv", l->name, clg__onnx_input(ex, i, 0), w, b);
+    int64_t ks[2] = {(int64_t)l->kernel_h, (int64_t)l->kernel_w};
+    int64_t st[2] = {d->stride_h, d->stride_w}, dil[2] = {d->dilation_h, d->dilation_w};
+    int64_t pads[4] = {d->pad_top, d->pad_left, d->pad_bottom, d->pad_right};
+    clg__onnx_attr_ints(ex, n, "kernel_shape", ks, 2);
+    clg__onnx_attr_ints(ex, n, "strides", st, 2);
+    clg__onnx_attr_ints(ex, n, "dilations", dil, 2);
+    clg__onnx_attr_ints(ex, n, "pads", pads, 4);
+    clg__onnx_attr_int(ex, n, "group", d->groups);
+}
+
 static void resolve_same(clg__layer *l)
 {
     int pad[4];
@@ -168,4 +191,15 @@ const clg__layer_def clg__layer_conv2d = {
     .check = check, .infer = infer, .alloc = alloc, .forward = forward, .backward = backward,
     .init = clg__layer_init_weights, .flops = flops, .resolve_same = resolve_same,
     .epilogue_relu = CLG__RELU_FORWARD,
+    .onnx_export = export_onnx,
 };
+
+/* The builder's call (nn.h). */
+clg_status clg_net_add_conv2d(clg_net *net, size_t kernel_h, size_t kernel_w, size_t filters,
+                              const clg_conv2d_desc *d, int bias)
+{
+    clg__layer l = {.kind = CLG_LAYER_CONV2D, .kernel_h = kernel_h, .kernel_w = kernel_w,
+                    .filters = filters, .bias = bias != 0,
+                    .conv = d ? *d : clg_conv2d_desc_default()};
+    return clg__net_append(net, &l, "clg_net_add_conv2d");
+}

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "nn/layer_table.h"
+#include "nn/onnx_writer.h"
 
 static clg_status option(const clg__parser *p, const clg__option *o, clg__layer *l)
 {
@@ -78,8 +79,25 @@ static double flops(const clg__layer *l)
 
 static const char *const keywords[] = {"dropout", NULL};
 
+static void export_onnx(clg__onnx_out *ex, size_t i)
+{
+    const clg__layer *l = clg__onnx_layer(ex, i);
+    char *ratio = clg__onnx_name(ex, l->name, ".ratio");
+    clg__onnx_initializer(ex, ratio, NULL, &l->p, NULL, 0);
+    clg__onnx_node(ex, "Dropout", l->name, clg__onnx_input(ex, i, 0), ratio, NULL);
+    clg__onnx_keep_rank(ex, i);
+}
+
 const clg__layer_def clg__layer_dropout = {
     .kind = CLG_LAYER_DROPOUT, .keywords = keywords, .parse = parse, .format = format,
     .check = check, .forward = forward, .backward = backward, .flops = flops,
     .init_transparent = 1, .view = CLG__VIEW_INFER, /* the identity at inference */
+    .onnx_export = export_onnx,
 };
+
+/* The builder's call (nn.h). */
+clg_status clg_net_add_dropout(clg_net *net, float p)
+{
+    clg__layer l = {.kind = CLG_LAYER_DROPOUT, .p = p};
+    return clg__net_append(net, &l, "clg_net_add_dropout");
+}

@@ -3,6 +3,7 @@
 
 #include "clgrad/fc.h"
 #include "nn/layer_table.h"
+#include "nn/onnx_writer.h"
 
 static clg_status parse(const clg__parser *p, const clg__token *tok, size_t ntok, clg__layer *l)
 {
@@ -76,8 +77,30 @@ static double flops(const clg__layer *l)
 
 static const char *const keywords[] = {"fc", NULL};
 
+/* fc: Flatten (a 4-D input) then Gemm with the weights as stored (M x K, transB). */
+static void export_onnx(clg__onnx_out *ex, size_t i)
+{
+    const clg__layer *l = clg__onnx_layer(ex, i);
+    const char *x = clg__onnx_flat_input(ex, i);
+    char *w = clg__onnx_name(ex, l->name, ".weight"), *b = clg__onnx_name(ex, l->name, ".bias");
+    int64_t dims[2] = {(int64_t)l->outputs, (int64_t)clg_shape_numel(l->in)};
+    clg__onnx_initializer(ex, w, l->param[0], NULL, dims, 2);
+    clg__onnx_initializer(ex, b, l->param[1], NULL, dims, 1);
+    Onnx__NodeProto *n = clg__onnx_node(ex, "Gemm", l->name, x, w, b);
+    clg__onnx_attr_int(ex, n, "transB", 1);
+    clg__onnx_set_rank2(ex, i);
+}
+
 const clg__layer_def clg__layer_fc = {
     .kind = CLG_LAYER_FC, .keywords = keywords, .parse = parse, .format = format,
     .check = check, .infer = infer, .alloc = alloc, .forward = forward, .backward = backward,
     .init = clg__layer_init_weights, .flops = flops, .resizable_output = 1,
+    .onnx_export = export_onnx,
 };
+
+/* The builder's call (nn.h). */
+clg_status clg_net_add_fc(clg_net *net, size_t outputs)
+{
+    clg__layer l = {.kind = CLG_LAYER_FC, .outputs = outputs};
+    return clg__net_append(net, &l, "clg_net_add_fc");
+}

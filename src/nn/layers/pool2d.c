@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "nn/layer_table.h"
+#include "nn/onnx_writer.h"
 
 static clg_status option(const clg__parser *p, const clg__option *o, clg__layer *l)
 {
@@ -103,6 +104,22 @@ static double flops(const clg__layer *l)
 
 static const char *const keywords[] = {"maxpool", "avgpool", NULL};
 
+static void export_onnx(clg__onnx_out *ex, size_t i)
+{
+    const clg__layer *l = clg__onnx_layer(ex, i);
+    const clg_pool2d_desc *d = &l->pool;
+    const char *op = d->mode == CLG_POOL_MAX ? "MaxPool" : "AveragePool";
+    Onnx__NodeProto *n = clg__onnx_node(ex, op, l->name, clg__onnx_input(ex, i, 0), NULL, NULL);
+    int64_t ks[2] = {d->window_h, d->window_w}, st[2] = {d->stride_h, d->stride_w};
+    int64_t pads[4] = {d->pad_top, d->pad_left, d->pad_bottom, d->pad_right};
+    clg__onnx_attr_ints(ex, n, "kernel_shape", ks, 2);
+    clg__onnx_attr_ints(ex, n, "strides", st, 2);
+    clg__onnx_attr_ints(ex, n, "pads", pads, 4);
+    clg__onnx_attr_int(ex, n, "ceil_mode", d->ceil_mode ? 1 : 0);
+    if (d->mode != CLG_POOL_MAX)
+        clg__onnx_attr_int(ex, n, "count_include_pad", d->mode == CLG_POOL_AVG ? 1 : 0);
+}
+
 static void resolve_same(clg__layer *l)
 {
     int pad[4];
@@ -117,6 +134,7 @@ const clg__layer_def clg__layer_pool2d = {
     .kind = CLG_LAYER_POOL2D, .keywords = keywords, .parse = parse, .format = format,
     .check = check, .infer = infer, .forward = forward, .backward = backward, .flops = flops,
     .init_transparent = 1, .resolve_same = resolve_same, .folds_relu = 1,
+    .onnx_export = export_onnx,
 };
 
 /* --- global average pooling --- */
@@ -162,8 +180,33 @@ static double gap_flops(const clg__layer *l)
 
 static const char *const gap_keywords[] = {"gap", NULL};
 
+static void gap_export_onnx(clg__onnx_out *ex, size_t i)
+{
+    clg__onnx_node(ex, "GlobalAveragePool", clg__onnx_layer(ex, i)->name,
+                   clg__onnx_input(ex, i, 0), NULL, NULL);
+}
+
 const clg__layer_def clg__layer_global_avg_pool = {
     .kind = CLG_LAYER_GLOBAL_AVG_POOL, .keywords = gap_keywords, .parse = gap_parse,
     .format = gap_format, .infer = gap_infer, .forward = gap_forward, .backward = gap_backward,
     .flops = gap_flops,
+    .onnx_export = gap_export_onnx,
 };
+
+/* The builder's call (nn.h). */
+clg_status clg_net_add_pool2d(clg_net *net, const clg_pool2d_desc *d)
+{
+    if (net && !d)
+        return clg__fail(net->ctx, CLG_ERR_INVALID_ARG, "clg_net_add_pool2d: d must not be NULL");
+    clg__layer l = {.kind = CLG_LAYER_POOL2D};
+    if (d)
+        l.pool = *d;
+    return clg__net_append(net, &l, "clg_net_add_pool2d");
+}
+
+/* The builder's call (nn.h). */
+clg_status clg_net_add_global_avg_pool(clg_net *net)
+{
+    clg__layer l = {.kind = CLG_LAYER_GLOBAL_AVG_POOL};
+    return clg__net_append(net, &l, "clg_net_add_global_avg_pool");
+}

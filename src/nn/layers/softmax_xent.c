@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "nn/layer_table.h"
+#include "nn/onnx_writer.h"
 
 static clg_status parse(const clg__parser *p, const clg__token *tok, size_t ntok, clg__layer *l)
 {
@@ -40,8 +41,24 @@ static double flops(const clg__layer *l)
 
 static const char *const keywords[] = {"softmax", NULL};
 
+/* The output: softmax over each sample's values, as "probabilities" (N x classes). */
+static void export_onnx(clg__onnx_out *ex, size_t i)
+{
+    Onnx__NodeProto *n =
+        clg__onnx_node(ex, "Softmax", "probabilities", clg__onnx_flat_input(ex, i), NULL, NULL);
+    clg__onnx_attr_int(ex, n, "axis", 1);
+}
+
 const clg__layer_def clg__layer_softmax_xent = {
     .kind = CLG_LAYER_SOFTMAX_XENT, .keywords = keywords, .parse = parse, .format = format,
     .infer = infer, .forward = forward, .flops = flops,
     .output = 1, .view = CLG__VIEW_ALWAYS, /* its output is its input, the logits */
+    .onnx_export = export_onnx,
 };
+
+/* The builder's call (nn.h). */
+clg_status clg_net_add_softmax_xent(clg_net *net)
+{
+    clg__layer l = {.kind = CLG_LAYER_SOFTMAX_XENT};
+    return clg__net_append(net, &l, "clg_net_add_softmax_xent");
+}
