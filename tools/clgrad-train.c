@@ -2,6 +2,7 @@
  * MATLAB-like progress table, a CSV metrics log, a progress plot, checkpoints and resume. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,37 @@
 #include "train_sweep.h"
 #include "pocl_pin.h"
 
+
+/* Ctrl-C (MATLAB's stop button): the first stops training after the step it is in (the
+ * network so far is saved, and a checkpoint written where checkpoints go); a second ends the
+ * program at once. A signal handler can reach no state but a static flag. */
+static volatile sig_atomic_t interrupted;
+
+static void on_interrupt(int sig)
+{
+    if (interrupted) {
+        signal(sig, SIG_DFL);
+        raise(sig);
+        return;
+    }
+    interrupted = 1;
+    static const char msg[] = "\nclgrad-train: interrupted: stopping after this iteration "
+                              "(Ctrl-C again stops at once)\n";
+    ssize_t ignored = write(STDERR_FILENO, msg, sizeof msg - 1);
+    (void)ignored;
+}
+
+/* Unless SIGINT is ignored (a background job of a script, nohup): then it stays so. */
+static void catch_interrupts(clg_train_options *o)
+{
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_interrupt;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGINT, NULL, &old) == 0 && old.sa_handler != SIG_IGN &&
+        sigaction(SIGINT, &sa, NULL) == 0)
+        o->stop_request = &interrupted;
+}
 
 static const char *const fashion_names[10] = {"T-shirt/top", "Trouser", "Pullover", "Dress",
                                               "Coat", "Sandal", "Shirt", "Sneaker", "Bag",
@@ -421,6 +453,7 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
              c.net_file ? c.net_file : c.resume ? c.resume : "default network",
              clg_solver_name(c.o.solver), c.o.mini_batch_size);
     if (c.resume) {
+        catch_interrupts(&c.o);
         st = clg_train_resume(ctx, c.resume, augmented ? augmented : fit, val, &c.o, &net, &rep);
     } else {
         int trained; /* an ONNX model keeps its weights: fine-tuning */
@@ -460,12 +493,16 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
         }
         st = trained ? CLG_OK : clg_net_init(net, c.o.seed);
         if (st == CLG_OK) {
+            catch_interrupts(&c.o);
             st = clg_train(net, augmented ? augmented : fit, val, &c.o, &rep);
         }
     }
     if (st != CLG_OK) {
         display_clear_bar(&d);
         fail("training", st, clg_ctx_last_error(ctx));
+        if (st == CLG_ERR_NUMERICS) /* nothing was saved: the weights are not numbers */
+            fprintf(stderr, "clgrad-train: no model saved%s%s\n", c.save ? " to " : "",
+                    c.save ? c.save : "");
         goto done;
     }
     if (mpi->rank != 0) { /* rank 0 reports, evaluates and saves for the job */
@@ -476,16 +513,43 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
     char resumed[64] = "";
     if (c.resume)
         snprintf(resumed, sizeof resumed, ", %zu after resuming", rep.run_iterations);
-    printf("Trained %d epoch%s (%zu iteration%s%s) in %.1f s, %.0f images/s%s\n", rep.epochs,
-           rep.epochs == 1 ? "" : "s", rep.iterations, rep.iterations == 1 ? "" : "s", resumed, rep.elapsed_s, rep.images_per_s,
-           rep.stop_reason == CLG_STOP_VALIDATION_PATIENCE ? " (stopped early: validation patience)" : "");
+    size_t per_epoch = c.o.max_epochs > 0 ? d.max_it / (size_t)c.o.max_epochs : 0;
+    const char *why = rep.stop_reason == CLG_STOP_VALIDATION_PATIENCE ? " (stopped early: validation patience)"
+                      : rep.stop_reason == CLG_STOP_REQUESTED ? " (stopped by Ctrl-C)" : "";
+    if (per_epoch && rep.iterations % per_epoch) /* stopped inside an epoch: say which */
+        printf("Trained %zu iteration%s%s, into epoch %zu of %d, in %.1f s, %.0f images/s%s\n",
+               rep.iterations, rep.iterations == 1 ? "" : "s", resumed,
+               rep.iterations / per_epoch + 1, c.o.max_epochs, rep.elapsed_s, rep.images_per_s,
+               why);
+    else
+        printf("Trained %d epoch%s (%zu iteration%s%s) in %.1f s, %.0f images/s%s\n", rep.epochs,
+               rep.epochs == 1 ? "" : "s", rep.iterations, rep.iterations == 1 ? "" : "s",
+               resumed, rep.elapsed_s, rep.images_per_s, why);
     if (mpi->on)
         printf("%d ranks; each sent %.2f MB per step (MPI payload: the gradient sums)\n",
                mpi->size, rep.cluster_bytes_per_step / 1e6);
     if (rep.has_validation)
-        printf("Validation accuracy: %.2f%% (best %.2f%% at iteration %zu)\n",
-               100 * rep.val_accuracy, 100 * rep.best_val_accuracy, rep.best_iteration);
+        printf("Validation accuracy: %.2f%%, loss %.4f; the lowest validation loss, %.4f, was at "
+               "iteration %zu (accuracy %.2f%% there)%s\n", 100 * rep.val_accuracy, rep.val_loss,
+               rep.best_val_loss, rep.best_iteration, 100 * rep.best_val_accuracy,
+               c.o.output_network == CLG_OUTPUT_BEST_VALIDATION ? ": the network saved" : "");
     rc = c.save ? save_model(net, c.save, &c) : 0; /* first: evaluation can fail */
+    if (rep.checkpoint_failures) {
+        fprintf(stderr, "clgrad-train: %zu checkpoint%s could not be written (see the warnings "
+                "above); the trained network %s\n", rep.checkpoint_failures,
+                rep.checkpoint_failures == 1 ? "" : "s",
+                rc == 0 && c.save ? "was saved" : "was not saved either");
+        rc = 1;
+    }
+    if (rep.stop_reason == CLG_STOP_REQUESTED) { /* the user wants to stop: no evaluation */
+        if (rep.last_checkpoint[0])
+            printf("Resume with: clgrad-train --resume %s and this run's other options\n",
+                   c.o.checkpoint_path);
+        else
+            printf("No checkpoint was written (--checkpoint-path DIR makes a run resumable)\n");
+        rc = rc ? rc : 130;
+        goto done;
+    }
     if (c.export_onnx) {
         st = clg_net_export_onnx(net, c.export_onnx);
         if (st != CLG_OK)

@@ -216,8 +216,12 @@ int display_progress(const clg_train_progress *p, void *user)
 {
     display *d = user;
     pthread_mutex_lock(&d->lock);
-    if (p->kind == CLG_PROGRESS_RESUMED) { /* before the table */
-        resumed(d, p);
+    if (p->kind == CLG_PROGRESS_RESUME_SKIPPED || p->kind == CLG_PROGRESS_RESUMED) {
+        if (p->kind == CLG_PROGRESS_RESUMED) /* before the table */
+            resumed(d, p);
+        else /* even when quiet */
+            fprintf(stderr, "clgrad-train: warning: passed over checkpoints that do not load: "
+                    "%s\n", p->text);
         fflush(stdout);
         pthread_mutex_unlock(&d->lock);
         return 0;
@@ -331,6 +335,7 @@ static int progress_locked(const clg_train_progress *p, display *d)
         redraw_plot(d);
         break;
     case CLG_PROGRESS_RESUMED: /* display_progress */
+    case CLG_PROGRESS_RESUME_SKIPPED:
         break;
     case CLG_PROGRESS_DEVICE_FAULT:
         display_note(d, "device fault at iteration %zu: %s", p->iteration, p->text);
@@ -338,6 +343,11 @@ static int progress_locked(const clg_train_progress *p, display *d)
     case CLG_PROGRESS_CHECKPOINT:
         if (!d->quiet)
             display_note(d, "checkpoint: %s", p->text);
+        break;
+    case CLG_PROGRESS_CHECKPOINT_FAILED: /* even when quiet: work the user asked for is lost */
+        display_clear_bar(d);
+        fprintf(stderr, "clgrad-train: warning: iteration %zu: checkpoint not written, training "
+                "goes on: %s\n", p->iteration, p->text);
         break;
     case CLG_PROGRESS_DONE:
         if (!d->quiet) {

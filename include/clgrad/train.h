@@ -5,6 +5,7 @@
 #define CLGRAD_TRAIN_H
 
 #include <stddef.h>
+#include <signal.h>
 #include <stdint.h>
 #include "clgrad/data.h"
 #include "clgrad/nn.h"
@@ -56,9 +57,14 @@ typedef enum clg_progress_kind {
     CLG_PROGRESS_CHECKPOINT = 3, /* a checkpoint was written (path in text) */
     CLG_PROGRESS_DONE = 4,
     CLG_PROGRESS_DEVICE_FAULT = 5, /* a device failed a step (text: which and why) */
-    CLG_PROGRESS_RESUMED = 6     /* clg_train_resume, before its first step: text is the
+    CLG_PROGRESS_RESUMED = 6,    /* clg_train_resume, before its first step: text is the
                                     checkpoint, iteration the steps it holds, epoch the one
                                     training goes on with */
+    CLG_PROGRESS_CHECKPOINT_FAILED = 7, /* a checkpoint could not be written (text: the file
+                                    and why); training goes on, the next one is tried */
+    CLG_PROGRESS_RESUME_SKIPPED = 8 /* before CLG_PROGRESS_RESUMED: the folder's newer
+                                    checkpoints that did not load, passed over (text: each
+                                    and why) */
 } clg_progress_kind;
 
 typedef enum clg_checkpoint_unit {
@@ -128,6 +134,10 @@ typedef struct clg_train_options {
     const clg_exec_options *execution;/* NULL: clg_exec_options_default() (the net's context
                                          alone); borrowed for the call */
     int learn_rate_plateau_patience;  /* 3 validations (CLG_LR_PLATEAU) */
+    /* NULL; else training stops after the iteration during which *stop_request became
+     * nonzero (MATLAB's stop button; a SIGINT handler may set it), with a checkpoint there
+     * when checkpoint_path is set, and the report's stop_reason CLG_STOP_REQUESTED. */
+    const volatile sig_atomic_t *stop_request;
 } clg_train_options;
 
 /** MATLAB's trainingOptions("sgdm") defaults, as commented above. */
@@ -145,7 +155,8 @@ CLG_API clg_status clg_solver_parse(const char *name, clg_solver *out);
 typedef enum clg_stop_reason {
     CLG_STOP_MAX_EPOCHS = 0,
     CLG_STOP_VALIDATION_PATIENCE = 1,
-    CLG_STOP_CALLBACK = 2
+    CLG_STOP_CALLBACK = 2,
+    CLG_STOP_REQUESTED = 3       /* options.stop_request */
 } clg_stop_reason;
 
 typedef struct clg_train_report {
@@ -172,6 +183,8 @@ typedef struct clg_train_report {
     size_t cluster_resyncs;       /* "parallel": epochs that ended with the ranks' weights
                                      differing (MPI sums rounded differently), after which
                                      rank 0's were sent to all; 0 with Open MPI so far */
+    size_t checkpoint_failures;   /* checkpoints that could not be written (training went on) */
+    char last_checkpoint[4096];   /* the newest checkpoint this run wrote, or "" */
 } clg_train_report;
 
 /** Trains net (already initialised) on train; val may be NULL. The class count of the data
@@ -182,8 +195,14 @@ typedef struct clg_train_report {
  *  the batch and applies the optimizer to master weights that every replica then receives:
  *  replicas never drift, and 1, 2 or 3 devices give the same weights up to float summation
  *  order. Batch-norm batch statistics are per replica; running statistics are averaged.
+ *  A checkpoint that cannot be written (a full disk) is reported (CLG_PROGRESS_CHECKPOINT_
+ *  FAILED) and counted, and training goes on. Checkpoint files are named by epoch and
+ *  iteration; after each one the newest three in the folder up to it are kept (also those
+ *  of the runs it resumed from).
  *  @return CLG_OK; CLG_ERR_INVALID_ARG / CLG_ERR_SHAPE for options or data that do not fit the
- *          net; datastore, device and file errors as they come (the last checkpoint stays). */
+ *          net; CLG_ERR_NUMERICS when the training loss becomes NaN or infinite (training
+ *          diverged: the net's weights are then unusable, the last checkpoint holds earlier
+ *          ones); datastore, device and file errors as they come (the last checkpoint stays). */
 CLG_API clg_status clg_train(clg_net *net, clg_datastore *train, clg_datastore *val,
                              const clg_train_options *options, clg_train_report *report);
 

@@ -7,32 +7,89 @@
 
 #include "train/train_internal.h"
 
-/* A folder: its checkpoint with the largest name (names sort by epoch and iteration); a file:
- * itself. *out is malloc'd. */
-static clg_status newest_checkpoint(clg_ctx *ctx, const char *path, char **out)
+static int newest_first(const void *a, const void *b)
 {
-    *out = NULL;
+    return -strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* A folder: its checkpoints, newest first (names sort by epoch and iteration); a file: itself.
+ * *out (n paths) is malloc'd, each path too. */
+static clg_status checkpoints_of(clg_ctx *ctx, const char *path, char ***out, size_t *n)
+{
+    *out = NULL, *n = 0;
     DIR *d = opendir(path);
-    if (!d) {
-        *out = clg__strdup(path);
-        return *out ? CLG_OK : clg__oom(ctx, "clg_train_resume");
+    size_t cap = 0;
+    char **list = NULL;
+    clg_status st = CLG_OK;
+    for (struct dirent *e; st == CLG_OK && d && (e = readdir(d));) {
+        size_t len = strlen(e->d_name);
+        if (strncmp(e->d_name, "checkpoint-", 11) || len <= 5 || strcmp(e->d_name + len - 5, ".clgm"))
+            continue;
+        if (*n == cap) {
+            char **grown = clg__realloc(list, (cap = cap ? 2 * cap : 8) * sizeof *list);
+            st = grown ? CLG_OK : clg__oom(ctx, "clg_train_resume");
+            list = grown ? grown : list;
+        }
+        size_t size = strlen(path) + len + 2;
+        char *full = st == CLG_OK ? clg__malloc(size) : NULL;
+        if (full) {
+            snprintf(full, size, "%s/%s", path, e->d_name);
+            list[(*n)++] = full;
+        } else if (st == CLG_OK) {
+            st = clg__oom(ctx, "clg_train_resume");
+        }
     }
-    char best[1024] = "";
-    for (struct dirent *e; (e = readdir(d));) {
-        size_t n = strlen(e->d_name);
-        if (!strncmp(e->d_name, "checkpoint-", 11) && n > 5 && !strcmp(e->d_name + n - 5, ".clgm") &&
-            strcmp(e->d_name, best) > 0 && n < sizeof best)
-            memcpy(best, e->d_name, n + 1);
+    if (d)
+        closedir(d);
+    else if ((list = clg__malloc(sizeof *list)) && (list[0] = clg__strdup(path)))
+        *n = 1;
+    else
+        st = clg__oom(ctx, "clg_train_resume");
+    if (st == CLG_OK && !*n)
+        st = clg__fail(ctx, CLG_ERR_IO, "clg_train_resume: no checkpoint-*.clgm in %s", path);
+    if (st == CLG_OK)
+        qsort(list, *n, sizeof *list, newest_first);
+    *out = list;
+    return st;
+}
+
+static void free_list(char **list, size_t n)
+{
+    for (size_t i = 0; list && i < n; i++)
+        free(list[i]);
+    free(list);
+}
+
+/* The newest checkpoint of the list that loads (a folder's newest may be damaged: a disk
+ * that filled, a copy cut short); those passed over are described in *skipped. */
+static clg_status load_newest(clg_ctx *ctx, char **list, size_t n, clg_net **net, void **blob,
+                              size_t *len, size_t *used, char *skipped, size_t cap)
+{
+    clg_status st = CLG_ERR_IO;
+    size_t said = 0;
+    char first[CLG__ERR_TEXT] = "";
+    skipped[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        st = clg__model_load(ctx, list[i], net, blob, len);
+        if (st == CLG_OK && !*blob)
+            st = clg__fail(ctx, CLG_ERR_INVALID_ARG, "clg_train_resume: %s is a model without "
+                           "training state (not a checkpoint)", list[i]);
+        if (st == CLG_OK) {
+            *used = i;
+            return CLG_OK;
+        }
+        clg_net_destroy(*net);
+        *net = NULL;
+        if (!i)
+            snprintf(first, sizeof first, "%s", clg_ctx_last_error(ctx));
+        if (said < cap)
+            said += (size_t)snprintf(skipped + said, cap - said, "%s%s (%s)", i ? "; " : "",
+                                     list[i], clg_ctx_last_error(ctx));
     }
-    closedir(d);
-    if (!best[0])
-        return clg__fail(ctx, CLG_ERR_IO, "clg_train_resume: no checkpoint-*.clgm in %s", path);
-    size_t len = strlen(path) + strlen(best) + 2;
-    *out = clg__malloc(len);
-    if (!*out)
-        return clg__oom(ctx, "clg_train_resume");
-    snprintf(*out, len, "%s/%s", path, best);
-    return CLG_OK;
+    if (n > 1) /* none loads: the newest's reason, and that every other one was tried */
+        clg__fail(ctx, st, "%s; none of the %zu older checkpoints there loads either", first,
+                  n - 1);
+    return st;
 }
 
 /* The metrics log of a resumed run: rows past the checkpoint (the interrupted run went on
@@ -83,16 +140,19 @@ clg_status clg_train_resume(clg_ctx *ctx, const char *checkpoint_file, clg_datas
     if (!ctx || !checkpoint_file || !train || !options || !net)
         return clg__fail(ctx, CLG_ERR_INVALID_ARG,
                          "clg_train_resume: ctx, checkpoint, train, options and net must not be NULL");
-    char *path;
-    clg_status st = newest_checkpoint(ctx, checkpoint_file, &path);
-    if (st != CLG_OK)
-        return st;
+    char **list = NULL;
+    size_t n = 0, used = 0;
+    clg_status st = checkpoints_of(ctx, checkpoint_file, &list, &n);
     void *blob = NULL;
     size_t len = 0;
-    st = clg__model_load(ctx, path, net, &blob, &len);
-    if (st == CLG_OK && !blob)
-        st = clg__fail(ctx, CLG_ERR_INVALID_ARG, "clg_train_resume: %s is a model without "
-                       "training state (not a checkpoint)", path);
+    char skipped[2048];
+    if (st == CLG_OK)
+        st = load_newest(ctx, list, n, net, &blob, &len, &used, skipped, sizeof skipped);
+    if (st != CLG_OK) {
+        free_list(list, n);
+        return st;
+    }
+    const char *path = list[used];
     clg__trainer t;
     memset(&t, 0, sizeof t);
     if (st == CLG_OK)
@@ -102,8 +162,9 @@ clg_status clg_train_resume(clg_ctx *ctx, const char *checkpoint_file, clg_datas
     free(blob);
     if (st == CLG_OK) {
         snprintf(t.resumed_from, sizeof t.resumed_from, "%s", path);
+        snprintf(t.resume_skipped, sizeof t.resume_skipped, "%s", skipped);
         st = trim_log(&t);
     }
-    free(path);
+    free_list(list, n);
     return clg__train_finish(&t, st, report_out);
 }

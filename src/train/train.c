@@ -167,30 +167,39 @@ static clg_status validate(clg__trainer *t, float lr, int *stop)
     return st;
 }
 
-/* Writes <dir>/checkpoint-eEEEE-iIIIIIIII.clgm and keeps the newest three of this run. */
-static clg_status checkpoint(clg__trainer *t, char recent[3][4096], float lr)
+/* A checkpoint at t's position (checkpoint.c). One that cannot be written is reported and
+ * counted, and training goes on: the next one may succeed, and the result is saved anyway. */
+static clg_status checkpoint(clg__trainer *t, float lr)
 {
     if (t->rank != 0)
         return CLG_OK; /* cluster: rank 0 writes for the job */
-    unsigned char *blob = NULL;
-    size_t len = 0;
-    clg_status st = clg__train_sync_master(t);
-    if (st == CLG_OK)
-        st = clg__train_state_save(t, &blob, &len);
-    char path[4096];
-    snprintf(path, sizeof path, "%s/checkpoint-e%04d-i%08llu.clgm", t->o.checkpoint_path,
-             t->epoch, (unsigned long long)t->step);
-    if (st == CLG_OK)
-        st = clg__model_save(t->net, path, blob, len);
-    free(blob);
-    if (st != CLG_OK)
-        return st;
-    if (recent[2][0] && strcmp(recent[2], path))
-        unlink(recent[2]); /* only after the newer file is safely in place */
-    memmove(recent[1], recent[0], sizeof recent[0] * 2);
-    snprintf(recent[0], sizeof recent[0], "%s", path);
-    report(t, CLG_PROGRESS_CHECKPOINT, t->rep.loss, t->rep.accuracy, lr, 0.0, path);
-    return CLG_OK;
+    char path[4096], text[4096 + CLG__ERR_TEXT + 64];
+    int io_failed;
+    clg_status st = clg__checkpoint_write(t, path, sizeof path, &io_failed);
+    if (st == CLG_OK) {
+        snprintf(t->rep.last_checkpoint, sizeof t->rep.last_checkpoint, "%s", path);
+        report(t, CLG_PROGRESS_CHECKPOINT, t->rep.loss, t->rep.accuracy, lr, 0.0, path);
+    } else if (io_failed) {
+        snprintf(text, sizeof text, "%s: %s: %s", path, clg_status_name(st),
+                 clg_ctx_last_error(t->ctx));
+        t->rep.checkpoint_failures++;
+        report(t, CLG_PROGRESS_CHECKPOINT_FAILED, t->rep.loss, t->rep.accuracy, lr, 0.0, text);
+        st = CLG_OK;
+    }
+    return st;
+}
+
+/* A NaN or infinite training loss: the weights are lost to it, and the run stops saying so. */
+static clg_status diverged(clg__trainer *t, double loss, float lr)
+{
+    char last[4200] = "";
+    if (t->rep.last_checkpoint[0])
+        snprintf(last, sizeof last, "; the last checkpoint, %s, holds earlier weights",
+                 t->rep.last_checkpoint);
+    return clg__fail(t->ctx, CLG_ERR_NUMERICS, "clg_train: training diverged: the loss is %s at "
+                     "iteration %llu (epoch %d), so the weights are no longer usable; lower the "
+                     "learning rate (it was %g) or clip the gradients%s", isnan(loss) ? "NaN"
+                     : "infinite", (unsigned long long)t->step, t->epoch + 1, (double)lr, last);
 }
 
 /* One iteration on the host mini-batch: on the net's device with the optimizer there, or
@@ -273,7 +282,6 @@ static clg_status train_step(clg__trainer *t, float lr, double *loss, size_t *co
 clg_status clg__train_run(clg__trainer *t)
 {
     const clg_train_options *o = &t->o;
-    char recent[3][4096] = {"", "", ""};
     clg_status st = CLG_OK;
     int stop = 0;
     size_t since_report = 0;
@@ -281,6 +289,9 @@ clg_status clg__train_run(clg__trainer *t)
     size_t trained = 0;
     uint64_t sent0 = clg__cluster_bytes_sent(t->cluster);
     float lr = learn_rate(t);
+    if (t->resume_skipped[0])
+        report(t, CLG_PROGRESS_RESUME_SKIPPED, t->rep.loss, t->rep.accuracy, lr, 0.0,
+               t->resume_skipped);
     if (t->resumed_from[0] && report(t, CLG_PROGRESS_RESUMED, t->rep.loss, t->rep.accuracy, lr,
                                      0.0, t->resumed_from)) {
         t->rep.stop_reason = CLG_STOP_CALLBACK;
@@ -298,6 +309,8 @@ clg_status clg__train_run(clg__trainer *t)
             st = clg__read_batch(t);
             if (st == CLG_OK)
                 st = train_step(t, lr, &loss, &correct);
+            if (st == CLG_OK && !isfinite(loss))
+                st = diverged(t, loss, lr);
             if (st != CLG_OK)
                 break;
             trained += t->batch;
@@ -321,8 +334,12 @@ clg_status clg__train_run(clg__trainer *t)
             if (st == CLG_OK && o->checkpoint_path && o->checkpoint_frequency_unit == CLG_CHECKPOINT_ITERATIONS &&
                 t->step % (uint64_t)o->checkpoint_frequency == 0) {
                 t->next_iter++; /* the position saved is the next iteration to run */
-                st = checkpoint(t, recent, lr);
+                st = checkpoint(t, lr);
                 t->next_iter--;
+            }
+            if (o->stop_request && *o->stop_request && !stop) {
+                t->rep.stop_reason = CLG_STOP_REQUESTED;
+                stop = 1;
             }
             if (st == CLG_OK && t->cluster)
                 st = clg__cluster_agree_stop(t, &stop);
@@ -353,8 +370,10 @@ clg_status clg__train_run(clg__trainer *t)
         }
         if (o->checkpoint_path && o->checkpoint_frequency_unit == CLG_CHECKPOINT_EPOCHS &&
             t->epoch % o->checkpoint_frequency == 0)
-            st = checkpoint(t, recent, lr);
+            st = checkpoint(t, lr);
     }
+    if (st == CLG_OK && t->rep.stop_reason == CLG_STOP_REQUESTED && o->checkpoint_path)
+        st = checkpoint(t, lr); /* where a resumed run goes on from */
     if (st == CLG_OK && t->cluster)
         st = clg__cluster_verify(t);
     if (st == CLG_OK && t->val && !t->has_val)

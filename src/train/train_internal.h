@@ -52,6 +52,7 @@ typedef struct clg__trainer {
     size_t best_iter;
     int bad_validations;
     char resumed_from[4096];      /* clg_train_resume: the checkpoint file, else "" */
+    char resume_skipped[2048];    /* ... and newer ones that did not load, with why, or "" */
     double build0;                /* program build seconds before t0 (build_seconds) */
     double plateau_scale;         /* CLG_LR_PLATEAU: the drops so far, multiplied */
     int plateau_bad;              /* validations without improvement since the last drop */
@@ -110,6 +111,11 @@ clg_status clg__cluster_inject(clg__trainer *t, const char *faults);
 clg_status clg__cluster_verify(clg__trainer *t);
 clg_status clg__cluster_combine(clg__trainer *t, double *loss, size_t *correct);
 clg_status clg__cluster_agree_stop(clg__trainer *t, int *stop);
+
+/* Writes the checkpoint of t's position into the folder (path receives the file's name),
+ * then keeps the newest three up to it (checkpoint.c). *io_failed: the file could not be
+ * written, which training survives; other failures are the device's or memory's. */
+clg_status clg__checkpoint_write(clg__trainer *t, char *path, size_t cap, int *io_failed);
 
 /* The training state (position, validation history, optimizer moments, best parameters) as a
  * blob for the model file, and back. */

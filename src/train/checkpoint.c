@@ -1,0 +1,85 @@
+/* Checkpoint files: <dir>/checkpoint-eEEEE-iIIIIIIII.clgm (the epoch and iteration training
+ * goes on from), written atomically; after each, the newest three in the folder up to it are
+ * kept, whichever run wrote them (a run and the runs it resumed from share a folder). */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "train/train_internal.h"
+
+enum { KEEP = 3 };
+
+/* Whether name is a checkpoint file's name as clg__checkpoint_write makes it. */
+static int is_checkpoint(const char *name)
+{
+    static const char pattern[] = "checkpoint-e####-i########.clgm"; /* #: a digit */
+    if (strlen(name) != sizeof pattern - 1)
+        return 0;
+    for (size_t i = 0; pattern[i]; i++)
+        if (pattern[i] == '#' ? name[i] < '0' || name[i] > '9' : name[i] != pattern[i])
+            return 0;
+    return 1;
+}
+
+static int newest_first(const void *a, const void *b)
+{
+    return -strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Removes the checkpoints of dir older than the KEEP newest up to `upto` (a name: files that
+ * sort after it belong to a run that went further, and are left alone). Best effort: a file
+ * that cannot be listed or removed stays. */
+static void prune(const char *dir, const char *upto)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (!is_checkpoint(e->d_name) || strcmp(e->d_name, upto) > 0)
+            continue;
+        if (n == cap) {
+            char **grown = realloc(names, (cap = cap ? 2 * cap : 16) * sizeof *names);
+            if (!grown)
+                break;
+            names = grown;
+        }
+        if (!(names[n] = strdup(e->d_name)))
+            break;
+        n++;
+    }
+    closedir(d);
+    qsort(names, n, sizeof *names, newest_first);
+    char path[4096];
+    for (size_t i = 0; i < n; i++) {
+        if (i >= KEEP && snprintf(path, sizeof path, "%s/%s", dir, names[i]) < (int)sizeof path)
+            unlink(path); /* only after the newer files are safely in place */
+        free(names[i]);
+    }
+    free(names);
+}
+
+clg_status clg__checkpoint_write(clg__trainer *t, char *path, size_t cap, int *io_failed)
+{
+    *io_failed = 0;
+    unsigned char *blob = NULL;
+    size_t len = 0;
+    clg_status st = clg__train_sync_master(t);
+    if (st == CLG_OK)
+        st = clg__train_state_save(t, &blob, &len);
+    char name[64];
+    snprintf(name, sizeof name, "checkpoint-e%04d-i%08llu.clgm", t->epoch,
+             (unsigned long long)t->step);
+    snprintf(path, cap, "%s/%s", t->o.checkpoint_path, name);
+    if (st == CLG_OK) {
+        st = clg__model_save(t->net, path, blob, len);
+        *io_failed = st != CLG_OK; /* the file's: the training itself is sound */
+    }
+    free(blob);
+    if (st == CLG_OK)
+        prune(t->o.checkpoint_path, name);
+    return st;
+}
