@@ -41,8 +41,16 @@ static double now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Every trained model as dir/NAME.clgm (the folder made as needed; '/' in a name becomes
- * '_'); says where, and which is best. Returns 0 when one could not be written. */
+/* An experiment's model file name, NAME.clgm without the folder: '/' becomes '_'. */
+static void model_name(const char *name, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s", name);
+    for (char *p = out; *p; p++)
+        *p = *p == '/' ? '_' : *p;
+}
+
+/* Every trained model as dir/NAME.clgm (the folder made as needed, model_name); says where,
+ * and which is best. Returns 0 when one could not be written. */
 static int save_models(const char *dir, const clg_experiment *e,
                        const clg_experiment_result *res, size_t n, const size_t *order)
 {
@@ -62,9 +70,7 @@ static int save_models(const char *dir, const clg_experiment *e,
         if (!res[i].net)
             continue;
         char name[256];
-        snprintf(name, sizeof name, "%s", e[i].name);
-        for (char *p = name; *p; p++)
-            *p = *p == '/' ? '_' : *p;
+        model_name(e[i].name, name, sizeof name);
         snprintf(path, sizeof path, "%s/%s.clgm", dir, name);
         clg_status st = clg_net_save(res[i].net, path);
         if (st != CLG_OK) {
@@ -197,6 +203,7 @@ int sweep_run(const char *file, int argc, char **argv, clg_ctx *const *ctxs, siz
     s.tty = isatty(STDOUT_FILENO) && !base->quiet;
     s.quiet = base->quiet;
     clg_experiment e[MAX_EXPERIMENTS];
+    int lines[MAX_EXPERIMENTS]; /* each experiment's line in the file */
     clg_exec_options x[MAX_EXPERIMENTS];
     clg_experiment_result res[MAX_EXPERIMENTS];
     char *nets[MAX_EXPERIMENTS] = {0};
@@ -237,6 +244,21 @@ int sweep_run(const char *file, int argc, char **argv, clg_ctx *const *ctxs, siz
             rc = 2;
             break;
         }
+        /* one model file each: two experiments of one name would overwrite each other */
+        char mine[256], theirs[256];
+        model_name(w[0], mine, sizeof mine);
+        for (size_t j = 0; rc == 0 && j < n; j++) {
+            model_name(e[j].name, theirs, sizeof theirs);
+            if (!strcmp(mine, theirs)) {
+                fprintf(stderr, "clgrad-train: %s:%d: experiment name \"%s\" is taken by line %d "
+                        "(each experiment's model is saved as NAME.clgm): give it another\n",
+                        file, line_no, w[0], lines[j]);
+                rc = 2;
+            }
+        }
+        if (rc)
+            break;
+        lines[n] = line_no;
         /* the command line's options, then the line's: later ones win */
         int na = 0;
         for (int i = 0; i < argc && na < 256; i++)
