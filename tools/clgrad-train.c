@@ -253,11 +253,64 @@ static int net_fits_data(const cli *c, clg_net *net, clg_datastore *train)
         return 0;
     }
     size_t k = clg_datastore_class_count(train), out = clg_net_class_count(net);
-    if (k > out) {
+    char folder[4096];
+    /* named classes (folders) fewer than the outputs: outputs no image teaches, a mistake */
+    if (k > out || (k < out && is_folder(c, "train", folder, sizeof folder))) {
         fprintf(stderr, "clgrad-train: the data has %zu classes, %s's output %zu: make its last "
                 "fc layer \"fc %zu\"\n", k, c->net_file ? c->net_file : "the default network",
                 out, k);
         return 0;
+    }
+    return 1;
+}
+
+/* The default network's output sized to the data's classes (it is written for 10). */
+static int size_default_net(const cli *c, clg_net **net, size_t classes)
+{
+    if (classes < 2) {
+        fprintf(stderr, "clgrad-train: the training data in %s has %zu class: a classifier "
+                "needs at least 2\n", c->data, classes);
+        return 0;
+    }
+    if (classes == clg_net_class_count(*net))
+        return 1;
+    clg_net *fresh;
+    clg_status st = clg_net_replace_output(*net, classes, c->o.seed, &fresh);
+    if (st != CLG_OK)
+        return !fail("sizing the default network's output", st,
+                     clg_ctx_last_error(clg_net_ctx(*net)));
+    clg_net_destroy(*net);
+    *net = fresh;
+    if (!c->quiet)
+        printf("The default network's output: %zu classes, the data's\n", classes);
+    return 1;
+}
+
+/* Test images of a class the network lacks could never be scored right: said before any
+ * training (classes are matched by name where both have names). */
+static int test_classes_known(const cli *c, clg_net *net, clg_datastore *test)
+{
+    size_t k = clg_datastore_class_count(test), out = clg_net_class_count(net);
+    char folder[4096];
+    if (!is_folder(c, "test", folder, sizeof folder)) {
+        if (k <= out)
+            return 1;
+        fprintf(stderr, "clgrad-train: the test data in %s has %zu classes, the network %zu\n",
+                c->data, k, out);
+        return 0;
+    }
+    for (size_t i = 0; i < k; i++) {
+        const char *name = clg_datastore_class_name(test, i);
+        size_t j = 0;
+        while (j < out && !clg_class_names_equal(name, clg_net_class_name(net, j)))
+            j++;
+        if (j == out) {
+            fprintf(stderr, "clgrad-train: the test data has class \"%s\" (%s/%s), which the "
+                    "training data, and so the network, lacks: its images could never be "
+                    "classified right; give the train and test folders the same classes\n",
+                    name, folder, name);
+            return 0;
+        }
     }
     return 1;
 }
@@ -464,6 +517,10 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
             rc = 1;
             goto done;
         }
+        if (!c.net_file && !size_default_net(&c, &net, clg_datastore_class_count(train))) {
+            rc = 2;
+            goto done;
+        }
         size_t classes = clg_datastore_class_count(train);
         const char **names = calloc(classes ? classes : 1, sizeof *names);
         for (size_t i = 0; names && i < classes; i++)
@@ -471,7 +528,7 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
         if (names && classes == clg_net_class_count(net))
             clg_net_set_class_names(net, names, classes);
         free(names);
-        if (!net_fits_data(&c, net, train)) {
+        if (!net_fits_data(&c, net, train) || !test_classes_known(&c, net, test)) {
             rc = 2;
             goto done;
         }
