@@ -214,12 +214,21 @@ static int limit(clg_datastore **ds, size_t n, int folder, clg_datastore **paren
     return 1;
 }
 
-/* --summary: the network's table, from its file or the default. */
+/* --summary: the table of the network that training, resuming or evaluation would use: the
+ * model evaluated, the checkpoint resumed from, --net's file (text, model or ONNX) or the
+ * default. */
 static int print_summary(const cli *c, clg_ctx *ctx)
 {
     clg_net *net = NULL;
     int trained;
-    clg_status st = make_net("clgrad-train", ctx, c->net_file, default_net, &net, &trained);
+    char checkpoint[4096];
+    const char *path = c->evaluate ? c->evaluate : c->net_file;
+    if (c->resume && !newest_checkpoint(c->resume, checkpoint, sizeof checkpoint)) {
+        fprintf(stderr, "clgrad-train: --resume %s: no checkpoint-*.clgm there\n", c->resume);
+        return 1;
+    }
+    path = c->resume ? checkpoint : path;
+    clg_status st = make_net("clgrad-train", ctx, path, default_net, &net, &trained);
     if (st != CLG_OK)
         return 1;
     size_t len = 0;
@@ -230,7 +239,7 @@ static int print_summary(const cli *c, clg_ctx *ctx)
     if (st == CLG_OK && table)
         fputs(table, stdout);
     else
-        fail(c->net_file ? c->net_file : "the default network", st, clg_ctx_last_error(ctx));
+        fail(path ? path : "the default network", st, clg_ctx_last_error(ctx));
     free(table);
     clg_net_destroy(net);
     return st == CLG_OK && table ? 0 : 1;
