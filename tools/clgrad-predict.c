@@ -427,6 +427,11 @@ int main(int argc, char **argv)
             return 2;
         }
     }
+    if (npy && argc - i > 1) {
+        fprintf(stderr, "clgrad-predict: --npy classifies the array's images: give the model "
+                "alone, not %s too\n", argv[i + 1]);
+        return 2;
+    }
     if (argc - i < (npy ? 1 : 2) || !layer != !out || (npy && layer)) {
         usage(stderr);
         return 2;

@@ -214,6 +214,45 @@ static int limit(clg_datastore **ds, size_t n, int folder, clg_datastore **paren
     return 1;
 }
 
+/* A network's text form (malloc'd), or NULL. */
+static char *net_text_of(clg_net *net)
+{
+    size_t len = 0;
+    char *text = clg_net_text(net, NULL, 0, &len) == CLG_OK ? malloc(len + 1) : NULL;
+    if (text && clg_net_text(net, text, len + 1, NULL) != CLG_OK) {
+        free(text);
+        text = NULL;
+    }
+    return text;
+}
+
+/* --resume with --net: resuming goes on with the checkpoint's own network, so --net may only
+ * name that one (a run's command line repeated with --resume); another is refused. */
+static int resume_net_agrees(const cli *c, clg_ctx *ctx)
+{
+    char path[4096];
+    clg_net *saved = NULL, *given = NULL;
+    int trained;
+    if (!c->resume || !c->net_file || !newest_checkpoint(c->resume, path, sizeof path))
+        return 1; /* nothing to compare, or the resume's own error says what is wrong */
+    if (clg_net_load(ctx, path, &saved) != CLG_OK)
+        return 1;
+    int same = 0;
+    if (make_net("clgrad-train", ctx, c->net_file, default_net, &given, &trained) == CLG_OK) {
+        char *a = net_text_of(saved), *b = net_text_of(given);
+        same = a && b && !strcmp(a, b);
+        free(a);
+        free(b);
+        if (!same)
+            fprintf(stderr, "clgrad-train: --net %s is not the network of the checkpoint %s, "
+                    "and resuming goes on with the checkpoint's: leave out --net\n",
+                    c->net_file, path);
+    }
+    clg_net_destroy(saved);
+    clg_net_destroy(given);
+    return same;
+}
+
 /* --summary: the table of the network that training, resuming or evaluation would use: the
  * model evaluated, the checkpoint resumed from, --net's file (text, model or ONNX) or the
  * default. */
@@ -453,13 +492,20 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
     clg_datastore *train_all[2] = {NULL, NULL}, *test_all[2] = {NULL, NULL}; /* --limit-* */
     clg_net *net = NULL;
     rc = 1;
+    char folder[4096];
+    if (c.image_options && !is_folder(&c, "test", folder, sizeof folder) &&
+        !is_folder(&c, "train", folder, sizeof folder)) {
+        fprintf(stderr, "clgrad-train: --image-size and --channels are for image folders; %s "
+                "holds IDX files, whose images have their own size\n", c.data);
+        rc = 2;
+        goto done;
+    }
     st = open_data(&c, "test", &test);
     if (st != CLG_OK) {
         fail("opening the test set", st, clg_last_error());
         goto done;
     }
     name_classes(&c, test);
-    char folder[4096];
     if (!limit(&test, c.limit_test, is_folder(&c, "test", folder, sizeof folder), test_all))
         goto done;
     if (c.evaluate) {
@@ -468,6 +514,12 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
             fail("loading the model", st, clg_ctx_last_error(ctx));
             goto done;
         }
+        if (c.export_onnx && (st = clg_net_export_onnx(net, c.export_onnx)) != CLG_OK) {
+            fail("exporting ONNX", st, clg_ctx_last_error(ctx));
+            goto done;
+        }
+        if (c.export_onnx && !c.json)
+            printf("ONNX model written to %s\n", c.export_onnx);
         rc = report_evaluation(net, test, c.json, c.plot, &d);
         goto done;
     }
@@ -515,6 +567,10 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
              c.net_file ? c.net_file : c.resume ? c.resume : "default network",
              clg_solver_name(c.o.solver), c.o.mini_batch_size);
     if (c.resume) {
+        if (!resume_net_agrees(&c, ctx)) {
+            rc = 2;
+            goto done;
+        }
         catch_interrupts(&c.o);
         st = clg_train_resume(ctx, c.resume, augmented ? augmented : fit, val, &c.o, &net, &rep);
     } else {

@@ -205,6 +205,35 @@ static void flag_named(const char *msg, char *out, size_t cap)
     snprintf(out, cap, "%s", msg);
 }
 
+/* Options that would be silently ignored together: refused, naming the conflict. */
+static int options_agree(const cli *c)
+{
+    int val = c->val_on_test || c->val_split > 0;
+    const struct {
+        int clash;
+        const char *why;
+    } rules[] = {
+        {c->evaluate && c->resume, "--evaluate and --resume exclude each other (evaluate the "
+                                   "checkpoint with --evaluate FILE)"},
+        {c->sweep && c->resume, "--sweep and --resume exclude each other"},
+        {c->sweep && c->evaluate, "--sweep and --evaluate exclude each other"},
+        {c->results && !c->sweep, "--results is the CSV of a --sweep: give --sweep FILE"},
+        {c->json && !c->evaluate, "--json is --evaluate's report: give --evaluate MODEL"},
+        {!val && c->o.output_network == CLG_OUTPUT_BEST_VALIDATION,
+         "--output-network best-validation needs validation data (--validation-split F or "
+         "--validate-on-test)"},
+        {!val && c->o.validation_patience > 0,
+         "--validation-patience needs validation data (--validation-split F or "
+         "--validate-on-test)"},
+    };
+    for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++)
+        if (rules[i].clash) {
+            fprintf(stderr, "clgrad-train: %s\n", rules[i].why);
+            return 0;
+        }
+    return 1;
+}
+
 int cli_parse(int argc, char **argv, cli *c)
 {
     memset(c, 0, sizeof *c);
@@ -293,11 +322,13 @@ int cli_parse(int argc, char **argv, cli *c)
             ok = sscanf(a, "%lu%c%lu%c", &h, &x, &w, &extra) == 3 && x == 'x' && h && w;
             c->images.height = h;
             c->images.width = w;
+            c->image_options = 1;
             break;
         }
         case O_CHAN:
             ok = !strcmp(a, "1") || !strcmp(a, "3");
             c->images.channels = (size_t)atoi(a);
+            c->image_options = 1;
             break;
         case O_AUGX:
             c->augment.reflection_x = c->augmenting = 1;
@@ -403,6 +434,8 @@ int cli_parse(int argc, char **argv, cli *c)
         fprintf(stderr, "clgrad-train: --validate-on-test and --validation-split exclude each other\n");
         return 2;
     }
+    if (!options_agree(c))
+        return 2;
     if (optind < argc) {
         fprintf(stderr, "clgrad-train: unexpected argument %s\n", argv[optind]);
         return 2;

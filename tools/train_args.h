@@ -28,6 +28,7 @@ typedef struct cli {
     int quiet;
     int summary;                  /* --summary: print the network's layers and stop */
     int json;                     /* --json: --evaluate's report as one JSON object */
+    int image_options;            /* --image-size or --channels given (image folders only) */
     clg_train_options o;   /* o.execution is set where training starts: cli is copied */
     clg_exec_options x;
 } cli;
