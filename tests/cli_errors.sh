@@ -38,6 +38,37 @@ expect 2 "^clgrad-train: --output-network best-validation needs validation data"
 expect 2 "^clgrad-train: --validation-patience needs validation data" "$t" --validation-patience 3
 expect 2 "^clgrad-train: --image-size and --channels are for image folders" "$t" --image-size 28x28
 expect 2 "^clgrad-predict: --npy classifies the array's images: give the model alone, not b.png too" "$bin/clgrad-predict" --npy x.npy m.clgm b.png
+# one option parser for every tool (issue 42, item 10): strict numbers with their range, the
+# bad argument named, one-dash long names, options after operands, "--"
+p=$bin/clgrad-predict
+x=$bin/clgrad-export-images
+fm=/usr/share/datasets/fashion-mnist
+expect 2 "^clgrad-train: unknown option -epochs: options take two dashes, --epochs" "$t" -epochs 1
+expect 2 "^clgrad-train: --limit-train 5x: expected a whole number" "$t" --limit-train 5x
+expect 2 "^clgrad-train: --seed 99999999999999999999: too large" "$t" --seed 99999999999999999999
+expect 2 "^clgrad-train: --quiet takes no value" "$t" --quiet=1
+expect 2 "^clgrad-predict: --top needs a value" "$p" m.clgm a.png --top
+expect 2 "^clgrad-predict: --top -1: must be from 1 to 100000" "$p" --top -1 m.clgm a.png
+expect 2 "^clgrad-predict: --top 99999999999999999999: must be from 1 to 100000" "$p" --top 99999999999999999999 m.clgm a.png
+expect 2 "^clgrad-export-images: --limit abc: expected a whole number" "$x" --limit abc a b c
+expect 2 "^clgrad-export-images: --limit -3: must be >= 1" "$x" --limit -3 a b c
+expect 2 "^clgrad-export-images: --limit 5x: expected a whole number" "$x" --limit 5x a b c
+expect 2 "^clgrad-export-images: unknown option --bogus" "$x" --bogus a b c
+expect 2 "^clgrad-export-images: unexpected argument d" "$x" a b c d
+expect 1 "^clgrad-export-images: .*--weird" "$x" -- --weird b c
+touch "$work/a-file"
+expect 1 "^clgrad-export-images: cannot create $work/a-file: Not a directory" "$x" --limit 3 "$fm/t10k-images-idx3-ubyte.gz" "$fm/t10k-labels-idx1-ubyte.gz" "$work/a-file"
+expect 2 "^clgrad-bench: --runs 0: must be from 1 to 1000" "$bin/clgrad-bench" --runs 0 peak
+expect 2 "^clgrad-bench: unknown command bogus" "$bin/clgrad-bench" bogus
+expect 2 "^clgrad-tune: unknown option --bogus" "$bin/clgrad-tune" --bogus
+expect 2 "^clgrad-tune: --runs 0: must be from 1 to 15" "$bin/clgrad-tune" --runs 0 gemm
+expect 2 "^clgrad-devices: unknown option --bogus" "$bin/clgrad-devices" --bogus
+expect 2 "^clgrad-devices: --split 0: must be from 1 to 256" "$bin/clgrad-devices" --split 0
+for tool in clgrad-train clgrad-predict clgrad-export-images clgrad-bench clgrad-tune clgrad-devices; do
+  "$bin/$tool" -h | head -1 | grep -q "^usage: $tool" || fail "$tool -h"
+  "$bin/$tool" --version | grep -q "^$tool [0-9]" || fail "$tool --version"
+done
+echo "ok: -h and --version in every tool"
 expect 1 'filter "garbage" (from the environment variable CLGRAD_DEVICES)' env CLGRAD_DEVICES=garbage "$t" --epochs 1
 expect 1 'the filter "nomatch" matches no device' "$bin/clgrad-devices" --filter nomatch
 expect 1 'the filter "garbage" (from the environment variable CLGRAD_DEVICES) matches no device' env CLGRAD_DEVICES=garbage "$bin/clgrad-devices"

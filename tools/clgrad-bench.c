@@ -1,102 +1,109 @@
 /* clgrad-bench: speed of clgrad's kernels beside a peer on the same run.
  * Subcommands: startup (program build vs cache), gemm (SGEMM GFLOP/s), conv (per algorithm and
  * pass), pool (max-pool GB/s). */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "bench_common.h"
+#include "opts.h"
 #include "text_file.h"
 #include "pocl_pin.h"
 
-static void usage(FILE *f)
-{
-    fprintf(f, "usage: clgrad-bench startup|peak|gemm|conv|pool|train|data|experiments|cluster [--runs N]\n"
-               "                    [--json]\n"
-               "                    [--filter FILTER] [--shape S] [--impl I] [--batch N] [--net FILE]\n"
-               "                    [--folder DIR] [--memory-cap MB]\n"
-               "  startup   time to build every kernel family from source vs from the binary cache\n"
-               "  peak      the device's FMA peak: a plain loop of independent 16-wide FMAs\n"
-               "  gemm      SGEMM GFLOP/s: built-in, CLBlast, OpenBLAS (when built with it) on\n"
-               "            sq256 sq512 sq1024 sq2048 (sq4096 on GPUs) conv1 conv2 fc1 fc1t (--shape: one;\n"
-               "            --impl builtin|clblast|openblas: just one implementation)\n"
-               "  conv      ms and GFLOP/s per layer (c1 c2 r3 res16 res32 res64 res32s2 res64s2\n            proj32 proj64; --shape:\n"
-               "            one), pass and algorithm, beside CLBlast's convgemm forward\n"
-               "  pool      max pool 2x2 on N64 C32 28x28: GB/s forward and backward\n"
-               "  train     the default Fashion-MNIST network (--net FILE: another, on synthetic\n"
-               "            data of its input shape): training images/s (--batch, default\n"
-               "            64), inference images/s at batch 256, per-layer forward/backward ms;\n"
-               "            --profile: device time per kernel and training step (launches are\n"
-               "            serialised to measure them); --scaling: multi-device images/s on\n"
-               "            1 and 2 one-core sub-devices (in host memory; with copies, overlap\n"
-               "            on and off), the whole CPU, 2 POCL devices, a fast+slow pair\n"
-               "  data      an image folder (--folder DIR, e.g. from clgrad-export-images): images/s\n"
-               "            decoded and augmented with 0, 1, 2 and 4 reader workers, and training\n"
-               "            images/s with background dispatch off and on; --memory-cap MB: the\n"
-               "            decoding passes run under that data-segment limit (RLIMIT_DATA)\n"
-               "  experiments  2 learning rates of the default network, 1 epoch each: one after\n"
-               "            the other on 1 one-core sub-device vs at once on 2; then 3 models on 2\n"
-               "            (--limit N: the first N training images, default all)\n"
-               "  cluster   under mpirun: training images/s across the ranks (one device each,\n"
-               "            e.g. mpirun -np 2 -x POCL_MAX_PTHREAD_COUNT=1), bytes sent per step\n"
-               "  --runs N  timed repetitions; the median is printed (default 5)\n"
-               "  --json    one JSON object per result line\n"
-               "  --filter  device filter (default $CLGRAD_DEVICES); the first device is used\n");
-}
+/* Every option; the command is the one operand. */
+typedef struct settings {
+    bench_opts o;
+    const char *shape, *impl, *folder, *net_file;
+    size_t batch, memory_cap, limit;
+    int scaling;
+} settings;
+
+#define AT(field) offsetof(settings, field)
+
+static const opt_def defs[] = {
+    {OPT_INT, "runs", AT(o.runs), 1, 1000, .value = "N",
+     .help = "timed repetitions; the median is printed (default 5)"},
+    {OPT_FLAG, "json", AT(o.json), 0, 0, .help = "one JSON object per result line"},
+    {OPT_TEXT, "filter", AT(o.filter), 0, 0, .value = "FILTER",
+     .help = "device filter (default $CLGRAD_DEVICES); the first device is used"},
+    {OPT_TEXT, "shape", AT(shape), 0, 0, .value = "S", .help = "gemm, conv: one shape"},
+    {OPT_TEXT, "impl", AT(impl), 0, 0, .value = "builtin|clblast|openblas",
+     .help = "gemm: just one implementation"},
+    {OPT_SIZE, "batch", AT(batch), 1, UNBOUNDED, .value = "N",
+     .help = "train, cluster: the mini-batch (default 64)"},
+    {OPT_TEXT, "net", AT(net_file), 0, 0, .value = "FILE",
+     .help = "train, cluster: another network, on synthetic data of its input shape"},
+    {OPT_FLAG, "profile", AT(o.profile), 0, 0,
+     .help = "train: device time per kernel and training step (launches serialised)"},
+    {OPT_FLAG, "scaling", AT(scaling), 0, 0,
+     .help = "train: multi-device images/s on 1 and 2 one-core sub-devices (in host memory; "
+             "with copies, overlap on and off), the whole CPU, 2 POCL devices, a fast+slow "
+             "pair"},
+    {OPT_TEXT, "folder", AT(folder), 0, 0, .value = "DIR", .help = "data: the image folder"},
+    {OPT_SIZE, "memory-cap", AT(memory_cap), 1, UNBOUNDED, .value = "MB",
+     .help = "data: the decoding passes run under that data-segment limit (RLIMIT_DATA)"},
+    {OPT_SIZE, "limit", AT(limit), 1, UNBOUNDED, .value = "N",
+     .help = "experiments: the first N training images (default all)"},
+};
+
+static const opt_tool tool = {
+    "clgrad-bench", NULL,
+    "usage: clgrad-bench COMMAND [options]\n"
+    "Speed of clgrad's kernels beside a peer on the same run. COMMAND is one of:\n"
+    "  startup   time to build every kernel family from source vs from the binary cache\n"
+    "  peak      the device's FMA peak: a plain loop of independent 16-wide FMAs\n"
+    "  gemm      SGEMM GFLOP/s: built-in, CLBlast, OpenBLAS (when built with it) on sq256\n"
+    "            sq512 sq1024 sq2048 (sq4096 on GPUs) conv1 conv2 fc1 fc1t\n"
+    "  conv      ms and GFLOP/s per layer (c1 c2 r3 res16 res32 res64 res32s2 res64s2\n"
+    "            proj32 proj64), pass and algorithm, beside CLBlast's convgemm forward\n"
+    "  pool      max pool 2x2 on N64 C32 28x28: GB/s forward and backward\n"
+    "  train     the default Fashion-MNIST network: training images/s, inference images/s\n"
+    "            at batch 256, per-layer forward/backward ms\n"
+    "  data      an image folder (e.g. from clgrad-export-images): images/s decoded and\n"
+    "            augmented with 0, 1, 2 and 4 reader workers, and training images/s with\n"
+    "            background dispatch off and on\n"
+    "  experiments  2 learning rates of the default network, 1 epoch each: one after the\n"
+    "            other on 1 one-core sub-device vs at once on 2; then 3 models on 2\n"
+    "  cluster   under mpirun: training images/s across the ranks (one device each, e.g.\n"
+    "            mpirun -np 2 -x POCL_MAX_PTHREAD_COUNT=1), bytes sent per step\n"
+    "Options:\n",
+    "  -h, --help, --version\n", defs, sizeof defs / sizeof defs[0], 1, 1, "one COMMAND"};
+
+static const char *const commands[] = {"startup", "peak", "gemm", "conv", "pool", "train",
+                                       "data", "experiments", "cluster"};
 
 int main(int argc, char **argv)
 {
-    bench_opts o = {0, 5, NULL, 0, NULL, "default"};
+    settings set = {.o = {0, 5, NULL, 0, NULL, "default"}, .batch = 64};
+    opt_tool t = tool;
+    t.version = clg_version();
+    char **ops = malloc((size_t)argc * sizeof *ops);
+    size_t nops = 0;
+    int parsed = ops ? opts_parse(&t, argc, argv, &set, ops, &nops) : 1;
+    const char *cmd = parsed ? NULL : ops[0];
+    free(ops);
+    if (parsed)
+        return parsed < 0 ? 0 : parsed;
+    size_t known = 0;
+    while (known < sizeof commands / sizeof commands[0] && strcmp(cmd, commands[known]))
+        known++;
+    if (known == sizeof commands / sizeof commands[0]) {
+        fprintf(stderr, "clgrad-bench: unknown command %s (the commands are startup, peak, gemm, "
+                "conv, pool, train, data, experiments, cluster)\n", cmd);
+        return 2;
+    }
+    bench_opts o = set.o;
+    const char *shape = set.shape, *impl = set.impl, *folder = set.folder;
+    size_t batch = set.batch, memory_cap = set.memory_cap, limit = set.limit;
+    int scaling = set.scaling;
     char *net_text = NULL;
-    const char *cmd = NULL, *shape = NULL, *impl = NULL, *folder = NULL;
-    size_t batch = 64, memory_cap = 0, limit = 0;
-    int scaling = 0;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--json") == 0) {
-            o.json = 1;
-        } else if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc) {
-            o.runs = atoi(argv[++i]);
-        } else if (strcmp(argv[i], "--impl") == 0 && i + 1 < argc) {
-            impl = argv[++i];
-        } else if (strcmp(argv[i], "--scaling") == 0) {
-            scaling = 1;
-        } else if (strcmp(argv[i], "--profile") == 0) {
-            o.profile = 1;
-        } else if (strcmp(argv[i], "--batch") == 0 && i + 1 < argc) {
-            batch = strtoul(argv[++i], NULL, 10);
-        } else if (strcmp(argv[i], "--folder") == 0 && i + 1 < argc) {
-            folder = argv[++i];
-        } else if (strcmp(argv[i], "--limit") == 0 && i + 1 < argc) {
-            limit = strtoul(argv[++i], NULL, 10);
-        } else if (strcmp(argv[i], "--memory-cap") == 0 && i + 1 < argc) {
-            memory_cap = strtoul(argv[++i], NULL, 10);
-        } else if (strcmp(argv[i], "--shape") == 0 && i + 1 < argc) {
-            shape = argv[++i];
-        } else if (strcmp(argv[i], "--net") == 0 && i + 1 < argc) {
-            o.net_name = argv[++i];
-            free(net_text);
-            if (!(net_text = read_text_file(o.net_name))) {
-                fprintf(stderr, "clgrad-bench: cannot read %s\n", o.net_name);
-                return 2;
-            }
-            o.net_text = net_text;
-        } else if (strcmp(argv[i], "--filter") == 0 && i + 1 < argc) {
-            o.filter = argv[++i];
-        } else if (strcmp(argv[i], "--help") == 0) {
-            usage(stdout);
-            return 0;
-        } else if (strcmp(argv[i], "--version") == 0) {
-            printf("clgrad-bench %s\n", clg_version());
-            return 0;
-        } else if (!cmd && argv[i][0] != '-') {
-            cmd = argv[i];
-        } else {
-            usage(stderr);
+    if (set.net_file) {
+        if (!(net_text = read_text_file(set.net_file))) {
+            fprintf(stderr, "clgrad-bench: cannot read %s\n", set.net_file);
             return 2;
         }
-    }
-    if (!cmd || o.runs < 1) {
-        usage(stderr);
-        return 2;
+        o.net_name = set.net_file;
+        o.net_text = net_text;
     }
     /* before the first OpenCL call; several devices at once ran slower pinned (pocl_pin.h) */
     pocl_pin_threads(strcmp(cmd, "experiments") && strcmp(cmd, "cluster") && !scaling);
@@ -119,8 +126,6 @@ int main(int argc, char **argv)
         rc = bench_data(&o, folder, memory_cap);
     else if (strcmp(cmd, "train") == 0 && batch > 0)
         rc = scaling ? bench_scaling(&o, batch, argv[0]) : bench_train(&o, batch);
-    else
-        usage(stderr);
     free(net_text);
     return rc;
 }

@@ -1,27 +1,38 @@
 /* clgrad-devices: every OpenCL device in a short table, and which devices each execution
  * environment picks here (honouring CLGRAD_DEVICES or --filter). */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "clgrad/clgrad.h"
 #include "json_out.h"
+#include "opts.h"
 
 static const clg_exec_env shown_envs[] = {CLG_ENV_AUTO, CLG_ENV_CPU, CLG_ENV_GPU,
                                           CLG_ENV_MULTI_GPU, CLG_ENV_PARALLEL};
 #define N_ENVS (sizeof shown_envs / sizeof shown_envs[0])
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "usage: clgrad-devices [--json] [--filter FILTER] [--split N]\n"
-            "Lists every OpenCL device and the devices each execution environment picks.\n"
-            "  --json           one JSON object instead of the table\n"
-            "  --filter FILTER  device filter (default: $CLGRAD_DEVICES): comma-separated\n"
-            "                   indices (0,2), ranges (0-3), types (cpu, gpu, accelerator) or\n"
-            "                   vendor/name substrings\n"
-            "  --split N        also split the first CPU into N sub-devices and list them\n"
-            "  --help, --version\n");
-}
+typedef struct settings {
+    int json;
+    size_t split;
+    const char *filter;
+} settings;
+
+static const opt_def defs[] = {
+    {OPT_FLAG, "json", offsetof(settings, json), 0, 0,
+     .help = "one JSON object instead of the table"},
+    {OPT_TEXT, "filter", offsetof(settings, filter), 0, 0, .value = "FILTER",
+     .help = "device filter (default: $CLGRAD_DEVICES): comma-separated indices (0,2), "
+             "ranges (0-3), types (cpu, gpu, accelerator) or vendor/name substrings"},
+    {OPT_SIZE, "split", offsetof(settings, split), 1, 256, .value = "N",
+     .help = "also split the first CPU into N sub-devices and list them"},
+};
+
+static const opt_tool tool = {
+    "clgrad-devices", NULL,
+    "usage: clgrad-devices [--json] [--filter FILTER] [--split N]\n"
+    "Lists every OpenCL device and the devices each execution environment picks.\n",
+    "  -h, --help, --version\n", defs, sizeof defs / sizeof defs[0], 0, 0, NULL};
 
 /* The class the GEMM's default blocks come from (an unknown CLGRAD_CPU_CLASS: the detected
  * one, the tool says so at the start). */
@@ -109,31 +120,18 @@ static int show_split(const clg_device_info *all, size_t n, unsigned parts, int 
 
 int main(int argc, char **argv)
 {
-    int json = 0;
-    unsigned split = 0;
-    const char *filter = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--json") == 0) {
-            json = 1;
-        } else if (strcmp(argv[i], "--filter") == 0 && i + 1 < argc) {
-            filter = argv[++i];
-        } else if (strcmp(argv[i], "--split") == 0 && i + 1 < argc) {
-            split = (unsigned)strtoul(argv[++i], NULL, 10);
-            if (split == 0) {
-                fprintf(stderr, "clgrad-devices: --split needs a number >= 1\n");
-                return 2;
-            }
-        } else if (strcmp(argv[i], "--help") == 0) {
-            usage(stdout);
-            return 0;
-        } else if (strcmp(argv[i], "--version") == 0) {
-            printf("clgrad-devices %s\n", clg_version());
-            return 0;
-        } else {
-            usage(stderr);
-            return 2;
-        }
-    }
+    settings set = {0};
+    opt_tool t = tool;
+    t.version = clg_version();
+    char **ops = malloc((size_t)argc * sizeof *ops);
+    size_t nops = 0;
+    int parsed = ops ? opts_parse(&t, argc, argv, &set, ops, &nops) : 1;
+    free(ops);
+    if (parsed)
+        return parsed < 0 ? 0 : parsed;
+    int json = set.json;
+    unsigned split = (unsigned)set.split;
+    const char *filter = set.filter;
     clg_device_info *all;
     size_t n;
     clg_status st = clg_devices_list(&all, &n);

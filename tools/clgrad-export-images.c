@@ -2,12 +2,14 @@
  * per class (OUT_DIR/<class>/<index>.png), so the image-folder path can be tried on it. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "clgrad/clgrad.h"
+#include "opts.h"
 
 #define STB_IMAGE_WRITE_STATIC
 #define STB_IMAGE_WRITE_IMPLEMENTATION
@@ -21,15 +23,27 @@ static const char *const fashion_names[10] = {"T-shirt_top", "Trouser", "Pullove
                                               "Coat", "Sandal", "Shirt", "Sneaker", "Bag",
                                               "Ankle_boot"};
 
-static void usage(FILE *f)
-{
-    fprintf(f, "usage: clgrad-export-images [--limit N] [--fashion-names] IDX_IMAGES IDX_LABELS OUT_DIR\n"
-               "Writes every sample (or the first N) as OUT_DIR/<class>/<index>.png; class folders\n"
-               "are the label numbers, or Fashion-MNIST's names with --fashion-names.\n"
-               "  --help, --version\n");
-}
+typedef struct settings {
+    size_t limit;
+    int names;
+} settings;
 
-/* mkdir -p */
+static const opt_def defs[] = {
+    {OPT_SIZE, "limit", offsetof(settings, limit), 1, UNBOUNDED, .value = "N",
+     .help = "only the first N samples"},
+    {OPT_FLAG, "fashion-names", offsetof(settings, names), 0, 0,
+     .help = "class folders named as Fashion-MNIST's classes (10 labels)"},
+};
+
+static const opt_tool tool = {
+    "clgrad-export-images", NULL,
+    "usage: clgrad-export-images [options] IDX_IMAGES IDX_LABELS OUT_DIR\n"
+    "Writes every sample (or the first N) as OUT_DIR/<class>/<index>.png; class folders\n"
+    "are the label numbers, or Fashion-MNIST's names with --fashion-names.\n",
+    "  -h, --help, --version\n", defs, sizeof defs / sizeof defs[0], 3, 3,
+    "IDX_IMAGES IDX_LABELS OUT_DIR"};
+
+/* mkdir -p; 0 (errno set) unless path is a folder at the end */
 static int make_dir(const char *path)
 {
     char buf[4096];
@@ -41,40 +55,39 @@ static int make_dir(const char *path)
                 return 0;
             *p = '/';
         }
-    return mkdir(buf, 0777) == 0 || errno == EEXIST;
+    struct stat sb;
+    if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+        return 0;
+    if (stat(buf, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+        errno = ENOTDIR;
+        return 0;
+    }
+    return 1;
 }
 
 int main(int argc, char **argv)
 {
-    size_t limit = (size_t)-1;
-    int names = 0, i = 1;
-    for (; i < argc && argv[i][0] == '-'; i++) {
-        if (!strcmp(argv[i], "--help")) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(argv[i], "--version")) {
-            printf("clgrad-export-images %s\n", clg_version());
-            return 0;
-        } else if (!strcmp(argv[i], "--limit") && i + 1 < argc) {
-            limit = strtoul(argv[++i], NULL, 10);
-        } else if (!strcmp(argv[i], "--fashion-names")) {
-            names = 1;
-        } else {
-            usage(stderr);
-            return 2;
-        }
-    }
-    if (argc - i != 3) {
-        usage(stderr);
-        return 2;
-    }
+    settings set = {(size_t)-1, 0};
+    opt_tool t = tool;
+    t.version = clg_version();
+    char *operands[3 + 64];
+    char **ops = argc <= 64 ? operands : malloc((size_t)argc * sizeof *ops);
+    size_t nops = 0;
+    int parsed = ops ? opts_parse(&t, argc, argv, &set, ops, &nops) : 1;
+    const char *images = parsed ? NULL : ops[0], *labels = parsed ? NULL : ops[1];
+    const char *out = parsed ? NULL : ops[2];
+    if (ops != operands)
+        free(ops);
+    if (parsed)
+        return parsed < 0 ? 0 : parsed;
+    size_t limit = set.limit;
+    int names = set.names;
     clg_datastore *ds;
-    clg_status st = clg_datastore_open_idx(argv[i], argv[i + 1], &ds);
+    clg_status st = clg_datastore_open_idx(images, labels, &ds);
     if (st != CLG_OK) {
         fprintf(stderr, "clgrad-export-images: %s: %s\n", clg_status_name(st), clg_last_error());
         return 1;
     }
-    const char *out = argv[i + 2];
     clg_shape s = clg_datastore_sample_shape(ds);
     size_t n = clg_datastore_size(ds), per = clg_shape_numel(s), classes = clg_datastore_class_count(ds);
     if (names && classes != 10) {
@@ -100,6 +113,8 @@ int main(int argc, char **argv)
     for (size_t c = 0; rc == 0 && c < classes; c++) {
         snprintf(path, sizeof path, "%s/%s", out, names ? fashion_names[c] : clg_datastore_class_name(ds, c));
         rc = make_dir(path) ? 0 : 1;
+        if (rc)
+            fprintf(stderr, "clgrad-export-images: cannot create %s: %s\n", path, strerror(errno));
     }
     for (size_t k = 0; rc == 0 && k < n; k++) {
         int32_t label;

@@ -3,6 +3,8 @@
  * outputs for them, written to a file (feature extraction). */
 #define _DEFAULT_SOURCE /* scandir, alphasort, strcasecmp */
 #include <dirent.h>
+#include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,29 +15,47 @@
 #include "clgrad/clgrad.h"
 #include "json_out.h"
 #include "model_io.h"
+#include "opts.h"
 #include "pocl_pin.h"
 
-static void usage(FILE *f)
-{
-    fprintf(f, "usage: clgrad-predict [--top K] [--devices FILTER] [--json] MODEL IMAGE|FOLDER...\n"
-               "       clgrad-predict [--top K] [--json] --npy FILE.npy MODEL\n"
-               "       clgrad-predict --activations LAYER --out FILE [--devices FILTER] MODEL IMAGE|FOLDER...\n"
-               "Prints the K (default 3) most likely classes of each image (PNG, JPEG, BMP or\n"
-               "PNM; converted to the model's channels and resized to its input size). A folder\n"
-               "stands for every image under it, at any depth, in name order; where the\n"
-               "folders right under it are named after the model's classes (a labelled tree,\n"
-               "as clgrad-train reads), their images are labelled and the accuracy is printed.\n"
-               "An unreadable image is reported on its own line and the others go on (exit\n"
-               "status 1).\n"
-               "  --npy FILE.npy       the images from a float32 NumPy array, N x C x H x W (or\n"
-               "                       N x H x W), as the model takes them\n"
-               "  --activations LAYER  write the outputs of the layer named LAYER (see clgrad-train\n"
-               "                       --summary; \"l3\" is the third) for the images to FILE:\n"
-               "                       NumPy .npy when FILE ends in .npy, else raw: the 8 bytes\n"
-               "                       \"CLGACT1\\0\", then N, C, H, W as little-endian u64, then\n"
-               "                       N*C*H*W little-endian float32\n"
-               "  --help, --version\n");
-}
+typedef struct settings {
+    size_t k;
+    const char *filter, *layer, *out, *npy;
+    int json;
+} settings;
+
+static const opt_def defs[] = {
+    {OPT_SIZE, "top", offsetof(settings, k), 1, 100000, .value = "K",
+     .help = "the K most likely classes of each image (default 3)"},
+    {OPT_FLAG, "json", offsetof(settings, json), 0, 0, .help = "the results as JSON"},
+    {OPT_TEXT, "devices", offsetof(settings, filter), 0, 0, .value = "FILTER",
+     .help = "the device to run on (see clgrad-devices)"},
+    {OPT_TEXT, "npy", offsetof(settings, npy), 0, 0, .value = "FILE.npy",
+     .help = "the images from a float32 NumPy array, N x C x H x W (or N x H x W), as the "
+             "model takes them"},
+    {OPT_TEXT, "activations", offsetof(settings, layer), 0, 0, .value = "LAYER",
+     .help = "write the outputs of the layer named LAYER (see clgrad-train --summary; "
+             "\"l3\" is the third) for the images to --out FILE: NumPy .npy when FILE ends in "
+             ".npy, else raw: the 8 bytes \"CLGACT1\\0\", then N, C, H, W as little-endian u64, "
+             "then N*C*H*W little-endian float32"},
+    {OPT_TEXT, "out", offsetof(settings, out), 0, 0, .value = "FILE",
+     .help = "with --activations: the file"},
+};
+
+static const opt_tool tool = {
+    "clgrad-predict", NULL,
+    "usage: clgrad-predict [--top K] [--devices FILTER] [--json] MODEL IMAGE|FOLDER...\n"
+    "       clgrad-predict [--top K] [--json] --npy FILE.npy MODEL\n"
+    "       clgrad-predict --activations LAYER --out FILE [--devices FILTER] MODEL IMAGE|FOLDER...\n"
+    "Prints the K most likely classes of each image (PNG, JPEG, BMP or PNM; converted to\n"
+    "the model's channels and resized to its input size). A folder stands for every image\n"
+    "under it, at any depth, in name order; where the folders right under it are named\n"
+    "after the model's classes (a labelled tree, as clgrad-train reads), their images are\n"
+    "labelled and the accuracy is printed. An unreadable image is reported on its own line\n"
+    "and the others go on (exit status 1). Options may come before or after the operands;\n"
+    "after \"--\" every argument is an operand.\n",
+    "  -h, --help, --version\n", defs, sizeof defs / sizeof defs[0], 1, (size_t)-1,
+    "MODEL IMAGE|FOLDER..."};
 
 static void put_u64(FILE *f, uint64_t v)
 {
@@ -307,7 +327,15 @@ static int classify_npy(clg_net *net, clg_ctx *ctx, const char *path, size_t k, 
         free(x);
         return 1;
     }
-    size_t classes = clg_net_class_count(net), per = clg_shape_numel(in);
+    size_t classes = clg_net_class_count(net), per = clg_shape_numel(in), bad = 0;
+    for (size_t j = 0; j < d[0] * per; j++)
+        bad += !isfinite(x[j]);
+    if (bad) { /* a NaN image has no class: its "probabilities" would be NaN too */
+        fprintf(stderr, "clgrad-predict: %s holds %zu NaN or infinite values: refused\n", path,
+                bad);
+        free(x);
+        return 1;
+    }
     k = k < classes ? k : classes;
     float *prob = malloc(CHUNK * k * sizeof *prob);
     int32_t *top = malloc(CHUNK * k * sizeof *top);
@@ -391,52 +419,32 @@ static int classify_all(clg_net *net, clg_ctx *ctx, const items *l, size_t k, in
     return rc;
 }
 
-int main(int argc, char **argv)
+/* Whether the model's weights are all numbers: a diverged training's are not, and every
+ * "probability" it gave would be NaN. Said when not. */
+static int weights_finite(clg_net *net, const char *model)
 {
-    pocl_pin_threads(1); /* before the first OpenCL call: see pocl_pin.h */
-    size_t k = 3;
-    const char *filter = NULL, *layer = NULL, *out = NULL, *npy = NULL;
-    int json = 0, i = 1;
-    for (; i < argc && argv[i][0] == '-'; i++) {
-        if (!strcmp(argv[i], "--help")) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(argv[i], "--version")) {
-            printf("clgrad-predict %s\n", clg_version());
-            return 0;
-        } else if (!strcmp(argv[i], "--json")) {
-            json = 1;
-        } else if (!strcmp(argv[i], "--top") && i + 1 < argc) {
-            char *end;
-            k = strtoul(argv[++i], &end, 10);
-            if (*end || !k) {
-                fprintf(stderr, "clgrad-predict: --top needs a count >= 1\n");
-                return 2;
-            }
-        } else if (!strcmp(argv[i], "--devices") && i + 1 < argc) {
-            filter = argv[++i];
-        } else if (!strcmp(argv[i], "--activations") && i + 1 < argc) {
-            layer = argv[++i];
-        } else if (!strcmp(argv[i], "--out") && i + 1 < argc) {
-            out = argv[++i];
-        } else if (!strcmp(argv[i], "--npy") && i + 1 < argc) {
-            npy = argv[++i];
-        } else {
-            fprintf(stderr, "clgrad-predict: %s %s (clgrad-predict --help lists the options)\n",
-                    argv[i], i + 1 < argc ? "is not an option" : "is not an option, or needs a value");
-            return 2;
-        }
+    size_t n = clg_net_param_count(net, CLG_PARAMS_LEARNABLE), bad = 0;
+    float *w = malloc((n ? n : 1) * sizeof *w);
+    if (!w || clg_net_get_params(net, CLG_PARAMS_LEARNABLE, w, n) != CLG_OK) {
+        free(w);
+        return 1; /* unread: the prediction's own errors will say */
     }
-    if (npy && argc - i > 1) {
-        fprintf(stderr, "clgrad-predict: --npy classifies the array's images: give the model "
-                "alone, not %s too\n", argv[i + 1]);
-        return 2;
-    }
-    if (argc - i < (npy ? 1 : 2) || !layer != !out || (npy && layer)) {
-        usage(stderr);
-        return 2;
-    }
-    const char *model = argv[i++];
+    for (size_t i = 0; i < n; i++)
+        bad += !isfinite(w[i]);
+    free(w);
+    if (bad)
+        fprintf(stderr, "clgrad-predict: %s: %zu of its %zu weights are NaN or infinite (its "
+                "training diverged?): it cannot classify anything\n", model, bad, n);
+    return !bad;
+}
+
+/* Everything after the options: the model on its device, then the images. */
+static int predict(const settings *set, char **ops, size_t nops)
+{
+    size_t k = set->k;
+    const char *filter = set->filter, *layer = set->layer, *out = set->out, *npy = set->npy;
+    int json = set->json;
+    const char *model = ops[0];
     clg_device_info *all = NULL;
     size_t n = 0, count = 0;
     clg_device_info *chosen = NULL;
@@ -461,6 +469,11 @@ int main(int argc, char **argv)
         clg_ctx_destroy(ctx);
         return 1;
     }
+    if (!weights_finite(net, model)) {
+        clg_net_destroy(net);
+        clg_ctx_destroy(ctx);
+        return 1;
+    }
     if (npy) {
         int rc = classify_npy(net, ctx, npy, k, json);
         clg_net_destroy(net);
@@ -468,7 +481,7 @@ int main(int argc, char **argv)
         return rc;
     }
     items l = {0};
-    int rc = gather(&l, net, argv + i, (size_t)(argc - i)) ? 0 : 1;
+    int rc = gather(&l, net, ops + 1, nops - 1) ? 0 : 1;
     if (rc == 0 && !l.n) {
         fprintf(stderr, "clgrad-predict: no images (PNG, JPEG, BMP or PNM files) found\n");
         rc = 1;
@@ -488,4 +501,31 @@ int main(int argc, char **argv)
     clg_net_destroy(net);
     clg_ctx_destroy(ctx);
     return rc;
+}
+
+int main(int argc, char **argv)
+{
+    pocl_pin_threads(1); /* before the first OpenCL call: see pocl_pin.h */
+    settings set = {3, NULL, NULL, NULL, NULL, 0};
+    opt_tool t = tool;
+    t.version = clg_version();
+    char **ops = malloc((size_t)argc * sizeof *ops);
+    size_t nops = 0;
+    int rc = ops ? opts_parse(&t, argc, argv, &set, ops, &nops) : 1;
+    if (rc == 0 && set.npy && nops > 1) {
+        fprintf(stderr, "clgrad-predict: --npy classifies the array's images: give the model "
+                "alone, not %s too\n", ops[1]);
+        rc = 2;
+    } else if (rc == 0 && ((!set.npy && nops < 2) || !set.layer != !set.out ||
+                           (set.npy && set.layer))) {
+        fprintf(stderr, "clgrad-predict: %s\n", set.npy && set.layer
+                ? "--npy and --activations exclude each other"
+                : !set.layer != !set.out ? "--activations LAYER and --out FILE go together"
+                : "expected MODEL and images or folders (clgrad-predict --help says more)");
+        rc = 2;
+    }
+    if (rc == 0)
+        rc = predict(&set, ops, nops);
+    free(ops);
+    return rc < 0 ? 0 : rc;
 }

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "clgrad/clgrad.h"
+#include "opts.h"
 #include "pocl_pin.h"
 
 #define CANDIDATE_SECONDS 300 /* a candidate still running after this is a hang */
@@ -312,65 +314,71 @@ static int choose_backends(clg_ctx *ctx, int runs, clg_gemm_backend per_class[CL
     return 0;
 }
 
-static void usage(FILE *f)
-{
-    fprintf(f, "usage: clgrad-tune gemm|conv|all [--quick] [--runs N] [--dry-run] [--set K=V,...]\n"
-               "                   [--in-process] [--filter FILTER]\n"
-               "Searches the built-in GEMM's parameters (gemm), the convolutions' register\n"
-               "blocks (conv) or both (all) on the first device of the auto environment, and\n"
-               "stores them for that device in the cache folder. Every candidate is checked\n"
-               "against a double-precision reference and runs in a child process.\n"
-               "  --quick      the table's rows and one step around the best (about a minute);\n"
-               "               default: a full grid of register blocks, then refinement\n"
-               "  --runs N     timed runs per shape (median; default 3)\n"
-               "  --dry-run    search and print, but do not store\n"
-               "  --set K=V,.. score (and with no --dry-run, store) one parameter set:\n"
-               "               kernel (reg|local), mr nr local_m local_n kc pack_min_k stage_b\n"
-               "               pack_a_min_n conv_mr conv_nr (reg: CPUs); mwg nwg kwg mdimc\n"
-               "               ndimc vw kwi db (local: GPUs); small_flops\n"
-               "  --in-process candidates in this process (faster; a crash ends the search)\n");
-}
+typedef struct settings {
+    int runs, dry, quick, in_process;
+    const char *filter, *set, *worker_kind;
+} settings;
+
+#define AT(field) offsetof(settings, field)
+
+static const opt_def defs[] = {
+    {OPT_FLAG, "quick", AT(quick), 0, 0,
+     .help = "the table's rows and one step around the best (about a minute); default: a "
+             "full grid of register blocks, then refinement"},
+    {OPT_INT, "runs", AT(runs), 1, 15, .value = "N",
+     .help = "timed runs per shape (median; default 3)"},
+    {OPT_FLAG, "dry-run", AT(dry), 0, 0, .help = "search and print, but do not store"},
+    {OPT_TEXT, "set", AT(set), 0, 0, .value = "K=V,...",
+     .help = "score (and with no --dry-run, store) one parameter set: kernel (reg|local), mr "
+             "nr local_m local_n kc pack_min_k stage_b pack_a_min_n conv_mr conv_nr (reg: "
+             "CPUs); mwg nwg kwg mdimc ndimc vw kwi db (local: GPUs); small_flops"},
+    {OPT_FLAG, "in-process", AT(in_process), 0, 0,
+     .help = "candidates in this process (faster; a crash ends the search)"},
+    {OPT_TEXT, "filter", AT(filter), 0, 0, .value = "FILTER",
+     .help = "device filter (default $CLGRAD_DEVICES); the first device is tuned"},
+    {OPT_TEXT, "worker", AT(worker_kind), 0, 0, .value = "gemm|conv",
+     .help = "(internal) score the candidates the parent sends"},
+};
+
+static const opt_tool tool = {
+    "clgrad-tune", NULL,
+    "usage: clgrad-tune gemm|conv|all [options]\n"
+    "Searches the built-in GEMM's parameters (gemm), the convolutions' register blocks\n"
+    "(conv) or both (all) on the first device of the auto environment, and stores them\n"
+    "for that device in the cache folder. Every candidate is checked against a\n"
+    "double-precision reference and runs in a child process.\n",
+    "  -h, --help, --version\n", defs, sizeof defs / sizeof defs[0], 0, 1, "gemm, conv or all"};
 
 int main(int argc, char **argv)
 {
     pocl_pin_threads(1); /* before the first OpenCL call: see pocl_pin.h */
-    int runs = 3, dry = 0, quick = 0, in_process = 0;
-    const char *filter = NULL, *set = NULL, *what = NULL, *worker_kind = NULL;
+    settings opts = {.runs = 3};
     self_path = argv[0];
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--runs") && i + 1 < argc)
-            runs = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--dry-run"))
-            dry = 1;
-        else if (!strcmp(argv[i], "--quick"))
-            quick = 1;
-        else if (!strcmp(argv[i], "--in-process"))
-            in_process = 1;
-        else if (!strcmp(argv[i], "--set") && i + 1 < argc)
-            set = argv[++i];
-        else if (!strcmp(argv[i], "--filter") && i + 1 < argc)
-            filter = argv[++i];
-        else if (!strcmp(argv[i], "--worker") && i + 1 < argc)
-            worker_kind = argv[++i];
-        else if (!strcmp(argv[i], "--help")) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(argv[i], "--version")) {
-            printf("clgrad-tune %s\n", clg_version());
-            return 0;
-        } else if (!what && argv[i][0] != '-')
-            what = argv[i];
-        else {
-            usage(stderr);
-            return 2;
-        }
+    opt_tool t = tool;
+    t.version = clg_version();
+    char *ops[2];
+    char **all_ops = malloc((size_t)argc * sizeof *all_ops);
+    size_t nops = 0;
+    int parsed = all_ops ? opts_parse(&t, argc, argv, &opts, all_ops, &nops) : 1;
+    ops[0] = !parsed && nops ? all_ops[0] : NULL;
+    free(all_ops);
+    if (parsed)
+        return parsed < 0 ? 0 : parsed;
+    int runs = opts.runs, dry = opts.dry, quick = opts.quick, in_process = opts.in_process;
+    const char *filter = opts.filter, *set = opts.set, *what = ops[0];
+    const char *worker_kind = opts.worker_kind;
+    if (worker_kind && strcmp(worker_kind, "gemm") && strcmp(worker_kind, "conv")) {
+        fprintf(stderr, "clgrad-tune: --worker %s: the choices are gemm, conv\n", worker_kind);
+        return 2;
+    }
+    if (!worker_kind && (!what || (strcmp(what, "gemm") && strcmp(what, "conv") &&
+                                   strcmp(what, "all")))) {
+        fprintf(stderr, "clgrad-tune: %s%s: give gemm, conv or all (clgrad-tune --help says "
+                "more)\n", what ? "unknown search " : "nothing to tune", what ? what : "");
+        return 2;
     }
     int do_gemm = what && (!strcmp(what, "gemm") || !strcmp(what, "all"));
     int do_conv = what && (!strcmp(what, "conv") || !strcmp(what, "all"));
-    if ((!worker_kind && !do_gemm && !do_conv) || runs < 1 || runs > 15) {
-        usage(stderr);
-        return 2;
-    }
     clg_device_info *all;
     size_t n, count;
     clg_device_info *chosen;

@@ -8,7 +8,7 @@
 2. clgrad -> ONNX Runtime: a network trained by clgrad-train and exported with --export-onnx
    passes onnx.checker and, run by ONNX Runtime, gives clgrad's probabilities within 1e-4.
 
-    python3 tools/onnx_check.py --build build [--work DIR]
+    python3 tools/peers/onnx_check.py --build build [--work DIR]
 
 Exits 77 (skipped, saying why) where PyTorch, onnx or onnxruntime is not installed.
 """

@@ -5,7 +5,7 @@ default) on the CPU and prints training and inference images/s (median step afte
 steps), so that the two run on the same machine in the same session. A benchmark peer only:
 clgrad never needs PyTorch.
 
-    python3 tools/bench_pytorch.py tools/nets/fashion-resnet20.net [--batch 64] [--threads 2]
+    python3 tools/peers/bench_pytorch.py tools/nets/fashion-resnet20.net [--batch 64] [--threads 2]
         [--steps 30] [--json]
 """
 import argparse, json, re, statistics, sys, time

@@ -164,7 +164,7 @@ int bench_train(const bench_opts *o, size_t batch)
                "of the device's FMA peak (%.1f GFLOP/s, clgrad-bench peak)\n", 3 * fwd_flops * 1e-6,
                train_gflops, peak > 0 ? 100 * train_gflops / peak : 0, peak);
         /* The peer is measured on the machine at hand: a figure from another CPU misleads. */
-        printf("peer: tools/bench_pytorch.py %s (the same network in PyTorch)\n",
+        printf("peer: tools/peers/bench_pytorch.py %s (the same network in PyTorch)\n",
                o->net_text ? o->net_name : "tools/nets/fashion-tutorial.net");
         printf("\n");
         printf("%-24s %10s %10s %8s\n", "layer", "fwd ms", "bwd ms", "share");
