@@ -21,4 +21,9 @@ echo "$out"
 echo "$out" | grep -q "^| epoch 1: 6 undecodable files found and skipped (6 in all: zz_bad1.png, zz_bad2.png, zz_bad3.png and 3 more) *|$" ||
   fail "epoch 1 does not count and name the 6 files once"
 echo "$out" | grep -q "^| epoch 2:" && fail "files counted again in epoch 2"
+# the first image of the folder corrupt: the images' size comes from the first readable one
+first=$(ls "$b/data/train" | head -1)
+printf 'not an image' > "$b/data/train/$first/000_first_is_bad.png"
+out=$("$train" --net "$tiny" --data "$b/data" --epochs 1 --batch 32 --bad-files skip --quiet \
+  --save "$b/m2.clgm" 2>&1) || fail "a corrupt first image with --bad-files skip: exit $?: $out"
 echo "bad_files_skip: every check passed"

@@ -70,6 +70,8 @@ echo "checkpoint folder lost mid-run: warned, trained on, saved"
 # 3. Retention across a resume, and a damaged newest checkpoint passed over
 small="--limit-train 640 --limit-test 64 --batch 64 --quiet --checkpoint-path ck3 --checkpoint-unit iteration --checkpoint-frequency 2"
 "$bin" $small --epochs 1 --save a.clgm > /dev/null 2>&1 || fail "first run"
+# at an epoch's end a checkpoint is named after the epoch done, as with --checkpoint-unit epoch
+[ -e ck3/checkpoint-e0001-i00000010.clgm ] || fail "the epoch's last checkpoint: $(ls ck3)"
 "$bin" $small --epochs 2 --resume ck3 --save b.clgm > /dev/null 2>&1 || fail "resumed run"
 n=$(ls ck3 | wc -l)
 [ "$n" -eq 3 ] || fail "$n checkpoints kept across the resume, want 3: $(ls ck3)"

@@ -31,4 +31,14 @@ mkdir -p "$p/plain/a" "$p/plain/b"
 cp "$work/folders/test/Bag/"*.png "$p/plain/a/"
 "$bin/clgrad-predict" "$work/m.clgm" "$p/plain" > "$p/out3.txt" || fail "unlabelled tree"
 grep -q "^Accuracy" "$p/out3.txt" && fail "accuracy without labels"
+# an image whose header declares a size past the limits is said to be too large, not "not an
+# image" (a PNG of 100000 x 100000 pixels: its IHDR chunk and no more)
+python3 -c "
+import struct, sys, zlib
+def chunk(t, d): return struct.pack('>I', len(d)) + t + d + struct.pack('>I', zlib.crc32(t + d))
+sys.stdout.buffer.write(b'\\x89PNG\\r\\n\\x1a\\n' + chunk(b'IHDR', struct.pack('>IIBBBBB', 100000, 100000, 8, 0, 0, 0, 0)) + chunk(b'IEND', b''))
+" > "$p/huge.png"
+"$bin/clgrad-predict" "$work/m.clgm" "$p/huge.png" > /dev/null 2> "$p/err4.txt" && fail "a huge image was read"
+grep -q "huge.png: 100000x100000 pixels, too large: clgrad reads images of at most" "$p/err4.txt" ||
+  fail "the huge image is not called too large: $(cat "$p/err4.txt")"
 echo "predict_folders: every check passed"

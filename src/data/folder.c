@@ -241,12 +241,20 @@ clg_status clg_datastore_open_image_folder(const char *dir, const clg_image_fold
         st = clg__datastore_fail(NULL, CLG_ERR_OUT_OF_HOST_MEMORY, "out of host memory");
     if (st == CLG_OK) {
         s->o = *o;
-        if (!s->o.height) { /* the first image's size */
+        if (!s->o.height) { /* the first image's size (skipping: the first readable one's) */
+            size_t k = 0;
             st = clg__image_size(s->paths[0], &s->o.height, &s->o.width);
-            if (st != CLG_OK)
+            while (st != CLG_OK && o->bad_files == CLG_BAD_FILES_SKIP && ++k < s->n)
+                st = clg__image_size(s->paths[k], &s->o.height, &s->o.width);
+            if (st != CLG_OK && k == s->n)
+                st = clg__datastore_fail(NULL, CLG_ERR_CORRUPT, "image folder %s: none of its "
+                                         "%zu images is readable (the first: %s)", dir, s->n,
+                                         s->paths[0]);
+            else if (st != CLG_OK)
                 st = clg__datastore_fail(NULL, CLG_ERR_INVALID_ARG, "the size of the images "
-                                         "comes from the first one, which fails: %s",
-                                         clg_last_error());
+                                         "comes from the first one, which fails (--bad-files "
+                                         "skip takes the first readable one; --image-size HxW "
+                                         "sets it): %s", clg_last_error());
         }
     }
     clg_datastore *ds = NULL;

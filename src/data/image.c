@@ -98,10 +98,46 @@ static int png_chunks_ok(const unsigned char *p, size_t len)
     return 1;
 }
 
-clg_status clg__image_decode(const unsigned char *data, size_t len, size_t c, size_t h, size_t w,
-                             float *out, char *msg, size_t msg_cap)
+static unsigned long be32(const unsigned char *p)
 {
-    int iw, ih, ic;
+    return (unsigned long)p[0] << 24 | (unsigned long)p[1] << 16 | (unsigned long)p[2] << 8 | p[3];
+}
+
+/* The size a PNG, JPEG or BMP header declares, read where stb refuses the image (stb says
+ * only that it failed: a size over its own limits reads as "not an image"). 0 when none. */
+static int declared_size(const unsigned char *d, size_t len, unsigned long *w, unsigned long *h)
+{
+    if (len >= 24 && !memcmp(d, "\x89PNG\r\n\x1a\n", 8) && !memcmp(d + 12, "IHDR", 4)) {
+        *w = be32(d + 16), *h = be32(d + 20);
+        return 1;
+    }
+    if (len >= 26 && d[0] == 'B' && d[1] == 'M') {
+        *w = (unsigned long)d[18] | (unsigned long)d[19] << 8 | (unsigned long)d[20] << 16 |
+             (unsigned long)d[21] << 24;
+        unsigned long hh = (unsigned long)d[22] | (unsigned long)d[23] << 8 |
+                           (unsigned long)d[24] << 16 | (unsigned long)d[25] << 24;
+        *h = hh & 0x80000000ul ? 0x100000000ul - hh : hh; /* negative: top-down rows */
+        return 1;
+    }
+    for (size_t i = 2; len >= 4 && d[0] == 0xFF && d[1] == 0xD8 && i + 9 <= len;) {
+        if (d[i] != 0xFF)
+            return 0;
+        unsigned m = d[i + 1], seg = (unsigned)d[i + 2] << 8 | d[i + 3];
+        if (m >= 0xC0 && m <= 0xCF && m != 0xC4 && m != 0xC8 && m != 0xCC) { /* a frame */
+            *h = (unsigned long)d[i + 5] << 8 | d[i + 6];
+            *w = (unsigned long)d[i + 7] << 8 | d[i + 8];
+            return 1;
+        }
+        i += 2 + seg;
+    }
+    return 0;
+}
+
+/* The checks before decoding: a readable header of an image within the limits, its size
+ * into *iw, *ih, *ic; else CLG_ERR_CORRUPT with the reason in msg. */
+static clg_status probe(const unsigned char *data, size_t len, int *iw, int *ih, int *ic,
+                        char *msg, size_t msg_cap)
+{
     if (len == 0) {
         snprintf(msg, msg_cap, "empty file");
         return CLG_ERR_CORRUPT;
@@ -119,17 +155,36 @@ clg_status clg__image_decode(const unsigned char *data, size_t len, size_t c, si
         snprintf(msg, msg_cap, "corrupt JPEG: a Huffman table defines more than 256 codes");
         return CLG_ERR_CORRUPT;
     }
-    if (len > (size_t)CLG_IMAGE_MAX_FILE || !clg__stbi_info(data, (int)len, &iw, &ih, &ic)) {
+    unsigned long dw, dh;
+    if (len > (size_t)CLG_IMAGE_MAX_FILE || !clg__stbi_info(data, (int)len, iw, ih, ic)) {
+        if (len <= (size_t)CLG_IMAGE_MAX_FILE && declared_size(data, len, &dw, &dh) &&
+            (dw > CLG_IMAGE_MAX_SIDE || dh > CLG_IMAGE_MAX_SIDE)) {
+            snprintf(msg, msg_cap, "%lux%lu pixels, too large: clgrad reads images of at most "
+                     "%d per side and %llu pixels", dw, dh, CLG_IMAGE_MAX_SIDE,
+                     (unsigned long long)CLG_IMAGE_MAX_PIXELS);
+            return CLG_ERR_CORRUPT;
+        }
         snprintf(msg, msg_cap, "not a PNG, JPEG, BMP or PNM image%s",
                  len > (size_t)CLG_IMAGE_MAX_FILE ? " (file too large)" : "");
         return CLG_ERR_CORRUPT;
     }
-    if (iw < 1 || ih < 1 || iw > CLG_IMAGE_MAX_SIDE || ih > CLG_IMAGE_MAX_SIDE ||
-        (size_t)iw * (size_t)ih > CLG_IMAGE_MAX_PIXELS) {
-        snprintf(msg, msg_cap, "declared size %dx%d is over the limit (%d per side, %llu pixels)",
-                 iw, ih, CLG_IMAGE_MAX_SIDE, (unsigned long long)CLG_IMAGE_MAX_PIXELS);
+    if (*iw < 1 || *ih < 1 || *iw > CLG_IMAGE_MAX_SIDE || *ih > CLG_IMAGE_MAX_SIDE ||
+        (size_t)*iw * (size_t)*ih > CLG_IMAGE_MAX_PIXELS) {
+        snprintf(msg, msg_cap, "%dx%d pixels, too large: clgrad reads images of at most %d per "
+                 "side and %llu pixels", *iw, *ih, CLG_IMAGE_MAX_SIDE,
+                 (unsigned long long)CLG_IMAGE_MAX_PIXELS);
         return CLG_ERR_CORRUPT;
     }
+    return CLG_OK;
+}
+
+clg_status clg__image_decode(const unsigned char *data, size_t len, size_t c, size_t h, size_t w,
+                             float *out, char *msg, size_t msg_cap)
+{
+    int iw, ih, ic;
+    clg_status st = probe(data, len, &iw, &ih, &ic, msg, msg_cap);
+    if (st != CLG_OK)
+        return st;
     /* stb 2.27 converts 16-bit PNM data it never checked was all there (a heap overflow found
      * by fuzzing): 16-bit images are refused outright. */
     if (clg__stbi_is_16_bit(data, (int)len)) {
@@ -230,13 +285,9 @@ clg_status clg__image_size(const char *path, size_t *h, size_t *w)
     size_t len;
     clg_status st = read_file(path, &data, &len);
     int iw = 0, ih = 0, ic = 0;
-    if (st == CLG_OK && (!len || len > (size_t)CLG_IMAGE_MAX_FILE || !pnm_header_ok(data, len) ||
-                         !png_chunks_ok(data, len) ||
-                         !jpeg_tables_ok(data, len) ||
-                         !clg__stbi_info(data, (int)len, &iw, &ih, &ic) || iw < 1 ||
-                         ih < 1 || iw > CLG_IMAGE_MAX_SIDE || ih > CLG_IMAGE_MAX_SIDE))
-        st = clg__datastore_fail(NULL, CLG_ERR_CORRUPT, "image %s: not a readable PNG, JPEG, BMP "
-                                 "or PNM image within the size limits", path);
+    char msg[256];
+    if (st == CLG_OK && (st = probe(data, len, &iw, &ih, &ic, msg, sizeof msg)) != CLG_OK)
+        clg__datastore_fail(NULL, st, "image %s: %s", path, msg);
     free(data);
     *h = (size_t)ih;
     *w = (size_t)iw;

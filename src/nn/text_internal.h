@@ -29,8 +29,12 @@ typedef struct clg__option {
 clg_status clg__text_error(const clg__parser *p, const clg__token *t, clg_status st,
                            const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 int clg__token_is(const clg__token *t, const char *word);
-/* Up to max integers in [0, 2^24] separated by sep; how many, 0 on any junk. */
+/* Up to max integers in [0, CLG__TEXT_MAX_INT] separated by sep; how many, 0 on any junk. */
+#define CLG__TEXT_MAX_INT (1L << 24)
 int clg__text_ints(const char *s, size_t len, char sep, long *out, int max);
+/* Whether the len bytes at s hold digits (and separators sep) with a number past
+ * CLG__TEXT_MAX_INT: a size too large, not junk. */
+int clg__text_too_large(const char *s, size_t len, char sep);
 /* A finite float; 0 on junk or a value a float cannot hold. */
 int clg__text_float(const char *s, size_t len, float *out);
 /* tok[1] as HxW.. with `count` sizes (CLG_ERR_INVALID_ARG saying `want` otherwise), after

@@ -27,6 +27,23 @@ int clg__token_is(const clg__token *t, const char *word)
     return t->len == strlen(word) && !strncmp(t->s, word, t->len);
 }
 
+int clg__text_too_large(const char *s, size_t len, char sep)
+{
+    size_t run = 0;
+    int large = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] == sep) {
+            run = 0;
+            continue;
+        }
+        if (!isdigit((unsigned char)s[i]))
+            return 0;
+        run = run || s[i] != '0' ? run + 1 : 0; /* significant digits */
+        large |= run > 8 || (run == 8 && strtol(s + i - 7, NULL, 10) > CLG__TEXT_MAX_INT);
+    }
+    return large;
+}
+
 int clg__text_ints(const char *s, size_t len, char sep, long *out, int max)
 {
     int n = 0;
@@ -37,7 +54,7 @@ int clg__text_ints(const char *s, size_t len, char sep, long *out, int max)
         long v = 0;
         while (i < len && isdigit((unsigned char)s[i])) {
             v = v * 10 + (s[i++] - '0');
-            if (v > 1 << 24)
+            if (v > CLG__TEXT_MAX_INT)
                 return 0;
         }
         out[n++] = v;
@@ -73,8 +90,10 @@ clg_status clg__text_sizes(const clg__parser *p, const clg__token *tok, size_t n
         return clg__text_error(p, &tok[0], CLG_ERR_INVALID_ARG, "%.*s needs an argument: %s",
                                (int)tok[0].len, tok[0].s, usage);
     if (clg__text_ints(tok[1].s, tok[1].len, 'x', out, count) != count)
-        return clg__text_error(p, &tok[1], CLG_ERR_INVALID_ARG, "expected %s, found \"%.*s\"",
-                               count == 3 ? "HxWxFILTERS" : "HxW", (int)tok[1].len, tok[1].s);
+        return clg__text_error(p, &tok[1], CLG_ERR_INVALID_ARG, "expected %s, found \"%.*s\"%s",
+                               count == 3 ? "HxWxFILTERS" : "HxW", (int)tok[1].len, tok[1].s,
+                               clg__text_too_large(tok[1].s, tok[1].len, 'x')
+                                   ? ": too large (at most 16777216 each)" : "");
     return CLG_OK;
 }
 

@@ -70,9 +70,9 @@ clg_status clg__checkpoint_write(clg__trainer *t, char *path, size_t cap, int *i
     clg_status st = clg__train_sync_master(t);
     if (st == CLG_OK)
         st = clg__train_state_save(t, &blob, &len);
-    char name[64];
-    snprintf(name, sizeof name, "checkpoint-e%04d-i%08llu.clgm", t->epoch,
-             (unsigned long long)t->step);
+    char name[64]; /* at an epoch's end, named after the epoch done, whatever the unit */
+    snprintf(name, sizeof name, "checkpoint-e%04d-i%08llu.clgm",
+             t->epoch + (t->next_iter >= t->iters_per_epoch), (unsigned long long)t->step);
     snprintf(path, cap, "%s/%s", t->o.checkpoint_path, name);
     if (st == CLG_OK) {
         st = clg__model_save(t->net, path, blob, len);

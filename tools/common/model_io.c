@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include "model_io.h"
 #include "text_file.h"
@@ -51,6 +52,12 @@ clg_status make_net(const char *tool, clg_ctx *ctx, const char *path, const char
 {
     *trained = 0;
     clg_status st;
+    struct stat sb;
+    if (path && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        fprintf(stderr, "%s: %s is a folder: give a network file (text, .clgm or .onnx)\n", tool,
+                path);
+        return CLG_ERR_INVALID_ARG;
+    }
     if (is_onnx(path) || is_model_file(path)) { /* its weights kept: fine-tuning */
         st = load_model(ctx, path, net);
         *trained = st == CLG_OK;

@@ -10,6 +10,9 @@ static clg_status parse(const clg__parser *p, const clg__token *tok, size_t ntok
     long units = 0;
     if (ntok < 2)
         return clg__text_error(p, &tok[0], CLG_ERR_INVALID_ARG, "fc needs an argument: fc UNITS");
+    if (clg__text_too_large(tok[1].s, tok[1].len, ','))
+        return clg__text_error(p, &tok[1], CLG_ERR_INVALID_ARG, "%.*s units: too large (a layer "
+                               "takes at most %ld)", (int)tok[1].len, tok[1].s, CLG__TEXT_MAX_INT);
     if (clg__text_ints(tok[1].s, tok[1].len, ',', &units, 1) != 1 || units < 1)
         return clg__text_error(p, &tok[1], CLG_ERR_INVALID_ARG,
                                "expected a unit count >= 1, found \"%.*s\"", (int)tok[1].len,
