@@ -253,6 +253,23 @@ static int resume_net_agrees(const cli *c, clg_ctx *ctx)
     return same;
 }
 
+/* The network a run trains, for the plot's title: its file, the default, or for a resume
+ * without --net the checkpoint's (named by its size: the file it came from is not kept). */
+static void network_title(const cli *c, clg_ctx *ctx, char *out, size_t cap)
+{
+    char path[4096];
+    clg_net *net = NULL;
+    snprintf(out, cap, "%s", c->net_file ? c->net_file : "default network");
+    if (c->net_file || !c->resume || !newest_checkpoint(c->resume, path, sizeof path) ||
+        clg_net_load(ctx, path, &net) != CLG_OK)
+        return;
+    const char *base = strrchr(path, '/');
+    snprintf(out, cap, "%zu-layer network of %zu parameters resumed from %.40s",
+             clg_net_layer_count(net), clg_net_param_count(net, CLG_PARAMS_LEARNABLE),
+             base ? base + 1 : path);
+    clg_net_destroy(net);
+}
+
 /* --summary: the table of the network that training, resuming or evaluation would use: the
  * model evaluated, the checkpoint resumed from, --net's file (text, model or ONNX) or the
  * default. */
@@ -563,8 +580,9 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
     c.o.progress = display_progress;
     c.o.progress_user = &d;
     clg_train_report rep;
-    snprintf(d.title, sizeof d.title, "Training progress: %s, %s, batch %zu",
-             c.net_file ? c.net_file : c.resume ? c.resume : "default network",
+    char what[120]; /* the title's room */
+    network_title(&c, ctx, what, sizeof what);
+    snprintf(d.title, sizeof d.title, "Training progress: %s, %s, batch %zu", what,
              clg_solver_name(c.o.solver), c.o.mini_batch_size);
     if (c.resume) {
         if (!resume_net_agrees(&c, ctx)) {

@@ -281,11 +281,21 @@ int plot_write_models_png(const plot_data *models, const char *const *names, siz
         double smooth = plot_smoothing(models[i].loss.n);
         curve(cr, &acc, &models[i].acc, 100, smooth, r, g, b, 2);
         curve(cr, &loss, &models[i].loss, 1, smooth, r, g, b, 2);
-        for (size_t k = 0; k < models[i].val_acc.n; k++) { /* validation: dots */
-            cairo_arc(cr, px(&acc, models[i].val_acc.p[k].iteration),
-                      py(&acc, 100 * models[i].val_acc.p[k].value), 3.5, 0, 2 * PI);
-            cairo_fill(cr);
-        }
+        /* validation: dots in the model's colour, accuracy and loss */
+        const struct {
+            const panel *on;
+            const plot_series *s;
+            double scale;
+        } val[2] = {{&acc, &models[i].val_acc, 100}, {&loss, &models[i].val_loss, 1}};
+        cairo_set_source_rgb(cr, r, g, b);
+        for (int v = 0; v < 2; v++)
+            for (size_t k = 0; k < val[v].s->n; k++) {
+                if (!isfinite(val[v].s->p[k].value))
+                    continue;
+                cairo_arc(cr, px(val[v].on, val[v].s->p[k].iteration),
+                          py(val[v].on, val[v].scale * val[v].s->p[k].value), 3.5, 0, 2 * PI);
+                cairo_fill(cr);
+            }
         cairo_set_source_rgb(cr, r, g, b); /* legend */
         cairo_rectangle(cr, 80 + 150.0 * (double)(i % 5), 633 + 14.0 * (double)(i / 5), 10, 10);
         cairo_fill(cr);

@@ -38,13 +38,13 @@ double plot_loss_top(const plot_series *train, const plot_series *val);
 int plot_write_png(const plot_data *d, const char *path, const char *title, char *err,
                    size_t err_cap);
 
-/* One smoothed training curve per model (accuracy on top, loss below) on the same axes, with
- * validation accuracy as dots and a legend of the names. */
 /* A K x K confusion matrix (counts[true * K + predicted]) as a heat map: each cell shaded by
  * its share of its true class's samples, with its count; class names on both axes. */
 int plot_confusion_png(const char *const *names, size_t K, const size_t *counts,
                        const char *path, const char *title, char *err, size_t err_cap);
 
+/* One smoothed training curve per model (accuracy on top, loss below) on the same axes, with
+ * validation accuracy and loss as dots in the model's colour and a legend of the names. */
 int plot_write_models_png(const plot_data *models, const char *const *names, size_t n,
                           const char *path, const char *title, char *err, size_t err_cap);
 

@@ -22,6 +22,7 @@ typedef struct row {
     size_t iteration, iterations;
     double loss, acc, val_acc, test_acc;
     int has_val;
+    size_t every;                /* --verbose-frequency: a line every that many iterations */
     plot_data plot;
 } row;
 
@@ -132,6 +133,10 @@ static int progress(size_t i, const clg_train_progress *p, void *user)
         return 0;
     if (s->tty && (changed || now() - s->last_draw > 0.5))
         print_table(s);
+    else if (!s->tty && p->kind == CLG_PROGRESS_ITERATION && r->every &&
+             p->iteration % r->every == 0)
+        printf("[%s] iteration %zu: loss %.4f, accuracy %.2f%%\n", s->e[i].name, p->iteration,
+               p->loss, 100 * p->accuracy);
     else if (!s->tty && p->kind == CLG_PROGRESS_VALIDATION)
         printf("[%s] iteration %zu: loss %.4f, validation accuracy %.2f%%\n", s->e[i].name,
                p->iteration, p->loss, 100 * p->val_accuracy);
@@ -310,6 +315,7 @@ int sweep_run(const char *file, int argc, char **argv, clg_ctx *const *ctxs, siz
         e[n].val = shared_val;
         snprintf(s.rows[n].net, sizeof s.rows[n].net, "%s", w[1]);
         s.rows[n].epochs = c.o.max_epochs;
+        s.rows[n].every = c.table_every;
         n++;
     }
     free(text);
