@@ -41,4 +41,13 @@ sys.stdout.buffer.write(b'\\x89PNG\\r\\n\\x1a\\n' + chunk(b'IHDR', struct.pack('
 "$bin/clgrad-predict" "$work/m.clgm" "$p/huge.png" > /dev/null 2> "$p/err4.txt" && fail "a huge image was read"
 grep -q "huge.png: 100000x100000 pixels, too large: clgrad reads images of at most" "$p/err4.txt" ||
   fail "the huge image is not called too large: $(cat "$p/err4.txt")"
+# NaN images (--npy) have no class: refused, not "-nan%"
+python3 -c "
+import struct, sys
+head = \"{'descr': '<f4', 'fortran_order': False, 'shape': (2, 28, 28), }\"
+head += ' ' * (117 - len(head)) + '\\n'
+sys.stdout.buffer.write(b'\\x93NUMPY\\x01\\x00' + struct.pack('<H', len(head)) + head.encode() + struct.pack('<1568f', *([float('nan')] * 1568)))
+" > "$p/nan.npy"
+"$bin/clgrad-predict" --npy "$p/nan.npy" "$work/m.clgm" > "$p/out5.txt" 2> "$p/err5.txt" && fail "NaN images classified: $(cat "$p/out5.txt")"
+grep -q "nan.npy holds 1568 NaN or infinite values: refused" "$p/err5.txt" || fail "NaN images: $(cat "$p/err5.txt")"
 echo "predict_folders: every check passed"

@@ -1006,6 +1006,17 @@ static void model_file_round_trip_and_corruption(void **state)
     CLG_ASSERT_STATUS(clg_net_save(net, dir), CLG_ERR_IO);
     CLG_ASSERT_STATUS(clg_net_load(ctx, path, &back), CLG_OK);
     clg_net_destroy(back);
+    /* a network with a NaN weight (a diverged training's) is not saved over the good file */
+    size_t nw = clg_net_param_count(net, CLG_PARAMS_LEARNABLE);
+    float *w = malloc(nw * sizeof *w);
+    CLG_ASSERT_STATUS(clg_net_get_params(net, CLG_PARAMS_LEARNABLE, w, nw), CLG_OK);
+    w[nw / 2] = NAN;
+    CLG_ASSERT_STATUS(clg_net_set_params(net, CLG_PARAMS_LEARNABLE, w, nw), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_save(net, path), CLG_ERR_NUMERICS);
+    assert_non_null(strstr(clg_ctx_last_error(ctx), "1 of the network's"));
+    CLG_ASSERT_STATUS(clg_net_load(ctx, path, &back), CLG_OK);
+    clg_net_destroy(back);
+    free(w);
     free(file);
     clg_net_destroy(net);
     clg_test_rmtree(dir);

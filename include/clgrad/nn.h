@@ -193,7 +193,8 @@ CLG_API clg_status clg_net_replace_output(const clg_net *net, size_t classes, ui
 
 /** Saves the network (text, class names, parameters and batch-norm state) as a model file,
  *  atomically: the file at path is the old one or the complete new one, never a mix.
- *  @return CLG_OK; CLG_ERR_IO naming the path. */
+ *  @return CLG_OK; CLG_ERR_IO naming the path; CLG_ERR_NUMERICS when a weight or statistic
+ *          is NaN or infinite (a diverged training's network: nothing is written). */
 CLG_API clg_status clg_net_save(clg_net *net, const char *path);
 /** Loads a model or checkpoint file onto ctx. The version and SHA-256 checksum are verified
  *  before anything is built. @return CLG_OK; CLG_ERR_IO (unreadable); CLG_ERR_CORRUPT

@@ -1,6 +1,7 @@
 /* Model files: a versioned container of sections (network text, class names, parameters,
  * batch-norm state, the training layer's state) closed by a SHA-256 of everything before it.
  * Written atomically; verified whole before anything is built from it. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,6 +106,15 @@ clg_status clg__model_save(clg_net *net, const char *path, const void *train_blo
         st = clg_net_text(net, text, text_len + 1, NULL);
     float *learn = st == CLG_OK ? params_of(net, CLG_PARAMS_LEARNABLE, &nl, &st) : NULL;
     float *state = st == CLG_OK ? params_of(net, CLG_PARAMS_STATE, &ns, &st) : NULL;
+    size_t bad = 0; /* a diverged network's: a file of them would only mislead */
+    for (size_t i = 0; st == CLG_OK && i < nl; i++)
+        bad += !isfinite(learn[i]);
+    for (size_t i = 0; st == CLG_OK && i < ns; i++)
+        bad += !isfinite(state[i]);
+    if (st == CLG_OK && bad)
+        st = clg__fail(net->ctx, CLG_ERR_NUMERICS, "%s not written: %zu of the network's %zu "
+                       "weights and statistics are NaN or infinite (its training diverged?)",
+                       path, bad, nl + ns);
     buf b = {0};
     if (st == CLG_OK) {
         put(&b, CLG__MODEL_MAGIC, 8);
