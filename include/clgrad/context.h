@@ -105,10 +105,6 @@ typedef struct clg_kernel_time {
 CLG_API clg_status clg_ctx_kernel_times(clg_ctx *ctx, clg_kernel_time *out, size_t cap,
                                         size_t *count, int reset);
 
-/** Builds (or loads from cache) every embedded kernel family now rather than on first use,
- *  e.g. to measure start-up or to fail early. @return CLG_OK or the first build error. */
-CLG_API clg_status clg_ctx_warm_up(clg_ctx *ctx);
-
 /** Folder the context's binary cache uses, or NULL when the cache is off. Borrowed. */
 CLG_API const char *clg_ctx_cache_dir(const clg_ctx *ctx);
 

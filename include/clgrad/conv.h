@@ -91,26 +91,6 @@ CLG_API clg_status clg_conv2d_workspace(clg_ctx *ctx, const clg_conv2d_desc *d, 
 CLG_API clg_status clg_conv2d_choose(clg_ctx *ctx, const clg_conv2d_desc *d, clg_conv_pass pass,
                                      clg_shape x, clg_shape w, clg_conv_algo *out);
 
-/** Scores the convolutions' register blocks p->conv_mr x p->conv_nr (0: the GEMM's) on
- *  ctx's device: the implicit and Winograd algorithms checked in every pass against a
- *  double-precision reference on awkward shapes, then the three passes of the default
- *  network's and ResNet-20's layers timed (the algorithms AUTO picks), geometric mean
- *  GFLOP/s. ctx's parameters are restored afterwards.
- *  @return CLG_OK with *score; CLG_ERR_INVALID_ARG; CLG_ERR_NUMERICS for wrong results. */
-CLG_API clg_status clg_conv_tune_score(clg_ctx *ctx, const clg_gemm_params *p, int runs,
-                                       double *score);
-
-/** How much faster the convolutions' blocks of p are than base's (checked first, then pairs
- *  of each layer's three passes, as clg_gemm_tune_compare). */
-CLG_API clg_status clg_conv_tune_compare(clg_ctx *ctx, const clg_gemm_params *p,
-                                         const clg_gemm_params *base, int runs, double *ratio);
-
-/** Searches the convolutions' register blocks (as clg_gemm_tune does the GEMM's; quick: the
- *  rows next to the current one, full: every block the registers hold) and leaves the best
- *  in ctx. Same options, results and errors as clg_gemm_tune. */
-CLG_API clg_status clg_conv_tune(clg_ctx *ctx, const clg_tune_options *opts,
-                                 clg_gemm_params *best, double *best_score);
-
 /** "im2col", "implicit", "winograd", "gemm", "auto" or "find". */
 CLG_API const char *clg_conv_algo_name(clg_conv_algo algo);
 

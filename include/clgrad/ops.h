@@ -12,5 +12,19 @@
 #include "clgrad/norm.h"
 #include "clgrad/dropout.h"
 #include "clgrad/optim.h"
+#include "clgrad/tune.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Builds (or loads from cache) every embedded kernel family of the ops on ctx now rather
+ *  than on first use, e.g. to measure start-up or to fail early.
+ *  @return CLG_OK or the first build error. */
+CLG_API clg_status clg_ctx_warm_up(clg_ctx *ctx);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
