@@ -526,11 +526,17 @@ static void choice_follows_find_results_overrides_and_workspace(void **state)
     clg_ctx *c3 = clg_test_ctx(dir);
     CLG_ASSERT_STATUS(clg_conv2d_choose(c3, &d, CLG_CONV_FWD, xs, ws, &again), CLG_OK);
     assert_int_equal(again, CLG_CONV_ALGO_IMPLICIT);
-    /* The environment overrides AUTO. */
+    /* The environment, as a context finds it when created, overrides AUTO. */
     setenv("CLGRAD_CONV_ALGO", "im2col", 1);
     CLG_ASSERT_STATUS(clg_conv2d_choose(c3, &d, CLG_CONV_FWD, xs, ws, &again), CLG_OK);
+    assert_int_equal(again, CLG_CONV_ALGO_IMPLICIT); /* c3 was made before: read once */
+    clg_ctx_destroy(c3);
+    c3 = clg_test_ctx(dir);
+    CLG_ASSERT_STATUS(clg_conv2d_choose(c3, &d, CLG_CONV_FWD, xs, ws, &again), CLG_OK);
     assert_int_equal(again, CLG_CONV_ALGO_IM2COL);
+    clg_ctx_destroy(c3);
     setenv("CLGRAD_CONV_ALGO", "fastest", 1);
+    c3 = clg_test_ctx(dir);
     CLG_ASSERT_STATUS(clg_conv2d_choose(c3, &d, CLG_CONV_FWD, xs, ws, &again), CLG_ERR_INVALID_ARG);
     unsetenv("CLGRAD_CONV_ALGO");
     clg_ctx_destroy(c3);

@@ -375,10 +375,10 @@ clg_status clg__gemm_state_get(clg_ctx *ctx, clg__gemm_state **out)
         for (int c = 0; c < CLG_GEMM_CLASSES; c++)
             s->class_backend[c] = CLG_GEMM_BUILTIN;
         s->backend = CLG_GEMM_AUTO;
-        const char *env = getenv("CLGRAD_GEMM");
-        if (env && strcasecmp(env, "builtin") == 0)
+        const char *env = ctx->env.gemm;
+        if (strcasecmp(env, "builtin") == 0)
             s->backend = CLG_GEMM_BUILTIN;
-        else if (env && strcasecmp(env, "clblast") == 0 && clg_gemm_has_clblast())
+        else if (strcasecmp(env, "clblast") == 0 && clg_gemm_has_clblast())
             s->backend = CLG_GEMM_CLBLAST;
         load_tuning(ctx, s);
         e->data = s;

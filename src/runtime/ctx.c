@@ -31,6 +31,23 @@ static clg_status decide_as_gpu(const clg_device_info *dev, clg_decisions d, int
     return CLG_OK;
 }
 
+static int env_on(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v && strcmp(v, "0") != 0;
+}
+
+/* The environment a context works under, once (clg__ctx_env). */
+static void read_env(clg__ctx_env *e)
+{
+    const char *v = getenv("CLGRAD_CONV_ALGO");
+    snprintf(e->conv_algo, sizeof e->conv_algo, "%s", v ? v : "");
+    v = getenv("CLGRAD_GEMM");
+    snprintf(e->gemm, sizeof e->gemm, "%s", v ? v : "");
+    e->build_log = env_on("CLGRAD_BUILD_LOG");
+    e->check_numerics = env_on("CLGRAD_CHECK_NUMERICS");
+}
+
 /* Whether a context tunes the GEMM on first use (clg_ctx_options.tune). */
 static clg_status tune_wanted(int option, int *out)
 {
@@ -71,6 +88,7 @@ clg_status clg_ctx_create(const clg_device_info *dev, const clg_ctx_options *opt
     if (!ctx)
         return clg__fail(NULL, CLG_ERR_OUT_OF_HOST_MEMORY, "clg_ctx_create: out of memory");
     ctx->device = *dev;
+    read_env(&ctx->env);
     ctx->as_gpu = as_gpu;
     ctx->gpu_profile = forced;
     ctx->tune_first_use = tune;
@@ -270,4 +288,9 @@ clg_status clg__ctx_transfer_queue(clg_ctx *ctx, cl_command_queue *out)
     }
     *out = ctx->transfer_queue;
     return CLG_OK;
+}
+
+int clg__ctx_check_numerics(const clg_ctx *ctx)
+{
+    return ctx->env.check_numerics;
 }

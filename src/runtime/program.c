@@ -85,8 +85,7 @@ static clg_status build_from_strings(clg_ctx *ctx, const char *name, cl_uint cou
         clReleaseProgram(prog);
         return st;
     }
-    const char *show = getenv("CLGRAD_BUILD_LOG"); /* kernel authors: the compiler's words */
-    if (show && *show && strcmp(show, "0"))
+    if (ctx->env.build_log) /* kernel authors: the compiler's words */
         print_build_log(ctx, prog, name, options);
     *out = prog;
     return CLG_OK;

@@ -66,8 +66,18 @@ typedef struct clg__kernel_profile {
     double seconds;
 } clg__kernel_profile;
 
+/* The environment variables that steer a context's work, read once when it is created (the
+ * ops and training read these, never getenv). */
+typedef struct clg__ctx_env {
+    char conv_algo[24];  /* CLGRAD_CONV_ALGO, parsed where convolutions choose; "" unset */
+    char gemm[16];       /* CLGRAD_GEMM: builtin, clblast or auto; "" unset */
+    int build_log;       /* CLGRAD_BUILD_LOG set and not 0: print compiler logs */
+    int check_numerics;  /* CLGRAD_CHECK_NUMERICS set and not 0 */
+} clg__ctx_env;
+
 struct clg_ctx {
     clg_device_info device;       /* copy; device.cl_device retained by the context */
+    clg__ctx_env env;
     cl_context context;
     cl_command_queue queue;
     cl_command_queue transfer_queue; /* second in-order queue for overlapped copies, or NULL */
@@ -101,6 +111,9 @@ const char *clg__cl_std_option(const char *version);
  * oclgrind's (its command map is unguarded: two threads enqueuing crash it), against the
  * specification, which makes every call but clSetKernelArg thread-safe. */
 int clg__ctx_thread_unsafe(const clg_ctx *ctx);
+
+/* CLGRAD_CHECK_NUMERICS as the context read it at its creation. */
+int clg__ctx_check_numerics(const clg_ctx *ctx);
 
 /* Public options structs begin with struct_size (README "Compatibility"): over *out, which
  * holds the defaults, the caller's struct as far as it reaches. CLG_ERR_INVALID_ARG naming

@@ -424,8 +424,7 @@ clg_status clg__trainer_init(clg__trainer *t, clg_net *net, clg_datastore *train
     t->build0 = build_seconds(t);
     const clg_train_options *o = &t->o;
     t->seed = o->seed;
-    const char *check = getenv("CLGRAD_CHECK_NUMERICS");
-    t->check_numerics = t->x.check_numerics || (check && *check && strcmp(check, "0") != 0);
+    t->check_numerics = t->x.check_numerics || clg__ctx_check_numerics(net->ctx);
     if (net->classes == 0)
         return clg__fail(net->ctx, CLG_ERR_INVALID_ARG, "clg_train: the net has no softmax output");
     if (o->learn_rate_schedule == CLG_LR_PLATEAU && !val)

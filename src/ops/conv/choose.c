@@ -224,8 +224,8 @@ clg_status clg__conv_resolve(clg_ctx *ctx, const clg_conv2d_desc *d, clg_conv_pa
                              clg_tensor *out, clg_conv_algo *algo)
 {
     clg_conv_algo want = d->algo;
-    const char *env = getenv("CLGRAD_CONV_ALGO");
-    if (want == CLG_CONV_ALGO_AUTO && env && *env) {
+    const char *env = ctx->env.conv_algo;
+    if (want == CLG_CONV_ALGO_AUTO && *env) {
         want = clg__conv_algo_named(env);
         if ((int)want < 0)
             return clg__fail(ctx, CLG_ERR_INVALID_ARG,
