@@ -67,7 +67,7 @@ clg_status clg__checkpoint_write(clg__trainer *t, char *path, size_t cap, int *i
     *io_failed = 0;
     unsigned char *blob = NULL;
     size_t len = 0;
-    clg_status st = clg__train_sync_master(t);
+    clg_status st = t->strategy->sync(t);
     if (st == CLG_OK)
         st = clg__train_state_save(t, &blob, &len);
     char name[64]; /* at an epoch's end, named after the epoch done, whatever the unit */

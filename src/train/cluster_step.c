@@ -102,10 +102,10 @@ static clg_status broadcast_master(clg__trainer *t)
     clg_status st = clg__cluster_broadcast(t->cluster, p, np * sizeof *p, 0);
     if (st == CLG_OK && ns)
         st = clg__cluster_broadcast(t->cluster, s, ns * sizeof *s, 0);
-    if (st == CLG_OK && t->hm)
-        st = clg__cluster_broadcast(t->cluster, t->hm, np * sizeof *t->hm, 0);
-    if (st == CLG_OK && t->hv)
-        st = clg__cluster_broadcast(t->cluster, t->hv, np * sizeof *t->hv, 0);
+    if (st == CLG_OK && t->opt.hm)
+        st = clg__cluster_broadcast(t->cluster, t->opt.hm, np * sizeof *t->opt.hm, 0);
+    if (st == CLG_OK && t->opt.hv)
+        st = clg__cluster_broadcast(t->cluster, t->opt.hv, np * sizeof *t->opt.hv, 0);
     return st == CLG_OK ? st : clg__fail(t->ctx, st, "clg_train: %s", clg_last_error());
 }
 

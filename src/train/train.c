@@ -59,60 +59,6 @@ static float learn_rate(const clg__trainer *t)
 }
 
 
-/* Seconds the training's contexts have spent building programs, the slowest context's (they
- * build at once, one per thread): a first run's kernel compiles, left out of elapsed time and
- * images/s, as they are not training. */
-static double build_seconds(const clg__trainer *t)
-{
-    double most = 0.0;
-    size_t n = t->x.contexts ? t->x.context_count : 1;
-    for (size_t i = 0; i < n; i++) {
-        clg_ctx_stats s;
-        if (clg_ctx_get_stats(t->x.contexts ? t->x.contexts[i] : t->ctx, &s) == CLG_OK &&
-            s.build_seconds > most)
-            most = s.build_seconds;
-    }
-    return most;
-}
-
-static double elapsed(const clg__trainer *t)
-{
-    return t->elapsed_before + clg__now() - t->t0 - (build_seconds(t) - t->build0);
-}
-
-static void log_row(clg__trainer *t, const char *kind, double loss, double acc, double vloss,
-                    double vacc, float lr)
-{
-    if (!t->log)
-        return;
-    fprintf(t->log, "%s,%d,%llu,%.3f,", kind, t->epoch + 1, (unsigned long long)t->step,
-            elapsed(t));
-    if (isnan(loss))
-        fprintf(t->log, ",,");
-    else
-        fprintf(t->log, "%.6f,%.6f,", loss, acc);
-    if (isnan(vloss))
-        fprintf(t->log, ",,");
-    else
-        fprintf(t->log, "%.6f,%.6f,", vloss, vacc);
-    fprintf(t->log, "%.8g\n", (double)lr);
-}
-
-static int report(clg__trainer *t, clg_progress_kind kind, double loss, double acc, float lr,
-                  double images_per_s, const char *text)
-{
-    if (!t->o.progress)
-        return 0;
-    clg_train_progress p = {kind, t->epoch + 1, t->o.max_epochs, (size_t)t->step,
-                            t->iters_per_epoch, elapsed(t), loss, acc, t->has_val, t->val_loss,
-                            t->val_acc, lr, images_per_s, text, 1, NULL, NULL};
-    if (t->group) {
-        p.split = clg__group_split(t->group, &p.devices);
-        p.device_ms = clg__group_device_ms(t->group);
-    }
-    return t->o.progress(&p, t->o.progress_user);
-}
-
 /* Learnables then state, downloaded into t->best. */
 static clg_status keep_best(clg__trainer *t)
 {
@@ -132,7 +78,7 @@ static clg_status validate(clg__trainer *t, float lr, int *stop)
 {
     if (t->rank != 0)
         return CLG_OK; /* cluster: rank 0 validates, its stop decision is shared */
-    clg_status st = clg__train_sync_master(t);
+    clg_status st = t->strategy->sync(t);
     if (st == CLG_OK)
         st = clg_net_evaluate(t->net, t->val, t->batch, &t->val_loss, &t->val_acc);
     if (st != CLG_OK)
@@ -157,10 +103,10 @@ static clg_status validate(clg__trainer *t, float lr, int *stop)
         t->rep.stop_reason = CLG_STOP_VALIDATION_PATIENCE;
         *stop = 1;
     }
-    log_row(t, "validation", NAN, NAN, t->val_loss, t->val_acc, lr);
+    clg__train_log_row(t, "validation", NAN, NAN, t->val_loss, t->val_acc, lr);
     if (t->log)
         fflush(t->log);
-    if (report(t, CLG_PROGRESS_VALIDATION, t->rep.loss, t->rep.accuracy, lr, 0.0, NULL)) {
+    if (clg__train_report(t, CLG_PROGRESS_VALIDATION, t->rep.loss, t->rep.accuracy, lr, 0.0, NULL)) {
         t->rep.stop_reason = CLG_STOP_CALLBACK;
         *stop = 1;
     }
@@ -178,12 +124,12 @@ static clg_status checkpoint(clg__trainer *t, float lr)
     clg_status st = clg__checkpoint_write(t, path, sizeof path, &io_failed);
     if (st == CLG_OK) {
         snprintf(t->rep.last_checkpoint, sizeof t->rep.last_checkpoint, "%s", path);
-        report(t, CLG_PROGRESS_CHECKPOINT, t->rep.loss, t->rep.accuracy, lr, 0.0, path);
+        clg__train_report(t, CLG_PROGRESS_CHECKPOINT, t->rep.loss, t->rep.accuracy, lr, 0.0, path);
     } else if (io_failed) {
         snprintf(text, sizeof text, "%s: %s: %s", path, clg_status_name(st),
                  clg_ctx_last_error(t->ctx));
         t->rep.checkpoint_failures++;
-        report(t, CLG_PROGRESS_CHECKPOINT_FAILED, t->rep.loss, t->rep.accuracy, lr, 0.0, text);
+        clg__train_report(t, CLG_PROGRESS_CHECKPOINT_FAILED, t->rep.loss, t->rep.accuracy, lr, 0.0, text);
         st = CLG_OK;
     }
     return st;
@@ -202,82 +148,36 @@ static clg_status diverged(clg__trainer *t, double loss, float lr)
                      : "infinite", (unsigned long long)t->step, t->epoch + 1, (double)lr, last);
 }
 
-/* One iteration on the host mini-batch: on the net's device with the optimizer there, or
- * across the group with the optimizer on the host master weights. */
+/* One iteration on the host mini-batch, in the strategy's steps. */
 static clg_status train_step(clg__trainer *t, float lr, double *loss, size_t *correct)
 {
-    if (t->group) {
-        size_t skip = (size_t)-1;
-        /* without clipping or other ranks, the optimizer's pass adds the devices' gradients
-         * slice by slice as it goes (one pass over memory fewer); early_update, where a
-         * failed step is not redone (policy stop): each layer as soon as every device has
-         * its gradients, while the devices still compute the layers before */
-        int fused = !t->cluster && !clg__clipping(t);
-        int during = fused && t->early && t->x.device_fault_policy == CLG_FAULT_STOP;
-        clg__group_set_update(t->group, during ? &(clg__group_update){clg__optim_update_range, t} : NULL);
-        t->update_lr = lr;
-        t->update_st = CLG_OK;
-        for (;;) {
-            size_t failed = (size_t)-1;
-            clg_status st = clg__group_step(t->group, t->images, t->labels, t->local_batch,
-                                            t->step, skip, fused ? NULL : t->hgrad, loss,
-                                            correct, &failed);
-            if (st == CLG_OK)
-                break;
-            /* bad numbers are the model's, not the device's; a cluster rank cannot redo a
-             * step alone (the other ranks have summed theirs) */
-            if (failed == (size_t)-1 || t->x.device_fault_policy == CLG_FAULT_STOP ||
-                st == CLG_ERR_NUMERICS || t->cluster)
-                return clg__fail(t->ctx, st, "clg_train: %s", clg_last_error());
-            /* continue: redo the step without it; a second failure drops it */
-            char text[CLG__ERR_TEXT];
-            snprintf(text, sizeof text, "%s%s", clg_last_error(),
-                     failed < 64 && ++t->faults[failed] >= 2 ? "; dropped from the group" : "; "
-                     "the step is redone on the other devices");
-            t->rep.device_faults++;
-            if (failed >= 64 || t->faults[failed] >= 2) {
-                clg__group_drop(t->group, failed);
-                t->rep.devices_dropped++;
-            }
-            skip = failed;
-            report(t, CLG_PROGRESS_DEVICE_FAULT, t->rep.loss, t->rep.accuracy, lr, 0.0, text);
-        }
-        if (t->cluster) {
-            clg_status st = clg__cluster_combine(t, loss, correct);
-            if (st != CLG_OK)
-                return st;
-        }
-        if (during && clg__group_updated(t->group)) {
-            size_t n;
-            (void)clg__group_params(t->group, &n); /* changed: copies are sent them */
-            t->rep.updated_early_steps++;
-            return t->update_st;
-        }
-        if (fused)
-            return clg__optim_step_host(t, lr, 1);
-        clg__clip_gradients_host(t);
-        return clg__optim_step_host(t, lr, 0);
-    }
-    clg_status st = clg__net_upload(t->net, t->images, t->batch);
+    const clg__strategy *s = t->strategy;
+    clg_status st = s->compute(t, lr);
     if (st == CLG_OK)
-        st = clg__net_forward(t->net, 1, t->step);
-    if (st == CLG_OK && t->check_numerics)
-        st = clg__net_check_numerics(t->net, 0, t->step);
-    if (st == CLG_OK) /* no pause between forward and backward: the loss arrives meanwhile */
-        st = clg__net_loss_begin(t->net, t->labels);
+        st = s->reduce(t);
     if (st == CLG_OK)
-        st = clg__net_backward(t->net, t->labels, 1.0f / (float)t->batch, t->step);
-    if (st == CLG_OK && t->check_numerics)
-        st = clg__net_check_numerics(t->net, 1, t->step);
+        st = s->update(t, lr);
     if (st == CLG_OK)
-        st = clg__clip_gradients(t);
-    if (st == CLG_OK)
-        st = clg__optim_step(t, lr);
-    if (st == CLG_OK)
-        return clg__net_loss_end(t->net, loss, correct);
-    clg__net_loss_cancel(t->net);
+        return s->finish(t, loss, correct);
+    if (s->cancel)
+        s->cancel(t);
     return st;
 }
+
+#ifdef CLGRAD_TESTING
+/* A testing build's injected rank faults (CLGRAD_FAULT): this rank's weights drift by one
+ * ulp, or the rank dies, after the iteration's work. */
+static void inject_rank_faults(clg__trainer *t)
+{
+    if (t->skew_at && t->step == t->skew_at) {
+        size_t np;
+        float *p = clg__group_params(t->group, &np);
+        p[0] = nextafterf(p[0], INFINITY);
+    }
+    if (t->exit_at && t->step == t->exit_at)
+        clg__testing_rank_exit(t->rank, t->step);
+}
+#endif
 
 clg_status clg__train_run(clg__trainer *t)
 {
@@ -285,14 +185,14 @@ clg_status clg__train_run(clg__trainer *t)
     clg_status st = CLG_OK;
     int stop = 0;
     size_t since_report = 0;
-    double report_t = clg__now(), start = clg__now(), build_start = build_seconds(t);
+    double report_t = clg__now(), start = clg__now(), build_start = clg__train_build_seconds(t);
     size_t trained = 0;
     uint64_t sent0 = clg__cluster_bytes_sent(t->cluster);
     float lr = learn_rate(t);
     if (t->resume_skipped[0])
-        report(t, CLG_PROGRESS_RESUME_SKIPPED, t->rep.loss, t->rep.accuracy, lr, 0.0,
+        clg__train_report(t, CLG_PROGRESS_RESUME_SKIPPED, t->rep.loss, t->rep.accuracy, lr, 0.0,
                t->resume_skipped);
-    if (t->resumed_from[0] && report(t, CLG_PROGRESS_RESUMED, t->rep.loss, t->rep.accuracy, lr,
+    if (t->resumed_from[0] && clg__train_report(t, CLG_PROGRESS_RESUMED, t->rep.loss, t->rep.accuracy, lr,
                                      0.0, t->resumed_from)) {
         t->rep.stop_reason = CLG_STOP_CALLBACK;
         stop = 1;
@@ -317,11 +217,11 @@ clg_status clg__train_run(clg__trainer *t)
             since_report += t->batch;
             t->rep.loss = loss;
             t->rep.accuracy = (double)correct / (double)t->batch;
-            log_row(t, "iteration", loss, t->rep.accuracy, NAN, NAN, lr);
+            clg__train_log_row(t, "iteration", loss, t->rep.accuracy, NAN, NAN, lr);
             int last = t->next_iter + 1 == t->iters_per_epoch && t->epoch + 1 == o->max_epochs;
             if (t->step == 1 || t->step % o->verbose_frequency == 0 || last) {
                 double now = clg__now();
-                if (report(t, CLG_PROGRESS_ITERATION, loss, t->rep.accuracy, lr,
+                if (clg__train_report(t, CLG_PROGRESS_ITERATION, loss, t->rep.accuracy, lr,
                            since_report / (now - report_t > 1e-9 ? now - report_t : 1e-9), NULL)) {
                     t->rep.stop_reason = CLG_STOP_CALLBACK;
                     stop = 1;
@@ -343,13 +243,9 @@ clg_status clg__train_run(clg__trainer *t)
             }
             if (st == CLG_OK && t->cluster)
                 st = clg__cluster_agree_stop(t, &stop);
-            if (t->skew_at && t->step == t->skew_at) { /* injected: this rank's weights drift */
-                size_t np;
-                float *p = clg__group_params(t->group, &np);
-                p[0] = nextafterf(p[0], INFINITY);
-            }
-            if (t->exit_at && t->step == t->exit_at) /* injected: this rank dies */
-                clg__testing_rank_exit(t->rank, t->step);
+#ifdef CLGRAD_TESTING
+            inject_rank_faults(t);
+#endif
         }
         if (st != CLG_OK || t->next_iter < t->iters_per_epoch)
             break; /* stopped inside the epoch */
@@ -357,7 +253,7 @@ clg_status clg__train_run(clg__trainer *t)
         t->next_iter = 0;
         if (t->log)
             fflush(t->log);
-        if (report(t, CLG_PROGRESS_EPOCH, t->rep.loss, t->rep.accuracy, lr, 0.0, NULL)) {
+        if (clg__train_report(t, CLG_PROGRESS_EPOCH, t->rep.loss, t->rep.accuracy, lr, 0.0, NULL)) {
             t->rep.stop_reason = CLG_STOP_CALLBACK;
             stop = 1;
         }
@@ -379,14 +275,14 @@ clg_status clg__train_run(clg__trainer *t)
     if (st == CLG_OK && t->val && !t->has_val)
         st = validate(t, lr, &stop);
     if (st == CLG_OK)
-        st = clg__train_sync_master(t);
+        st = t->strategy->sync(t);
     if (st == CLG_OK && o->output_network == CLG_OUTPUT_BEST_VALIDATION && t->best) {
         size_t nl = clg_net_param_count(t->net, CLG_PARAMS_LEARNABLE);
         st = clg_net_set_params(t->net, CLG_PARAMS_LEARNABLE, t->best, nl);
         if (st == CLG_OK && t->best_count > nl)
             st = clg_net_set_params(t->net, CLG_PARAMS_STATE, t->best + nl, t->best_count - nl);
     }
-    double secs = clg__now() - start - (build_seconds(t) - build_start);
+    double secs = clg__now() - start - (clg__train_build_seconds(t) - build_start);
     t->rep.epochs = t->epoch;
     t->rep.iterations = (size_t)t->step;
     t->rep.has_validation = t->has_val;
@@ -395,7 +291,7 @@ clg_status clg__train_run(clg__trainer *t)
     t->rep.best_val_loss = t->best_val_loss;
     t->rep.best_val_accuracy = t->best_val_acc;
     t->rep.best_iteration = t->best_iter;
-    t->rep.elapsed_s = elapsed(t);
+    t->rep.elapsed_s = clg__train_elapsed(t);
     t->rep.readback_ms = t->group ? clg__group_readback_ms(t->group) : 0.0;
     t->rep.images_per_s = secs > 0 ? (double)trained / secs : 0.0;
     t->rep.run_iterations = trained / t->batch;
@@ -405,7 +301,7 @@ clg_status clg__train_run(clg__trainer *t)
     if (t->log)
         fflush(t->log);
     if (st == CLG_OK)
-        report(t, CLG_PROGRESS_DONE, t->rep.loss, t->rep.accuracy, lr, t->rep.images_per_s, NULL);
+        clg__train_report(t, CLG_PROGRESS_DONE, t->rep.loss, t->rep.accuracy, lr, t->rep.images_per_s, NULL);
     return st;
 }
 
@@ -421,7 +317,7 @@ clg_status clg__trainer_init(clg__trainer *t, clg_net *net, clg_datastore *train
     t->t0 = clg__now();
     if (clg__train_options_read(given, &t->o, &t->x) != CLG_OK)
         return clg__fail(net->ctx, CLG_ERR_INVALID_ARG, "%s", clg_last_error());
-    t->build0 = build_seconds(t);
+    t->build0 = clg__train_build_seconds(t);
     const clg_train_options *o = &t->o;
     t->seed = o->seed;
     t->check_numerics = t->x.check_numerics || clg__ctx_check_numerics(net->ctx);
@@ -479,8 +375,9 @@ clg_status clg__trainer_init(clg__trainer *t, clg_net *net, clg_datastore *train
     if (st != CLG_OK)
         return clg__fail(net->ctx, st, "clg_train: %s", clg_last_error());
     st = clg__net_reserve(net, t->batch);
+    t->strategy = &clg__strategy_device; /* until a group is set up */
     if (st == CLG_OK)
-        st = clg__optim_create(t);
+        st = clg__optim_create(&t->opt, net, o);
     if (st == CLG_OK && o->metrics_log && t->rank == 0) {
         t->log = fopen(o->metrics_log, resuming ? "a" : "w");
         if (!t->log)
@@ -506,9 +403,7 @@ void clg__trainer_free(clg__trainer *t)
     clg__cluster_close(t->cluster);
     clg__group_destroy(t->group);
     free(t->hgrad);
-    free(t->hm);
-    free(t->hv);
-    clg__optim_destroy(t);
+    clg__optim_destroy(&t->opt);
     free(t->perm);
     free(t->images);
     free(t->labels);

@@ -9,8 +9,34 @@
 #include "nn/nn_internal.h"
 #include "parallel/parallel_internal.h"
 #include "cluster/cluster_internal.h"
+#include "train/optimizer.h"
 
-typedef struct clg__trainer {
+typedef struct clg__trainer clg__trainer;
+
+/* How one iteration runs on the devices this process trains on, in the same few calls for
+ * every way of training: one device (train_device.c), a device group with host master
+ * weights (train_group.c), and a group whose steps are summed across MPI ranks (the same,
+ * with the ranks' shares added in reduce). train_step calls them in order; cancel after a
+ * failure in any of them. */
+typedef struct clg__strategy {
+    const char *name;
+    /* forward and backward of this process's share of the host mini-batch (t->images) */
+    clg_status (*compute)(clg__trainer *t, float lr);
+    /* the whole batch's gradient: the shares added (devices, ranks), then clipped */
+    clg_status (*reduce)(clg__trainer *t);
+    /* the optimizer's step; every replica then works on the new weights */
+    clg_status (*update)(clg__trainer *t, float lr);
+    /* the mini-batch's mean loss and correct count (waits for them) */
+    clg_status (*finish)(clg__trainer *t, double *loss, size_t *correct);
+    void (*cancel)(clg__trainer *t);
+    /* the net (validation, checkpoints and the caller see it) and the optimizer's device
+     * moments set to the master copies, where the strategy keeps them elsewhere */
+    clg_status (*sync)(clg__trainer *t);
+} clg__strategy;
+
+extern const clg__strategy clg__strategy_device, clg__strategy_group, clg__strategy_cluster;
+
+struct clg__trainer {
     clg_net *net;
     clg_ctx *ctx;
     clg_datastore *train, *val;
@@ -21,15 +47,17 @@ typedef struct clg__trainer {
     size_t *perm;                 /* this epoch's sample order */
     float *images;                /* one host mini-batch */
     int32_t *labels;
-    clg__param_ref *params;
-    size_t nparams;
-    clg_tensor **m, **v;          /* optimizer state per parameter (m: adam only); with a
-                                     group, staging for checkpoints only */
+    const clg__strategy *strategy;
+    clg__optimizer opt;           /* with a group, its device moments stage checkpoints only */
     clg__group *group;            /* multi-device: replicas, host master weights */
-    float *hgrad, *hm, *hv;       /* multi-device: host gradient and optimizer state */
+    float *hgrad;                 /* multi-device: host gradient */
     int early;                    /* multi-device: update during the step (early_update) */
+    int fused, during;            /* this step: the update sums the devices' gradients as it
+                                     goes; the update runs layer by layer during the step */
     float update_lr;              /* multi-device, updating during the step: its rate, */
     clg_status update_st;         /* and the first failure of its updates */
+    double step_loss;             /* multi-device: the step's loss and correct count */
+    size_t step_correct;
     unsigned char faults[64];     /* multi-device: failures per device */
     int check_numerics;
     /* cluster ("parallel"): this rank's shard [shard_first, + local_batch) of each global
@@ -61,34 +89,20 @@ typedef struct clg__trainer {
     double elapsed_before, t0;    /* seconds of earlier runs (resumed), start of this one */
     FILE *log;
     clg_train_report rep;
-} clg__trainer;
+};
 
 /* Multi-device (train_group.c): the device group for the options' contexts (none: nothing to
- * do) with host optimizer state; and the net, as validation, checkpoints and the caller see
- * it, set to the group's host master weights and state. */
+ * do, the device strategy stays) with host optimizer state, and its strategy. */
 clg_status clg__train_group_setup(clg__trainer *t);
-clg_status clg__train_sync_master(clg__trainer *t);
 
-/* Optimizer state tensors for every parameter (zeroed) and one update with rate lr. */
-clg_status clg__optim_create(clg__trainer *t);
-void clg__optim_destroy(clg__trainer *t);
-clg_status clg__optim_step(clg__trainer *t, float lr);
-/* Whether the options clip gradients (a finite threshold above 0); the clipping by it (no-op
- * when off). */
-int clg__clipping(const clg__trainer *t);
-clg_status clg__clip_gradients(clg__trainer *t);
-/* Multi-device: the same on the host arrays (group master weights, t->hgrad, t->hm, t->hv);
- * sum: t->hgrad is first taken from the group's last step, slice by slice in the same pass
- * (the step left it to this). */
-clg_status clg__optim_step_host(clg__trainer *t, float lr, int sum);
-/* The same for master weights [lo, hi) only, taking their gradient from the group, at
- * t->update_lr (the group's update callback: user is the trainer); a failure goes to
- * t->update_st. */
-void clg__optim_update_range(void *user, float *w, size_t lo, size_t hi);
-void clg__clip_gradients_host(clg__trainer *t);
-/* Multi-device: host optimizer state from / to the device staging tensors (for checkpoints). */
-clg_status clg__optim_host_from_device(clg__trainer *t);
-clg_status clg__optim_host_to_device(clg__trainer *t);
+/* What training tells (progress.c): a progress report (nonzero: the callback asks to stop),
+ * a metrics-log row, the seconds of training so far and of program builds. */
+int clg__train_report(clg__trainer *t, clg_progress_kind kind, double loss, double acc,
+                      float lr, double images_per_s, const char *text);
+void clg__train_log_row(clg__trainer *t, const char *kind, double loss, double acc,
+                        double vloss, double vacc, float lr);
+double clg__train_elapsed(const clg__trainer *t);
+double clg__train_build_seconds(const clg__trainer *t);
 
 /* Starts reading the epoch's batches from iteration next_iter (t->perm holds the order), and
  * the next of them into t->images / t->labels, its labels checked against the net. */
@@ -128,11 +142,6 @@ clg_status clg__train_state_load(clg__trainer *t, const unsigned char *blob, siz
 clg_status clg__match_to_net(clg_net *net, clg_datastore *ds, const char *what,
                              clg_datastore **view);
 
-/* Adam and AdamW: first and second moments. */
-static inline int clg__adam_family(clg_solver s)
-{
-    return s == CLG_SOLVER_ADAM || s == CLG_SOLVER_ADAMW;
-}
 
 /* The trainer's life (train.c): set up for net and its data (resuming: append to the
  * metrics log), the loop from its position, and everything freed (also after a failed

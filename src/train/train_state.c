@@ -60,7 +60,7 @@ static double get_f64(reader *r) { double v; get(r, &v, 8); return v; }
 /* Moments in a fixed order: m (adam) then v, parameter by parameter. */
 static clg_tensor *moment(clg__trainer *t, size_t i, int which)
 {
-    return which == 0 ? t->m[i] : t->v[i];
+    return which == 0 ? t->opt.m[i] : t->opt.v[i];
 }
 
 clg_status clg__train_state_save(clg__trainer *t, unsigned char **blob, size_t *len)
@@ -85,7 +85,7 @@ clg_status clg__train_state_save(clg__trainer *t, unsigned char **blob, size_t *
     float *tmp = NULL;
     size_t tmp_cap = 0;
     for (int which = 0; which < 2 && st == CLG_OK; which++)
-        for (size_t i = 0; i < t->nparams && st == CLG_OK; i++) {
+        for (size_t i = 0; i < t->opt.n && st == CLG_OK; i++) {
             clg_tensor *m = moment(t, i, which);
             if (!m)
                 continue;
@@ -153,7 +153,7 @@ clg_status clg__train_state_load(clg__trainer *t, const unsigned char *blob, siz
         return corrupt(t, "truncated or out-of-range position");
     clg_status st = CLG_OK;
     for (int which = 0; which < 2 && st == CLG_OK; which++)
-        for (size_t i = 0; i < t->nparams && st == CLG_OK; i++) {
+        for (size_t i = 0; i < t->opt.n && st == CLG_OK; i++) {
             clg_tensor *m = moment(t, i, which);
             if (!m)
                 continue;
