@@ -1,5 +1,5 @@
-/* Running a network: batch buffers, forward (training or inference), loss, backward, and
- * prediction in chunks. */
+/* Running a network on its batch buffers (memory_plan.c): forward (training or inference),
+ * loss, backward, prediction in chunks, activations, per-layer profiles, numerics checks. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,90 +7,6 @@
 #include "clgrad/loss.h"
 #include "clgrad/norm.h"
 #include "nn/layer_table.h"
-
-clg_tensor clg__net_view(const clg_tensor *full, size_t n)
-{
-    clg_tensor v = *full;
-    v.shape.n = n;
-    return v;
-}
-
-void clg__net_set_batch(clg_net *net, size_t n)
-{
-    net->n = n;
-    net->x_n = clg__net_view(net->x, n);
-    for (size_t i = 0; i < net->count; i++) {
-        clg__layer *l = &net->layers[i];
-        if (net->infer_layout)
-            l->y_n = clg__net_pool_view(net, i, n);
-        else
-            l->y_n = l->y ? clg__net_view(l->y, n) : (clg_tensor){0};
-        for (size_t k = 0; k < l->nin; k++)
-            if (l->dx[k])
-                l->dx_n[k] = clg__net_view(l->dx[k], n);
-        if (l->dy)
-            l->dy_n = clg__net_view(l->dy, n);
-    }
-}
-
-static clg_status make(clg_net *net, size_t n, clg_shape per, clg_tensor **out)
-{
-    clg_tensor_destroy(*out);
-    *out = NULL;
-    return clg_tensor_create(net->ctx, (clg_shape){n, per.c, per.h, per.w}, out);
-}
-
-/* What the training layout holds for layer l (its plan says): its output, the gradient of
- * input k and, with several readers, the sum of their gradients. */
-size_t clg__net_train_floats(const clg_net *net)
-{
-    size_t floats = clg_shape_numel(net->input);
-    for (size_t i = 0; i < net->count; i++) {
-        const clg__layer *l = &net->layers[i];
-        floats += l->plan.own_output ? clg_shape_numel(l->out) : 0;
-        for (size_t k = 0; k < l->nin; k++)
-            floats += l->plan.own_dx[k] ? clg_shape_numel(l->ins[k]) : 0;
-        floats += l->nuse > 1 ? clg_shape_numel(l->out) : 0;
-    }
-    return floats;
-}
-
-clg_status clg__net_reserve(clg_net *net, size_t capacity)
-{
-    if (!clg__net_has_output(net))
-        return clg__fail(net->ctx, CLG_ERR_INVALID_ARG,
-                         "the net has no softmax output layer yet (add one last)");
-    if (capacity <= net->capacity && net->x && !net->infer_layout)
-        return CLG_OK;
-    clg__net_pool_free(net); /* the training layout replaces the inference one */
-    clg_status st = make(net, capacity, net->input, &net->x);
-    for (size_t i = 0; st == CLG_OK && i < net->count; i++) {
-        clg__layer *l = &net->layers[i];
-        if (l->plan.own_output)
-            st = make(net, capacity, l->out, &l->y);
-        for (size_t k = 0; st == CLG_OK && k < l->nin; k++)
-            if (l->plan.own_dx[k])
-                st = make(net, capacity, l->ins[k], &l->dx[k]);
-        if (st == CLG_OK && l->nuse > 1)
-            st = make(net, capacity, l->out, &l->dy);
-    }
-    if (st != CLG_OK) {
-        net->capacity = 0;
-        return st;
-    }
-    net->capacity = capacity;
-    clg__net_set_batch(net, capacity);
-    return CLG_OK;
-}
-
-clg_status clg__net_upload(clg_net *net, const float *images, size_t n)
-{
-    if (n > net->capacity || !n)
-        return clg__fail(net->ctx, CLG_ERR_INTERNAL, "batch of %zu for buffers of %zu", n,
-                         net->capacity);
-    clg__net_set_batch(net, n);
-    return clg_tensor_upload(&net->x_n, images, n * clg_shape_numel(net->input));
-}
 
 clg_tensor *clg__net_input_k(clg_net *net, size_t i, size_t k)
 {
