@@ -1,12 +1,15 @@
-/* The table of convolution algorithms: for each, where it applies, the scratch it needs, its
+/* The table of convolution algorithms: for each, in each form (one for every device, or a
+ * CPU form and a GPU form as rows of their own), where it applies, the scratch it needs, its
  * passes, what it fuses and the programs it builds. The chooser (choose.c), the runner
- * (conv.c) and the warm-up read it; adding an algorithm is one entry and its file. */
+ * (conv.c) and the warm-up read the rows of a context's form; adding an algorithm is one
+ * entry and its file. */
 #include <string.h>
 #include <strings.h>
 #include "ops/conv/winograd_internal.h"
 #include "runtime/runtime_internal.h"
 
-static int winograd_fuses(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass)
+/* The forward epilogue (bias and ReLU): Winograd's output transform, the GPU tiles'. */
+static int forward_fuses(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass)
 {
     (void)ctx, (void)g;
     return pass == CLG_CONV_FWD;
@@ -17,7 +20,7 @@ static int winograd_fuses(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass p
 static void implicit_bytes(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
                            size_t *fixed, size_t *per_image)
 {
-    if (!clg_ctx_decides_as_gpu(ctx) && clg__conv_implicit_applies(g))
+    if (clg__conv_implicit_applies(g))
         clg__conv_implicit_bytes(ctx, g, pass, fixed, per_image);
 }
 
@@ -34,8 +37,6 @@ static clg_status im2col_warm_up(clg_ctx *ctx)
 
 static clg_status implicit_warm_up(clg_ctx *ctx)
 {
-    if (clg_ctx_decides_as_gpu(ctx))
-        return clg__conv_tile_warm_up(ctx);
     char opts[48];
     clg_status st = clg__conv_implicit_options(ctx, opts, sizeof opts);
     if (st == CLG_OK)
@@ -43,12 +44,12 @@ static clg_status implicit_warm_up(clg_ctx *ctx)
     return st == CLG_OK ? program(ctx, "conv", CLG__CONV_DIRECT_OPTIONS) : st;
 }
 
-static clg_status winograd_warm_up(clg_ctx *ctx)
+/* The 3x3 and 5x5 programs of a form. */
+static clg_status winograd_warm_up(clg_ctx *ctx, int gpu)
 {
     char opts[64];
     clg_status st = CLG_OK;
-    int gpu = clg_ctx_decides_as_gpu(ctx);
-    for (size_t r = 3; r <= 5 && st == CLG_OK; r += 2) { /* 3x3 and 5x5 programs */
+    for (size_t r = 3; r <= 5 && st == CLG_OK; r += 2) {
         if (gpu)
             clg__conv_winograd_gpu_options(r, opts, sizeof opts);
         else
@@ -59,25 +60,50 @@ static clg_status winograd_warm_up(clg_ctx *ctx)
     return st;
 }
 
+static clg_status winograd_cpu_warm_up(clg_ctx *ctx)
+{
+    return winograd_warm_up(ctx, 0);
+}
+
+static clg_status winograd_gpu_warm_up(clg_ctx *ctx)
+{
+    return winograd_warm_up(ctx, 1);
+}
+
+#define WINOGRAD_NEEDS "a 3x3 or 5x5 kernel, stride 1 and dilation 1"
+
 static const clg__conv_algo_def table[] = {
-    {CLG_CONV_ALGO_IM2COL, NULL, NULL, clg__conv_im2col_bytes, 0, clg__conv_im2col_run, NULL,
-     im2col_warm_up},
-    {CLG_CONV_ALGO_IMPLICIT, NULL, NULL, implicit_bytes, 1, clg__conv_implicit_run,
-     clg__conv_implicit_fuses, implicit_warm_up},
-    {CLG_CONV_ALGO_WINOGRAD, "a 3x3 or 5x5 kernel, stride 1 and dilation 1",
-     clg__conv_winograd_applies, clg__conv_winograd_bytes, 0, clg__conv_winograd_run,
-     winograd_fuses, winograd_warm_up},
-    {CLG_CONV_ALGO_GEMM, "a 1x1 kernel, stride 1 and no padding", clg__conv_gemm1x1_applies,
-     NULL, 0, clg__conv_gemm1x1_run, NULL, NULL}, /* its GEMMs are warmed up with GEMM's */
+    {CLG_CONV_ALGO_IM2COL, CLG__CONV_ANY, NULL, NULL, clg__conv_im2col_bytes, 0,
+     clg__conv_im2col_run, NULL, im2col_warm_up},
+    /* CPUs: shifted-row products (direct kernels where their scratch does not fit) */
+    {CLG_CONV_ALGO_IMPLICIT, CLG__CONV_CPU, NULL, NULL, implicit_bytes, 1,
+     clg__conv_implicit_run, clg__conv_implicit_fuses, implicit_warm_up},
+    /* GPUs: implicit GEMM on local-memory tiles */
+    {CLG_CONV_ALGO_IMPLICIT, CLG__CONV_GPU, NULL, NULL, NULL, 1, clg__conv_tile_run,
+     forward_fuses, clg__conv_tile_warm_up},
+    {CLG_CONV_ALGO_WINOGRAD, CLG__CONV_CPU, WINOGRAD_NEEDS, clg__conv_winograd_applies,
+     clg__conv_winograd_bytes, 0, clg__conv_winograd_run, forward_fuses, winograd_cpu_warm_up},
+    {CLG_CONV_ALGO_WINOGRAD, CLG__CONV_GPU, WINOGRAD_NEEDS, clg__conv_winograd_applies,
+     clg__conv_winograd_gpu_bytes, 0, clg__conv_winograd_gpu_run, forward_fuses,
+     winograd_gpu_warm_up},
+    {CLG_CONV_ALGO_GEMM, CLG__CONV_ANY, "a 1x1 kernel, stride 1 and no padding",
+     clg__conv_gemm1x1_applies, NULL, 0, clg__conv_gemm1x1_run, NULL,
+     NULL}, /* its GEMMs are warmed up with GEMM's */
 };
 #define ALGOS (sizeof table / sizeof table[0])
 
 static const char *const families[] = {"conv", "conv_shift", "winograd", "winograd_gpu"};
 
-const clg__conv_algo_def *clg__conv_algo_def_of(clg_conv_algo algo)
+static int serves(const clg_ctx *ctx, const clg__conv_algo_def *d)
+{
+    return d->form == CLG__CONV_ANY ||
+           d->form == (clg_ctx_decides_as_gpu(ctx) ? CLG__CONV_GPU : CLG__CONV_CPU);
+}
+
+const clg__conv_algo_def *clg__conv_algo_def_for(const clg_ctx *ctx, clg_conv_algo algo)
 {
     for (size_t i = 0; i < ALGOS; i++)
-        if (table[i].algo == algo)
+        if (table[i].algo == algo && serves(ctx, &table[i]))
             return &table[i];
     return NULL;
 }
@@ -106,7 +132,7 @@ clg_conv_algo clg__conv_algo_named(const char *name)
 clg_status clg__conv_algo_fits(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
                                clg_conv_algo algo, size_t *min_bytes, size_t *max_bytes)
 {
-    const clg__conv_algo_def *a = clg__conv_algo_def_of(algo);
+    const clg__conv_algo_def *a = clg__conv_algo_def_for(ctx, algo);
     if (!a)
         return clg__fail(ctx, CLG_ERR_INVALID_ARG, "conv2d: %s is not a concrete algorithm",
                          clg_conv_algo_name(algo));
@@ -129,7 +155,7 @@ clg_status clg__conv_run(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pa
                          clg_conv_algo algo, const clg_tensor *a, const clg_tensor *b,
                          clg_tensor *out)
 {
-    const clg__conv_algo_def *def = clg__conv_algo_def_of(algo);
+    const clg__conv_algo_def *def = clg__conv_algo_def_for(ctx, algo);
     if (!def)
         return clg__fail(ctx, CLG_ERR_INTERNAL, "conv2d: no algorithm %d", (int)algo);
     return def->run(ctx, g, pass, a, b, out);
@@ -138,7 +164,7 @@ clg_status clg__conv_run(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pa
 int clg__conv_fuses(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
                     clg_conv_algo algo)
 {
-    const clg__conv_algo_def *def = clg__conv_algo_def_of(algo);
+    const clg__conv_algo_def *def = clg__conv_algo_def_for(ctx, algo);
     return def && def->fuses && def->fuses(ctx, g, pass);
 }
 
@@ -154,7 +180,7 @@ clg_status clg__conv_warm_up(clg_ctx *ctx)
 {
     clg_status st = CLG_OK;
     for (size_t i = 0; i < ALGOS && st == CLG_OK; i++)
-        if (table[i].warm_up)
+        if (table[i].warm_up && serves(ctx, &table[i]))
             st = table[i].warm_up(ctx);
     return st;
 }

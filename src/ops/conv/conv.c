@@ -152,7 +152,7 @@ clg_status clg_conv2d_workspace(clg_ctx *ctx, const clg_conv2d_desc *d, clg_conv
 {
     if (!ctx || !min_bytes || !max_bytes)
         return clg__fail(ctx, CLG_ERR_INVALID_ARG, "clg_conv2d_workspace: NULL argument");
-    if ((unsigned)pass > CLG_CONV_BWD_WEIGHTS || !clg__conv_algo_def_of(algo))
+    if ((unsigned)pass > CLG_CONV_BWD_WEIGHTS || !clg__conv_algo_def_for(ctx, algo))
         return clg__fail(ctx, CLG_ERR_INVALID_ARG, "clg_conv2d_workspace: pass and algo must be concrete");
     clg__conv_geom g = {0};
     clg_status st = clg__conv_geom_make(ctx, d, x, w, &g);

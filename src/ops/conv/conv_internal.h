@@ -33,8 +33,13 @@ size_t clg__conv_chunk_after(const clg__conv_geom *g, size_t fixed, size_t per_i
 
 /* --- algorithms.c: the table of algorithms --- */
 
+/* Which devices' decisions a row of the table serves (clg_ctx_decides_as_gpu): an algorithm
+ * with a CPU form and a GPU form is two rows. */
+enum { CLG__CONV_ANY = 0, CLG__CONV_CPU = 1, CLG__CONV_GPU = 2 };
+
 typedef struct clg__conv_algo_def {
     clg_conv_algo algo;
+    int form;               /* CLG__CONV_ANY, _CPU or _GPU */
     const char *needs;      /* what applies() asks for, for the message when it says no */
     int (*applies)(const clg__conv_geom *g);                    /* NULL: every layer */
     /* Scratch bytes: fixed plus per_image for each image of a chunk. NULL: none. */
@@ -51,8 +56,9 @@ typedef struct clg__conv_algo_def {
     clg_status (*warm_up)(clg_ctx *ctx);
 } clg__conv_algo_def;
 
-/* The entry of a concrete algorithm; NULL for AUTO, FIND and others. */
-const clg__conv_algo_def *clg__conv_algo_def_of(clg_conv_algo algo);
+/* The row of a concrete algorithm in the form ctx takes (CPU or GPU); NULL for AUTO, FIND
+ * and others. */
+const clg__conv_algo_def *clg__conv_algo_def_for(const clg_ctx *ctx, clg_conv_algo algo);
 /* The algorithm named (case-insensitive; "auto" and "find" too), or -1. */
 clg_conv_algo clg__conv_algo_named(const char *name);
 /* Whether `algo` applies to the pass; on success the least and most scratch bytes it uses. */

@@ -142,8 +142,6 @@ int clg__conv_implicit_fits(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass
 
 int clg__conv_implicit_fuses(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass)
 {
-    if (clg_ctx_decides_as_gpu(ctx)) /* the tiles' forward epilogue */
-        return pass == CLG_CONV_FWD;
     if (pass == CLG_CONV_BWD_DATA || !clg__conv_implicit_fits(ctx, g, pass))
         return 0;
     if (pass == CLG_CONV_BWD_WEIGHTS)
@@ -528,8 +526,6 @@ static clg_status shifted_run(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pa
 clg_status clg__conv_implicit_run(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
                                   const clg_tensor *a, const clg_tensor *b, clg_tensor *out)
 {
-    if (clg_ctx_decides_as_gpu(ctx))
-        return clg__conv_tile_run(ctx, g, pass, a, b, out);
     if (clg__conv_implicit_fits(ctx, g, pass))
         return shifted_run(ctx, g, pass, a, b, out);
     return clg__conv_direct_run(ctx, g, pass, a, b, out);

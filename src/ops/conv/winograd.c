@@ -121,10 +121,6 @@ static size_t dy_grid(const clg__wino_problem *w)
 void clg__conv_winograd_bytes(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
                               size_t *fixed, size_t *per_image)
 {
-    if (clg_ctx_decides_as_gpu(ctx)) {
-        clg__conv_winograd_gpu_bytes(ctx, g, pass, fixed, per_image);
-        return;
-    }
     unsigned mr = 8, nr = 32;
     clg__conv_tiles_or_default(ctx, &mr, &nr);
     nr = LANES; /* as wino_tiles */
@@ -177,7 +173,7 @@ static clg_status pad(clg_ctx *ctx, const char *opts, const grid_copy *c, const 
     /* clg_wino_pad16 on CPUs for rows of 8 or more (with one-at-a-time loads for narrower
      * rows it lost to the GPU form: ResNet-20's 7x7 stage, 15 copies, 3 ms a step against
      * 1.3-1.8) */
-    int rows16 = !clg_ctx_decides_as_gpu(ctx) && c->W >= 8;
+    int rows16 = c->W >= 8;
     clg__launch l;
     clg_status st = clg__launch_begin(ctx, "winograd", opts,
                                       rows16 ? "clg_wino_pad16" : "clg_wino_pad", &l);
@@ -452,8 +448,6 @@ clg_status clg__conv_winograd_run(clg_ctx *ctx, const clg__conv_geom *g, clg_con
 {
     if (!clg__conv_winograd_applies(g))
         return clg__fail(ctx, CLG_ERR_UNSUPPORTED, "conv2d: winograd does not apply to this layer");
-    if (clg_ctx_decides_as_gpu(ctx))
-        return clg__conv_winograd_gpu_run(ctx, g, pass, a, b, out);
     unsigned mr, nr;
     char opts[64];
     clg_status st = wino_tiles(ctx, &mr, &nr);
