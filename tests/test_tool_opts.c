@@ -30,7 +30,7 @@ static const opt_def defs[] = {
 static const opt_tool tool = {"t", "1", "usage: t\n", NULL, defs, sizeof defs / sizeof defs[0],
                               0, 3, "up to 3 words"};
 
-/* Parses the words (argv[0] added); returns the status, operands into ops. */
+/* Parses the words (argv[0] added); returns the status, the operands into ops. */
 static int parse(settings *s, char **ops, size_t *n, const char *const *words)
 {
     char *argv[16] = {"t"};
@@ -38,7 +38,10 @@ static int parse(settings *s, char **ops, size_t *n, const char *const *words)
     while (words[argc - 1])
         argv[argc] = (char *)words[argc - 1], argc++;
     memset(s, 0, sizeof *s);
-    return opts_parse(&tool, argc, argv, s, ops, n);
+    int rc = opts_parse(&tool, argc, argv, s, n);
+    for (size_t i = 0; rc == 0 && i < *n; i++)
+        ops[i] = argv[1 + i];
+    return rc;
 }
 
 #define WORDS(...) ((const char *const[]){__VA_ARGS__, NULL})

@@ -75,15 +75,11 @@ static const char *const commands[] = {"startup", "peak", "gemm", "conv", "pool"
 int main(int argc, char **argv)
 {
     settings set = {.o = {0, 5, NULL, 0, NULL, "default"}, .batch = 64};
-    opt_tool t = tool;
-    t.version = clg_version();
-    char **ops = malloc((size_t)argc * sizeof *ops);
     size_t nops = 0;
-    int parsed = ops ? opts_parse(&t, argc, argv, &set, ops, &nops) : 1;
-    const char *cmd = parsed ? NULL : ops[0];
-    free(ops);
+    int parsed = opts_parse(&tool, argc, argv, &set, &nops);
     if (parsed)
         return parsed < 0 ? 0 : parsed;
+    const char *cmd = argv[1];
     size_t known = 0;
     while (known < sizeof commands / sizeof commands[0] && strcmp(cmd, commands[known]))
         known++;

@@ -121,12 +121,8 @@ static int show_split(const clg_device_info *all, size_t n, unsigned parts, int 
 int main(int argc, char **argv)
 {
     settings set = {0};
-    opt_tool t = tool;
-    t.version = clg_version();
-    char **ops = malloc((size_t)argc * sizeof *ops);
     size_t nops = 0;
-    int parsed = ops ? opts_parse(&t, argc, argv, &set, ops, &nops) : 1;
-    free(ops);
+    int parsed = opts_parse(&tool, argc, argv, &set, &nops);
     if (parsed)
         return parsed < 0 ? 0 : parsed;
     int json = set.json;

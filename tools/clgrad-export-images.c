@@ -68,18 +68,11 @@ static int make_dir(const char *path)
 int main(int argc, char **argv)
 {
     settings set = {(size_t)-1, 0};
-    opt_tool t = tool;
-    t.version = clg_version();
-    char *operands[3 + 64];
-    char **ops = argc <= 64 ? operands : malloc((size_t)argc * sizeof *ops);
     size_t nops = 0;
-    int parsed = ops ? opts_parse(&t, argc, argv, &set, ops, &nops) : 1;
-    const char *images = parsed ? NULL : ops[0], *labels = parsed ? NULL : ops[1];
-    const char *out = parsed ? NULL : ops[2];
-    if (ops != operands)
-        free(ops);
+    int parsed = opts_parse(&tool, argc, argv, &set, &nops);
     if (parsed)
         return parsed < 0 ? 0 : parsed;
+    const char *images = argv[1], *labels = argv[2], *out = argv[3];
     size_t limit = set.limit;
     int names = set.names;
     clg_datastore *ds;

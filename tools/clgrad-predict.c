@@ -507,11 +507,9 @@ int main(int argc, char **argv)
 {
     pocl_pin_threads(1); /* before the first OpenCL call: see pocl_pin.h */
     settings set = {3, NULL, NULL, NULL, NULL, 0};
-    opt_tool t = tool;
-    t.version = clg_version();
-    char **ops = malloc((size_t)argc * sizeof *ops);
     size_t nops = 0;
-    int rc = ops ? opts_parse(&t, argc, argv, &set, ops, &nops) : 1;
+    int rc = opts_parse(&tool, argc, argv, &set, &nops);
+    char **ops = argv + 1;
     if (rc == 0 && set.npy && nops > 1) {
         fprintf(stderr, "clgrad-predict: --npy classifies the array's images: give the model "
                 "alone, not %s too\n", ops[1]);
@@ -526,6 +524,5 @@ int main(int argc, char **argv)
     }
     if (rc == 0)
         rc = predict(&set, ops, nops);
-    free(ops);
     return rc < 0 ? 0 : rc;
 }

@@ -354,18 +354,12 @@ int main(int argc, char **argv)
     pocl_pin_threads(1); /* before the first OpenCL call: see pocl_pin.h */
     settings opts = {.runs = 3};
     self_path = argv[0];
-    opt_tool t = tool;
-    t.version = clg_version();
-    char *ops[2];
-    char **all_ops = malloc((size_t)argc * sizeof *all_ops);
     size_t nops = 0;
-    int parsed = all_ops ? opts_parse(&t, argc, argv, &opts, all_ops, &nops) : 1;
-    ops[0] = !parsed && nops ? all_ops[0] : NULL;
-    free(all_ops);
+    int parsed = opts_parse(&tool, argc, argv, &opts, &nops);
     if (parsed)
         return parsed < 0 ? 0 : parsed;
     int runs = opts.runs, dry = opts.dry, quick = opts.quick, in_process = opts.in_process;
-    const char *filter = opts.filter, *set = opts.set, *what = ops[0];
+    const char *filter = opts.filter, *set = opts.set, *what = nops ? argv[1] : NULL;
     const char *worker_kind = opts.worker_kind;
     if (worker_kind && strcmp(worker_kind, "gemm") && strcmp(worker_kind, "conv")) {
         fprintf(stderr, "clgrad-tune: --worker %s: the choices are gemm, conv\n", worker_kind);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clgrad/status.h"
 #include "opts.h"
 
 enum { HELP_COLUMN = 28, WIDTH = 80 };
@@ -183,15 +184,15 @@ static int usage_error(const opt_tool *t, const char *fmt, const char *a, const 
     return 2;
 }
 
-int opts_parse(const opt_tool *t, int argc, char **argv, void *settings, char **operands,
-               size_t *noperands)
+int opts_parse(const opt_tool *t, int argc, char **argv, void *settings, size_t *noperands)
 {
     *noperands = 0;
+    char **operands = argv + 1; /* written behind the reading: never past what is read */
     int only_operands = 0;
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
+        char *a = argv[i];
         if (only_operands || a[0] != '-' || !a[1]) { /* "-" alone: standard input */
-            operands[(*noperands)++] = argv[i];
+            operands[(*noperands)++] = a;
             continue;
         }
         if (!strcmp(a, "--")) {
@@ -203,7 +204,7 @@ int opts_parse(const opt_tool *t, int argc, char **argv, void *settings, char **
             return -1;
         }
         if (!strcmp(a, "--version")) {
-            printf("%s %s\n", t->name, t->version);
+            printf("%s %s\n", t->name, t->version ? t->version : clg_version());
             return -1;
         }
         if (a[1] != '-') { /* one dash: a long name typed short, or nothing we take */

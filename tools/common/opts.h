@@ -55,11 +55,11 @@ typedef struct opt_tool {
 /* The tool's help text, from its table. */
 void opts_usage(const opt_tool *t, FILE *f);
 
-/* Parses argv into settings (its defaults already set) and collects the operands, in order,
- * into operands (argc entries). Returns 0 to go on, -1 after --help or --version (exit 0),
- * 2 after a usage error, said on stderr in one line naming the argument. */
-int opts_parse(const opt_tool *t, int argc, char **argv, void *settings, char **operands,
-               size_t *noperands);
+/* Parses argv into settings (its defaults already set) and moves the operands, in order, to
+ * argv[1] .. argv[*noperands] (as getopt permutes). Returns 0 to go on, -1 after --help or
+ * --version (exit 0), 2 after a usage error, said on stderr in one line naming the argument.
+ * version NULL in the tool: clgrad's. */
+int opts_parse(const opt_tool *t, int argc, char **argv, void *settings, size_t *noperands);
 
 /* Strict numbers for tools' own values: the whole text, in range. 1 when taken. */
 int opts_size(const char *text, size_t *out);

@@ -373,12 +373,8 @@ int cli_parse(int argc, char **argv, cli *c)
     c->o.mini_batch_size = 64;
     c->o.shuffle = CLG_SHUFFLE_EVERY_EPOCH;
     c->o.seed = 1;
-    opt_tool t = tool;
-    t.version = clg_version();
-    char **operands = malloc((size_t)(argc > 0 ? argc : 1) * sizeof *operands);
     size_t n = 0;
-    int rc = operands ? opts_parse(&t, argc, argv, c, operands, &n) : 1;
-    free(operands);
+    int rc = opts_parse(&tool, argc, argv, c, &n);
     if (rc)
         return rc;
     if (c->val_on_test && c->val_split > 0) {
