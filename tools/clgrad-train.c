@@ -654,7 +654,8 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
     if (c.resume)
         snprintf(resumed, sizeof resumed, ", %zu after resuming", rep.run_iterations);
     size_t per_epoch = c.o.max_epochs > 0 ? d.max_it / (size_t)c.o.max_epochs : 0;
-    const char *why = rep.stop_reason == CLG_STOP_VALIDATION_PATIENCE ? " (stopped early: validation patience)"
+    const char *why = rep.stop_reason == CLG_STOP_VALIDATION_PATIENCE
+                          ? " (stopped early: validation patience)"
                       : rep.stop_reason == CLG_STOP_REQUESTED ? " (stopped by Ctrl-C)" : "";
     if (per_epoch && rep.iterations % per_epoch) /* stopped inside an epoch: say which */
         printf("Trained %zu iteration%s%s, into epoch %zu of %d, in %.1f s, %.0f images/s%s\n",

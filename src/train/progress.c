@@ -50,8 +50,8 @@ int clg__train_report(clg__trainer *t, clg_progress_kind kind, double loss, doub
     if (!t->o.progress)
         return 0;
     clg_train_progress p = {kind, t->epoch + 1, t->o.max_epochs, (size_t)t->step,
-                            t->iters_per_epoch, clg__train_elapsed(t), loss, acc, t->has_val, t->val_loss,
-                            t->val_acc, lr, images_per_s, text, 1, NULL, NULL};
+                            t->iters_per_epoch, clg__train_elapsed(t), loss, acc, t->has_val,
+                            t->val_loss, t->val_acc, lr, images_per_s, text, 1, NULL, NULL};
     if (t->group) {
         p.split = clg__group_split(t->group, &p.devices);
         p.device_ms = clg__group_device_ms(t->group);

@@ -23,7 +23,8 @@ static clg_status checkpoints_of(clg_ctx *ctx, const char *path, char ***out, si
     clg_status st = CLG_OK;
     for (struct dirent *e; st == CLG_OK && d && (e = readdir(d));) {
         size_t len = strlen(e->d_name);
-        if (strncmp(e->d_name, "checkpoint-", 11) || len <= 5 || strcmp(e->d_name + len - 5, ".clgm"))
+        if (strncmp(e->d_name, "checkpoint-", 11) || len <= 5 ||
+            strcmp(e->d_name + len - 5, ".clgm"))
             continue;
         if (*n == cap) {
             char **grown = clg__realloc(list, (cap = cap ? 2 * cap : 8) * sizeof *list);

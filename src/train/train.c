@@ -59,6 +59,12 @@ static float learn_rate(const clg__trainer *t)
 }
 
 
+/* A report of the last mini-batch's figures with no images/s (nonzero: stop). */
+static int say(clg__trainer *t, clg_progress_kind kind, float lr, const char *text)
+{
+    return clg__train_report(t, kind, t->rep.loss, t->rep.accuracy, lr, 0.0, text);
+}
+
 /* Learnables then state, downloaded into t->best. */
 static clg_status keep_best(clg__trainer *t)
 {
@@ -106,7 +112,7 @@ static clg_status validate(clg__trainer *t, float lr, int *stop)
     clg__train_log_row(t, "validation", NAN, NAN, t->val_loss, t->val_acc, lr);
     if (t->log)
         fflush(t->log);
-    if (clg__train_report(t, CLG_PROGRESS_VALIDATION, t->rep.loss, t->rep.accuracy, lr, 0.0, NULL)) {
+    if (say(t, CLG_PROGRESS_VALIDATION, lr, NULL)) {
         t->rep.stop_reason = CLG_STOP_CALLBACK;
         *stop = 1;
     }
@@ -124,12 +130,12 @@ static clg_status checkpoint(clg__trainer *t, float lr)
     clg_status st = clg__checkpoint_write(t, path, sizeof path, &io_failed);
     if (st == CLG_OK) {
         snprintf(t->rep.last_checkpoint, sizeof t->rep.last_checkpoint, "%s", path);
-        clg__train_report(t, CLG_PROGRESS_CHECKPOINT, t->rep.loss, t->rep.accuracy, lr, 0.0, path);
+        say(t, CLG_PROGRESS_CHECKPOINT, lr, path);
     } else if (io_failed) {
         snprintf(text, sizeof text, "%s: %s: %s", path, clg_status_name(st),
                  clg_ctx_last_error(t->ctx));
         t->rep.checkpoint_failures++;
-        clg__train_report(t, CLG_PROGRESS_CHECKPOINT_FAILED, t->rep.loss, t->rep.accuracy, lr, 0.0, text);
+        say(t, CLG_PROGRESS_CHECKPOINT_FAILED, lr, text);
         st = CLG_OK;
     }
     return st;
@@ -190,10 +196,8 @@ clg_status clg__train_run(clg__trainer *t)
     uint64_t sent0 = clg__cluster_bytes_sent(t->cluster);
     float lr = learn_rate(t);
     if (t->resume_skipped[0])
-        clg__train_report(t, CLG_PROGRESS_RESUME_SKIPPED, t->rep.loss, t->rep.accuracy, lr, 0.0,
-               t->resume_skipped);
-    if (t->resumed_from[0] && clg__train_report(t, CLG_PROGRESS_RESUMED, t->rep.loss, t->rep.accuracy, lr,
-                                     0.0, t->resumed_from)) {
+        say(t, CLG_PROGRESS_RESUME_SKIPPED, lr, t->resume_skipped);
+    if (t->resumed_from[0] && say(t, CLG_PROGRESS_RESUMED, lr, t->resumed_from)) {
         t->rep.stop_reason = CLG_STOP_CALLBACK;
         stop = 1;
     }
@@ -231,7 +235,8 @@ clg_status clg__train_run(clg__trainer *t)
             }
             if (t->val && (t->step % o->validation_frequency == 0 || last))
                 st = validate(t, lr, &stop);
-            if (st == CLG_OK && o->checkpoint_path && o->checkpoint_frequency_unit == CLG_CHECKPOINT_ITERATIONS &&
+            if (st == CLG_OK && o->checkpoint_path &&
+                o->checkpoint_frequency_unit == CLG_CHECKPOINT_ITERATIONS &&
                 t->step % (uint64_t)o->checkpoint_frequency == 0) {
                 t->next_iter++; /* the position saved is the next iteration to run */
                 st = checkpoint(t, lr);
@@ -253,7 +258,7 @@ clg_status clg__train_run(clg__trainer *t)
         t->next_iter = 0;
         if (t->log)
             fflush(t->log);
-        if (clg__train_report(t, CLG_PROGRESS_EPOCH, t->rep.loss, t->rep.accuracy, lr, 0.0, NULL)) {
+        if (say(t, CLG_PROGRESS_EPOCH, lr, NULL)) {
             t->rep.stop_reason = CLG_STOP_CALLBACK;
             stop = 1;
         }
@@ -301,7 +306,8 @@ clg_status clg__train_run(clg__trainer *t)
     if (t->log)
         fflush(t->log);
     if (st == CLG_OK)
-        clg__train_report(t, CLG_PROGRESS_DONE, t->rep.loss, t->rep.accuracy, lr, t->rep.images_per_s, NULL);
+        clg__train_report(t, CLG_PROGRESS_DONE, t->rep.loss, t->rep.accuracy, lr,
+                          t->rep.images_per_s, NULL);
     return st;
 }
 
