@@ -125,6 +125,7 @@ static void p_gemm(void)
     BAD(clg_gemm_tune_score(ctx, NULL, 1, &score));
     BAD(clg_gemm_tune_score(ctx, &p, 1, NULL));
     BAD(clg_gemm_tune(NULL, &o, &p, &score));
+    BAD(clg_gemm_tune_if_wanted(NULL));
     BAD(clg_gemm_tune(ctx, &o, NULL, &score));
     BAD(clg_conv_tune_score(NULL, &p, 1, &score));
     BAD(clg_conv_tune_score(ctx, &p, 99, &score));
@@ -403,7 +404,7 @@ static const entry table[] = {
                      "clg_gemm_set_params clg_gemm_save_tuning clg_gemm_params_default clg_gemm_classify "
                      "clg_gemm_has_clblast clg_tune_options_default clg_gemm_tune_score clg_gemm_tune "
                      "clg_conv_tune_score clg_conv_tune clg_gemm_tune_compare clg_conv_tune_compare "
-                     "clg_gemm_params_set_field clg_gemm_params_print"},
+                     "clg_gemm_params_set_field clg_gemm_params_print clg_gemm_tune_if_wanted"},
     {"conv", p_conv, "clg_conv2d_output_shape clg_conv2d_forward clg_conv2d_backward_data "
                      "clg_conv2d_backward_weights clg_conv2d_backward_weights_bias "
                      "clg_conv2d_backward_bias clg_conv2d_workspace "

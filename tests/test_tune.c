@@ -386,7 +386,7 @@ static void on_build(void *user, const char *family, double seconds)
         b->others++;
 }
 
-static void first_use_tunes_once_and_stores_it(void **state)
+static void asked_tuning_runs_once_and_is_stored(void **state)
 {
     (void)state;
     setenv("CLGRAD_TUNE", "sometimes", 1);
@@ -411,9 +411,15 @@ static void first_use_tunes_once_and_stores_it(void **state)
     o.on_build_user = &b;
     CLG_ASSERT_STATUS(clg_ctx_create(clg_test_device(), &o, &ctx), CLG_OK);
     clg_gemm_params tuned, table = clg_gemm_params_default(clg_ctx_device(ctx));
-    CLG_ASSERT_STATUS(clg_gemm_get_params(ctx, &tuned), CLG_OK); /* the first use */
+    CLG_ASSERT_STATUS(clg_gemm_get_params(ctx, &tuned), CLG_OK); /* a lookup never tunes */
+    assert_int_equal(b.tuning_started, 0);
+    assert_int_equal(tuned.mr, table.mr);
+    assert_int_equal(tuned.kc, table.kc);
+    CLG_ASSERT_STATUS(clg_gemm_tune_if_wanted(ctx), CLG_OK); /* as clg_train does */
+    CLG_ASSERT_STATUS(clg_gemm_tune_if_wanted(ctx), CLG_OK); /* once */
     assert_int_equal(b.tuning_started, 1);
     assert_int_equal(b.tuning_done, 1);
+    CLG_ASSERT_STATUS(clg_gemm_get_params(ctx, &tuned), CLG_OK);
     print_message("quick tuning chose %ux%u kc %u local %ux%u (the table: %ux%u kc %u)\n", tuned.mr,
                   tuned.nr, tuned.kc, tuned.local_m, tuned.local_n, table.mr, table.nr, table.kc);
     /* the tuned context still multiplies right (the search checked every candidate) */
@@ -433,6 +439,7 @@ static void first_use_tunes_once_and_stores_it(void **state)
     b = (builds){0, 0, 0};
     CLG_ASSERT_STATUS(clg_ctx_create(clg_test_device(), &o, &ctx), CLG_OK);
     clg_gemm_params again;
+    CLG_ASSERT_STATUS(clg_gemm_tune_if_wanted(ctx), CLG_OK);
     CLG_ASSERT_STATUS(clg_gemm_get_params(ctx, &again), CLG_OK);
     assert_int_equal(b.tuning_started, 0);
     assert_int_equal(again.mr, tuned.mr);
@@ -451,7 +458,7 @@ int main(void)
         cmocka_unit_test(search_finds_the_peak_and_survives_rejections),
         cmocka_unit_test(gpu_search_explores_the_tiles),
         cmocka_unit_test(real_scores_check_results_first),
-        cmocka_unit_test(first_use_tunes_once_and_stores_it),
+        cmocka_unit_test(asked_tuning_runs_once_and_is_stored),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     clg_test_devices_release();

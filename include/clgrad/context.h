@@ -36,10 +36,12 @@ typedef struct clg_ctx_options {
      * "building kernels" with it instead of seeming to hang. */
     void (*on_build)(void *user, const char *family, double seconds);
     void *on_build_user;
-    /* On first use of a device that has no GEMM tuning file yet: 1 = a quick search of the
-     * GEMM's parameters (clg_gemm_tune, CLG_TUNE_QUICK: tens of seconds, reported through
-     * on_build as family "tuning"), stored in the cache folder for every later context;
-     * 0 = the default table; -1 (default) = the environment: CLGRAD_TUNE=quick or off/unset. */
+    /* For a device that has no GEMM tuning file yet: 1 = a quick search of the GEMM's
+     * parameters (clg_gemm_tune, CLG_TUNE_QUICK: tens of seconds, reported through on_build
+     * as family "tuning") when asked, by clg_gemm_tune_if_wanted (which clg_ctx_warm_up and
+     * clg_train call; never a parameter lookup or an op), stored in the cache folder for
+     * every later context; 0 = the default table; -1 (default) = the environment:
+     * CLGRAD_TUNE=quick or off/unset. */
     int tune;
 } clg_ctx_options;
 

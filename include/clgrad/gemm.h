@@ -50,7 +50,7 @@ typedef enum clg_gemm_backend {
  *  auto). @return CLG_OK; CLG_ERR_UNSUPPORTED for CLBlast in a build without it. */
 CLG_API clg_status clg_gemm_set_backend(clg_ctx *ctx, clg_gemm_backend backend);
 
-/** The backend ctx's GEMMs use now (as set, or from CLGRAD_GEMM at first use). */
+/** The backend ctx's GEMMs use now (as set, or from CLGRAD_GEMM as the context read it). */
 CLG_API clg_status clg_gemm_get_backend(clg_ctx *ctx, clg_gemm_backend *out);
 
 /** 1 when this build of the library can use CLBlast. */

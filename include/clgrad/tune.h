@@ -163,6 +163,14 @@ CLG_API clg_status clg_conv_tune_compare(clg_ctx *ctx, const clg_gemm_params *p,
 CLG_API clg_status clg_conv_tune(clg_ctx *ctx, const clg_tune_options *opts,
                                  clg_gemm_params *best, double *best_score);
 
+/** The tuning a context was asked for at its creation (clg_ctx_options.tune = 1, or
+ *  CLGRAD_TUNE=quick): when its device has no tuning file yet, a quick search of the GEMM's
+ *  parameters now (tens of seconds, reported through on_build as family "tuning"), stored for
+ *  every later context; otherwise nothing. clg_ctx_warm_up and clg_train call it; looking up
+ *  or using parameters never tunes. A failed search keeps the table's parameters.
+ *  @return CLG_OK; CLG_ERR_INVALID_ARG (NULL). */
+CLG_API clg_status clg_gemm_tune_if_wanted(clg_ctx *ctx);
+
 #ifdef __cplusplus
 }
 #endif

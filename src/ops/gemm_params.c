@@ -335,7 +335,7 @@ static void load_tuning(clg_ctx *ctx, clg__gemm_state *s)
  * quickly, and the result stored for every later context. Program builds during the search
  * are not reported one by one; the search is, as family "tuning". A failed search keeps the
  * table's parameters and says nothing: the user's work goes on. */
-static void tune_first_use(clg_ctx *ctx, clg__gemm_state *s)
+static void tune_quick(clg_ctx *ctx, clg__gemm_state *s)
 {
     void (*on_build)(void *, const char *, double) = ctx->on_build;
     char saved[CLG__ERR_TEXT];
@@ -383,11 +383,20 @@ clg_status clg__gemm_state_get(clg_ctx *ctx, clg__gemm_state **out)
         load_tuning(ctx, s);
         e->data = s;
         e->destroy = state_free;
-        if (!s->tuned && ctx->tune_first_use && ctx->cache_dir)
-            tune_first_use(ctx, s);
     }
     *out = e->data;
     return CLG_OK;
+}
+
+clg_status clg_gemm_tune_if_wanted(clg_ctx *ctx)
+{
+    if (!ctx)
+        return clg__fail(NULL, CLG_ERR_INVALID_ARG, "clg_gemm_tune_if_wanted: ctx is NULL");
+    clg__gemm_state *s = NULL;
+    clg_status st = clg__gemm_state_get(ctx, &s);
+    if (st == CLG_OK && !s->tuned && ctx->tune_asked && ctx->cache_dir)
+        tune_quick(ctx, s);
+    return st;
 }
 
 clg_status clg_gemm_set_backend(clg_ctx *ctx, clg_gemm_backend backend)

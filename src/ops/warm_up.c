@@ -11,6 +11,9 @@ clg_status clg_ctx_warm_up(clg_ctx *ctx)
 {
     if (!ctx)
         return clg__fail(NULL, CLG_ERR_INVALID_ARG, "clg_ctx_warm_up: ctx is NULL");
+    clg_status tuned = clg_gemm_tune_if_wanted(ctx); /* the programs then take its blocks */
+    if (tuned != CLG_OK)
+        return tuned;
     for (size_t i = 0; i < clg__kernel_source_count; i++) {
         const char *family = clg__kernel_sources[i].family;
         cl_program prog;

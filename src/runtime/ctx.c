@@ -48,7 +48,7 @@ static void read_env(clg__ctx_env *e)
     e->check_numerics = env_on("CLGRAD_CHECK_NUMERICS");
 }
 
-/* Whether a context tunes the GEMM on first use (clg_ctx_options.tune). */
+/* Whether a context may tune the GEMM when asked (clg_ctx_options.tune). */
 static clg_status tune_wanted(int option, int *out)
 {
     if (option == 0 || option == 1) {
@@ -91,7 +91,7 @@ clg_status clg_ctx_create(const clg_device_info *dev, const clg_ctx_options *opt
     read_env(&ctx->env);
     ctx->as_gpu = as_gpu;
     ctx->gpu_profile = forced;
-    ctx->tune_first_use = tune;
+    ctx->tune_asked = tune;
     cl_device_id d = (cl_device_id)dev->cl_device;
     cl_int err = clRetainDevice(d);
     if (err != CL_SUCCESS) {

@@ -89,7 +89,7 @@ struct clg_ctx {
     clg_ctx_stats stats;
     void (*on_build)(void *user, const char *family, double seconds); /* clg_ctx_options' */
     void *on_build_user;
-    int tune_first_use;  /* clg_ctx_options.tune, resolved: 1 = quick GEMM search if untuned */
+    int tune_asked;   /* clg_ctx_options.tune, resolved: 1 = quick GEMM search if untuned */
     clg__ext ext[CLG__EXT_COUNT];
     clg__scratch scratch[CLG__SCRATCH_SLOTS];
     int profiling;

@@ -380,7 +380,9 @@ clg_status clg__trainer_init(clg__trainer *t, clg_net *net, clg_datastore *train
     clg_status st = clg_batch_reader_create(train, t->local_batch, workers, 0, &t->reader);
     if (st != CLG_OK)
         return clg__fail(net->ctx, st, "clg_train: %s", clg_last_error());
-    st = clg__net_reserve(net, t->batch);
+    st = clg_gemm_tune_if_wanted(net->ctx); /* asked for at the context's creation */
+    if (st == CLG_OK)
+        st = clg__net_reserve(net, t->batch);
     t->strategy = &clg__strategy_device; /* until a group is set up */
     if (st == CLG_OK)
         st = clg__optim_create(&t->opt, net, o);

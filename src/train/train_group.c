@@ -45,7 +45,11 @@ clg_status clg__train_group_setup(clg__trainer *t)
                          "contexts (or one: the fraction of them that trains)",
                          o->worker_load_count, nctx);
     }
-    clg_status st = clg__group_create(t->net, ctxs, nctx, load, &t->group);
+    clg_status st = CLG_OK;
+    for (size_t i = 0; i < nctx && st == CLG_OK; i++)
+        st = clg_gemm_tune_if_wanted(ctxs[i]); /* asked for at the context's creation */
+    if (st == CLG_OK)
+        st = clg__group_create(t->net, ctxs, nctx, load, &t->group);
     free(fraction);
     if (st == CLG_OK) {
         clg__group_check_numerics(t->group, t->check_numerics);

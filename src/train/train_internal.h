@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include "clgrad/train.h"
+#include "clgrad/tune.h"
 #include "nn/nn_internal.h"
 #include "parallel/parallel_internal.h"
 #include "cluster/cluster_internal.h"
