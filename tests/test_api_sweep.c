@@ -103,6 +103,9 @@ static void p_gemm(void)
     BAD(clg_gemm_get_params(ctx, NULL));
     BAD(clg_gemm_set_params(NULL, &p));
     BAD(clg_gemm_set_params(ctx, NULL));
+    clg_gemm_params foreign = clg_gemm_params_default(clg_ctx_device(ctx)); /* a struct_size */
+    foreign.struct_size = 0;                                                  /* not the library's: refused */
+    BAD(clg_gemm_set_params(ctx, &foreign));
     BAD(clg_gemm_save_tuning(NULL, &p, b));
     BAD(clg_gemm_save_tuning(ctx, NULL, b));
     p = clg_gemm_params_default(NULL);
@@ -200,6 +203,11 @@ static void p_optim(void)
     BAD(clg_sgd_step_host(&s, NULL, &g, &v, 1));
     BAD(clg_adam_step_host(NULL, &w, &g, &m, &v, 1));
     BAD(clg_adam_step_host(&a, &w, NULL, &m, &v, 1));
+    clg_sgd_params unknown = s; /* not made by the _default(): its struct_size is not known */
+    unknown.struct_size = 0;
+    BAD(clg_sgd_step_host(&unknown, &w, &g, &v, 1));
+    unknown.struct_size = sizeof unknown + 8;
+    BAD(clg_sgd_step_host(&unknown, &w, &g, &v, 1));
 }
 static void p_tensor_math(void)
 {
@@ -208,7 +216,7 @@ static void p_tensor_math(void)
     BAD(clg_tensor_sum_squares(NULL, &d));
     size_t cnt;
     BAD(clg_tensor_count_nonfinite(NULL, &cnt));
-    clg_rmsprop_params r = {0.1f, 0.9f, 1e-8f, 0};
+    clg_rmsprop_params r = {sizeof r, 0.1f, 0.9f, 1e-8f, 0};
     float w = 1, g = 1, v = 0;
     BAD(clg_rmsprop_step(NULL, &r, NULL, NULL, NULL));
     BAD(clg_rmsprop_step_host(NULL, &w, &g, &v, 1));

@@ -130,7 +130,9 @@ static void shards_draw_the_whole_batch_mask(void **state)
 /* n: below, at and past the 16 elements a CPU work-item updates at once */
 static void optimizers_agree(size_t n)
 {
-    const clg_sgd_params sgds[] = {{0.05f, 0.0f, 0.0f, 0}, {0.05f, 0.9f, 1e-4f, 0}, {0.05f, 0.9f, 5e-4f, 1}};
+    const clg_sgd_params sgds[] = {{sizeof(clg_sgd_params), 0.05f, 0.0f, 0.0f, 0},
+                                 {sizeof(clg_sgd_params), 0.05f, 0.9f, 1e-4f, 0},
+                                 {sizeof(clg_sgd_params), 0.05f, 0.9f, 5e-4f, 1}};
     for (int which = 0; which < 6; which++) { /* 3 SGD, Adam, AdamW, RMSProp */
         float *w = malloc(n * sizeof *w), *g = malloc(n * sizeof *g), *m = calloc(n, sizeof *m);
         float *v = calloc(n, sizeof *v), *dw = malloc(n * sizeof *dw), *prev = malloc(n * sizeof *prev);
@@ -155,11 +157,12 @@ static void optimizers_agree(size_t n)
                 CLG_ASSERT_STATUS(clg_sgd_step(ctx, &sgds[which], tw, tg, tv), CLG_OK);
                 CLG_ASSERT_STATUS(clg_sgd_step_host(&sgds[which], w, g, v, n), CLG_OK);
             } else if (which == 5) {
-                clg_rmsprop_params r = {1e-3f, 0.9f, 1e-8f, 1e-3f};
+                clg_rmsprop_params r = {sizeof(clg_rmsprop_params), 1e-3f, 0.9f, 1e-8f, 1e-3f};
                 CLG_ASSERT_STATUS(clg_rmsprop_step(ctx, &r, tw, tg, tv), CLG_OK);
                 CLG_ASSERT_STATUS(clg_rmsprop_step_host(&r, w, g, v, n), CLG_OK);
             } else {
-                clg_adam_params a = {1e-3f, 0.9f, 0.999f, 1e-8f, 1e-2f, which == 4, t};
+                clg_adam_params a = {sizeof(clg_adam_params), 1e-3f, 0.9f, 0.999f, 1e-8f, 1e-2f,
+                                     which == 4, t};
                 CLG_ASSERT_STATUS(clg_adam_step(ctx, &a, tw, tg, tm, tv), CLG_OK);
                 CLG_ASSERT_STATUS(clg_adam_step_host(&a, w, g, m, v, n), CLG_OK);
             }
@@ -205,7 +208,7 @@ static void host_steps_follow_the_formulas(void **state)
 {
     (void)state;
     float w[3] = {1, -2, 0.5f}, g[3] = {0.1f, 0.2f, -0.3f}, v[3] = {0.01f, 0, -0.02f}, m[3] = {0, 0.1f, 0};
-    clg_sgd_params s = {0.1f, 0.9f, 0.01f, 1};
+    clg_sgd_params s = {sizeof(clg_sgd_params), 0.1f, 0.9f, 0.01f, 1};
     float w1[3], v1[3];
     memcpy(w1, w, sizeof w);
     memcpy(v1, v, sizeof v);
@@ -214,7 +217,7 @@ static void host_steps_follow_the_formulas(void **state)
         double d = g[i] + 0.01 * w[i], vv = 0.9 * v[i] + d, ww = w[i] - 0.1 * (d + 0.9 * vv);
         assert_true(fabs(v1[i] - vv) < 1e-7 && fabs(w1[i] - ww) < 1e-6);
     }
-    clg_adam_params a = {0.01f, 0.9f, 0.999f, 1e-8f, 0.1f, 1, 3};
+    clg_adam_params a = {sizeof(clg_adam_params), 0.01f, 0.9f, 0.999f, 1e-8f, 0.1f, 1, 3};
     float w2[3], m2[3], v2[3];
     memcpy(w2, w, sizeof w);
     memcpy(m2, m, sizeof m);
@@ -227,7 +230,7 @@ static void host_steps_follow_the_formulas(void **state)
         double want = wi - 0.01 * (mi / (1 - pow(0.9, 3))) / (sqrt(vi / (1 - pow(0.999, 3))) + 1e-8);
         assert_true(fabs(w2[i] - want) < 1e-6);
     }
-    clg_rmsprop_params r = {0.01f, 0.9f, 1e-8f, 0.05f}; /* no gradient cancels to ~0 */
+    clg_rmsprop_params r = {sizeof(clg_rmsprop_params), 0.01f, 0.9f, 1e-8f, 0.05f}; /* no gradient cancels to ~0 */
     float w3[3], v3[3];
     memcpy(w3, w, sizeof w);
     memcpy(v3, v, sizeof v);
@@ -238,11 +241,11 @@ static void host_steps_follow_the_formulas(void **state)
         assert_true(fabs(v3[i] - vi) < 1e-7);
         assert_true(fabs(w3[i] - (w[i] - 0.01 * gi / (sqrt(vi) + 1e-8))) < 1e-6);
     }
-    clg_rmsprop_params bad_r = {0.01f, 1.0f, 1e-8f, 0};
+    clg_rmsprop_params bad_r = {sizeof(clg_rmsprop_params), 0.01f, 1.0f, 1e-8f, 0};
     CLG_ASSERT_STATUS(clg_rmsprop_step_host(&bad_r, w, g, v, 3), CLG_ERR_INVALID_ARG);
-    clg_sgd_params bad = {0.1f, 0.0f, 0.0f, 1};
+    clg_sgd_params bad = {sizeof(clg_sgd_params), 0.1f, 0.0f, 0.0f, 1};
     CLG_ASSERT_STATUS(clg_sgd_step_host(&bad, w, g, v, 3), CLG_ERR_INVALID_ARG);
-    clg_adam_params bad_a = {0.01f, 1.0f, 0.999f, 1e-8f, 0, 0, 1};
+    clg_adam_params bad_a = {sizeof(clg_adam_params), 0.01f, 1.0f, 0.999f, 1e-8f, 0, 0, 1};
     CLG_ASSERT_STATUS(clg_adam_step_host(&bad_a, w, g, m, v, 3), CLG_ERR_INVALID_ARG);
     bad_a.beta1 = 0.9f;
     bad_a.step = 0;

@@ -449,6 +449,7 @@ static void tuning_file_is_used_by_the_next_context(void **state)
     assert_int_equal(clg_gemm_params_print(&p, "=", ",", NULL, 0), len);
     clg_gemm_params back;
     memset(&back, 0, sizeof back);
+    back.struct_size = sizeof back; /* as the _default() sets it: the text holds the tunables */
     char *save = NULL;
     for (char *kv = strtok_r(text, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(kv, '=');

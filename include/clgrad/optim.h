@@ -10,7 +10,10 @@
 extern "C" {
 #endif
 
+/* Each params struct begins with struct_size, set by its _default() (README "Compatibility"):
+ * start from the _default() and change the fields you need. */
 typedef struct clg_sgd_params {
+    size_t struct_size;
     float lr;
     float momentum;      /* 0: plain SGD */
     float weight_decay;  /* L2: g += weight_decay * w */
@@ -22,6 +25,7 @@ CLG_API clg_sgd_params clg_sgd_params_default(void);
 
 /* d = g + wd * w; v = momentum * v + d; w -= lr * (nesterov ? d + momentum * v : v). */
 typedef struct clg_adam_params {
+    size_t struct_size;
     float lr, beta1, beta2, eps;
     float weight_decay;  /* Adam: added to the gradient; AdamW: w -= lr * wd * w first */
     int decoupled;       /* 1: AdamW */
@@ -32,6 +36,7 @@ typedef struct clg_adam_params {
 CLG_API clg_adam_params clg_adam_params_default(void);
 
 typedef struct clg_rmsprop_params {
+    size_t struct_size;
     float lr;
     float alpha;         /* decay of the squared-gradient average (MATLAB 0.9, PyTorch 0.99) */
     float eps;

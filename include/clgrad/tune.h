@@ -19,8 +19,11 @@ typedef enum clg_gemm_kernel {
     CLG_GEMM_KERNEL_LOCAL = 1  /* local-memory tiles: GPUs */
 } clg_gemm_kernel;
 
-/* Tunables of the built-in GEMM for one device. */
+/* Tunables of the built-in GEMM for one device. The library fills them too (it changes with
+ * the major version only); struct_size, set by clg_gemm_params_default() and
+ * clg_gemm_get_params(), marks one made by this library: start from either. */
 typedef struct clg_gemm_params {
+    size_t struct_size;
     clg_gemm_kernel kernel;   /* kernel for problems above small_flops */
     unsigned mr, nr;          /* reg: C block per work-item, rows (1..16) x cols (16, 32, 48
                                  or 64) */

@@ -30,7 +30,7 @@ typedef struct default_row {
  * costs more than it saves); below 2^17 flops launch overhead dominates and the
  * one-element-per-item kernel wins. */
 #define POCL_AVX512_ROW(pack_a_min_n)                                                           \
-    {CLG_GEMM_KERNEL_REG, 8, 32, 8, 1, 512, 64, 2, NO_TILE, 131072.0, 0, 0, pack_a_min_n}
+    {sizeof(clg_gemm_params), CLG_GEMM_KERNEL_REG, 8, 32, 8, 1, 512, 64, 2, NO_TILE, 131072.0, 0, 0, pack_a_min_n}
 #define POCL_AVX512 POCL_AVX512_ROW(0)
 /* The same on Intel's cores with two FMA ports: A packed into panels where n >= 512 (an
  * Intel Xeon VM, family 6 model 167 as KVM reports it, 2 cores, 259 GFLOP/s FMA peak; paired
@@ -39,13 +39,13 @@ typedef struct default_row {
  * of the row there (its paired runs: nothing else above 1.03x twice). */
 #define POCL_AVX512_INTEL POCL_AVX512_ROW(512)
 /* Intel's runtime: 6 x 32 blocks, 16 x 2 groups, K in blocks of 128. */
-#define INTEL_AVX512 {CLG_GEMM_KERNEL_REG, 6, 32, 16, 2, 128, 1, 2, NO_TILE, 131072.0, 0, 0, 0}
+#define INTEL_AVX512 {sizeof(clg_gemm_params), CLG_GEMM_KERNEL_REG, 6, 32, 16, 2, 128, 1, 2, NO_TILE, 131072.0, 0, 0, 0}
 
 /* GPUs: clg_gemm_tile (cl_kernels/gemm_tile.cl) with mwg, nwg, kwg, mdimc, ndimc, vw, kwi, db.
  * Not measured here (no GPU on the development machines): starting points taken from what
  * CLBlast's tuning database holds for its Xgemm kernel of the same design on each vendor's
  * GPUs (its M is our n: it stores C column-major), for clgrad-tune to refine on the device. */
-#define GPU_ROW(tile) {CLG_GEMM_KERNEL_LOCAL, 8, 32, 8, 1, 256, 128, 0, tile, 65536.0, 0, 0, 0}
+#define GPU_ROW(tile) {sizeof(clg_gemm_params), CLG_GEMM_KERNEL_LOCAL, 8, 32, 8, 1, 256, 128, 0, tile, 65536.0, 0, 0, 0}
 /* NVIDIA Maxwell to Pascal (SM 5.2-6.1 rows): 64 x 128 tiles, 16 x 8 items of 8 x 8 */
 #define NVIDIA_TILE 128, 64, 16, 16, 8, 4, 2, 0
 /* AMD GCN and Intel Gen defaults: 64 x 64 tiles, 16 x 8 items (4 x 8), k steps of 32 */
@@ -80,9 +80,13 @@ static const default_row default_table[] = {
      * (1.46x the 6 x 32 this row held, unmeasured, in paired runs; 100 GFLOP/s at 1024^3),
      * 6 x 32 for the convolutions (1.07x over 4 x 32). Tuned again with the kernel's prefetches
      * (same VM class): groups of 8 x 2 tiles and B in place below k = 64 (1.04x each, paired). */
-    {CLG_DEVICE_CPU, NULL, CLG_CPU_CLASS_AVX2, {CLG_GEMM_KERNEL_REG, 4, 16, 8, 2, 256, 64, 2, NO_TILE, 131072.0, 6, 32, 0}},
+    {CLG_DEVICE_CPU, NULL, CLG_CPU_CLASS_AVX2, {sizeof(clg_gemm_params), CLG_GEMM_KERNEL_REG, 4,
+                                                16, 8, 2, 256, 64, 2, NO_TILE, 131072.0, 6, 32,
+                                                0}},
     /* Anything else: small blocks. */
-    {(clg_device_type)0, NULL, CLG_CPU_CLASS_NONE, {CLG_GEMM_KERNEL_REG, 4, 16, 8, 1, 256, 1, 2, NO_TILE, 131072.0, 0, 0, 0}},
+    {(clg_device_type)0, NULL, CLG_CPU_CLASS_NONE, {sizeof(clg_gemm_params), CLG_GEMM_KERNEL_REG,
+                                                    4, 16, 8, 1, 256, 1, 2, NO_TILE, 131072.0,
+                                                    0, 0, 0}},
 };
 
 clg_gemm_params clg_gemm_params_default(const clg_device_info *dev)
@@ -117,7 +121,10 @@ static int is_pow2_upto(unsigned v, unsigned most)
 clg_status clg__gemm_params_check(clg_ctx *ctx, const clg_gemm_params *p)
 {
     const char *bad = NULL;
-    if (p->kernel != CLG_GEMM_KERNEL_REG && p->kernel != CLG_GEMM_KERNEL_LOCAL)
+    if (p->struct_size != sizeof *p)
+        bad = "struct_size is not this library's: start from clg_gemm_params_default() or "
+              "clg_gemm_get_params()";
+    else if (p->kernel != CLG_GEMM_KERNEL_REG && p->kernel != CLG_GEMM_KERNEL_LOCAL)
         bad = "kernel must be CLG_GEMM_KERNEL_REG or CLG_GEMM_KERNEL_LOCAL";
     else if (p->mr < 1 || p->mr > 16)
         bad = "mr must be 1..16";

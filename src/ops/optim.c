@@ -1,9 +1,25 @@
 /* SGD (momentum, Nesterov, weight decay) and Adam / AdamW, on device tensors and host arrays,
  * with the same operation order in both. */
 #include <math.h>
+#include <string.h>
 #include "tensor/tensor_internal.h"
 #include "clgrad/optim.h"
 #include "ops/optim_internal.h"
+
+/* The caller's params over the defaults in *full (size bytes), as far as its struct_size
+ * reaches: NULL, or why they cannot be read. */
+static const char *read_params(void *full, const void *given, size_t size)
+{
+    size_t n;
+    if (!given)
+        return "params is NULL";
+    memcpy(&n, given, sizeof n);
+    if (n < sizeof n || n > size)
+        return "struct_size is not one this library knows (start from the params' _default())";
+    memcpy(full, given, n);
+    memcpy(full, &size, sizeof size);
+    return NULL;
+}
 
 static const char *check_sgd(const clg_sgd_params *p)
 {
@@ -18,19 +34,19 @@ static const char *check_sgd(const clg_sgd_params *p)
 
 clg_sgd_params clg_sgd_params_default(void)
 {
-    clg_sgd_params p = {0.01f, 0.0f, 0.0f, 0};
+    clg_sgd_params p = {sizeof p, 0.01f, 0.0f, 0.0f, 0};
     return p;
 }
 
 clg_adam_params clg_adam_params_default(void)
 {
-    clg_adam_params p = {0.001f, 0.9f, 0.999f, 1e-8f, 0.0f, 0, 1};
+    clg_adam_params p = {sizeof p, 0.001f, 0.9f, 0.999f, 1e-8f, 0.0f, 0, 1};
     return p;
 }
 
 clg_rmsprop_params clg_rmsprop_params_default(void)
 {
-    clg_rmsprop_params p = {0.001f, 0.9f, 1e-8f, 0.0f};
+    clg_rmsprop_params p = {sizeof p, 0.001f, 0.9f, 1e-8f, 0.0f};
     return p;
 }
 
@@ -62,12 +78,15 @@ static clg_status same(clg_ctx *ctx, const char *call, const clg_tensor *const *
     return st == CLG_OK ? clg__tensors_same_numel(ctx, call, t, n) : st;
 }
 
-clg_status clg_sgd_step(clg_ctx *ctx, const clg_sgd_params *p, clg_tensor *w, const clg_tensor *g,
+clg_status clg_sgd_step(clg_ctx *ctx, const clg_sgd_params *given, clg_tensor *w, const clg_tensor *g,
                         clg_tensor *v)
 {
+    clg_sgd_params q = clg_sgd_params_default();
+    const char *unread = read_params(&q, given, sizeof q);
+    const clg_sgd_params *p = unread ? NULL : &q;
     const clg_tensor *t[3] = {w, g, v};
     clg_status st = same(ctx, "clg_sgd_step", t, 3);
-    const char *bad = st == CLG_OK ? check_sgd(p) : NULL;
+    const char *bad = st == CLG_OK ? (unread ? unread : check_sgd(p)) : NULL;
     if (bad)
         st = clg__fail(ctx, CLG_ERR_INVALID_ARG, "clg_sgd_step: %s", bad);
     clg__launch l;
@@ -95,12 +114,15 @@ static void corrections(const clg_adam_params *p, float *c1, float *c2)
     *c2 = 1.0f - powf(p->beta2, (float)p->step);
 }
 
-clg_status clg_adam_step(clg_ctx *ctx, const clg_adam_params *p, clg_tensor *w, const clg_tensor *g,
+clg_status clg_adam_step(clg_ctx *ctx, const clg_adam_params *given, clg_tensor *w, const clg_tensor *g,
                          clg_tensor *m, clg_tensor *v)
 {
+    clg_adam_params q = clg_adam_params_default();
+    const char *unread = read_params(&q, given, sizeof q);
+    const clg_adam_params *p = unread ? NULL : &q;
     const clg_tensor *t[4] = {w, g, m, v};
     clg_status st = same(ctx, "clg_adam_step", t, 4);
-    const char *bad = st == CLG_OK ? check_adam(p) : NULL;
+    const char *bad = st == CLG_OK ? (unread ? unread : check_adam(p)) : NULL;
     if (bad)
         st = clg__fail(ctx, CLG_ERR_INVALID_ARG, "clg_adam_step: %s", bad);
     clg__launch l;
@@ -189,20 +211,26 @@ static const char *host_check(const char *bad, const void *w, const clg__grad_su
     return bad ? bad : !w || !g || !g->last || !v ? "NULL array" : NULL;
 }
 
-clg_status clg__sgd_step_host_sum(const clg_sgd_params *p, float *w, const clg__grad_sum *g,
+clg_status clg__sgd_step_host_sum(const clg_sgd_params *given, float *w, const clg__grad_sum *g,
                                   float *v, size_t n)
 {
-    const char *bad = host_check(check_sgd(p), w, g, v);
+    clg_sgd_params q = clg_sgd_params_default();
+    const char *unread = read_params(&q, given, sizeof q);
+    const clg_sgd_params *p = unread ? NULL : &q;
+    const char *bad = host_check((unread ? unread : check_sgd(p)), w, g, v);
     if (bad)
         return clg__fail(NULL, CLG_ERR_INVALID_ARG, "clg_sgd_step_host: %s", bad);
     sgd_host(p->lr, p->momentum, p->weight_decay, p->nesterov, w, g->acc, g->last, g->inv, v, n);
     return CLG_OK;
 }
 
-clg_status clg__adam_step_host_sum(const clg_adam_params *p, float *w, const clg__grad_sum *g,
+clg_status clg__adam_step_host_sum(const clg_adam_params *given, float *w, const clg__grad_sum *g,
                                    float *m, float *v, size_t n)
 {
-    const char *bad = host_check(check_adam(p), w, g, m ? v : NULL);
+    clg_adam_params q = clg_adam_params_default();
+    const char *unread = read_params(&q, given, sizeof q);
+    const clg_adam_params *p = unread ? NULL : &q;
+    const char *bad = host_check((unread ? unread : check_adam(p)), w, g, m ? v : NULL);
     if (bad)
         return clg__fail(NULL, CLG_ERR_INVALID_ARG, "clg_adam_step_host: %s", bad);
     float c1, c2;
@@ -213,10 +241,13 @@ clg_status clg__adam_step_host_sum(const clg_adam_params *p, float *w, const clg
     return CLG_OK;
 }
 
-clg_status clg__rmsprop_step_host_sum(const clg_rmsprop_params *p, float *w,
+clg_status clg__rmsprop_step_host_sum(const clg_rmsprop_params *given, float *w,
                                       const clg__grad_sum *g, float *v, size_t n)
 {
-    const char *bad = host_check(check_rmsprop(p), w, g, v);
+    clg_rmsprop_params q = clg_rmsprop_params_default();
+    const char *unread = read_params(&q, given, sizeof q);
+    const clg_rmsprop_params *p = unread ? NULL : &q;
+    const char *bad = host_check((unread ? unread : check_rmsprop(p)), w, g, v);
     if (bad)
         return clg__fail(NULL, CLG_ERR_INVALID_ARG, "clg_rmsprop_step_host: %s", bad);
     rmsprop_host(p->lr, p->alpha, p->eps, p->weight_decay, w, g->acc, g->last, g->inv, v, n);
@@ -240,12 +271,15 @@ clg_status clg_rmsprop_step_host(const clg_rmsprop_params *p, float *w, const fl
     return clg__rmsprop_step_host_sum(p, w, &(clg__grad_sum){NULL, g, 1.0f}, v, n);
 }
 
-clg_status clg_rmsprop_step(clg_ctx *ctx, const clg_rmsprop_params *p, clg_tensor *w,
+clg_status clg_rmsprop_step(clg_ctx *ctx, const clg_rmsprop_params *given, clg_tensor *w,
                             const clg_tensor *g, clg_tensor *v)
 {
+    clg_rmsprop_params q = clg_rmsprop_params_default();
+    const char *unread = read_params(&q, given, sizeof q);
+    const clg_rmsprop_params *p = unread ? NULL : &q;
     const clg_tensor *t[3] = {w, g, v};
     clg_status st = same(ctx, "clg_rmsprop_step", t, 3);
-    const char *bad = st == CLG_OK ? check_rmsprop(p) : NULL;
+    const char *bad = st == CLG_OK ? (unread ? unread : check_rmsprop(p)) : NULL;
     if (bad)
         st = clg__fail(ctx, CLG_ERR_INVALID_ARG, "clg_rmsprop_step: %s", bad);
     clg__launch l;
