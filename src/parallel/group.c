@@ -41,7 +41,7 @@ clg_status clg__group_create(clg_net *master, clg_ctx *const *ctxs, size_t n,
     g->nstate = clg_net_param_count(master, CLG_PARAMS_STATE);
     g->per_sample = clg_shape_numel(master->input);
     g->auto_split = weights == NULL;
-    g->ranges_ok = clg__ranges_init(&g->ranges);
+    g->ranges_ok = clg__ranges_init(&g->ranges, master->param_layers);
     g->r = clg__calloc(n, sizeof *g->r);
     g->weights = clg__malloc(n * sizeof *g->weights);
     g->counts = clg__calloc(n, sizeof *g->counts);
@@ -49,11 +49,22 @@ clg_status clg__group_create(clg_net *master, clg_ctx *const *ctxs, size_t n,
     g->crew = clg__crew_create(n);
     for (size_t i = 0; i < n; i++)
         g->serial |= clg__ctx_thread_unsafe(ctxs[i]);
+    size_t cap = master->param_layers ? master->param_layers : 1;
+    g->taken_lo = clg__calloc(cap, sizeof *g->taken_lo);
+    g->taken_hi = clg__calloc(cap, sizeof *g->taken_hi);
+    int made = g->taken_lo && g->taken_hi;
+    for (size_t i = 0; g->r && i < n; i++) {
+        g->r[i].ev = clg__calloc(cap, sizeof *g->r[i].ev);
+        g->r[i].ev_lo = clg__calloc(cap, sizeof *g->r[i].ev_lo);
+        g->r[i].ev_hi = clg__calloc(cap, sizeof *g->r[i].ev_hi);
+        made &= g->r[i].ev && g->r[i].ev_lo && g->r[i].ev_hi;
+    }
     g->params = clg__malloc_pages((g->nparams + 1) * sizeof(float));
     g->state = clg__malloc((g->nstate + 1) * sizeof(float));
     size_t text_len = 0;
     char *text = NULL;
-    clg_status st = g->r && g->weights && g->counts && g->ms && g->crew && g->params && g->state
+    clg_status st = g->r && g->weights && g->counts && g->ms && g->crew && g->params && g->state &&
+                            made
                         ? clg_net_text(master, NULL, 0, &text_len)
                         : clg__oom(master->ctx, "device group");
     if (st == CLG_OK && !(text = clg__malloc(text_len + 1)))
@@ -118,7 +129,12 @@ void clg__group_destroy(clg__group *g)
         clg_net_destroy(g->r[i].net);
         free(g->r[i].grad);
         free(g->r[i].state);
+        free(g->r[i].ev);
+        free(g->r[i].ev_lo);
+        free(g->r[i].ev_hi);
     }
+    free(g->taken_lo);
+    free(g->taken_hi);
     free(g->r);
     free(g->weights);
     free(g->counts);
@@ -237,9 +253,10 @@ const double *clg__group_device_ms(const clg__group *g)
 typedef struct overlap {
     replica *r;
     cl_command_queue tq;
-    /* streaming: each layer's last read, and the parameter range it completes */
-    cl_event ev[CLG__MAX_RANGES];
-    size_t lo[CLG__MAX_RANGES], hi[CLG__MAX_RANGES], nev;
+    /* streaming: each layer's last read, and the parameter range it completes (the
+     * replica's arrays, ranges.cap long: a range per layer with parameters) */
+    cl_event *ev;
+    size_t *lo, *hi, nev, cap;
 } overlap;
 
 /* Streaming from host memory: nothing to read; mapping the layer's gradients for the host
@@ -249,7 +266,7 @@ static clg_status map_layer(void *user, size_t layer)
     overlap *o = user;
     clg_ctx *ctx = o->r->net->ctx;
     size_t lo = o->r->net->layers[layer].plan.lo, hi = o->r->net->layers[layer].plan.hi;
-    if (o->nev >= CLG__MAX_RANGES || lo >= hi)
+    if (o->nev >= o->cap || lo >= hi)
         return CLG_OK;
     clg_status st = clg__replica_hold_range(o->r, lo, hi, o->r->g->updating, &o->ev[o->nev]);
     if (st != CLG_OK)
@@ -267,7 +284,7 @@ static clg_status read_layer(void *user, size_t layer)
     cl_command_queue q = (cl_command_queue)clg_ctx_cl_queue(ctx);
     cl_event done = NULL, last = NULL;
     cl_int err = CL_SUCCESS;
-    int stream = (o->r->g->streaming || o->r->g->updating) && o->nev < CLG__MAX_RANGES;
+    int stream = (o->r->g->streaming || o->r->g->updating) && o->nev < o->cap;
     const clg__layer *l = &o->r->net->layers[layer];
     size_t lo = l->plan.lo, hi = l->plan.hi, at = lo;
     for (size_t k = 0; k < l->nparams && err == CL_SUCCESS; k++) {
@@ -369,6 +386,7 @@ static void *work(void *arg)
     overlap ov;
     memset(&ov, 0, sizeof ov);
     ov.r = r;
+    ov.ev = r->ev, ov.lo = r->ev_lo, ov.hi = r->ev_hi, ov.cap = g->ranges.cap;
     /* in host memory there is nothing to read: layer by layer only to stream or update */
     int publish = g->streaming || g->updating;
     int overlapped = r->shared ? publish : clg__group_overlaps(g, r);

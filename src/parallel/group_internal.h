@@ -31,6 +31,8 @@ typedef struct replica {
     uint64_t slow_at;        /* at this step only (0: every step) */
     double readback;         /* last step: seconds spent waiting for gradients after backward */
     size_t published;        /* streaming: ranges published this step */
+    cl_event *ev;            /* overlapped read-back: per layer range its last read's event, */
+    size_t *ev_lo, *ev_hi;   /* and the range it completes (ranges.cap each) */
     /* computing in host memory (host_shared.c): per layer with parameters (a slice), a
        buffer over its part of g->params and one over its part of grad, and what the host
        has mapped of them since the replica's last step */
@@ -85,7 +87,7 @@ struct clg__group {
     clg__ranges ranges;
     float *step_grad;        /* the step's output gradient */
     float step_inv;          /* 1 / the (global) batch */
-    size_t taken_lo[CLG__MAX_RANGES + 1], taken_hi[CLG__MAX_RANGES + 1], ntaken;
+    size_t *taken_lo, *taken_hi, ntaken; /* ranges.cap of each */
 };
 
 /* The step's gradient range [lo, hi): the working devices' sums in device order, divided by

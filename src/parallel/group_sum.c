@@ -26,7 +26,7 @@ int clg__group_updated(const clg__group *g)
 /* A range this step has taken (so that the step's end takes only the rest). */
 static void note_taken(clg__group *g, size_t lo, size_t hi)
 {
-    if (g->ntaken < CLG__MAX_RANGES) {
+    if (g->ntaken < g->ranges.cap) {
         g->taken_lo[g->ntaken] = lo;
         g->taken_hi[g->ntaken] = hi;
         g->ntaken++;

@@ -1,19 +1,28 @@
 /* Ranges of gradients handed from device threads to the stepping thread (see ranges.h). */
 #include "parallel/ranges.h"
 
+#include <stdlib.h>
 #include <time.h>
 
-int clg__ranges_init(clg__ranges *r)
+int clg__ranges_init(clg__ranges *r, size_t cap)
 {
-    if (pthread_mutex_init(&r->lock, NULL) != 0)
+    r->cap = cap;
+    r->lo = calloc(cap ? cap : 1, sizeof *r->lo);
+    r->hi = calloc(cap ? cap : 1, sizeof *r->hi);
+    r->count = calloc(cap ? cap : 1, sizeof *r->count);
+    if (!r->lo || !r->hi || !r->count || pthread_mutex_init(&r->lock, NULL) != 0) {
+        free(r->lo), free(r->hi), free(r->count);
         return 0;
+    }
     pthread_condattr_t attr;
     pthread_condattr_init(&attr);
     pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
     int ok = pthread_cond_init(&r->changed, &attr) == 0;
     pthread_condattr_destroy(&attr);
-    if (!ok)
+    if (!ok) {
         pthread_mutex_destroy(&r->lock);
+        free(r->lo), free(r->hi), free(r->count);
+    }
     return ok;
 }
 
@@ -21,12 +30,13 @@ void clg__ranges_destroy(clg__ranges *r)
 {
     pthread_cond_destroy(&r->changed);
     pthread_mutex_destroy(&r->lock);
+    free(r->lo), free(r->hi), free(r->count);
 }
 
 void clg__ranges_reset(clg__ranges *r, unsigned running)
 {
     pthread_mutex_lock(&r->lock);
-    for (size_t i = 0; i < CLG__MAX_RANGES; i++)
+    for (size_t i = 0; i < r->cap; i++)
         r->count[i] = 0;
     r->running = running;
     pthread_mutex_unlock(&r->lock);
@@ -34,8 +44,8 @@ void clg__ranges_reset(clg__ranges *r, unsigned running)
 
 void clg__ranges_publish(clg__ranges *r, size_t index, size_t lo, size_t hi)
 {
-    if (index >= CLG__MAX_RANGES)
-        return; /* past the table: summed at the end with the rest */
+    if (index >= r->cap)
+        return; /* past the table (not a layer's): summed at the end with the rest */
     pthread_mutex_lock(&r->lock);
     if (r->count[index]++ == 0) { /* every device reads the same layers in the same order */
         r->lo[index] = lo;
@@ -60,7 +70,7 @@ size_t clg__ranges_drain(clg__ranges *r, unsigned devices,
     size_t next = 0, covered = 0;
     pthread_mutex_lock(&r->lock);
     for (;;) {
-        while (next < CLG__MAX_RANGES && r->count[next] == devices) {
+        while (next < r->cap && r->count[next] == devices) {
             size_t lo = r->lo[next], hi = r->hi[next];
             next++;
             pthread_mutex_unlock(&r->lock);
@@ -69,7 +79,7 @@ size_t clg__ranges_drain(clg__ranges *r, unsigned devices,
             pthread_mutex_lock(&r->lock);
         }
         if (!r->running) { /* nothing more will come, but what came since the check above */
-            if (next < CLG__MAX_RANGES && r->count[next] == devices)
+            if (next < r->cap && r->count[next] == devices)
                 continue;
             break;
         }
@@ -77,7 +87,7 @@ size_t clg__ranges_drain(clg__ranges *r, unsigned devices,
         if (idle)
             idle(user);
         pthread_mutex_lock(&r->lock);
-        if (r->running && !(next < CLG__MAX_RANGES && r->count[next] == devices)) {
+        if (r->running && !(next < r->cap && r->count[next] == devices)) {
             struct timespec until;
             clock_gettime(CLOCK_MONOTONIC, &until);
             until.tv_nsec += 1000000;

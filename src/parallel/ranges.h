@@ -7,17 +7,17 @@
 #include <pthread.h>
 #include <stddef.h>
 
-#define CLG__MAX_RANGES 256
-
 typedef struct clg__ranges {
     pthread_mutex_t lock;
     pthread_cond_t changed;
-    size_t lo[CLG__MAX_RANGES], hi[CLG__MAX_RANGES];
-    unsigned count[CLG__MAX_RANGES];  /* devices that have published range i */
+    size_t cap;                       /* ranges a step can have: the layers with parameters */
+    size_t *lo, *hi;
+    unsigned *count;                  /* devices that have published range i */
     unsigned running;                 /* device threads still working */
 } clg__ranges;
 
-int clg__ranges_init(clg__ranges *r);
+/* Room for cap ranges (every layer with parameters its own); 0 when it cannot be made. */
+int clg__ranges_init(clg__ranges *r, size_t cap);
 void clg__ranges_destroy(clg__ranges *r);
 /* A new step with `running` device threads. */
 void clg__ranges_reset(clg__ranges *r, unsigned running);
