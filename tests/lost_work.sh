@@ -105,6 +105,7 @@ rc=$?
 [ $rc -eq 1 ] || fail "divergence: exit $rc, want 1"
 grep -q "training diverged: the loss is \(NaN\|infinite\) at iteration" nan.err || fail "divergence: $(cat nan.err)"
 grep -q "no model saved to nan.clgm" nan.err || fail "divergence: saving not ruled out"
+grep -q "CLG_ERR_\|clg_train: " nan.err && fail "divergence: the library's internal names: $(cat nan.err)"
 [ -e nan.clgm ] && fail "divergence: a model was saved"
 echo "divergence: stopped and said so, nothing saved"
 echo "lost_work: every check passed"

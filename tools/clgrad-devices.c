@@ -7,6 +7,7 @@
 #include "clgrad/clgrad.h"
 #include "json_out.h"
 #include "opts.h"
+#include "tool_error.h"
 
 static const clg_exec_env shown_envs[] = {CLG_ENV_AUTO, CLG_ENV_CPU, CLG_ENV_GPU,
                                           CLG_ENV_MULTI_GPU, CLG_ENV_PARALLEL};
@@ -95,7 +96,7 @@ static int show_split(const clg_device_info *all, size_t n, unsigned parts, int 
     clg_device_info *subs;
     clg_status st = clg_device_split(&all[cpu], parts, 0, &subs);
     if (st != CLG_OK) {
-        fprintf(stderr, "clgrad-devices: %s: %s\n", clg_status_name(st), clg_last_error());
+        fprintf(stderr, "clgrad-devices: %s\n", tool_message(st, clg_last_error()));
         return 1;
     }
     if (json) {
@@ -132,7 +133,7 @@ int main(int argc, char **argv)
     size_t n;
     clg_status st = clg_devices_list(&all, &n);
     if (st != CLG_OK) {
-        fprintf(stderr, "clgrad-devices: %s: %s\n", clg_status_name(st), clg_last_error());
+        fprintf(stderr, "clgrad-devices: %s\n", tool_message(st, clg_last_error()));
         return 1;
     }
     clg_cpu_class ignored;

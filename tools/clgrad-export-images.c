@@ -10,6 +10,7 @@
 
 #include "clgrad/clgrad.h"
 #include "opts.h"
+#include "tool_error.h"
 
 #define STB_IMAGE_WRITE_STATIC
 #define STB_IMAGE_WRITE_IMPLEMENTATION
@@ -78,7 +79,7 @@ int main(int argc, char **argv)
     clg_datastore *ds;
     clg_status st = clg_datastore_open_idx(images, labels, &ds);
     if (st != CLG_OK) {
-        fprintf(stderr, "clgrad-export-images: %s: %s\n", clg_status_name(st), clg_last_error());
+        fprintf(stderr, "clgrad-export-images: %s\n", tool_message(st, clg_last_error()));
         return 1;
     }
     clg_shape s = clg_datastore_sample_shape(ds);

@@ -17,6 +17,7 @@
 #include "model_io.h"
 #include "opts.h"
 #include "pocl_pin.h"
+#include "tool_error.h"
 
 typedef struct settings {
     size_t k;
@@ -106,8 +107,7 @@ static int activations(clg_net *net, clg_ctx *ctx, const char *layer, const char
     clg_status st = x ? CLG_OK : CLG_ERR_OUT_OF_HOST_MEMORY;
     for (size_t i = 0; i < n && st == CLG_OK; i++)
         if ((st = clg_image_read(images[i], in.c, in.h, in.w, x + i * per)) != CLG_OK)
-            fprintf(stderr, "clgrad-predict: %s: %s: %s\n", images[i], clg_status_name(st),
-                    clg_last_error());
+            fprintf(stderr, "clgrad-predict: %s: %s\n", images[i], tool_message(st, clg_last_error()));
     if (st == CLG_OK) /* the layer's shape first: no samples, no output */
         st = clg_net_activations(net, x, 0, layer, &probe, 0, &s);
     float *y = st == CLG_OK ? malloc(n * clg_shape_numel(s) * sizeof *y) : NULL;
@@ -117,7 +117,7 @@ static int activations(clg_net *net, clg_ctx *ctx, const char *layer, const char
         st = clg_net_activations(net, x, n, layer, y, n * clg_shape_numel(s), &s);
     int rc = st != CLG_OK;
     if (st != CLG_OK && st != CLG_ERR_CORRUPT && st != CLG_ERR_IO)
-        fprintf(stderr, "clgrad-predict: %s: %s\n", clg_status_name(st), clg_ctx_last_error(ctx));
+        fprintf(stderr, "clgrad-predict: %s\n", tool_message(st, clg_ctx_last_error(ctx)));
     if (!rc && write_activations(out, y, n, s)) {
         fprintf(stderr, "clgrad-predict: cannot write %s\n", out);
         rc = 1;
@@ -344,8 +344,7 @@ static int classify_npy(clg_net *net, clg_ctx *ctx, const char *path, size_t k, 
         size_t m = d[0] - first < CHUNK ? d[0] - first : CHUNK;
         clg_status st = clg_net_classify(net, x + first * per, m, k, top, prob);
         if (st != CLG_OK) {
-            fprintf(stderr, "clgrad-predict: %s: %s\n", clg_status_name(st),
-                    clg_ctx_last_error(ctx));
+            fprintf(stderr, "clgrad-predict: %s\n", tool_message(st, clg_ctx_last_error(ctx)));
             rc = 1;
         }
         for (size_t j = 0; rc == 0 && j < m; j++) {
@@ -381,8 +380,8 @@ static int classify_all(clg_net *net, clg_ctx *ctx, const items *l, size_t k, in
             clg_status st = clg_image_read(l->v[i].path, in.c, in.h, in.w, images + m * per);
             if (st != CLG_OK) {
                 fflush(stdout);
-                fprintf(stderr, "clgrad-predict: %s: %s: %s\n", l->v[i].path,
-                        clg_status_name(st), clg_last_error());
+                fprintf(stderr, "clgrad-predict: %s: %s\n", l->v[i].path,
+                        tool_message(st, clg_last_error()));
                 failed++;
                 continue;
             }
@@ -390,8 +389,7 @@ static int classify_all(clg_net *net, clg_ctx *ctx, const items *l, size_t k, in
         }
         clg_status st = m ? clg_net_classify(net, images, m, k, top, prob) : CLG_OK;
         if (st != CLG_OK) {
-            fprintf(stderr, "clgrad-predict: %s: %s\n", clg_status_name(st),
-                    clg_ctx_last_error(ctx));
+            fprintf(stderr, "clgrad-predict: %s\n", tool_message(st, clg_ctx_last_error(ctx)));
             rc = 1;
         }
         for (size_t j = 0; rc == 0 && j < m; j++) {
@@ -460,12 +458,12 @@ static int predict(const settings *set, char **ops, size_t nops)
     clg_devices_free(chosen, count);
     clg_devices_free(all, n);
     if (st != CLG_OK) {
-        fprintf(stderr, "clgrad-predict: %s: %s\n", clg_status_name(st), clg_last_error());
+        fprintf(stderr, "clgrad-predict: %s\n", tool_message(st, clg_last_error()));
         return 1;
     }
     st = load_model(ctx, model, &net);
     if (st != CLG_OK) {
-        fprintf(stderr, "clgrad-predict: %s: %s\n", clg_status_name(st), clg_ctx_last_error(ctx));
+        fprintf(stderr, "clgrad-predict: %s\n", tool_message(st, clg_ctx_last_error(ctx)));
         clg_ctx_destroy(ctx);
         return 1;
     }

@@ -18,6 +18,7 @@
 #include "train_report.h"
 #include "train_sweep.h"
 #include "pocl_pin.h"
+#include "tool_error.h"
 
 
 /* Ctrl-C (MATLAB's stop button): the first stops training after the step it is in (the
@@ -58,7 +59,7 @@ static const char *const fashion_names[10] = {"T-shirt/top", "Trouser", "Pullove
 
 static int fail(const char *what, clg_status st, const char *detail)
 {
-    fprintf(stderr, "clgrad-train: %s: %s: %s\n", what, clg_status_name(st), detail);
+    fprintf(stderr, "clgrad-train: %s: %s\n", what, tool_message(st, detail));
     return 1;
 }
 

@@ -19,6 +19,7 @@
 #include "clgrad/clgrad.h"
 #include "opts.h"
 #include "pocl_pin.h"
+#include "tool_error.h"
 
 #define CANDIDATE_SECONDS 300 /* a candidate still running after this is a hang */
 
@@ -96,7 +97,7 @@ static int worker(clg_ctx *ctx, int conv, int runs)
         if (st == CLG_OK)
             printf("ok %.6g\n", score);
         else
-            printf("no %s: %s\n", clg_status_name(st), clg_ctx_last_error(ctx));
+            printf("no %s\n", tool_message(st, clg_ctx_last_error(ctx)));
         fflush(stdout);
     }
     return 0;
@@ -249,7 +250,7 @@ static int tune_one(clg_ctx *ctx, int conv, const clg_tune_options *base, child 
     clg_status st = conv ? clg_conv_tune(ctx, &o, &best, &score) : clg_gemm_tune(ctx, &o, &best, &score);
     child_stop(c, 0, NULL, 0);
     if (st != CLG_OK) {
-        fprintf(stderr, "clgrad-tune: %s: %s\n", clg_status_name(st), clg_ctx_last_error(ctx));
+        fprintf(stderr, "clgrad-tune: %s\n", tool_message(st, clg_ctx_last_error(ctx)));
         return 1;
     }
     char a[160], b[160];
@@ -387,7 +388,7 @@ int main(int argc, char **argv)
         clg_devices_free(chosen, count);
     }
     if (st != CLG_OK) {
-        fprintf(stderr, "clgrad-tune: %s: %s\n", clg_status_name(st), clg_last_error());
+        fprintf(stderr, "clgrad-tune: %s\n", tool_message(st, clg_last_error()));
         return 1;
     }
     int rc = 0;
@@ -412,7 +413,7 @@ int main(int argc, char **argv)
             if (!rc && (st = clg_gemm_tune_score(ctx, &best, runs, &score)) == CLG_OK && do_conv)
                 st = clg_conv_tune_score(ctx, &best, runs, &score);
             if (!rc && st != CLG_OK) {
-                fprintf(stderr, "clgrad-tune: %s: %s\n", clg_status_name(st), clg_ctx_last_error(ctx));
+                fprintf(stderr, "clgrad-tune: %s\n", tool_message(st, clg_ctx_last_error(ctx)));
                 rc = 1;
             }
             if (!rc) {
@@ -432,7 +433,7 @@ int main(int argc, char **argv)
         if (!rc && !dry) {
             st = clg_gemm_save_tuning(ctx, &best, per_class);
             if (st != CLG_OK) {
-                fprintf(stderr, "clgrad-tune: %s: %s\n", clg_status_name(st), clg_ctx_last_error(ctx));
+                fprintf(stderr, "clgrad-tune: %s\n", tool_message(st, clg_ctx_last_error(ctx)));
                 rc = 1;
             } else {
                 printf("saved in %s\n", clg_ctx_cache_dir(ctx));

@@ -3,6 +3,7 @@
 #include "bench_common.h"
 #include "json_out.h"
 #include "pocl_pin.h"
+#include "tool_error.h"
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,7 +70,7 @@ clg_ctx *bench_ctx(const bench_opts *o, const char *cache_dir)
         clg_devices_free(all, n);
     }
     if (st != CLG_OK)
-        fprintf(stderr, "clgrad-bench: %s: %s\n", clg_status_name(st), clg_last_error());
+        fprintf(stderr, "clgrad-bench: %s\n", tool_message(st, clg_last_error()));
     return ctx;
 }
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "bench_common.h"
+#include "tool_error.h"
 #ifdef CLGRAD_BENCH_CLBLAST
 #define CL_TARGET_OPENCL_VERSION 120
 #include <clblast_c.h>
@@ -55,7 +56,7 @@ static double time_runs(clg_ctx *ctx, int runs, const clg_conv2d_desc *d, clg_te
         if (st == CLG_OK)
             st = clg_ctx_finish(ctx);
         if (st != CLG_OK) {
-            fprintf(stderr, "clgrad-bench: %s: %s\n", clg_status_name(st), clg_ctx_last_error(ctx));
+            fprintf(stderr, "clgrad-bench: %s\n", tool_message(st, clg_ctx_last_error(ctx)));
             return -1;
         }
         if (r >= 0)

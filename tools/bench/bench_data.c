@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include "bench_common.h"
+#include "tool_error.h"
 
 static const char default_net[] =
     "input 28x28x1\nconv 5x5x32 pad=2\nrelu\nmaxpool 2x2\nconv 5x5x64 pad=2\nrelu\nmaxpool 2x2\n"
@@ -106,7 +107,7 @@ static double train_rate(clg_ctx *ctx, clg_datastore *ds, size_t iters, size_t w
     if (st == CLG_OK)
         st = clg_train(net, sub, NULL, &o, NULL);
     if (st != CLG_OK)
-        fprintf(stderr, "clgrad-bench data: %s: %s\n", clg_status_name(st), clg_last_error());
+        fprintf(stderr, "clgrad-bench data: %s\n", tool_message(st, clg_last_error()));
     clg_net_destroy(net);
     clg_datastore_destroy(sub);
     return st == CLG_OK && c.end > c.start ? (double)((c.seen - c.skip) * BATCH) / (c.end - c.start)
@@ -146,7 +147,7 @@ int bench_data(const bench_opts *o, const char *folder, size_t memory_cap_mb)
     clg_datastore *raw = NULL, *ds = NULL;
     clg_status st = open_augmented(folder, &raw, &ds);
     if (st != CLG_OK) {
-        fprintf(stderr, "clgrad-bench data: %s: %s\n", clg_status_name(st), clg_last_error());
+        fprintf(stderr, "clgrad-bench data: %s\n", tool_message(st, clg_last_error()));
         clg_datastore_destroy(raw);
         return 1;
     }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "bench_common.h"
+#include "tool_error.h"
 
 #define FM "/usr/share/datasets/fashion-mnist/"
 
@@ -105,7 +106,7 @@ int bench_experiments(const bench_opts *o, size_t limit)
         }
         rc = ok ? 0 : 1;
     } else {
-        fprintf(stderr, "clgrad-bench experiments: %s: %s\n", clg_status_name(st), clg_last_error());
+        fprintf(stderr, "clgrad-bench experiments: %s\n", tool_message(st, clg_last_error()));
     }
     clg_datastore_destroy(train);
     clg_datastore_destroy(train_all);

@@ -8,6 +8,7 @@
 #include <time.h>
 #include "bench_common.h"
 #include "pocl_pin.h"
+#include "tool_error.h"
 #ifdef CLGRAD_BENCH_OPENBLAS
 #include <cblas.h>
 #endif
@@ -132,7 +133,7 @@ static double run_once(clg_ctx *ctx, int w, const shape *s, const operands *op, 
     if (st == CLG_OK)
         st = clg_ctx_finish(ctx);
     if (st != CLG_OK) {
-        fprintf(stderr, "clgrad-bench: %s: %s\n", clg_status_name(st), clg_ctx_last_error(ctx));
+        fprintf(stderr, "clgrad-bench: %s\n", tool_message(st, clg_ctx_last_error(ctx)));
         return -1;
     }
     return 2e-9 * reps * (double)s->m * (double)s->n * (double)s->k / (bench_now() - t0);

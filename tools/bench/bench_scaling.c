@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "bench_run.h"
+#include "tool_error.h"
 
 enum { MAX_ROUNDS = 32, TIMED_STEPS = 15 };
 
@@ -56,8 +57,7 @@ static double train_rate(const rate_job *j, size_t batch, double *readback_ms)
         rate = (double)batch / bench_median_step(&r.st, &k);
         *readback_ms = rep.readback_ms;
     } else {
-        fprintf(stderr, "clgrad-bench train: %s: %s: %s\n", j->name, clg_status_name(s),
-                clg_ctx_last_error(j->ctxs[0]));
+        fprintf(stderr, "clgrad-bench train: %s: %s\n", j->name, tool_message(s, clg_ctx_last_error(j->ctxs[0])));
     }
     bench_run_free(&r);
     return rate;
@@ -182,7 +182,7 @@ int bench_scaling(const bench_opts *o, size_t batch, const char *self)
     for (int i = 0; st == CLG_OK && i < 2; i++)
         st = clg_ctx_create(&subs[i], &co, &sub[i]);
     if (st != CLG_OK) {
-        fprintf(stderr, "clgrad-bench train --scaling: %s: %s\n", clg_status_name(st), clg_last_error());
+        fprintf(stderr, "clgrad-bench train --scaling: %s\n", tool_message(st, clg_last_error()));
     } else {
         /* The pair: the two one-core sub-devices, the second doing all its work 3 times (on
          * its own core); each alone, then together split equally and by auto. Overlap is

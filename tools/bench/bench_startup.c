@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "bench_common.h"
+#include "tool_error.h"
 
 /* Creates a context, builds every family and runs one kernel, so that runtimes which finish
  * compiling at the first launch (POCL) are counted too. Returns seconds, or -1. */
@@ -24,7 +25,7 @@ static double one_start(const bench_opts *o, const char *dir, clg_ctx_stats *sta
         st = clg_ctx_finish(ctx);
     double dt = bench_now() - t0;
     if (st != CLG_OK)
-        fprintf(stderr, "clgrad-bench: %s: %s\n", clg_status_name(st), clg_ctx_last_error(ctx));
+        fprintf(stderr, "clgrad-bench: %s\n", tool_message(st, clg_ctx_last_error(ctx)));
     clg_ctx_get_stats(ctx, stats);
     clg_tensor_destroy(t);
     clg_ctx_destroy(ctx);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "bench_run.h"
+#include "tool_error.h"
 
 static const char default_net[] =
     "input 28x28x1\nconv 5x5x32 pad=2\nrelu\nmaxpool 2x2\nconv 5x5x64 pad=2\nrelu\nmaxpool 2x2\n"
@@ -95,7 +96,7 @@ int bench_train(const bench_opts *o, size_t batch)
     if (s == CLG_OK)
         s = clg_train(net, r.ds, NULL, &r.opt, NULL);
     if (s != CLG_OK) {
-        fprintf(stderr, "clgrad-bench train: %s: %s\n", clg_status_name(s), clg_ctx_last_error(ctx));
+        fprintf(stderr, "clgrad-bench train: %s\n", tool_message(s, clg_ctx_last_error(ctx)));
         goto done;
     }
     if (o->profile) { /* kernels of the training steps after the first 10 (builds, first touch) */
@@ -135,7 +136,7 @@ int bench_train(const bench_opts *o, size_t batch)
     if (s == CLG_OK)
         s = clg_net_profile(net, batch, o->runs, lt);
     if (s != CLG_OK) {
-        fprintf(stderr, "clgrad-bench train: %s: %s\n", clg_status_name(s), clg_ctx_last_error(ctx));
+        fprintf(stderr, "clgrad-bench train: %s\n", tool_message(s, clg_ctx_last_error(ctx)));
         free(lt);
         goto done;
     }
@@ -215,8 +216,7 @@ int bench_cluster(const bench_opts *o, size_t batch, int *argc, char ***argv)
         s = clg_train(r.net, r.ds, NULL, &r.opt, &rep);
     }
     if (s != CLG_OK) {
-        fprintf(stderr, "clgrad-bench cluster: rank %d: %s: %s\n", rank, clg_status_name(s),
-                ctx ? clg_ctx_last_error(ctx) : clg_last_error());
+        fprintf(stderr, "clgrad-bench cluster: rank %d: %s\n", rank, tool_message(s, ctx ? clg_ctx_last_error(ctx) : clg_last_error()));
     } else if (rank == 0) {
         size_t k;
         double step = bench_median_step(&r.st, &k);

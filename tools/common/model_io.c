@@ -9,6 +9,7 @@
 
 #include "model_io.h"
 #include "text_file.h"
+#include "tool_error.h"
 
 int is_onnx(const char *path)
 {
@@ -71,7 +72,7 @@ clg_status make_net(const char *tool, clg_ctx *ctx, const char *path, const char
         free(text);
     }
     if (st != CLG_OK)
-        fprintf(stderr, "%s: %s: %s: %s\n", tool, path ? path : "the default network",
-                clg_status_name(st), clg_ctx_last_error(ctx));
+        fprintf(stderr, "%s: %s: %s\n", tool, path ? path : "the default network",
+                tool_message(st, clg_ctx_last_error(ctx)));
     return st;
 }

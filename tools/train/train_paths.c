@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "train_paths.h"
+#include "tool_error.h"
 
 /* Whether a file can be created in folder dir (a probe file, removed at once: permission bits
  * say nothing for root or read-only file systems). */
@@ -97,8 +98,7 @@ int save_model(clg_net *net, const char *path, const cli *c)
         printf("Model saved to %s\n", path);
         return 0;
     }
-    fprintf(stderr, "clgrad-train: saving the model to %s: %s: %s\n", path, clg_status_name(st),
-            clg_ctx_last_error(clg_net_ctx(net)));
+    fprintf(stderr, "clgrad-train: saving the model to %s: %s\n", path, tool_message(st, clg_ctx_last_error(clg_net_ctx(net))));
     char copy[4096], rescue[4400];
     snprintf(copy, sizeof copy, "%s", path);
     const char *name = basename(copy);

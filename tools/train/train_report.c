@@ -8,6 +8,7 @@
 #include "json_out.h"
 #include "train_plot.h"
 #include "train_report.h"
+#include "tool_error.h"
 
 /* Per class k of K: its samples, precision (of the predictions k, the share right), recall
  * (of the samples of k, the share predicted k) and accuracy (of all samples, the share the
@@ -126,8 +127,7 @@ int report_evaluation(clg_net *net, clg_datastore *test, int json, const char *p
     clg_status st = clg_net_evaluate_confusion(net, test, 256, &loss, &acc, counts);
     display_close_builds(d); /* a first run's "Building OpenCL kernels" line */
     if (st != CLG_OK) {
-        fprintf(stderr, "clgrad-train: evaluating: %s: %s\n", clg_status_name(st),
-                clg_ctx_last_error(clg_net_ctx(net)));
+        fprintf(stderr, "clgrad-train: evaluating: %s\n", tool_message(st, clg_ctx_last_error(clg_net_ctx(net))));
         free(counts);
         return 1;
     }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "train_plot.h"
+#include "tool_error.h"
 
 #define MAX_EXPERIMENTS 64
 #define MAX_WORDS 64
@@ -75,8 +76,8 @@ static int save_models(const char *dir, const clg_experiment *e,
         snprintf(path, sizeof path, "%s/%s.clgm", dir, name);
         clg_status st = clg_net_save(res[i].net, path);
         if (st != CLG_OK) {
-            fprintf(stderr, "clgrad-train: saving experiment %s to %s: %s: %s\n", e[i].name, path,
-                    clg_status_name(st), clg_ctx_last_error(clg_net_ctx(res[i].net)));
+            fprintf(stderr, "clgrad-train: saving experiment %s to %s: %s\n", e[i].name, path,
+                    tool_message(st, clg_ctx_last_error(clg_net_ctx(res[i].net))));
             ok = 0;
             continue;
         }
@@ -351,8 +352,8 @@ int sweep_run(const char *file, int argc, char **argv, clg_ctx *const *ctxs, siz
                 size_t i = order[j];
                 const clg_experiment_result *r = &res[i];
                 if (r->status != CLG_OK) {
-                    printf("%-4s %-16.16s failed: %s: %s\n", "-", e[i].name,
-                           clg_status_name(r->status), r->error);
+                    printf("%-4s %-16.16s failed: %s\n", "-", e[i].name,
+                           tool_message(r->status, r->error));
                     continue;
                 }
                 char best[16] = "-";
