@@ -29,6 +29,8 @@ expect 2 "^clgrad-train: --solver nadam: the choices are sgdm, adam, rmsprop, ad
 expect 2 "^clgrad-train: --shuffle sometimes: the choices are once, every-epoch, never" "$t" --shuffle sometimes
 expect 2 "^clgrad-train: --data /nonexistent-clgrad: No such file or directory; it takes a folder of IDX files" "$t" --data /nonexistent-clgrad
 expect 2 "^clgrad-train: --data $work/classes holds 2 folders (Bag, Coat) but no train/ and test/: class folders go under $work/classes/train" "$t" --data "$work/classes"
+expect 2 "^clgrad-train: --resume /nonexistent-clgrad: No such file or directory; it takes a checkpoint" "$t" --resume /nonexistent-clgrad
+expect 2 "^clgrad-train: --evaluate /nonexistent-clgrad.clgm: No such file or directory; it takes a saved model" "$t" --evaluate /nonexistent-clgrad.clgm
 # options that would be silently ignored together (issue 42, item 4)
 expect 2 "^clgrad-train: --evaluate and --resume exclude each other" "$t" --evaluate m.clgm --resume ck
 expect 2 "^clgrad-train: --sweep and --resume exclude each other" "$t" --sweep s --resume ck

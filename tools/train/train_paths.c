@@ -147,6 +147,18 @@ static int idx_files(const char *dir, const char *prefix)
 int data_readable(const cli *c)
 {
     struct stat sb;
+    /* the model or checkpoint to start from, before any device is opened */
+    const struct {
+        const char *flag, *path, *what;
+    } inputs[] = {{"--evaluate", c->evaluate, "a saved model (.clgm or .onnx)"},
+                  {"--resume", c->resume, "a checkpoint file, or a folder of them"},
+                  {"--net", c->net_file, "a network file (text, .clgm or .onnx)"}};
+    for (size_t i = 0; i < sizeof inputs / sizeof inputs[0]; i++)
+        if (inputs[i].path && stat(inputs[i].path, &sb) != 0) {
+            fprintf(stderr, "clgrad-train: %s %s: %s; it takes %s\n", inputs[i].flag,
+                    inputs[i].path, strerror(errno), inputs[i].what);
+            return 0;
+        }
     if (stat(c->data, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
         fprintf(stderr, "clgrad-train: --data %s: %s; it takes a folder of " LAYOUTS "\n", c->data,
                 stat(c->data, &sb) != 0 ? strerror(errno) : "not a folder");
