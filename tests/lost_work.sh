@@ -49,9 +49,12 @@ $last
 EOF2
 )
 [ "$stopped" -eq "$rows" ] || fail "Ctrl-C: the newest checkpoint ($last) is not at the last iteration logged ($rows)"
-"$bin" --limit-train 6400 --limit-test 128 --batch 64 --quiet --epochs 1 --resume ck \
+"$bin" --limit-train 6400 --limit-test 128 --batch 64 --epochs 1 --resume ck --plot res.png \
   --save resumed.clgm > res.out 2>&1 ||
   fail "resuming after Ctrl-C: $(cat res.out)"
+# the plot is titled by the network (the checkpoint's, here), not the checkpoint folder
+grep -q "^Plot title: Training progress: 5-layer network of 15770 parameters resumed from checkpoint-" res.out ||
+  fail "the resumed plot's title: $(grep -i title res.out)"
 echo "Ctrl-C at iteration $stopped: saved, logged, checkpointed, resumed"
 
 # 2. The checkpoint folder becomes a file mid-run: warned, training goes on, the model saved.

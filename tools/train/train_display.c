@@ -204,6 +204,8 @@ static void resumed(display *d, const clg_train_progress *p)
         return;
     printf("Resumed from %s: %zu iteration%s done, going on with epoch %d of %d\n", p->text,
            p->iteration, p->iteration == 1 ? "" : "s", p->epoch, p->max_epochs);
+    if (d->plot_path)
+        printf("Plot title: %s\n", d->title);
     if (d->plot_path && points)
         printf("The plot goes on from the %zu points before the checkpoint in %s\n", points,
                d->log_path);
