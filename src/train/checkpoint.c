@@ -28,38 +28,59 @@ static int newest_first(const void *a, const void *b)
     return -strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+int clg__checkpoint_list(const char *dir, int written_only, char ***list, size_t *n)
+{
+    *list = NULL, *n = 0;
+    DIR *d = opendir(dir);
+    size_t cap = 0;
+    int ok = 1;
+    for (struct dirent *e; ok && d && (e = readdir(d));) {
+        size_t len = strlen(e->d_name);
+        if (written_only ? !is_checkpoint(e->d_name)
+                         : strncmp(e->d_name, "checkpoint-", 11) || len <= 5 ||
+                               strcmp(e->d_name + len - 5, ".clgm"))
+            continue;
+        if (*n == cap) {
+            char **grown = clg__realloc(*list, (cap = cap ? 2 * cap : 16) * sizeof **list);
+            ok = grown != NULL;
+            *list = grown ? grown : *list;
+        }
+        size_t size = strlen(dir) + len + 2;
+        char *full = ok ? clg__malloc(size) : NULL;
+        if ((ok = full != NULL)) {
+            snprintf(full, size, "%s/%s", dir, e->d_name);
+            (*list)[(*n)++] = full;
+        }
+    }
+    if (d)
+        closedir(d);
+    if (ok)
+        qsort(*list, *n, sizeof **list, newest_first);
+    return ok;
+}
+
+void clg__checkpoint_list_free(char **list, size_t n)
+{
+    for (size_t i = 0; list && i < n; i++)
+        free(list[i]);
+    free(list);
+}
+
 /* Removes the checkpoints of dir older than the KEEP newest up to `upto` (a name: files that
  * sort after it belong to a run that went further, and are left alone). Best effort: a file
  * that cannot be listed or removed stays. */
 static void prune(const char *dir, const char *upto)
 {
-    DIR *d = opendir(dir);
-    if (!d)
-        return;
-    char **names = NULL;
-    size_t n = 0, cap = 0;
-    for (struct dirent *e; (e = readdir(d));) {
-        if (!is_checkpoint(e->d_name) || strcmp(e->d_name, upto) > 0)
-            continue;
-        if (n == cap) {
-            char **grown = realloc(names, (cap = cap ? 2 * cap : 16) * sizeof *names);
-            if (!grown)
-                break;
-            names = grown;
-        }
-        if (!(names[n] = strdup(e->d_name)))
-            break;
-        n++;
-    }
-    closedir(d);
-    qsort(names, n, sizeof *names, newest_first);
-    char path[4096];
+    char **list;
+    size_t n, kept = 0;
+    if (!clg__checkpoint_list(dir, 1, &list, &n))
+        n = 0; /* out of memory: nothing removed */
     for (size_t i = 0; i < n; i++) {
-        if (i >= KEEP && snprintf(path, sizeof path, "%s/%s", dir, names[i]) < (int)sizeof path)
-            unlink(path); /* only after the newer files are safely in place */
-        free(names[i]);
+        const char *name = list[i] + strlen(dir) + 1;
+        if (strcmp(name, upto) <= 0 && kept++ >= KEEP)
+            unlink(list[i]); /* only after the newer files are safely in place */
     }
-    free(names);
+    clg__checkpoint_list_free(list, n);
 }
 
 clg_status clg__checkpoint_write(clg__trainer *t, char *path, size_t cap, int *io_failed)

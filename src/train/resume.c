@@ -7,58 +7,25 @@
 
 #include "train/train_internal.h"
 
-static int newest_first(const void *a, const void *b)
-{
-    return -strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* A folder: its checkpoints, newest first (names sort by epoch and iteration); a file: itself.
- * *out (n paths) is malloc'd, each path too. */
+/* A folder: its checkpoints, newest first; a file: itself. *out (n paths) is malloc'd, each
+ * path too. */
 static clg_status checkpoints_of(clg_ctx *ctx, const char *path, char ***out, size_t *n)
 {
-    *out = NULL, *n = 0;
     DIR *d = opendir(path);
-    size_t cap = 0;
-    char **list = NULL;
-    clg_status st = CLG_OK;
-    for (struct dirent *e; st == CLG_OK && d && (e = readdir(d));) {
-        size_t len = strlen(e->d_name);
-        if (strncmp(e->d_name, "checkpoint-", 11) || len <= 5 ||
-            strcmp(e->d_name + len - 5, ".clgm"))
-            continue;
-        if (*n == cap) {
-            char **grown = clg__realloc(list, (cap = cap ? 2 * cap : 8) * sizeof *list);
-            st = grown ? CLG_OK : clg__oom(ctx, "clg_train_resume");
-            list = grown ? grown : list;
-        }
-        size_t size = strlen(path) + len + 2;
-        char *full = st == CLG_OK ? clg__malloc(size) : NULL;
-        if (full) {
-            snprintf(full, size, "%s/%s", path, e->d_name);
-            list[(*n)++] = full;
-        } else if (st == CLG_OK) {
-            st = clg__oom(ctx, "clg_train_resume");
-        }
-    }
-    if (d)
+    int ok;
+    if (d) {
         closedir(d);
-    else if ((list = clg__malloc(sizeof *list)) && (list[0] = clg__strdup(path)))
-        *n = 1;
-    else
-        st = clg__oom(ctx, "clg_train_resume");
-    if (st == CLG_OK && !*n)
-        st = clg__fail(ctx, CLG_ERR_IO, "clg_train_resume: no checkpoint-*.clgm in %s", path);
-    if (st == CLG_OK)
-        qsort(list, *n, sizeof *list, newest_first);
-    *out = list;
-    return st;
-}
-
-static void free_list(char **list, size_t n)
-{
-    for (size_t i = 0; list && i < n; i++)
-        free(list[i]);
-    free(list);
+        ok = clg__checkpoint_list(path, 0, out, n);
+    } else {
+        *n = 0;
+        ok = (*out = clg__malloc(sizeof **out)) && ((*out)[0] = clg__strdup(path));
+        *n = ok;
+    }
+    if (!ok)
+        return clg__oom(ctx, "clg_train_resume");
+    if (!*n)
+        return clg__fail(ctx, CLG_ERR_IO, "clg_train_resume: no checkpoint-*.clgm in %s", path);
+    return CLG_OK;
 }
 
 /* The newest checkpoint of the list that loads (a folder's newest may be damaged: a disk
@@ -150,7 +117,7 @@ clg_status clg_train_resume(clg_ctx *ctx, const char *checkpoint_file, clg_datas
     if (st == CLG_OK)
         st = load_newest(ctx, list, n, net, &blob, &len, &used, skipped, sizeof skipped);
     if (st != CLG_OK) {
-        free_list(list, n);
+        clg__checkpoint_list_free(list, n);
         return st;
     }
     const char *path = list[used];
@@ -166,6 +133,6 @@ clg_status clg_train_resume(clg_ctx *ctx, const char *checkpoint_file, clg_datas
         snprintf(t.resume_skipped, sizeof t.resume_skipped, "%s", skipped);
         st = trim_log(&t);
     }
-    free_list(list, n);
+    clg__checkpoint_list_free(list, n);
     return clg__train_finish(&t, st, report_out);
 }

@@ -132,6 +132,13 @@ clg_status clg__cluster_agree_stop(clg__trainer *t, int *stop);
  * written, which training survives; other failures are the device's or memory's. */
 clg_status clg__checkpoint_write(clg__trainer *t, char *path, size_t cap, int *io_failed);
 
+/* The checkpoint files of folder dir as full paths, newest first (names sort by epoch and
+ * iteration): those clg__checkpoint_write names (written_only), or any checkpoint-*.clgm.
+ * *list (n paths) is freed with clg__checkpoint_list_free; 0 when out of memory (n is 0 for a
+ * folder that cannot be opened). */
+int clg__checkpoint_list(const char *dir, int written_only, char ***list, size_t *n);
+void clg__checkpoint_list_free(char **list, size_t n);
+
 /* The training state (position, validation history, optimizer moments, best parameters) as a
  * blob for the model file, and back. */
 clg_status clg__train_state_save(clg__trainer *t, unsigned char **blob, size_t *len);
