@@ -101,6 +101,8 @@ int main(int argc, char **argv)
         o.net_name = set.net_file;
         o.net_text = net_text;
     }
+    if (!strcmp(cmd, "gemm") && (!set.impl || !strcmp(set.impl, "openblas")))
+        bench_openblas_at_best(argv); /* the peer at its best, or restarted so (no return) */
     /* before the first OpenCL call; several devices at once ran slower pinned (pocl_pin.h) */
     pocl_pin_threads(strcmp(cmd, "experiments") && strcmp(cmd, "cluster") && !scaling);
     int rc = 2;

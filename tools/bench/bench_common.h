@@ -38,6 +38,11 @@ double bench_fma_peak(clg_ctx *ctx, int runs);
 int bench_peak(const bench_opts *o);
 /* only: one shape name, impl: builtin|clblast|openblas; NULL for all. */
 int bench_gemm(const bench_opts *o, const char *only, const char *impl);
+/* With OpenBLAS built in: when its own detection chose a kernel below this CPU's vector
+ * width (a generic one), this program starts again (argv) with OPENBLAS_CORETYPE set to the
+ * CPU's family; 0 when nothing was needed or the user chose, -1 when it could not restart.
+ * Without OpenBLAS: 0. Call before anything else runs. */
+int bench_openblas_at_best(char **argv);
 /* only: one layer name (c1, c2, r3) or NULL. */
 int bench_conv(const bench_opts *o, const char *only);
 int bench_pool(const bench_opts *o);

@@ -5,7 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
+#include <unistd.h>
 #include "bench_common.h"
 #include "pocl_pin.h"
 #include "tool_error.h"
@@ -30,6 +32,10 @@ typedef struct result {
 } result;
 
 enum { IMPLS = 3, MAX_RUNS = 64 };
+
+#ifdef CLGRAD_BENCH_OPENBLAS
+static void openblas_said(char *out, size_t cap, int json);
+#endif
 static const char *const impl_names[IMPLS] = {"builtin", "clblast", "openblas"};
 
 /* paired: the median of the runs' built-in / this ratios (0: none). */
@@ -37,9 +43,14 @@ static void report(const bench_opts *o, const clg_ctx *ctx, const shape *s, cons
                    result r, double paired)
 {
     if (o->json) {
-        char extra[48] = "";
+        char extra[256] = "";
+        size_t len = 0;
         if (paired > 0)
-            snprintf(extra, sizeof extra, ",\"builtin_ratio\":%.3f", paired);
+            len = (size_t)snprintf(extra, sizeof extra, ",\"builtin_ratio\":%.3f", paired);
+#ifdef CLGRAD_BENCH_OPENBLAS
+        if (!strcmp(impl, "openblas"))
+            openblas_said(extra + len, sizeof extra - len, 1);
+#endif
         bench_json_row(ctx, "gemm", "\"shape\":\"%s\",\"m\":%zu,\"n\":%zu,\"k\":%zu,\"impl\":\"%s\","
                        "\"gflops\":%.1f,\"gflops_min\":%.1f,\"gflops_max\":%.1f%s",
                        s->name, s->m, s->n, s->k, impl, r.med, r.lo, r.hi, extra);
@@ -71,6 +82,75 @@ typedef struct operands {
 } operands;
 
 #ifdef CLGRAD_BENCH_OPENBLAS
+/* The best OpenBLAS kernel family for this CPU by its flags ("" when plain SSE is all): the
+ * peer must run its best, or the ratio means nothing. */
+static const char *best_coretype(void)
+{
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[4096];
+    int avx2 = 0, fma = 0, avx512 = 0, bf16 = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "flags", 5)) {
+            avx2 = strstr(line, " avx2") != NULL, fma = strstr(line, " fma") != NULL;
+            avx512 = strstr(line, " avx512f") != NULL, bf16 = strstr(line, " avx512_bf16") != NULL;
+            break;
+        }
+    if (f)
+        fclose(f);
+    return bf16 ? "Cooperlake" : avx512 ? "SkylakeX" : avx2 && fma ? "Haswell" : "";
+}
+
+/* Whether OpenBLAS's core `core` uses the vector width `best` asks for (its own names of the
+ * AVX2 and AVX-512 families). */
+static int core_at_best(const char *core, const char *best)
+{
+    static const char *const avx512[] = {"SkylakeX", "Cooperlake", "SapphireRapids"};
+    static const char *const avx2[] = {"Haswell", "Zen", "SkylakeX", "Cooperlake",
+                                       "SapphireRapids"};
+    const char *const *list = !strcmp(best, "Haswell") ? avx2 : avx512;
+    size_t n = !strcmp(best, "Haswell") ? 5 : 3;
+    if (!*best)
+        return 1;
+    for (size_t i = 0; i < n; i++)
+        if (!strcasecmp(core, list[i]))
+            return 1;
+    return 0;
+}
+
+int bench_openblas_at_best(char **argv)
+{
+    const char *core = openblas_get_corename(), *best = best_coretype();
+    if (core_at_best(core, best) || getenv("OPENBLAS_CORETYPE") ||
+        getenv("CLGRAD_BENCH_OPENBLAS_SET"))
+        return 0; /* its best already, or the user's (or our) choice: said in the header */
+    /* its detection fell back to a generic kernel: the kernel is chosen as the library loads,
+     * so the program starts again with OPENBLAS_CORETYPE set */
+    fprintf(stderr, "clgrad-bench: OpenBLAS chose its %s kernel on a CPU with %s: running it "
+            "as OPENBLAS_CORETYPE=%s\n", core, !strcmp(best, "Haswell") ? "AVX2" : "AVX-512",
+            best);
+    setenv("OPENBLAS_CORETYPE", best, 1);
+    setenv("CLGRAD_BENCH_OPENBLAS_SET", best, 1);
+    execv("/proc/self/exe", argv);
+    return -1; /* could not start again: the header says what ran */
+}
+
+/* OpenBLAS's kernel and threads, and how the kernel was chosen, for the table and JSON. */
+static void openblas_said(char *out, size_t cap, int json)
+{
+    const char *set = getenv("CLGRAD_BENCH_OPENBLAS_SET"), *user = getenv("OPENBLAS_CORETYPE");
+    const char *how = set ? "set by clgrad-bench: its detection chose a generic kernel"
+                      : user ? "OPENBLAS_CORETYPE given" : "its own detection";
+    const char *core = openblas_get_corename(), *best = best_coretype();
+    if (json)
+        snprintf(out, cap, ",\"openblas_core\":\"%s\",\"openblas_threads\":%d,"
+                 "\"openblas_at_best\":%s", core, openblas_get_num_threads(),
+                 core_at_best(core, best) ? "true" : "false");
+    else
+        snprintf(out, cap, "OpenBLAS %s kernel (%s), %d threads%s\n", core, how,
+                 openblas_get_num_threads(), core_at_best(core, best) ? ""
+                 : " -- BELOW its best on this CPU: its ratios mean little");
+}
+
 static void sleep_ms(long ms)
 {
     struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
@@ -115,6 +195,12 @@ static double run_openblas(const shape *s, const operands *op, int reps)
     openblas_unpin(pinned, &saved);
     sleep_ms(150); /* OpenBLAS's threads spin for about 0.1 s after a call: let them park */
     return gf;
+}
+#else
+int bench_openblas_at_best(char **argv)
+{
+    (void)argv;
+    return 0;
 }
 #endif
 
@@ -229,10 +315,16 @@ int bench_gemm(const bench_opts *o, const char *only, const char *impl)
 #ifndef CLGRAD_BENCH_OPENBLAS
     use[2] = 0;
 #endif
+    char peer[256] = "";
+#ifdef CLGRAD_BENCH_OPENBLAS
+    if (use[2])
+        openblas_said(peer, sizeof peer, 0);
+#endif
     if (!o->json)
         printf("SGEMM on %s, GFLOP/s: median of %d (min-max), the implementations taking turns\n"
-               "%-8s %6s %6s %6s  %-9s %8s\n",
-               clg_ctx_device(ctx)->name, o->runs, "shape", "m", "n", "k", "impl", "GFLOP/s");
+               "%s%-8s %6s %6s %6s  %-9s %8s\n",
+               clg_ctx_device(ctx)->name, o->runs, peer, "shape", "m", "n", "k", "impl",
+               "GFLOP/s");
     int rc = 0;
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0] && rc == 0; i++) {
         const shape *s = &shapes[i];

@@ -171,12 +171,18 @@ def main():
             net(xi)
             it.append(time.perf_counter() - t0)
     infer = 256 / statistics.median(it)
+    # the peer's build, said beside its figures: its CPU kernels (DEFAULT means no AVX2 ones)
+    # and the threads it really used
+    capability = getattr(getattr(torch.backends, "cpu", None), "get_cpu_capability",
+                         lambda: "unknown")()
+    threads = torch.get_num_threads()
     if a.json:
         print(json.dumps({"bench": "pytorch_train", "net": a.net, "torch": torch.__version__,
-                          "threads": a.threads, "batch": a.batch, "images_per_s": round(train, 1),
-                          "infer_images_per_s": round(infer, 1)}))
+                          "cpu_capability": capability, "threads": threads, "batch": a.batch,
+                          "images_per_s": round(train, 1), "infer_images_per_s": round(infer, 1)}))
     else:
-        print(f"PyTorch {torch.__version__}, {a.threads} threads, {a.net}")
+        print(f"PyTorch {torch.__version__} (CPU capability {capability}), {threads} threads, "
+              f"{a.net}")
         print(f"train  batch {a.batch:3d}: {train:8.1f} images/s (median of {a.steps} steps)")
         print(f"infer  batch 256: {infer:8.1f} images/s")
 
