@@ -14,6 +14,7 @@
 #include "train_args.h"
 #include "train_display.h"
 #include "model_io.h"
+#include "train_network.h"
 #include "train_paths.h"
 #include "train_report.h"
 #include "train_sweep.h"
@@ -57,11 +58,6 @@ static const char *const fashion_names[10] = {"T-shirt/top", "Trouser", "Pullove
                                               "Ankle boot"};
 
 
-static int fail(const char *what, clg_status st, const char *detail)
-{
-    fprintf(stderr, "clgrad-train: %s: %s\n", what, tool_message(st, detail));
-    return 1;
-}
 
 
 /* Every device the environment (and filter) picks, or the first CPU split into sub-devices;
@@ -168,19 +164,10 @@ static void close_devices(devices *d)
 }
 
 /* An IDX folder (train-/t10k- files), or image folders DIR/train and DIR/test. */
-/* Whether --data DIR holds the subset as an image folder (DIR/train, DIR/test) rather than
- * as IDX files; the folder's path into path. */
-static int is_folder(const cli *c, const char *subset, char *path, size_t cap)
-{
-    snprintf(path, cap, "%s/%s", c->data, subset);
-    struct stat sb;
-    return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
-}
-
 static clg_status open_data(const cli *c, const char *subset, clg_datastore **out)
 {
     char path[4096];
-    if (is_folder(c, subset, path, sizeof path))
+    if (data_folder(c, subset, path, sizeof path))
         return clg_datastore_open_image_folder(path, &c->images, out);
     return clg_datastore_open_idx_folder(c->data, subset, out);
 }
@@ -206,206 +193,12 @@ static int limit(clg_datastore **ds, size_t n, int folder, clg_datastore **paren
         st = clg_datastore_subset(mixed ? mixed : *ds, 0, n, &sub);
     if (st != CLG_OK) {
         clg_datastore_destroy(mixed);
-        fail("limiting the data", st, clg_last_error());
+        train_fail("limiting the data", st, clg_last_error());
         return 0;
     }
     parents[0] = *ds;
     parents[1] = mixed;
     *ds = sub;
-    return 1;
-}
-
-/* A network's text form (malloc'd), or NULL. */
-static char *net_text_of(clg_net *net)
-{
-    size_t len = 0;
-    char *text = clg_net_text(net, NULL, 0, &len) == CLG_OK ? malloc(len + 1) : NULL;
-    if (text && clg_net_text(net, text, len + 1, NULL) != CLG_OK) {
-        free(text);
-        text = NULL;
-    }
-    return text;
-}
-
-/* --resume with --net: resuming goes on with the checkpoint's own network, so --net may only
- * name that one (a run's command line repeated with --resume); another is refused. */
-static int resume_net_agrees(const cli *c, clg_ctx *ctx)
-{
-    char path[4096];
-    clg_net *saved = NULL, *given = NULL;
-    int trained;
-    if (!c->resume || !c->net_file || !newest_checkpoint(c->resume, path, sizeof path))
-        return 1; /* nothing to compare, or the resume's own error says what is wrong */
-    if (clg_net_load(ctx, path, &saved) != CLG_OK)
-        return 1;
-    int same = 0;
-    if (make_net("clgrad-train", ctx, c->net_file, default_net, &given, &trained) == CLG_OK) {
-        char *a = net_text_of(saved), *b = net_text_of(given);
-        same = a && b && !strcmp(a, b);
-        free(a);
-        free(b);
-        if (!same)
-            fprintf(stderr, "clgrad-train: --net %s is not the network of the checkpoint %s, "
-                    "and resuming goes on with the checkpoint's: leave out --net\n",
-                    c->net_file, path);
-    }
-    clg_net_destroy(saved);
-    clg_net_destroy(given);
-    return same;
-}
-
-/* The network a run trains, for the plot's title: its file, the default, or for a resume
- * without --net the checkpoint's (named by its size: the file it came from is not kept). */
-static void network_title(const cli *c, clg_ctx *ctx, char *out, size_t cap)
-{
-    char path[4096];
-    clg_net *net = NULL;
-    snprintf(out, cap, "%s", c->net_file ? c->net_file : "default network");
-    if (c->net_file || !c->resume || !newest_checkpoint(c->resume, path, sizeof path) ||
-        clg_net_load(ctx, path, &net) != CLG_OK)
-        return;
-    const char *base = strrchr(path, '/');
-    snprintf(out, cap, "%zu-layer network of %zu parameters resumed from %.40s",
-             clg_net_layer_count(net), clg_net_param_count(net, CLG_PARAMS_LEARNABLE),
-             base ? base + 1 : path);
-    clg_net_destroy(net);
-}
-
-/* --summary: the table of the network that training, resuming or evaluation would use: the
- * model evaluated, the checkpoint resumed from, --net's file (text, model or ONNX) or the
- * default. */
-static int print_summary(const cli *c, clg_ctx *ctx)
-{
-    clg_net *net = NULL;
-    int trained;
-    char checkpoint[4096];
-    const char *path = c->evaluate ? c->evaluate : c->net_file;
-    if (c->resume && !newest_checkpoint(c->resume, checkpoint, sizeof checkpoint)) {
-        fprintf(stderr, "clgrad-train: --resume %s: no checkpoint-*.clgm there\n", c->resume);
-        return 1;
-    }
-    path = c->resume ? checkpoint : path;
-    clg_status st = make_net("clgrad-train", ctx, path, default_net, &net, &trained);
-    if (st != CLG_OK)
-        return 1;
-    size_t len = 0;
-    char *table = NULL;
-    if (st == CLG_OK && (st = clg_net_summary(net, NULL, 0, &len)) == CLG_OK &&
-        (table = malloc(len + 1)) != NULL)
-        st = clg_net_summary(net, table, len + 1, NULL);
-    if (st == CLG_OK && table)
-        fputs(table, stdout);
-    else
-        fail(path ? path : "the default network", st, clg_ctx_last_error(ctx));
-    free(table);
-    clg_net_destroy(net);
-    return st == CLG_OK && table ? 0 : 1;
-}
-
-/* The network against the data, before any table: the input shape (with the line that would
- * fit) and the classes. 0 when they cannot train together. */
-static int net_fits_data(const cli *c, clg_net *net, clg_datastore *train)
-{
-    clg_shape in = clg_net_input_shape(net), s = clg_datastore_sample_shape(train);
-    if (in.c != s.c || in.h != s.h || in.w != s.w) {
-        char folder[4096], resize[128] = "";
-        if (is_folder(c, "train", folder, sizeof folder))
-            snprintf(resize, sizeof resize, ", or read the images as the network takes them "
-                     "with --image-size %zux%zu --channels %zu", in.h, in.w, in.c);
-        fprintf(stderr, "clgrad-train: %s takes %zux%zux%zu images (HxWxC), the data in %s has "
-                "%zux%zux%zu: make its input line \"input %zux%zux%zu\"%s\n",
-                c->net_file ? c->net_file : "the default network", in.h, in.w, in.c, c->data,
-                s.h, s.w, s.c, s.h, s.w, s.c, resize);
-        return 0;
-    }
-    size_t k = clg_datastore_class_count(train), out = clg_net_class_count(net);
-    char folder[4096];
-    /* named classes (folders) fewer than the outputs: outputs no image teaches, a mistake */
-    if (k > out || (k < out && is_folder(c, "train", folder, sizeof folder))) {
-        fprintf(stderr, "clgrad-train: the data has %zu classes, %s's output %zu: make its last "
-                "fc layer \"fc %zu\"\n", k, c->net_file ? c->net_file : "the default network",
-                out, k);
-        return 0;
-    }
-    return 1;
-}
-
-/* The default network's output sized to the data's classes (it is written for 10). */
-static int size_default_net(const cli *c, clg_net **net, size_t classes)
-{
-    if (classes < 2) {
-        fprintf(stderr, "clgrad-train: the training data in %s has %zu class: a classifier "
-                "needs at least 2\n", c->data, classes);
-        return 0;
-    }
-    if (classes == clg_net_class_count(*net))
-        return 1;
-    clg_net *fresh;
-    clg_status st = clg_net_replace_output(*net, classes, c->o.seed, &fresh);
-    if (st != CLG_OK)
-        return !fail("sizing the default network's output", st,
-                     clg_ctx_last_error(clg_net_ctx(*net)));
-    clg_net_destroy(*net);
-    *net = fresh;
-    if (!c->quiet)
-        printf("The default network's output: %zu classes, the data's\n", classes);
-    return 1;
-}
-
-/* Test images of a class the network lacks could never be scored right: said before any
- * training (classes are matched by name where both have names). */
-static int test_classes_known(const cli *c, clg_net *net, clg_datastore *test)
-{
-    size_t k = clg_datastore_class_count(test), out = clg_net_class_count(net);
-    char folder[4096];
-    if (!is_folder(c, "test", folder, sizeof folder)) {
-        if (k <= out)
-            return 1;
-        fprintf(stderr, "clgrad-train: the test data in %s has %zu classes, the network %zu\n",
-                c->data, k, out);
-        return 0;
-    }
-    for (size_t i = 0; i < k; i++) {
-        const char *name = clg_datastore_class_name(test, i);
-        size_t j = 0;
-        while (j < out && !clg_class_names_equal(name, clg_net_class_name(net, j)))
-            j++;
-        if (j == out) {
-            fprintf(stderr, "clgrad-train: the test data has class \"%s\" (%s/%s), which the "
-                    "training data, and so the network, lacks: its images could never be "
-                    "classified right; give the train and test folders the same classes\n",
-                    name, folder, name);
-            return 0;
-        }
-    }
-    return 1;
-}
-
-/* A trained model (ONNX) for data of another class count gets a new output layer; with
- * --base-lr-factor every layer before it learns at that factor. 0 on failure (said). */
-static int transfer(const cli *c, clg_net **net, size_t classes)
-{
-    size_t had = clg_net_class_count(*net);
-    if (classes != had) {
-        clg_net *fresh;
-        clg_status st = clg_net_replace_output(*net, classes, c->o.seed, &fresh);
-        if (st != CLG_OK) {
-            fail("replacing the output layer", st, clg_ctx_last_error(clg_net_ctx(*net)));
-            return 0;
-        }
-        clg_net_destroy(*net);
-        *net = fresh;
-        if (!c->quiet)
-            printf("Transfer learning: %s has %zu classes, the data %zu: its last fully "
-                   "connected layer starts afresh with %zu outputs\n", c->net_file, had, classes,
-                   classes);
-    }
-    size_t layers = clg_net_layer_count(*net);
-    for (size_t i = 0; c->base_lr_factor >= 0 && i + 2 < layers; i++) { /* all but fc, softmax */
-        clg_layer_info info;
-        if (clg_net_layer_info(*net, i, &info) == CLG_OK && info.params)
-            clg_net_set_learn_rate_factor(*net, info.name, c->base_lr_factor);
-    }
     return 1;
 }
 
@@ -427,7 +220,7 @@ static int evaluate_and_report(clg_net *net, clg_datastore *test, size_t batch, 
     clg_status st = clg_net_evaluate(net, test, batch, &loss, &acc);
     display_close_builds(d);
     if (st != CLG_OK)
-        return fail("evaluating", st, clg_ctx_last_error(clg_net_ctx(net)));
+        return train_fail("evaluating", st, clg_ctx_last_error(clg_net_ctx(net)));
     report_accuracy(acc, clg_datastore_size(test), loss);
     return 0;
 }
@@ -449,7 +242,7 @@ int main(int argc, char **argv)
         if (st == CLG_OK)
             st = clg_cluster_local_rank(&mpi.local, &mpi.nlocal);
         if (st != CLG_OK)
-            return fail("starting MPI", st, clg_last_error());
+            return train_fail("starting MPI", st, clg_last_error());
         mpi.on = 1;
     }
     rc = run(&c, &mpi, argc, argv);
@@ -480,7 +273,7 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
     clg_status st = open_devices(&c, mpi, &devs, &d);
     if (st != CLG_OK) {
         close_devices(&devs);
-        return fail("opening the devices", st, clg_last_error());
+        return train_fail("opening the devices", st, clg_last_error());
     }
     clg_ctx *ctx = devs.ctx[0];
     if (c.summary) {
@@ -511,8 +304,8 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
     clg_net *net = NULL;
     rc = 1;
     char folder[4096];
-    if (c.image_options && !is_folder(&c, "test", folder, sizeof folder) &&
-        !is_folder(&c, "train", folder, sizeof folder)) {
+    if (c.image_options && !data_folder(&c, "test", folder, sizeof folder) &&
+        !data_folder(&c, "train", folder, sizeof folder)) {
         fprintf(stderr, "clgrad-train: --image-size and --channels are for image folders; %s "
                 "holds IDX files, whose images have their own size\n", c.data);
         rc = 2;
@@ -520,20 +313,20 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
     }
     st = open_data(&c, "test", &test);
     if (st != CLG_OK) {
-        fail("opening the test set", st, clg_last_error());
+        train_fail("opening the test set", st, clg_last_error());
         goto done;
     }
     name_classes(&c, test);
-    if (!limit(&test, c.limit_test, is_folder(&c, "test", folder, sizeof folder), test_all))
+    if (!limit(&test, c.limit_test, data_folder(&c, "test", folder, sizeof folder), test_all))
         goto done;
     if (c.evaluate) {
         st = load_model(ctx, c.evaluate, &net);
         if (st != CLG_OK) {
-            fail("loading the model", st, clg_ctx_last_error(ctx));
+            train_fail("loading the model", st, clg_ctx_last_error(ctx));
             goto done;
         }
         if (c.export_onnx && (st = clg_net_export_onnx(net, c.export_onnx)) != CLG_OK) {
-            fail("exporting ONNX", st, clg_ctx_last_error(ctx));
+            train_fail("exporting ONNX", st, clg_ctx_last_error(ctx));
             goto done;
         }
         if (c.export_onnx && !c.json)
@@ -543,18 +336,18 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
     }
     st = open_data(&c, "train", &train);
     if (st != CLG_OK) {
-        fail("opening the training set", st, clg_last_error());
+        train_fail("opening the training set", st, clg_last_error());
         goto done;
     }
     name_classes(&c, train);
-    if (!limit(&train, c.limit_train, is_folder(&c, "train", folder, sizeof folder), train_all))
+    if (!limit(&train, c.limit_train, data_folder(&c, "train", folder, sizeof folder), train_all))
         goto done;
     size_t n = clg_datastore_size(train), nval = (size_t)(c.val_split * (double)n);
     st = clg_datastore_subset(train, 0, n - nval, &fit);
     if (st == CLG_OK && nval)
         st = clg_datastore_subset(train, n - nval, nval, &val);
     if (st != CLG_OK) {
-        fail("splitting the training set", st, clg_last_error());
+        train_fail("splitting the training set", st, clg_last_error());
         goto done;
     }
     if (c.sweep) { /* several experiments, one per device */
@@ -567,7 +360,7 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
         clg_datastore *aug = NULL;
         st = clg_datastore_augment(fit, &c.augment, &aug);
         if (st != CLG_OK) {
-            fail("augmentation", st, clg_last_error());
+            train_fail("augmentation", st, clg_last_error());
             goto done;
         }
         augmented = aug;
@@ -640,7 +433,7 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
     }
     if (st != CLG_OK) {
         display_clear_bar(&d);
-        fail("training", st, clg_ctx_last_error(ctx));
+        train_fail("training", st, clg_ctx_last_error(ctx));
         if (st == CLG_ERR_NUMERICS) /* nothing was saved: the weights are not numbers */
             fprintf(stderr, "clgrad-train: no model saved%s%s\n", c.save ? " to " : "",
                     c.save ? c.save : "");
@@ -695,7 +488,7 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
     if (c.export_onnx) {
         st = clg_net_export_onnx(net, c.export_onnx);
         if (st != CLG_OK)
-            rc |= fail("exporting ONNX", st, clg_ctx_last_error(ctx));
+            rc |= train_fail("exporting ONNX", st, clg_ctx_last_error(ctx));
         else
             printf("ONNX model written to %s\n", c.export_onnx);
     }
