@@ -1,47 +1,68 @@
 /* Channel bias (NCHW, K channels of PQ pixels) and elementwise activations with their
- * derivatives, one element per work-item (CPUs vectorise
- * across work-items). ACT: 0 relu, 1 leaky relu, 2 elu, 3 sigmoid, 4 tanh. Sigmoid is written
- * so that exp never overflows: for x < 0, e^x / (1 + e^x). */
+ * derivatives, one element per work-item (CPUs vectorise across work-items). ACT: 0 relu,
+ * 1 leaky relu, 2 elu, 3 sigmoid, 4 tanh, 5 clip to [alpha, beta], 6 hard sigmoid
+ * clamp(alpha x + beta, 0, 1), 7 hard swish x * clamp(x / 6 + 1 / 2, 0, 1), 8 silu
+ * x * sigmoid(x) (clgrad/activation.h). Sigmoid is written so that exp never overflows: for
+ * x < 0, e^x / (1 + e^x). */
 
-float clg_act(uint act, float alpha, float x)
+inline float clg_sigmoid(float x)
+{
+    float e = exp(-fabs(x));
+    return x >= 0.0f ? 1.0f / (1.0f + e) : e / (1.0f + e);
+}
+
+float clg_act(uint act, float alpha, float beta, float x)
 {
     switch (act) {
     case 0: return x > 0.0f ? x : 0.0f;
     case 1: return x > 0.0f ? x : alpha * x;
     case 2: return x > 0.0f ? x : alpha * expm1(x);
-    case 3: {
-        float e = exp(-fabs(x));
-        return x >= 0.0f ? 1.0f / (1.0f + e) : e / (1.0f + e);
-    }
-    default: return tanh(x);
+    case 3: return clg_sigmoid(x);
+    case 4: return tanh(x);
+    case 5: return fmin(fmax(x, alpha), beta);
+    case 6: return clamp(fma(alpha, x, beta), 0.0f, 1.0f);
+    case 7: return x * clamp(fma(x, 1.0f / 6.0f, 0.5f), 0.0f, 1.0f);
+    default: return x * clg_sigmoid(x);
     }
 }
 
-/* f'(x) from x (relu family) or from y = f(x) (sigmoid, tanh). */
-float clg_act_grad(uint act, float alpha, float x, float y)
+/* f'(x) from x (relu family, clip, the hard forms, silu) or from y = f(x) (sigmoid, tanh).
+ * At the ends of the clipped forms the flat side's 0, as PyTorch's hardtanh and hardswish. */
+float clg_act_grad(uint act, float alpha, float beta, float x, float y)
 {
     switch (act) {
     case 0: return x > 0.0f ? 1.0f : 0.0f;
     case 1: return x > 0.0f ? 1.0f : alpha;
     case 2: return x > 0.0f ? 1.0f : y + alpha;
     case 3: return y * (1.0f - y);
-    default: return 1.0f - y * y;
+    case 4: return 1.0f - y * y;
+    case 5: return x > alpha && x < beta ? 1.0f : 0.0f;
+    case 6: {
+        float t = fma(alpha, x, beta);
+        return t > 0.0f && t < 1.0f ? alpha : 0.0f;
+    }
+    case 7: return x <= -3.0f ? 0.0f : x >= 3.0f ? 1.0f : fma(x, 1.0f / 3.0f, 0.5f);
+    default: {
+        float s = clg_sigmoid(x);
+        return s * fma(x, 1.0f - s, 1.0f);
+    }
     }
 }
 
 __kernel void clg_act_fwd(__global const float *x, ulong x_off, __global float *y, ulong y_off,
-                          ulong n, uint act, float alpha)
+                          ulong n, uint act, float alpha, float beta)
 {
     CLG_FOR_EACH(i, n)
-        y[y_off + i] = clg_act(act, alpha, x[x_off + i]);
+        y[y_off + i] = clg_act(act, alpha, beta, x[x_off + i]);
 }
 
 __kernel void clg_act_bwd(__global const float *x, ulong x_off, __global const float *y,
                           ulong y_off, __global const float *dy, ulong dy_off, __global float *dx,
-                          ulong dx_off, ulong n, uint act, float alpha)
+                          ulong dx_off, ulong n, uint act, float alpha, float beta)
 {
     CLG_FOR_EACH(i, n)
-        dx[dx_off + i] = dy[dy_off + i] * clg_act_grad(act, alpha, x[x_off + i], y[y_off + i]);
+        dx[dx_off + i] =
+            dy[dy_off + i] * clg_act_grad(act, alpha, beta, x[x_off + i], y[y_off + i]);
 }
 
 /* y[n][k][pq] += bias[k]. */

@@ -10,26 +10,63 @@ static clg_ctx *ctx;
 static clg_test_rng rng;
 static const size_t sizes[] = {1, 3, 7, 33, 1000};
 
-static double ref_act(clg_activation f, double a, double x)
+/* Settings of each kind for the tests: leaky's and ELU's alpha; clip's bounds [-1, 2]
+ * (ReLU6's are tried in test_nn's networks); a hard sigmoid of slope 0.3 around 0.4. */
+static clg_activation_desc desc_of(int f)
 {
-    switch (f) {
+    return (clg_activation_desc){(clg_activation)f, f == CLG_ACT_CLIP ? -1.0f : 0.3f,
+                                 f == CLG_ACT_CLIP ? 2.0f : 0.4f};
+}
+
+static double ref_sigmoid(double x)
+{
+    return 1 / (1 + exp(-x));
+}
+
+static double ref_act(clg_activation_desc d, double x)
+{
+    double a = d.alpha, b = d.beta;
+    switch (d.f) {
     case CLG_ACT_RELU: return x > 0 ? x : 0;
     case CLG_ACT_LEAKY_RELU: return x > 0 ? x : a * x;
     case CLG_ACT_ELU: return x > 0 ? x : a * expm1(x);
-    case CLG_ACT_SIGMOID: return 1 / (1 + exp(-x));
-    default: return tanh(x);
+    case CLG_ACT_SIGMOID: return ref_sigmoid(x);
+    case CLG_ACT_TANH: return tanh(x);
+    case CLG_ACT_CLIP: return fmin(fmax(x, a), b);
+    case CLG_ACT_HARD_SIGMOID: return fmin(fmax(a * x + b, 0), 1);
+    case CLG_ACT_HARD_SWISH: return x * fmin(fmax(x / 6 + 0.5, 0), 1);
+    default: return x * ref_sigmoid(x);
     }
 }
 
-static double ref_grad(clg_activation f, double a, double x)
+static double ref_grad(clg_activation_desc d, double x)
 {
-    switch (f) {
+    double a = d.alpha, b = d.beta, s = ref_sigmoid(x), t = tanh(x);
+    switch (d.f) {
     case CLG_ACT_RELU: return x > 0;
     case CLG_ACT_LEAKY_RELU: return x > 0 ? 1 : a;
     case CLG_ACT_ELU: return x > 0 ? 1 : a * exp(x);
-    case CLG_ACT_SIGMOID: { double s = 1 / (1 + exp(-x)); return s * (1 - s); }
-    default: { double t = tanh(x); return 1 - t * t; }
+    case CLG_ACT_SIGMOID: return s * (1 - s);
+    case CLG_ACT_TANH: return 1 - t * t;
+    case CLG_ACT_CLIP: return x > a && x < b;
+    case CLG_ACT_HARD_SIGMOID: return a * x + b > 0 && a * x + b < 1 ? a : 0;
+    case CLG_ACT_HARD_SWISH: return x <= -3 ? 0 : x >= 3 ? 1 : 2 * x / 6 + 0.5;
+    default: return s + x * s * (1 - s);
     }
+}
+
+/* Whether x lies within tol of a kink of d: where a difference quotient straddles two slopes,
+ * or (tol 1e-5) float's rounding of alpha x + beta may land on the other side. */
+static int near_kink(clg_activation_desc d, float x, double tol)
+{
+    double k[2] = {0, 0};
+    if (d.f == CLG_ACT_CLIP)
+        k[0] = d.alpha, k[1] = d.beta;
+    else if (d.f == CLG_ACT_HARD_SIGMOID)
+        k[0] = -d.beta / d.alpha, k[1] = (1 - d.beta) / d.alpha;
+    else if (d.f == CLG_ACT_HARD_SWISH)
+        k[0] = -3, k[1] = 3;
+    return fabs(x - k[0]) < tol || fabs(x - k[1]) < tol;
 }
 
 static clg_tensor *make(size_t n, const float *host)
@@ -55,23 +92,27 @@ static void expect_close(const float *got, const double *ref, size_t n, const ch
 static void activations_match_the_reference(void **state)
 {
     (void)state;
-    for (int f = CLG_ACT_RELU; f <= CLG_ACT_TANH; f++)
+    for (int f = CLG_ACT_RELU; f <= CLG_ACT_SILU; f++)
         for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
             size_t n = sizes[si];
-            float alpha = 0.3f, *x = malloc(n * sizeof *x), *dy = malloc(n * sizeof *dy);
+            clg_activation_desc d = desc_of(f);
+            float *x = malloc(n * sizeof *x), *dy = malloc(n * sizeof *dy);
             float *y = malloc(n * sizeof *y), *dx = malloc(n * sizeof *dx);
             double *ry = malloc(n * sizeof *ry), *rdx = malloc(n * sizeof *rdx);
             clg_test_fill_uniform(&rng, x, n, -4, 4);
             clg_test_fill_uniform(&rng, dy, n, -1, 1);
             if (n > 3)
                 x[0] = -30.0f, x[1] = 30.0f; /* saturation must stay finite */
+            for (size_t i = 2; i < n; i++)
+                while (near_kink(d, x[i], 1e-5))
+                    x[i] = clg_test_uniform(&rng, -4, 4);
             for (size_t i = 0; i < n; i++) {
-                ry[i] = ref_act((clg_activation)f, alpha, x[i]);
-                rdx[i] = dy[i] * ref_grad((clg_activation)f, alpha, x[i]);
+                ry[i] = ref_act(d, x[i]);
+                rdx[i] = dy[i] * ref_grad(d, x[i]);
             }
             clg_tensor *tx = make(n, x), *ty = make(n, NULL), *tdy = make(n, dy), *tdx = make(n, NULL);
-            CLG_ASSERT_STATUS(clg_activation_forward(ctx, (clg_activation)f, alpha, tx, ty), CLG_OK);
-            CLG_ASSERT_STATUS(clg_activation_backward(ctx, (clg_activation)f, alpha, tx, ty, tdy, tdx), CLG_OK);
+            CLG_ASSERT_STATUS(clg_activation_forward_desc(ctx, &d, tx, ty), CLG_OK);
+            CLG_ASSERT_STATUS(clg_activation_backward_desc(ctx, &d, tx, ty, tdy, tdx), CLG_OK);
             CLG_ASSERT_STATUS(clg_tensor_download(ty, y, n), CLG_OK);
             CLG_ASSERT_STATUS(clg_tensor_download(tdx, dx, n), CLG_OK);
             char what[64];
@@ -82,7 +123,7 @@ static void activations_match_the_reference(void **state)
                 if (isnan(dx[i]) || fabs(dx[i] - rdx[i]) > 1e-5 * fmax(1, fabs(rdx[i])))
                     fail_msg("%s: element %zu is %.9g, expected %.9g", what, i, dx[i], rdx[i]);
             /* In place: x becomes y. */
-            CLG_ASSERT_STATUS(clg_activation_forward(ctx, (clg_activation)f, alpha, tx, tx), CLG_OK);
+            CLG_ASSERT_STATUS(clg_activation_forward_desc(ctx, &d, tx, tx), CLG_OK);
             CLG_ASSERT_STATUS(clg_tensor_download(tx, y, n), CLG_OK);
             expect_close(y, ry, n, "in place");
             clg_tensor_destroy(tx);
@@ -98,28 +139,30 @@ static void activations_match_the_reference(void **state)
         }
 }
 
-/* Central differences of the device forward, in float, at points kept 0.05 away from the kink
- * of the ReLU family. */
+/* Central differences of the device forward, in float, at points kept 0.05 away from the
+ * kinks (the ReLU family's 0, the clipped forms' ends). */
 static void backward_matches_finite_differences(void **state)
 {
     (void)state;
     enum { N = 64 };
-    for (int f = CLG_ACT_RELU; f <= CLG_ACT_TANH; f++) {
+    for (int f = CLG_ACT_RELU; f <= CLG_ACT_SILU; f++) {
+        clg_activation_desc d = desc_of(f);
+        d.alpha = f == CLG_ACT_CLIP ? d.alpha : 0.2f;
         float x[N], xp[N], xm[N], yp[N], ym[N], y[N], ones[N], dx[N];
-        clg_test_fill_uniform(&rng, x, N, -3, 3);
+        clg_test_fill_uniform(&rng, x, N, -4, 4);
         for (int i = 0; i < N; i++) {
-            if (fabsf(x[i]) < 0.05f)
-                x[i] = 0.5f;
+            while (fabsf(x[i]) < 0.05f || near_kink(d, x[i], 0.05))
+                x[i] = clg_test_uniform(&rng, -4, 4);
             ones[i] = 1.0f;
             xp[i] = x[i] + 1e-2f;
             xm[i] = x[i] - 1e-2f;
         }
         clg_tensor *tx = make(N, x), *ty = make(N, NULL), *t1 = make(N, ones), *tdx = make(N, NULL);
         clg_tensor *tp = make(N, xp), *tm = make(N, xm);
-        CLG_ASSERT_STATUS(clg_activation_forward(ctx, (clg_activation)f, 0.2f, tx, ty), CLG_OK);
-        CLG_ASSERT_STATUS(clg_activation_backward(ctx, (clg_activation)f, 0.2f, tx, ty, t1, tdx), CLG_OK);
-        CLG_ASSERT_STATUS(clg_activation_forward(ctx, (clg_activation)f, 0.2f, tp, tp), CLG_OK);
-        CLG_ASSERT_STATUS(clg_activation_forward(ctx, (clg_activation)f, 0.2f, tm, tm), CLG_OK);
+        CLG_ASSERT_STATUS(clg_activation_forward_desc(ctx, &d, tx, ty), CLG_OK);
+        CLG_ASSERT_STATUS(clg_activation_backward_desc(ctx, &d, tx, ty, t1, tdx), CLG_OK);
+        CLG_ASSERT_STATUS(clg_activation_forward_desc(ctx, &d, tp, tp), CLG_OK);
+        CLG_ASSERT_STATUS(clg_activation_forward_desc(ctx, &d, tm, tm), CLG_OK);
         CLG_ASSERT_STATUS(clg_tensor_download(tdx, dx, N), CLG_OK);
         CLG_ASSERT_STATUS(clg_tensor_download(tp, yp, N), CLG_OK);
         CLG_ASSERT_STATUS(clg_tensor_download(tm, ym, N), CLG_OK);
@@ -133,6 +176,34 @@ static void backward_matches_finite_differences(void **state)
         for (int i = 0; i < 6; i++)
             clg_tensor_destroy(all[i]);
     }
+}
+
+/* Clip and hard sigmoid take two settings: the one-setting calls refuse them (they would
+ * leave the second unset), and an empty clip range is refused; nothing is written. */
+static void bad_settings_are_refused(void **state)
+{
+    (void)state;
+    float x[3] = {-1, 0.5f, 7}, y[3];
+    clg_tensor *tx = make(3, x), *ty = make(3, NULL);
+    CLG_ASSERT_STATUS(clg_activation_forward(ctx, CLG_ACT_CLIP, 0.0f, tx, ty), CLG_ERR_INVALID_ARG);
+    assert_non_null(strstr(clg_ctx_last_error(ctx), "clip takes two settings"));
+    CLG_ASSERT_STATUS(clg_activation_backward(ctx, CLG_ACT_HARD_SIGMOID, 0.2f, tx, ty, tx, ty),
+                      CLG_ERR_INVALID_ARG);
+    clg_activation_desc empty = {CLG_ACT_CLIP, 2.0f, 1.0f}, unknown = {(clg_activation)9, 0, 0};
+    CLG_ASSERT_STATUS(clg_activation_forward_desc(ctx, &empty, tx, ty), CLG_ERR_INVALID_ARG);
+    assert_non_null(strstr(clg_ctx_last_error(ctx), "an empty range"));
+    CLG_ASSERT_STATUS(clg_activation_forward_desc(ctx, &unknown, tx, ty), CLG_ERR_INVALID_ARG);
+    CLG_ASSERT_STATUS(clg_activation_forward_desc(ctx, NULL, tx, ty), CLG_ERR_INVALID_ARG);
+    CLG_ASSERT_STATUS(clg_tensor_download(ty, y, 3), CLG_OK);
+    for (int i = 0; i < 3; i++)
+        assert_true(isnan(y[i]));
+    /* ReLU6 through the one-setting-free form */
+    clg_activation_desc relu6 = {CLG_ACT_CLIP, 0.0f, 6.0f};
+    CLG_ASSERT_STATUS(clg_activation_forward_desc(ctx, &relu6, tx, ty), CLG_OK);
+    CLG_ASSERT_STATUS(clg_tensor_download(ty, y, 3), CLG_OK);
+    assert_true(y[0] == 0.0f && y[1] == 0.5f && y[2] == 6.0f);
+    clg_tensor_destroy(tx);
+    clg_tensor_destroy(ty);
 }
 
 static void fully_connected_case(size_t N, size_t M)
@@ -209,7 +280,7 @@ static void fully_connected_case(size_t N, size_t M)
     CLG_ASSERT_STATUS(clg_fc_forward(ctx, tx, tw, tdx, ty), CLG_ERR_SHAPE);
     CLG_ASSERT_STATUS(clg_fc_forward(ctx, tx, ty, NULL, ty), CLG_ERR_SHAPE);
     CLG_ASSERT_STATUS(clg_bias_add(ctx, tx, ty), CLG_ERR_SHAPE);
-    CLG_ASSERT_STATUS(clg_activation_forward(ctx, (clg_activation)8, 0, tx, tx), CLG_ERR_INVALID_ARG);
+    CLG_ASSERT_STATUS(clg_activation_forward(ctx, (clg_activation)99, 0, tx, tx), CLG_ERR_INVALID_ARG);
     CLG_ASSERT_STATUS(clg_activation_forward(ctx, CLG_ACT_RELU, 0, tx, ty), CLG_ERR_SHAPE);
     clg_tensor *all[] = {tx, ty, tdx, tw, tdw, tb, tdb, tdy};
     for (int i = 0; i < 8; i++)
@@ -253,6 +324,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(activations_match_the_reference),
         cmocka_unit_test(backward_matches_finite_differences),
+        cmocka_unit_test(bad_settings_are_refused),
         cmocka_unit_test(bias_and_fully_connected_match_the_reference),
     };
     clg_test_apply_filters();

@@ -94,6 +94,10 @@ static void every_option_round_trips(void **state)
         "sigmoid\n"
         "conv 1x1x4 algo=gemm workspace=1000\n"
         "tanh\n"
+        "clip min=-1 max=2.5\n"
+        "hardsigmoid alpha=0.25 beta=0.375\n"
+        "hardswish\n"
+        "silu\n"
         "gap\n"
         "dropout 0.25\n"
         "fc 5\n"
@@ -132,6 +136,8 @@ static void text_errors_name_line_and_column(void **state)
         {"input 4x4x1\nfc 3\n", CLG_ERR_INVALID_ARG, "last layer must be softmax"},
         {"input 4x4x1\nfc 3\nsoftmax\nrelu\n", CLG_ERR_INVALID_ARG, "line 4"},
         {"input 4x4x1\ndropout 1.5\nfc 2\nsoftmax\n", CLG_ERR_INVALID_ARG, "line 2"},
+        {"input 4x4x1\nclip min=3 max=1\nfc 2\nsoftmax\n", CLG_ERR_INVALID_ARG, "min=3 is above max=1"},
+        {"input 4x4x1\nhardswish alpha=1\nfc 2\nsoftmax\n", CLG_ERR_INVALID_ARG, "line 2, column 11"},
         {"input 4x4x1\nconv 3x3x2 stride=0\nsoftmax\n", CLG_ERR_INVALID_ARG, "line 2, column 12"},
         /* pad=same divides by the stride: a zero window (the default stride) is refused */
         {"input 9x11x3\navgpool 0x2 pad=same\nsoftmax\n", CLG_ERR_INVALID_ARG, "window_h"},
@@ -422,6 +428,26 @@ static void graph_gradient_matches_finite_differences(void **state)
 {
     (void)state;
     check_gradients(graph, 14); /* five convs w b, bn g b, fc w b */
+}
+
+/* The activations of mobile networks between layers with weights: ReLU6, hard swish, SiLU,
+ * a hard sigmoid of PyTorch's slope. Their kinks (clip's and the hard forms' ends) are
+ * matched by one-sided slopes, as a max pool's. */
+static void mobile_activations_gradient_matches_finite_differences(void **state)
+{
+    (void)state;
+    check_gradients("input 6x6x2\n"
+                    "conv 3x3x4 pad=1\n"
+                    "clip min=0 max=6\n"
+                    "conv 3x3x4 pad=1\n"
+                    "hardswish\n"
+                    "conv 1x1x4\n"
+                    "silu\n"
+                    "fc 5\n"
+                    "hardsigmoid alpha=0.16666667 beta=0.5\n"
+                    "fc 3\n"
+                    "softmax\n",
+                    10); /* three convs w b, two fc w b */
 }
 
 /* All gradients of the net, packed. */
@@ -1048,6 +1074,7 @@ int main(void)
         cmocka_unit_test(init_is_seeded_and_scaled),
         cmocka_unit_test(whole_network_gradient_matches_finite_differences),
         cmocka_unit_test(graph_gradient_matches_finite_differences),
+        cmocka_unit_test(mobile_activations_gradient_matches_finite_differences),
         cmocka_unit_test(graph_text_round_trips_and_matches_the_builder),
         cmocka_unit_test(graph_errors_name_the_layers),
         cmocka_unit_test(relu_fusions_follow_the_graph),

@@ -75,7 +75,10 @@ CLG_API clg_status clg_net_add_fc(clg_net *net, size_t outputs);
 CLG_API clg_status clg_net_add_batchnorm(clg_net *net, float momentum, float eps);
 /** Dropout of probability p in [0, 1), active in training only. */
 CLG_API clg_status clg_net_add_dropout(clg_net *net, float p);
+/** An activation of one setting (alpha: leaky ReLU's and ELU's); clip and hard sigmoid take
+ *  two, through the _desc form. */
 CLG_API clg_status clg_net_add_activation(clg_net *net, clg_activation f, float alpha);
+CLG_API clg_status clg_net_add_activation_desc(clg_net *net, const clg_activation_desc *a);
 /** The output layer: its input size is the class count. Every other layer must by then feed a
  *  later one. */
 CLG_API clg_status clg_net_add_softmax_xent(clg_net *net);

@@ -47,7 +47,7 @@ typedef struct clg__layer {
     clg_conv2d_desc conv;
     clg_pool2d_desc pool;
     clg_activation act;
-    float alpha;
+    float alpha, beta;               /* activation settings (clgrad/activation.h) */
     size_t outputs;
     float momentum, eps, p;
     int pad_same;                    /* while parsing: "pad=same", resolved once sizes are known */

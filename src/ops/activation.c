@@ -1,54 +1,89 @@
 /* Elementwise activations and channel bias. */
+#include <math.h>
+
 #include "activation_internal.h"
 #include "tensor/tensor_internal.h"
 #include "clgrad/activation.h"
 
 
+/* The settings' check shared by both passes: a known function, clip's bounds ordered. */
+static clg_status desc_check(clg_ctx *ctx, const char *fn, const clg_activation_desc *a)
+{
+    if (!a)
+        return clg__fail(ctx, CLG_ERR_INVALID_ARG, "%s: the activation must not be NULL", fn);
+    if ((unsigned)a->f > CLG_ACT_SILU)
+        return clg__fail(ctx, CLG_ERR_INVALID_ARG, "%s: unknown activation %d", fn, (int)a->f);
+    if (a->f == CLG_ACT_CLIP && !(a->alpha <= a->beta))
+        return clg__fail(ctx, CLG_ERR_INVALID_ARG, "%s: clip to [%g, %g], an empty range", fn,
+                         (double)a->alpha, (double)a->beta);
+    if (a->f == CLG_ACT_HARD_SIGMOID && !(isfinite(a->alpha) && isfinite(a->beta)))
+        return clg__fail(ctx, CLG_ERR_INVALID_ARG, "%s: hard sigmoid with alpha %g, beta %g",
+                         fn, (double)a->alpha, (double)a->beta);
+    return CLG_OK;
+}
+
+static clg_status launch(clg_ctx *ctx, const char *fn, const char *kernel,
+                         const clg_activation_desc *a, const clg_tensor *const *t, int nt)
+{
+    clg_status st = clg__tensors_check(ctx, fn, t, nt);
+    if (st == CLG_OK)
+        st = clg__tensors_same_numel(ctx, fn, t, nt);
+    if (st == CLG_OK)
+        st = desc_check(ctx, fn, a);
+    clg__launch l;
+    if (st == CLG_OK)
+        st = clg__launch_begin(ctx, "activation", NULL, kernel, &l);
+    if (st != CLG_OK)
+        return st;
+    size_t n = clg_tensor_numel(t[0]);
+    for (int i = 0; i < nt; i++)
+        clg__arg_tensor(&l, t[i]);
+    clg__arg_u64(&l, n);
+    clg__arg_u32(&l, a->f);
+    clg__arg_f32(&l, a->alpha);
+    clg__arg_f32(&l, a->beta);
+    return clg__launch_elementwise(&l, n);
+}
+
+clg_status clg_activation_forward_desc(clg_ctx *ctx, const clg_activation_desc *a,
+                                       const clg_tensor *x, clg_tensor *y)
+{
+    const clg_tensor *t[2] = {x, y};
+    return launch(ctx, "clg_activation_forward", "clg_act_fwd", a, t, 2);
+}
+
+clg_status clg_activation_backward_desc(clg_ctx *ctx, const clg_activation_desc *a,
+                                        const clg_tensor *x, const clg_tensor *y,
+                                        const clg_tensor *dy, clg_tensor *dx)
+{
+    const clg_tensor *t[4] = {x, y, dy, dx};
+    return launch(ctx, "clg_activation_backward", "clg_act_bwd", a, t, 4);
+}
+
+/* The one-setting form: clip and hard sigmoid need both. */
+static clg_status one_setting(clg_ctx *ctx, const char *fn, clg_activation f)
+{
+    if (f == CLG_ACT_CLIP || f == CLG_ACT_HARD_SIGMOID)
+        return clg__fail(ctx, CLG_ERR_INVALID_ARG, "%s: %s takes two settings (alpha and beta): "
+                         "%s_desc", fn, f == CLG_ACT_CLIP ? "clip" : "hard sigmoid", fn);
+    return CLG_OK;
+}
+
 clg_status clg_activation_forward(clg_ctx *ctx, clg_activation f, float alpha,
                                   const clg_tensor *x, clg_tensor *y)
 {
-    const clg_tensor *t[2] = {x, y};
-    clg_status st = clg__tensors_check(ctx, "clg_activation_forward", t, 2);
-    if (st == CLG_OK)
-        st = clg__tensors_same_numel(ctx, "clg_activation_forward", t, 2);
-    if (st == CLG_OK && (unsigned)f > CLG_ACT_TANH)
-        st = clg__fail(ctx, CLG_ERR_INVALID_ARG, "clg_activation_forward: unknown activation %d", (int)f);
-    clg__launch l;
-    if (st == CLG_OK)
-        st = clg__launch_begin(ctx, "activation", NULL, "clg_act_fwd", &l);
-    if (st != CLG_OK)
-        return st;
-    size_t n = clg_tensor_numel(x);
-    clg__arg_tensor(&l, x);
-    clg__arg_tensor(&l, y);
-    clg__arg_u64(&l, n);
-    clg__arg_u32(&l, f);
-    clg__arg_f32(&l, alpha);
-    return clg__launch_elementwise(&l, n);
+    clg_activation_desc a = {f, alpha, 0.0f};
+    clg_status st = one_setting(ctx, "clg_activation_forward", f);
+    return st == CLG_OK ? clg_activation_forward_desc(ctx, &a, x, y) : st;
 }
 
 clg_status clg_activation_backward(clg_ctx *ctx, clg_activation f, float alpha,
                                    const clg_tensor *x, const clg_tensor *y, const clg_tensor *dy,
                                    clg_tensor *dx)
 {
-    const clg_tensor *t[4] = {x, y, dy, dx};
-    clg_status st = clg__tensors_check(ctx, "clg_activation_backward", t, 4);
-    if (st == CLG_OK)
-        st = clg__tensors_same_numel(ctx, "clg_activation_backward", t, 4);
-    if (st == CLG_OK && (unsigned)f > CLG_ACT_TANH)
-        st = clg__fail(ctx, CLG_ERR_INVALID_ARG, "clg_activation_backward: unknown activation %d", (int)f);
-    clg__launch l;
-    if (st == CLG_OK)
-        st = clg__launch_begin(ctx, "activation", NULL, "clg_act_bwd", &l);
-    if (st != CLG_OK)
-        return st;
-    size_t n = clg_tensor_numel(x);
-    for (int i = 0; i < 4; i++)
-        clg__arg_tensor(&l, t[i]);
-    clg__arg_u64(&l, n);
-    clg__arg_u32(&l, f);
-    clg__arg_f32(&l, alpha);
-    return clg__launch_elementwise(&l, n);
+    clg_activation_desc a = {f, alpha, 0.0f};
+    clg_status st = one_setting(ctx, "clg_activation_backward", f);
+    return st == CLG_OK ? clg_activation_backward_desc(ctx, &a, x, y, dy, dx) : st;
 }
 
 clg_status clg_bias_add(clg_ctx *ctx, const clg_tensor *bias, clg_tensor *y)
