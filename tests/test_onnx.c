@@ -46,6 +46,19 @@ static const char *const nets[] = {
     "gap\n"
     "fc 3\n"
     "softmax\n",
+    /* a mobile network's activations, a depthwise convolution */
+    "input 9x9x3\n"
+    "conv 3x3x8 pad=1\n"
+    "clip min=0 max=6\n"
+    "conv 3x3x8 pad=1 groups=8\n"
+    "hardswish\n"
+    "conv 1x1x8\n"
+    "silu\n"
+    "hardsigmoid alpha=0.25 beta=0.375\n"
+    "clip min=-1 max=1.5\n"
+    "gap\n"
+    "fc 3\n"
+    "softmax\n",
 };
 
 static void randomise(clg_net *net)
@@ -137,6 +150,18 @@ static Onnx__ModelProto *exported(void)
     return m;
 }
 
+static void write_model(const Onnx__ModelProto *m, const char *path)
+{
+    size_t len = onnx__model_proto__get_packed_size(m);
+    uint8_t *buf = malloc(len);
+    assert_int_equal(onnx__model_proto__pack(m, buf), len);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(buf, 1, len, f), len);
+    fclose(f);
+    free(buf);
+}
+
 /* Writes m, imports it, expects `status` and `words` in the message. */
 static void refused(const Onnx__ModelProto *m, clg_status status, const char *words)
 {
@@ -224,8 +249,8 @@ static void bad_models_are_refused(void **state)
     *type = inner;
     /* an opset out of range */
     int64_t v = m->opset_import[0]->version;
-    m->opset_import[0]->version = 21;
-    refused(m, CLG_ERR_UNSUPPORTED, "opset 21 (clgrad reads 6 to 17)");
+    m->opset_import[0]->version = 22;
+    refused(m, CLG_ERR_UNSUPPORTED, "opset 22 (clgrad reads 6 to 21)");
     m->opset_import[0]->version = v;
     onnx__model_proto__free_unpacked(m, NULL);
     /* not a model at all, and a truncated one */
@@ -340,6 +365,180 @@ static void fine_tuning_an_imported_model(void **state)
     clg_datastore_destroy(data);
 }
 
+/* Imports the edited model m and expects the layers `text` and (net not NULL) the
+ * predictions of `net` on x, bit for bit (the same layers run the same kernels). */
+static void imports_as(const Onnx__ModelProto *m, clg_net *net, const char *text, const float *x,
+                       size_t n)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/current.onnx", dir);
+    write_model(m, path);
+    clg_net *back;
+    CLG_ASSERT_STATUS(clg_net_import_onnx(ctx, path, &back), CLG_OK);
+    char got[1024];
+    CLG_ASSERT_STATUS(clg_net_text(back, got, sizeof got, NULL), CLG_OK);
+    if (!strstr(got, text))
+        fail_msg("imported as\n%s\nwithout \"%s\"", got, text);
+    size_t classes = net ? clg_net_class_count(net) : 0;
+    if (!net)
+        n = 0;
+    float *pa = malloc(n * classes * sizeof *pa + 1), *pb = malloc(n * classes * sizeof *pb + 1);
+    clg_test_poison_nan(pb, n * classes);
+    if (net) {
+        CLG_ASSERT_STATUS(clg_net_predict(net, x, n, pa), CLG_OK);
+        CLG_ASSERT_STATUS(clg_net_predict(back, x, n, pb), CLG_OK);
+        assert_memory_equal(pa, pb, n * classes * sizeof *pa);
+    }
+    free(pa), free(pb);
+    clg_net_destroy(back);
+}
+
+static Onnx__NodeProto *node_named(Onnx__ModelProto *m, const char *op, size_t *at)
+{
+    for (size_t i = 0; i < m->graph->n_node; i++)
+        if (!strcmp(m->graph->node[i]->op_type, op))
+            return *at = i, m->graph->node[i];
+    fail_msg("no %s node", op);
+    return NULL;
+}
+
+/* The forms current exporters write, each edited into clgrad's own export of the same
+ * network and imported to the same layers and predictions: opsets 18 to 21; Clip's bounds
+ * as attributes (opsets 6 to 10) and from Constant nodes; an Identity of an initializer;
+ * ReduceMean over H and W with its axes as an attribute (to opset 17) and as an input (18-);
+ * a one-input Concat; x * Sigmoid(x) either way round. */
+static void current_exporters_forms_import(void **state)
+{
+    (void)state;
+    static const char text[] = "input 7x7x3\nconv 3x3x4 pad=1\nclip min=0 max=6\nsilu\n"
+                               "gap\nfc 3\nsoftmax\n";
+    clg_net *net;
+    CLG_ASSERT_STATUS(clg_net_parse(ctx, text, &net), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_init(net, 5), CLG_OK);
+    randomise(net);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/mobile.onnx", dir);
+    CLG_ASSERT_STATUS(clg_net_export_onnx(net, path), CLG_OK);
+    Onnx__ModelProto *m;
+    CLG_ASSERT_STATUS(clg__onnx_read(ctx, path, &m), CLG_OK);
+    Onnx__GraphProto *g = m->graph;
+    enum { N = 3 };
+    float x[N * 7 * 7 * 3];
+    clg_test_fill_uniform(&rng, x, N * 7 * 7 * 3, -8, 8); /* past ReLU6's ends */
+    for (int64_t v = 18; v <= 21; v++) {
+        m->opset_import[0]->version = v;
+        imports_as(m, net, "clip min=0 max=6\nsilu\ngap\n", x, N);
+    }
+    m->opset_import[0]->version = 13;
+    size_t at;
+    /* Clip's bounds as attributes, as opsets 6 to 10 have them */
+    Onnx__NodeProto *clip = node_named(m, "Clip", &at);
+    Onnx__AttributeProto lo = ONNX__ATTRIBUTE_PROTO__INIT, hi = ONNX__ATTRIBUTE_PROTO__INIT;
+    lo.name = "min", lo.has_f = 1, lo.f = 0.0f, lo.has_type = hi.has_type = 1;
+    hi.name = "max", hi.has_f = 1, hi.f = 6.0f;
+    lo.type = hi.type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT;
+    Onnx__AttributeProto *bounds[2] = {&lo, &hi};
+    clip->attribute = bounds, clip->n_attribute = 2, clip->n_input = 1;
+    m->opset_import[0]->version = 9;
+    imports_as(m, net, "clip min=0 max=6\n", x, N);
+    /* ... or only the lower one of 0: a ReLU (other predictions: inputs reach past 6) */
+    clip->n_attribute = 1;
+    imports_as(m, NULL, "conv 3x3x4 pad=1\nrelu\nsilu\n", x, N);
+    clip->attribute = NULL, clip->n_attribute = 0, clip->n_input = 3;
+    m->opset_import[0]->version = 13;
+    /* the bounds from Constant nodes (a float tensor and a value_float), and the convolution's
+     * weights through an Identity */
+    Onnx__NodeProto *conv = node_named(m, "Conv", &at);
+    char *min_name = clip->input[1], *max_name = clip->input[2], *w_name = conv->input[1];
+    float six = 6.0f;
+    Onnx__TensorProto six_t = ONNX__TENSOR_PROTO__INIT;
+    six_t.has_data_type = 1, six_t.data_type = 1, six_t.n_float_data = 1, six_t.float_data = &six;
+    Onnx__AttributeProto v_max = ONNX__ATTRIBUTE_PROTO__INIT, v_min = ONNX__ATTRIBUTE_PROTO__INIT;
+    v_max.name = "value", v_max.has_type = 1, v_max.type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR;
+    v_max.t = &six_t;
+    v_min.name = "value_float", v_min.has_type = 1, v_min.has_f = 1, v_min.f = 0.0f;
+    v_min.type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT;
+    Onnx__AttributeProto *a_min[1] = {&v_min}, *a_max[1] = {&v_max};
+    char *c_min_out[1] = {"made.min"}, *c_max_out[1] = {"made.max"}, *id_in[1] = {w_name};
+    char *id_out[1] = {"w.alias"};
+    Onnx__NodeProto c_min = ONNX__NODE_PROTO__INIT, c_max = ONNX__NODE_PROTO__INIT;
+    Onnx__NodeProto ident = ONNX__NODE_PROTO__INIT;
+    c_min.op_type = c_max.op_type = "Constant", ident.op_type = "Identity";
+    c_min.attribute = a_min, c_max.attribute = a_max, c_min.n_attribute = c_max.n_attribute = 1;
+    c_min.output = c_min_out, c_max.output = c_max_out, ident.output = id_out;
+    c_min.n_output = c_max.n_output = ident.n_output = 1;
+    ident.input = id_in, ident.n_input = 1;
+    size_t nn = g->n_node;
+    Onnx__NodeProto **nodes = g->node, **more = malloc((nn + 3) * sizeof *more);
+    more[0] = &c_min, more[1] = &c_max, more[2] = &ident;
+    memcpy(more + 3, nodes, nn * sizeof *more);
+    g->node = more, g->n_node = nn + 3;
+    clip->input[1] = "made.min", clip->input[2] = "made.max", conv->input[1] = "w.alias";
+    imports_as(m, net, "clip min=0 max=6\n", x, N);
+    clip->input[1] = min_name, clip->input[2] = max_name, conv->input[1] = w_name;
+    g->node = nodes, g->n_node = nn;
+    /* a one-input Concat between the convolution and the Clip */
+    char *conv_out = conv->output[0], *cat_in[1] = {conv_out}, *cat_out[1] = {"conv.cat"};
+    Onnx__NodeProto cat = ONNX__NODE_PROTO__INIT;
+    cat.op_type = "Concat", cat.input = cat_in, cat.n_input = 1, cat.output = cat_out;
+    cat.n_output = 1;
+    Onnx__AttributeProto axis = ONNX__ATTRIBUTE_PROTO__INIT, *a_axis[1] = {&axis};
+    axis.name = "axis", axis.has_type = 1, axis.type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+    axis.has_i = 1, axis.i = 1;
+    cat.attribute = a_axis, cat.n_attribute = 1;
+    node_named(m, "Clip", &at);
+    memcpy(more, nodes, at * sizeof *more);
+    more[at] = &cat;
+    memcpy(more + at + 1, nodes + at, (nn - at) * sizeof *more);
+    g->node = more, g->n_node = nn + 1;
+    char *clip_in = clip->input[0];
+    clip->input[0] = "conv.cat";
+    imports_as(m, net, "conv 3x3x4 pad=1\nclip min=0 max=6\n", x, N);
+    clip->input[0] = clip_in;
+    g->node = nodes, g->n_node = nn;
+    /* x * Sigmoid(x) written the other way round */
+    Onnx__NodeProto *mul = node_named(m, "Mul", &at);
+    char *m0 = mul->input[0];
+    mul->input[0] = mul->input[1], mul->input[1] = m0;
+    imports_as(m, net, "silu\n", x, N);
+    mul->input[1] = mul->input[0], mul->input[0] = m0;
+    /* ReduceMean over H and W for the global average pool: axes an attribute, keepdims 0
+     * (the Flatten after it then has nothing to do), then axes an input (opset 18) */
+    Onnx__NodeProto *gap = node_named(m, "GlobalAveragePool", &at);
+    int64_t hw[2] = {2, 3}, hw_neg[2] = {-1, -2};
+    Onnx__AttributeProto axes = ONNX__ATTRIBUTE_PROTO__INIT, keep = ONNX__ATTRIBUTE_PROTO__INIT;
+    axes.name = "axes", axes.has_type = 1, axes.type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
+    axes.ints = hw, axes.n_ints = 2;
+    keep.name = "keepdims", keep.has_type = 1, keep.type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+    keep.has_i = 1, keep.i = 0;
+    Onnx__AttributeProto *r_attrs[2] = {&axes, &keep};
+    char *gap_op = gap->op_type;
+    gap->op_type = "ReduceMean", gap->attribute = r_attrs, gap->n_attribute = 2;
+    imports_as(m, net, "silu\ngap\nfc 3\n", x, N);
+    Onnx__TensorProto axes_t = ONNX__TENSOR_PROTO__INIT;
+    axes_t.name = "hw.axes", axes_t.has_data_type = 1, axes_t.data_type = 7;
+    int64_t two = 2;
+    axes_t.dims = &two, axes_t.n_dims = 1, axes_t.int64_data = hw_neg, axes_t.n_int64_data = 2;
+    size_t ni = g->n_initializer;
+    Onnx__TensorProto **inits = g->initializer, **more_inits = malloc((ni + 1) * sizeof *more_inits);
+    memcpy(more_inits, inits, ni * sizeof *more_inits);
+    more_inits[ni] = &axes_t;
+    g->initializer = more_inits, g->n_initializer = ni + 1;
+    char **gap_in = gap->input, *r_in[2] = {gap_in[0], "hw.axes"};
+    gap->input = r_in, gap->n_input = 2, gap->attribute = &r_attrs[1], gap->n_attribute = 1;
+    m->opset_import[0]->version = 18;
+    imports_as(m, net, "silu\ngap\nfc 3\n", x, N);
+    /* a mean over other axes is refused, naming them */
+    hw_neg[1] = 1;
+    refused(m, CLG_ERR_UNSUPPORTED, "a mean over 2 axes (clgrad's is over H and W");
+    gap->input = gap_in, gap->n_input = 1, gap->attribute = NULL, gap->n_attribute = 0;
+    gap->op_type = gap_op;
+    g->initializer = inits, g->n_initializer = ni;
+    free(more), free(more_inits);
+    onnx__model_proto__free_unpacked(m, NULL);
+    clg_net_destroy(net);
+}
+
 /* pad=same and same-lower (ONNX's SAME_UPPER, SAME_LOWER) from the input's size, with
  * strides: output = ceil(input / stride), an odd padding's extra at the end or the start. */
 static void same_padding_with_strides(void **state)
@@ -384,6 +583,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(round_trip_keeps_everything),
         cmocka_unit_test(bad_models_are_refused),
+        cmocka_unit_test(current_exporters_forms_import),
         cmocka_unit_test(fine_tuning_an_imported_model),
         cmocka_unit_test(same_padding_with_strides),
     };

@@ -23,7 +23,53 @@ static clg_test_rng rng;
 static const char *const ops[] = {"Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "Gemm",
                                   "MatMul", "BatchNormalization", "Relu", "LeakyRelu", "Elu",
                                   "Sigmoid", "Tanh", "Add", "Sum", "Concat", "Flatten", "Reshape",
-                                  "Dropout", "Identity", "Softmax"};
+                                  "Dropout", "Identity", "Softmax", "Constant", "Clip",
+                                  "HardSigmoid", "HardSwish", "Mul", "ReduceMean"};
+
+/* Operators whose result does not depend on the layout: a test of them on a 1-D to 3-D
+ * input runs on that input seen as N x rest x 1 x 1 (1 x n x 1 x 1 for 1-D). */
+static const char *const elementwise[] = {"Clip", "HardSigmoid", "HardSwish", "Relu",
+                                          "LeakyRelu", "Elu", "Sigmoid", "Tanh", "Mul",
+                                          "Identity", "Constant"};
+
+static int is_elementwise(const Onnx__GraphProto *g)
+{
+    for (size_t i = 0; i < g->n_node; i++) {
+        int found = 0;
+        for (size_t j = 0; j < sizeof elementwise / sizeof elementwise[0] && !found; j++)
+            found = !strcmp(g->node[i]->op_type, elementwise[j]);
+        if (!found)
+            return 0;
+    }
+    return 1;
+}
+
+/* Rewrites the graph input's declared shape to the 4-D view of `dims` (rank 1 to 3); the
+ * dimension array is the test's (static), put back before the model is freed. */
+static Onnx__TensorShapeProto__Dimension view_dim[4], *view_dims[4];
+
+static int view_as_4d(Onnx__ValueInfoProto *in, const int64_t *dims, size_t rank, int64_t out[4],
+                      Onnx__TensorShapeProto__Dimension ***keep, size_t *keep_n)
+{
+    Onnx__TypeProto *t = in->type;
+    if (rank < 1 || rank > 3 || !t || t->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
+        !t->tensor_type->shape)
+        return 0;
+    int64_t rest = 1;
+    for (size_t i = rank == 1 ? 0 : 1; i < rank; i++)
+        rest *= dims[i];
+    out[0] = rank == 1 ? 1 : dims[0], out[1] = rest, out[2] = out[3] = 1;
+    for (int i = 0; i < 4; i++) {
+        onnx__tensor_shape_proto__dimension__init(&view_dim[i]);
+        view_dim[i].value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+        view_dim[i].dim_value = out[i];
+        view_dims[i] = &view_dim[i];
+    }
+    Onnx__TensorShapeProto *s = t->tensor_type->shape;
+    *keep = s->dim, *keep_n = s->n_dim;
+    s->dim = view_dims, s->n_dim = 4;
+    return 1;
+}
 
 static int imported_op(const char *op)
 {
@@ -81,8 +127,22 @@ static int run_one(const char *dir, const char *name, tally *t)
     snprintf(path, sizeof path, "%s/%s/test_data_set_0/output_0.pb", dir, name);
     if (applies)
         want = read_tensor(path);
-    applies = applies && want && nin >= 1 && in[0]->n_dims == 4 && in[0]->data_type == 1 &&
-              want->data_type == 1;
+    /* the first input's shape as clgrad takes it: 4-D, or an elementwise test's view */
+    int64_t shape[4] = {0, 0, 0, 0};
+    Onnx__TensorShapeProto__Dimension **declared = NULL;
+    size_t declared_n = 0;
+    Onnx__ValueInfoProto *first = NULL;
+    for (size_t i = 0; applies && i < g->n_input && !first; i++)
+        if (!strcmp(g->input[i]->name, in_name[0]))
+            first = g->input[i];
+    if (applies && nin >= 1 && in[0]->n_dims == 4)
+        memcpy(shape, in[0]->dims, sizeof shape);
+    else if (applies && nin >= 1 && first && is_elementwise(g) &&
+             view_as_4d(first, in[0]->dims, in[0]->n_dims, shape, &declared, &declared_n))
+        ;
+    else
+        applies = 0;
+    applies = applies && want && in[0]->data_type == 1 && want->data_type == 1;
     int result = 0;
     if (!applies && in[0] && getenv("CLG_TEST_VERBOSE")) /* its operators are clgrad's */
         print_message("n/a       %s: first input %zu-D, type %d\n", name, in[0]->n_dims,
@@ -111,7 +171,7 @@ static int run_one(const char *dir, const char *name, tally *t)
         } else {
             /* the model's output: the softmax it ends in, or the layer before the one
              * clgrad appended */
-            size_t layers = clg_net_layer_count(net), n = (size_t)in[0]->dims[0];
+            size_t layers = clg_net_layer_count(net), n = (size_t)shape[0];
             clg_layer_info last, before;
             clg_net_layer_info(net, layers - 1, &last);
             clg_net_layer_info(net, layers - 2, &before);
@@ -149,6 +209,9 @@ static int run_one(const char *dir, const char *name, tally *t)
             onnx__tensor_proto__free_unpacked(in[i], NULL);
     if (want)
         onnx__tensor_proto__free_unpacked(want, NULL);
+    if (declared) /* the model's own dimensions back, for protobuf-c to free */
+        first->type->tensor_type->shape->dim = declared,
+        first->type->tensor_type->shape->n_dim = declared_n;
     onnx__model_proto__free_unpacked(m, NULL);
     return result;
 }

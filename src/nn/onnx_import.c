@@ -78,7 +78,7 @@ static int opset_ok(const Onnx__ModelProto *m, long *version)
             m->opset_import[i]->has_version)
             *version = (long)m->opset_import[i]->version;
     }
-    return *version >= 6 && *version <= 17;
+    return *version >= 6 && *version <= 21;
 }
 
 /* Uploads the recorded tensors into the built network's layers. */
@@ -142,7 +142,7 @@ static clg_status translate(importer *im, const Onnx__ModelProto *m)
     im->g = g;
     long version;
     if (!opset_ok(m, &version))
-        return clg__oi_fail(im, CLG_ERR_UNSUPPORTED, "opset %ld (clgrad reads 6 to 17)", version);
+        return clg__oi_fail(im, CLG_ERR_UNSUPPORTED, "opset %ld (clgrad reads 6 to 21)", version);
     if (g->n_node > CLG__ONNX_MAX_NODES || g->n_initializer > CLG__ONNX_MAX_NODES ||
         g->n_input > CLG__ONNX_MAX_NODES)
         return clg__oi_fail(im, CLG_ERR_UNSUPPORTED, "%zu nodes, %zu initializers (at most %d each)",
@@ -182,9 +182,11 @@ static clg_status translate(importer *im, const Onnx__ModelProto *m)
                  node->op_type ? node->op_type : "?", node->name && node->name[0] ? " \"" : "",
                  node->name ? node->name : "", node->name && node->name[0] ? "\"" : "");
         im->fuse_relu = fuses_relu(im, i);
+        im->fuse_gate = clg__oi_fuses_gate(im, i);
         st = clg__oi_node(im, node, i);
-        i += (size_t)im->fuse_relu; /* the Relu is the add's relu=1 */
-        im->fuse_relu = 0;
+        /* the Relu is the add's relu=1; the Mul by a gate the silu or hard swish */
+        i += (size_t)(im->fuse_relu + im->fuse_gate);
+        im->fuse_relu = im->fuse_gate = 0;
     }
     im->where[0] = '\0';
     value *result = g->n_output == 1 ? clg__oi_find(im, g->output[0]->name) : NULL;
@@ -202,6 +204,9 @@ static void importer_free(importer *im)
 {
     for (size_t i = 0; i < im->np; i++)
         free(im->p[i].data);
+    for (size_t i = 0; i < im->nmade; i++)
+        free(im->made[i]);
+    free(im->made);
     free(im->p), free(im->v), free(im->taken), free(im->uses), free(im->text);
 }
 

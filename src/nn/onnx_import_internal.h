@@ -1,5 +1,6 @@
 /* The ONNX importer's parts: the table of names (onnx_import.c) and the translation of each
- * operator into a line of network text (onnx_ops.c). */
+ * operator into a line of network text (onnx_ops.c: the classic layers; onnx_ops_modern.c:
+ * constants, clipped and gated activations, means). */
 #ifndef CLGRAD_ONNX_IMPORT_INTERNAL_H
 #define CLGRAD_ONNX_IMPORT_INTERNAL_H
 
@@ -46,6 +47,9 @@ typedef struct importer {
     const char *last;            /* the last layer written */
     size_t layers;               /* layers written */
     int fuse_relu;               /* the Add being written takes the Relu after it */
+    int fuse_gate;               /* the Sigmoid being written is x's gate in the Mul after it */
+    void **made;                 /* tensors made for Constant nodes (owned) */
+    size_t nmade, madecap;
     int ended;                   /* a Softmax was written */
     char where[160];             /* "node 3 (Conv \"conv1\")" for errors */
 } importer;
@@ -80,8 +84,8 @@ long clg__oi_int_attr(const Onnx__NodeProto *node, const char *name, long def);
 float clg__oi_float_attr(const Onnx__NodeProto *node, const char *name, float def);
 clg_status clg__oi_known_attrs(importer *im, const Onnx__NodeProto *node, const char *known);
 
-/* Writes "<line> name=NAME from=IN" for node k and makes its output (or, with fuse_relu, that
- * of the Relu after it) that layer; name receives the layer's name. */
+/* Writes "<line> name=NAME from=IN" for node k and makes its output (or, with fuse_relu or
+ * fuse_gate, that of the node after it) that layer; name receives the layer's name. */
 clg_status clg__oi_layer(importer *im, const Onnx__NodeProto *node, size_t k, const char *from,
                          char *name, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 /* Makes the node's output another name for in (Flatten, Identity, an Add folded as a bias). */
@@ -89,5 +93,14 @@ void clg__oi_alias(importer *im, const Onnx__NodeProto *node, const value *in, i
 
 /* Node k as the network text's line for it (onnx_ops.c). */
 clg_status clg__oi_node(importer *im, const Onnx__NodeProto *node, size_t k);
+
+/* onnx_ops_modern.c: a Constant node's value as a constant; Clip; HardSigmoid, HardSwish and
+ * (fuse_gate) x times a Sigmoid or HardSigmoid of x; ReduceMean over H and W. */
+clg_status clg__oi_constant(importer *im, const Onnx__NodeProto *node);
+clg_status clg__oi_clip(importer *im, const Onnx__NodeProto *node, size_t k);
+clg_status clg__oi_gate(importer *im, const Onnx__NodeProto *node, size_t k);
+clg_status clg__oi_reduce_mean(importer *im, const Onnx__NodeProto *node, size_t k);
+/* Whether node k is a gate the next node multiplies its input by (SiLU, hard swish). */
+int clg__oi_fuses_gate(const importer *im, size_t k);
 
 #endif

@@ -225,7 +225,8 @@ clg_status clg__oi_layer(importer *im, const Onnx__NodeProto *node, size_t k, co
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
-    const char *tensor = im->fuse_relu ? im->g->node[k + 1]->output[0] : node->output[0];
+    const char *tensor =
+        im->fuse_relu || im->fuse_gate ? im->g->node[k + 1]->output[0] : node->output[0];
     layer_name(im, tensor, k, name);
     char own_default[32];
     snprintf(own_default, sizeof own_default, "l%zu", im->layers + 1);

@@ -219,8 +219,15 @@ static clg_status concat(importer *im, const Onnx__NodeProto *node, size_t k, in
     long axis = clg__oi_int_attr(node, "axis", 1);
     if (st == CLG_OK && !sum && axis != 1 && axis != -3)
         return clg__oi_fail(im, CLG_ERR_UNSUPPORTED, "axis %ld (clgrad concatenates channels: 1)", axis);
+    if (st == CLG_OK && node->n_input == 1) { /* of one layer: that layer's output */
+        value *only;
+        st = clg__oi_input(im, node, 0, 0, &only);
+        if (st == CLG_OK)
+            clg__oi_alias(im, node, only, 0);
+        return st;
+    }
     if (node->n_input < 2 || node->n_input > CLG_LAYER_INPUTS)
-        return clg__oi_fail(im, CLG_ERR_UNSUPPORTED, "%zu inputs (2 to %d)", node->n_input,
+        return clg__oi_fail(im, CLG_ERR_UNSUPPORTED, "%zu inputs (1 to %d)", node->n_input,
                     CLG_LAYER_INPUTS);
     char rest[CLG_LAYER_INPUTS * CLG_LAYER_NAME] = "";
     value *first = NULL;
@@ -297,6 +304,15 @@ clg_status clg__oi_node(importer *im, const Onnx__NodeProto *node, size_t k)
         return fully_connected(im, node, k, op[0] == 'G');
     if (!strcmp(op, "BatchNormalization"))
         return batchnorm(im, node, k);
+    if (!strcmp(op, "Constant"))
+        return clg__oi_constant(im, node);
+    if (!strcmp(op, "Clip"))
+        return clg__oi_clip(im, node, k);
+    if (!strcmp(op, "HardSigmoid") || !strcmp(op, "HardSwish") ||
+        (!strcmp(op, "Sigmoid") && im->fuse_gate))
+        return clg__oi_gate(im, node, k);
+    if (!strcmp(op, "ReduceMean"))
+        return clg__oi_reduce_mean(im, node, k);
     if (!strcmp(op, "Relu") || !strcmp(op, "Sigmoid") || !strcmp(op, "Tanh"))
         return activation(im, node, k, op[0] == 'R' ? "relu" : op[0] == 'S' ? "sigmoid" : "tanh",
                           "");
@@ -315,8 +331,8 @@ clg_status clg__oi_node(importer *im, const Onnx__NodeProto *node, size_t k)
         if (st == CLG_OK && op[0] == 'F' && clg__oi_int_attr(node, "axis", 1) != 1)
             return clg__oi_fail(im, CLG_ERR_UNSUPPORTED, "axis %ld (clgrad flattens to (N, rest): 1)",
                         clg__oi_int_attr(node, "axis", 1));
-        if (st == CLG_OK)
-            st = clg__oi_input(im, node, 0, 0, &x);
+        if (st == CLG_OK) /* an Identity of a constant is that constant */
+            st = clg__oi_input(im, node, 0, op[0] == 'I', &x);
         if (st == CLG_OK)
             clg__oi_alias(im, node, x, op[0] == 'F');
         return st;
@@ -360,7 +376,8 @@ clg_status clg__oi_node(importer *im, const Onnx__NodeProto *node, size_t k)
         return st == CLG_OK ? activation(im, node, k, "softmax", "axis") : st;
     }
     return clg__oi_fail(im, CLG_ERR_UNSUPPORTED, "clgrad has no layer for this operator (it imports "
-                "Conv, MaxPool, AveragePool, GlobalAveragePool, Gemm, MatMul, "
-                "BatchNormalization, Relu, LeakyRelu, Elu, Sigmoid, Tanh, Add, Sum, Concat, Flatten, "
-                "Reshape as a flatten, Dropout, Identity, Softmax)");
+                "Conv, MaxPool, AveragePool, GlobalAveragePool, ReduceMean over H and W, Gemm, "
+                "MatMul, BatchNormalization, Relu, LeakyRelu, Elu, Sigmoid, Tanh, Clip, "
+                "HardSigmoid, HardSwish, Mul of x by its Sigmoid or HardSigmoid, Add, Sum, Concat, "
+                "Flatten, Reshape as a flatten, Dropout, Identity, Constant, Softmax)");
 }

@@ -1,0 +1,198 @@
+/* ONNX import of what current exporters write around the classic layers: Constant nodes
+ * (and Identity of a constant), Clip with its bounds as attributes (opsets 6-10) or inputs
+ * (11-), HardSigmoid, HardSwish, x * Sigmoid(x) (SiLU) and x * HardSigmoid(x) (hard swish
+ * before opset 14), ReduceMean over H and W with its axes as an attribute (to 17) or an
+ * input (18-). */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nn/onnx_import_internal.h"
+
+/* A tensor the importer made (a Constant's value_float and the like), freed with it. */
+typedef struct made_tensor {
+    Onnx__TensorProto t;
+    int64_t dims[1];
+    float f[]; /* or int64s, after the floats' alignment */
+} made_tensor;
+
+static Onnx__TensorProto *make_tensor(importer *im, const char *name, int type, size_t n,
+                                      int scalar)
+{
+    if (im->nmade == im->madecap) {
+        size_t cap = im->madecap ? 2 * im->madecap : 8;
+        void **grown = clg__realloc(im->made, cap * sizeof *grown);
+        if (!grown)
+            return NULL;
+        im->made = grown, im->madecap = cap;
+    }
+    made_tensor *m = clg__calloc(1, sizeof *m + (n ? n : 1) * sizeof(int64_t));
+    if (!m)
+        return NULL;
+    im->made[im->nmade++] = m;
+    onnx__tensor_proto__init(&m->t);
+    m->t.name = (char *)name;
+    m->t.has_data_type = 1, m->t.data_type = type;
+    m->dims[0] = (int64_t)n;
+    m->t.dims = m->dims, m->t.n_dims = scalar ? 0 : 1;
+    if (type == CLG__ONNX_FLOAT)
+        m->t.float_data = m->f, m->t.n_float_data = n;
+    else
+        m->t.int64_data = (int64_t *)(void *)m->f, m->t.n_int64_data = n;
+    return &m->t;
+}
+
+/* Constant: its value becomes a constant named by the output, as an initializer would. */
+clg_status clg__oi_constant(importer *im, const Onnx__NodeProto *node)
+{
+    if (node->n_attribute != 1 || !node->attribute[0]->name)
+        return clg__oi_fail(im, CLG_ERR_CORRUPT, "a Constant takes exactly one value attribute");
+    const Onnx__AttributeProto *a = node->attribute[0];
+    const char *key = a->name, *out = node->output[0];
+    const Onnx__TensorProto *t = NULL;
+    Onnx__TensorProto *made = NULL;
+    if (!strcmp(key, "value") && a->t) {
+        t = a->t;
+    } else if (!strcmp(key, "value_float") || !strcmp(key, "value_floats")) {
+        int one = key[11] == '\0';
+        size_t n = one ? 1 : a->n_floats;
+        if ((made = make_tensor(im, out, CLG__ONNX_FLOAT, n, one)))
+            memcpy(made->float_data, one ? &a->f : a->floats, n * sizeof(float));
+        t = made;
+    } else if (!strcmp(key, "value_int") || !strcmp(key, "value_ints")) {
+        int one = key[9] == '\0';
+        size_t n = one ? 1 : a->n_ints;
+        if ((made = make_tensor(im, out, CLG__ONNX_INT64, n, one)))
+            memcpy(made->int64_data, one ? &a->i : a->ints, n * sizeof(int64_t));
+        t = made;
+    } else {
+        return clg__oi_fail(im, CLG_ERR_UNSUPPORTED, "a Constant's %s (clgrad reads value, "
+                            "value_float(s) and value_int(s))", key);
+    }
+    if (!t)
+        return clg__oom(im->ctx, "ONNX import");
+    clg__oi_define(im, out)->tensor = t;
+    return CLG_OK;
+}
+
+/* The one float of a constant input (Clip's min or max). */
+static clg_status scalar_input(importer *im, const Onnx__NodeProto *node, size_t k, float *out)
+{
+    value *v;
+    clg_status st = clg__oi_input(im, node, k, 2, &v);
+    float *f = NULL;
+    size_t n = 0;
+    if (st == CLG_OK && (st = clg__onnx_floats(im->ctx, v->tensor, &f, &n)) != CLG_OK)
+        st = clg__oi_fail(im, st, "%s", clg_ctx_last_error(im->ctx));
+    if (st == CLG_OK && n != 1)
+        st = clg__oi_fail(im, CLG_ERR_UNSUPPORTED, "input %zu holds %zu values; a bound is one",
+                          k, n);
+    if (st == CLG_OK)
+        *out = f[0];
+    free(f);
+    return st;
+}
+
+/* Clip: bounds from attributes (to opset 10) or optional inputs (11-), either may be absent
+ * (no bound). [0, inf) is a ReLU; an upper bound alone is clip's with -FLT_MAX below. */
+clg_status clg__oi_clip(importer *im, const Onnx__NodeProto *node, size_t k)
+{
+    value *x;
+    clg_status st = clg__oi_known_attrs(im, node, "min,max");
+    if (st == CLG_OK)
+        st = clg__oi_input(im, node, 0, 0, &x);
+    float b[2] = {clg__oi_float_attr(node, "min", -INFINITY),
+                  clg__oi_float_attr(node, "max", INFINITY)};
+    for (size_t i = 1; st == CLG_OK && i < 3 && i < node->n_input; i++)
+        if (node->input[i][0])
+            st = scalar_input(im, node, i, &b[i - 1]);
+    if (st != CLG_OK)
+        return st;
+    if (isnan(b[0]) || isnan(b[1]) || !(b[0] <= b[1]))
+        return clg__oi_fail(im, CLG_ERR_UNSUPPORTED, "clip to [%g, %g]", (double)b[0],
+                            (double)b[1]);
+    char name[CLG_LAYER_NAME];
+    if (b[0] == 0.0f && isinf(b[1]))
+        return clg__oi_layer(im, node, k, x->layer, name, "relu");
+    return clg__oi_layer(im, node, k, x->layer, name, "clip min=%.9g max=%.9g",
+                         (double)fmaxf(b[0], -FLT_MAX), (double)fminf(b[1], FLT_MAX));
+}
+
+static int is_hard_swish_gate(const Onnx__NodeProto *node)
+{
+    float a = clg__oi_float_attr(node, "alpha", 0.2f), b = clg__oi_float_attr(node, "beta", 0.5f);
+    return fabsf(a - 1.0f / 6) < 1e-6f && b == 0.5f;
+}
+
+/* Whether node k, a Sigmoid or a HardSigmoid of hard swish's slope, is a gate on its own
+ * input: the next node multiplies that input by it, and nothing else reads it. */
+int clg__oi_fuses_gate(const importer *im, size_t k)
+{
+    const Onnx__GraphProto *g = im->g;
+    const Onnx__NodeProto *s = g->node[k], *m = k + 1 < g->n_node ? g->node[k + 1] : NULL;
+    if (!m || !s->op_type || !m->op_type || strcmp(m->op_type, "Mul") || m->n_input != 2 ||
+        s->n_input != 1 || s->n_output != 1 || m->n_output < 1 || m->n_attribute)
+        return 0;
+    if (strcmp(s->op_type, "Sigmoid") && !(!strcmp(s->op_type, "HardSigmoid") && is_hard_swish_gate(s)))
+        return 0;
+    const char *x = s->input[0], *gate = s->output[0];
+    int pair = (!strcmp(m->input[0], x) && !strcmp(m->input[1], gate)) ||
+               (!strcmp(m->input[1], x) && !strcmp(m->input[0], gate));
+    return pair && clg__oi_uses(im, gate) == 1;
+}
+
+/* HardSigmoid (alpha, beta), HardSwish, and with fuse_gate the Sigmoid or HardSigmoid whose
+ * product with x follows: silu, hardswish. */
+clg_status clg__oi_gate(importer *im, const Onnx__NodeProto *node, size_t k)
+{
+    value *x;
+    int hard = !strcmp(node->op_type, "HardSigmoid"), swish = !strcmp(node->op_type, "HardSwish");
+    clg_status st = clg__oi_known_attrs(im, node, hard ? "alpha,beta" : "");
+    if (st == CLG_OK)
+        st = clg__oi_input(im, node, 0, 0, &x);
+    if (st != CLG_OK)
+        return st;
+    char name[CLG_LAYER_NAME];
+    if (swish || (im->fuse_gate && hard))
+        return clg__oi_layer(im, node, k, x->layer, name, "hardswish");
+    if (im->fuse_gate)
+        return clg__oi_layer(im, node, k, x->layer, name, "silu");
+    return clg__oi_layer(im, node, k, x->layer, name, "hardsigmoid alpha=%.9g beta=%.9g",
+                         (double)clg__oi_float_attr(node, "alpha", 0.2f),
+                         (double)clg__oi_float_attr(node, "beta", 0.5f));
+}
+
+/* ReduceMean over H and W, the mean an exporter writes for global average pooling: clgrad's
+ * gap. Without keepdims its N x C output is a flattened gap's. */
+clg_status clg__oi_reduce_mean(importer *im, const Onnx__NodeProto *node, size_t k)
+{
+    value *x, *axes_in = NULL;
+    clg_status st = clg__oi_known_attrs(im, node, "axes,keepdims,noop_with_empty_axes");
+    if (st == CLG_OK)
+        st = clg__oi_input(im, node, 0, 0, &x);
+    if (st == CLG_OK && node->n_input > 1 && node->input[1][0])
+        st = clg__oi_input(im, node, 1, 2, &axes_in);
+    int64_t axes[CLG__ONNX_MAX_DIMS];
+    size_t n = 0;
+    const Onnx__AttributeProto *a = clg__onnx_attr(node, "axes");
+    if (st == CLG_OK && axes_in)
+        st = clg__onnx_int64s(im->ctx, axes_in->tensor, axes, CLG__ONNX_MAX_DIMS, &n);
+    else if (st == CLG_OK && a && a->n_ints <= CLG__ONNX_MAX_DIMS)
+        memcpy(axes, a->ints, (n = a->n_ints) * sizeof *axes);
+    if (st != CLG_OK)
+        return st;
+    int over[4] = {0, 0, 0, 0};
+    for (size_t i = 0; i < n; i++)
+        if (axes[i] >= -4 && axes[i] < 4)
+            over[(axes[i] + 4) % 4] = 1;
+    if (n != 2 || !over[2] || !over[3] || x->flat)
+        return clg__oi_fail(im, CLG_ERR_UNSUPPORTED, "a mean over %zu axes (clgrad's is over H "
+                            "and W of an N x C x H x W tensor: axes 2 and 3)", n);
+    char name[CLG_LAYER_NAME];
+    st = clg__oi_layer(im, node, k, x->layer, name, "gap");
+    if (st == CLG_OK && !clg__oi_int_attr(node, "keepdims", 1))
+        clg__oi_find(im, node->output[0])->flat = 1;
+    return st;
+}
