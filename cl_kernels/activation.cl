@@ -65,6 +65,37 @@ __kernel void clg_act_bwd(__global const float *x, ulong x_off, __global const f
             dy[dy_off + i] * clg_act_grad(act, alpha, beta, x[x_off + i], y[y_off + i]);
 }
 
+/* y = a * b, b of a's size (hw 1) or one value per plane of hw values of a (a gate). */
+__kernel void clg_mul(__global const float *a, ulong a_off, __global const float *b,
+                      ulong b_off, __global float *y, ulong y_off, ulong n, uint hw)
+{
+    CLG_FOR_EACH(i, n)
+        y[y_off + i] = a[a_off + i] * b[b_off + i / hw];
+}
+
+/* A gate's gradient: db[p] = sum over plane p's hw values of dy * a, a work-item per plane,
+ * 16 running sums then a fixed tree, so the order never varies. */
+__kernel void clg_mul_plane_grad(__global const float *dy, ulong dy_off, __global const float *a,
+                                 ulong a_off, __global float *db, ulong db_off, uint planes,
+                                 uint hw)
+{
+    uint p = get_global_id(0);
+    if (p >= planes)
+        return;
+    const __global float *g = dy + dy_off + (size_t)p * hw, *x = a + a_off + (size_t)p * hw;
+    float16 acc = 0.0f;
+    uint i = 0;
+    for (; i + 16 <= hw; i += 16)
+        acc = fma(vload16(0, g + i), vload16(0, x + i), acc);
+    float8 a8 = acc.lo + acc.hi;
+    float4 a4 = a8.lo + a8.hi;
+    float2 a2 = a4.lo + a4.hi;
+    float sum = a2.x + a2.y;
+    for (; i < hw; i++)
+        sum = fma(g[i], x[i], sum);
+    db[db_off + p] = sum;
+}
+
 /* y[n][k][pq] += bias[k]. */
 __kernel void clg_bias_add(__global float *y, ulong y_off, __global const float *bias,
                                 ulong b_off, uint K, uint PQ)

@@ -206,6 +206,67 @@ static void bad_settings_are_refused(void **state)
     clg_tensor_destroy(ty);
 }
 
+/* y = a * b and its gradients against double references, b of a's shape and a gate
+ * (N x C x 1 x 1) on awkward sizes; outputs poisoned first. */
+static void product_case(size_t N, size_t C, size_t H, size_t W, int gate)
+{
+    size_t n = N * C * H * W, hw = gate ? H * W : 1, nb = n / hw;
+    float *a = malloc(n * sizeof *a), *b = malloc(nb * sizeof *b), *dy = malloc(n * sizeof *dy);
+    float *y = malloc(n * sizeof *y), *da = malloc(n * sizeof *da), *db = malloc(nb * sizeof *db);
+    clg_test_fill_uniform(&rng, a, n, -2, 2);
+    clg_test_fill_uniform(&rng, b, nb, -1, 1);
+    clg_test_fill_uniform(&rng, dy, n, -1, 1);
+    clg_shape sa = {N, C, H, W}, sb = gate ? (clg_shape){N, C, 1, 1} : sa;
+    clg_tensor *ta = clg_test_tensor(ctx, sa, a), *tb = clg_test_tensor(ctx, sb, b);
+    clg_tensor *tdy = clg_test_tensor(ctx, sa, dy), *ty = clg_test_tensor(ctx, sa, NULL);
+    clg_tensor *tda = clg_test_tensor(ctx, sa, NULL), *tdb = clg_test_tensor(ctx, sb, NULL);
+    CLG_ASSERT_STATUS(clg_mul_forward(ctx, ta, tb, ty), CLG_OK);
+    CLG_ASSERT_STATUS(clg_mul_backward(ctx, ta, tb, tdy, tda, tdb), CLG_OK);
+    CLG_ASSERT_STATUS(clg_tensor_download(ty, y, n), CLG_OK);
+    CLG_ASSERT_STATUS(clg_tensor_download(tda, da, n), CLG_OK);
+    CLG_ASSERT_STATUS(clg_tensor_download(tdb, db, nb), CLG_OK);
+    for (size_t i = 0; i < n; i++) { /* one rounding each: exact in float's terms */
+        double want = (double)a[i] * b[i / hw], want_da = (double)dy[i] * b[i / hw];
+        if (!(fabs(y[i] - want) <= 0x1p-24 * fabs(want)) ||
+            !(fabs(da[i] - want_da) <= 0x1p-24 * fabs(want_da)))
+            fail_msg("%zux%zux%zux%zu %s: element %zu: y %.9g (%.9g), da %.9g (%.9g)", N, C, H, W,
+                     gate ? "gate" : "same", i, y[i], want, da[i], want_da);
+    }
+    for (size_t p = 0; p < nb; p++) {
+        /* a sum of hw products in float: within hw roundings of the sum of their sizes (the
+         * rigorous bound of recursive summation), 1 ulp for one product */
+        double want = 0, size = 0;
+        for (size_t j = 0; j < hw; j++)
+            want += (double)dy[p * hw + j] * a[p * hw + j],
+                size += fabs((double)dy[p * hw + j] * a[p * hw + j]);
+        if (!(fabs(db[p] - want) <= (double)(hw + 1) * 0x1p-24 * size))
+            fail_msg("%zux%zux%zux%zu %s: db[%zu] %.9g, expected %.9g", N, C, H, W,
+                     gate ? "gate" : "same", p, db[p], want);
+    }
+    clg_tensor *all[] = {ta, tb, tdy, ty, tda, tdb};
+    for (int i = 0; i < 6; i++)
+        clg_tensor_destroy(all[i]);
+    free(a), free(b), free(dy), free(y), free(da), free(db);
+}
+
+static void products_match_the_reference(void **state)
+{
+    (void)state;
+    static const size_t shapes[][4] = {{1, 1, 1, 1}, {2, 3, 7, 5}, {3, 7, 33, 1}, {2, 5, 17, 19},
+                                       {1, 33, 3, 3}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (int gate = 0; gate < 2; gate++)
+            product_case(shapes[s][0], shapes[s][1], shapes[s][2], shapes[s][3], gate);
+    /* a gate of another shape is refused, naming both; nothing written */
+    clg_tensor *a = clg_test_tensor(ctx, (clg_shape){2, 3, 4, 4}, NULL);
+    clg_tensor *g = clg_test_tensor(ctx, (clg_shape){2, 4, 1, 1}, NULL);
+    clg_tensor *y = clg_test_tensor(ctx, (clg_shape){2, 3, 4, 4}, NULL);
+    CLG_ASSERT_STATUS(clg_mul_forward(ctx, a, g, y), CLG_ERR_SHAPE);
+    assert_non_null(strstr(clg_ctx_last_error(ctx), "b must be a's shape or 2x3x1x1"));
+    CLG_ASSERT_STATUS(clg_mul_backward(ctx, a, g, y, y, NULL), CLG_ERR_SHAPE);
+    clg_tensor_destroy(a), clg_tensor_destroy(g), clg_tensor_destroy(y);
+}
+
 static void fully_connected_case(size_t N, size_t M)
 {
     const size_t K = 33; /* x: N x (3 x 11 x 1), w: M x K */
@@ -325,6 +386,7 @@ int main(void)
         cmocka_unit_test(activations_match_the_reference),
         cmocka_unit_test(backward_matches_finite_differences),
         cmocka_unit_test(bad_settings_are_refused),
+        cmocka_unit_test(products_match_the_reference),
         cmocka_unit_test(bias_and_fully_connected_match_the_reference),
     };
     clg_test_apply_filters();

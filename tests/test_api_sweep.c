@@ -180,6 +180,9 @@ static void p_elementwise(void)
     BAD(clg_activation_forward_desc(NULL, &relu6, NULL, NULL));
     BAD(clg_activation_forward_desc(ctx, NULL, NULL, NULL));
     BAD(clg_activation_backward_desc(ctx, &relu6, NULL, NULL, NULL, NULL));
+    BAD(clg_mul_forward(NULL, NULL, NULL, NULL));
+    BAD(clg_mul_forward(ctx, NULL, NULL, NULL));
+    BAD(clg_mul_backward(ctx, NULL, NULL, NULL, NULL, NULL));
     BAD(clg_bias_add(ctx, NULL, NULL));
     BAD(clg_bias_backward(ctx, NULL, NULL));
     BAD(clg_fc_forward(ctx, NULL, NULL, NULL, NULL));
@@ -254,6 +257,7 @@ static void p_nn(void)
     BAD(clg_net_add_dropout(NULL, 0.5f));
     BAD(clg_net_add_activation(NULL, CLG_ACT_RELU, 0));
     BAD(clg_net_add_activation_desc(NULL, NULL));
+    BAD(clg_net_add_mul(NULL, NULL, 0));
     BAD(clg_net_add_softmax_xent(NULL));
     BAD(clg_net_parse(NULL, "input 2x2x1", &net));
     BAD(clg_net_parse(ctx, NULL, &net));
@@ -425,7 +429,8 @@ static const entry table[] = {
     {"pool", p_pool, "clg_pool2d_output_shape clg_pool2d_forward clg_pool2d_backward clg_global_avg_pool_forward "
                      "clg_global_avg_pool_backward clg_pool2d_desc_default"},
     {"elementwise", p_elementwise, "clg_activation_forward clg_activation_backward "
-                                   "clg_activation_forward_desc clg_activation_backward_desc clg_bias_add clg_bias_backward "
+                                   "clg_activation_forward_desc clg_activation_backward_desc clg_mul_forward "
+                                   "clg_mul_backward clg_bias_add clg_bias_backward "
                                    "clg_fc_forward clg_fc_backward_data clg_fc_backward_weights "
                                    "clg_softmax_xent_forward clg_softmax_xent_backward "
                                    "clg_batchnorm_forward_train clg_batchnorm_forward_infer "
@@ -438,7 +443,7 @@ static const entry table[] = {
                  "clg_net_name_layer clg_net_take_from clg_net_add_add clg_net_add_concat clg_net_summary "
                  "clg_net_activations "
                  "clg_net_add_global_avg_pool clg_net_add_fc clg_net_add_batchnorm clg_net_add_dropout "
-                 "clg_net_add_activation clg_net_add_activation_desc clg_net_add_softmax_xent clg_net_parse clg_net_text "
+                 "clg_net_add_activation clg_net_add_activation_desc clg_net_add_mul clg_net_add_softmax_xent clg_net_parse clg_net_text "
                  "clg_net_layer_count clg_net_layer_info clg_net_input_shape clg_net_class_count "
                  "clg_net_ctx clg_net_set_class_names clg_net_class_name clg_net_init "
                  "clg_net_param_count clg_net_get_params clg_net_set_params clg_net_predict "

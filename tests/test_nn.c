@@ -137,6 +137,10 @@ static void text_errors_name_line_and_column(void **state)
         {"input 4x4x1\nfc 3\nsoftmax\nrelu\n", CLG_ERR_INVALID_ARG, "line 4"},
         {"input 4x4x1\ndropout 1.5\nfc 2\nsoftmax\n", CLG_ERR_INVALID_ARG, "line 2"},
         {"input 4x4x1\nclip min=3 max=1\nfc 2\nsoftmax\n", CLG_ERR_INVALID_ARG, "min=3 is above max=1"},
+        {"input 4x4x1\nconv 3x3x2 name=a\nconv 3x3x3 from=input\nmul a\nfc 2\nsoftmax\n",
+         CLG_ERR_SHAPE, "a product takes two inputs of one shape, or one of Cx1x1"},
+        {"input 4x4x1\nconv 3x3x2 pad=1 name=a\nconv 3x3x2 pad=1\nmul a,input\nfc 2\nsoftmax\n",
+         CLG_ERR_SHAPE, "3 inputs: a product takes two"},
         {"input 4x4x1\nhardswish alpha=1\nfc 2\nsoftmax\n", CLG_ERR_INVALID_ARG, "line 2, column 11"},
         {"input 4x4x1\nconv 3x3x2 stride=0\nsoftmax\n", CLG_ERR_INVALID_ARG, "line 2, column 12"},
         /* pad=same divides by the stride: a zero window (the default stride) is refused */
@@ -448,6 +452,59 @@ static void mobile_activations_gradient_matches_finite_differences(void **state)
                     "fc 3\n"
                     "softmax\n",
                     10); /* three convs w b, two fc w b */
+}
+
+/* Squeeze-and-excitation: a gate from the global mean of a feature map scales its channels
+ * (the gate the product's first input, then its second), and a product of one shape. The
+ * gate's gradient sums over each plane; the feature map's reaches it twice (through the gate
+ * and the product). */
+static void gate_products_gradient_matches_finite_differences(void **state)
+{
+    (void)state;
+    check_gradients("input 6x6x2\n"
+                    "conv 3x3x4 pad=1 name=f\n"
+                    "gap\n"
+                    "conv 1x1x2\n"
+                    "silu\n"
+                    "conv 1x1x4\n"
+                    "sigmoid name=g\n"
+                    "mul f name=se\n"
+                    "conv 3x3x4 pad=1\n"
+                    "tanh name=t\n"
+                    "mul t from=se\n"
+                    "fc 3\n"
+                    "softmax\n",
+                    10); /* four convs w b, fc w b */
+}
+
+/* The builder makes the same network as the text: a gate, clip's and hard sigmoid's two
+ * settings; and refuses a product of three inputs. */
+static void gates_through_the_builder(void **state)
+{
+    (void)state;
+    static const char text[] = "input 6x6x2\nconv 3x3x4 pad=1 name=f\ngap\nconv 1x1x4\n"
+                               "hardsigmoid alpha=0.2 beta=0.5\nmul f\nclip min=0 max=6\nfc 3\n"
+                               "softmax\n";
+    clg_conv2d_desc p1 = clg_conv2d_desc_default();
+    p1.pad_top = p1.pad_bottom = p1.pad_left = p1.pad_right = 1;
+    clg_net *net;
+    CLG_ASSERT_STATUS(clg_net_create(ctx, (clg_shape){1, 2, 6, 6}, &net), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_add_conv2d(net, 3, 3, 4, &p1, 1), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_name_layer(net, "f"), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_add_global_avg_pool(net), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_add_conv2d(net, 1, 1, 4, NULL, 1), CLG_OK);
+    clg_activation_desc hs = {CLG_ACT_HARD_SIGMOID, 0.2f, 0.5f}, relu6 = {CLG_ACT_CLIP, 0, 6};
+    CLG_ASSERT_STATUS(clg_net_add_activation(net, CLG_ACT_HARD_SIGMOID, 0.2f), CLG_ERR_INVALID_ARG);
+    CLG_ASSERT_STATUS(clg_net_add_activation_desc(net, &hs), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_add_mul(net, (const char *const[]){"f", "l2"}, 2), CLG_ERR_INVALID_ARG);
+    CLG_ASSERT_STATUS(clg_net_add_mul(net, (const char *const[]){"f"}, 1), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_add_activation_desc(net, &relu6), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_add_fc(net, 3), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_add_softmax_xent(net), CLG_OK);
+    char *built = text_of(net);
+    assert_string_equal(built, text);
+    free(built);
+    clg_net_destroy(net);
 }
 
 /* All gradients of the net, packed. */
@@ -1075,6 +1132,8 @@ int main(void)
         cmocka_unit_test(whole_network_gradient_matches_finite_differences),
         cmocka_unit_test(graph_gradient_matches_finite_differences),
         cmocka_unit_test(mobile_activations_gradient_matches_finite_differences),
+        cmocka_unit_test(gate_products_gradient_matches_finite_differences),
+        cmocka_unit_test(gates_through_the_builder),
         cmocka_unit_test(graph_text_round_trips_and_matches_the_builder),
         cmocka_unit_test(graph_errors_name_the_layers),
         cmocka_unit_test(relu_fusions_follow_the_graph),

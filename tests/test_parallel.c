@@ -62,6 +62,12 @@ static const char graph_text[] = "input 8x8x1\nconv 3x3x4 pad=1 name=c\nrelu\nco
                                  "add l2 relu=1\nconv 1x1x2 from=input\nconcat l4\n"
                                  "maxpool 2x2 name=p\ndropout 0.25\nadd p\nfc 6\ntanh\nfc 4\n"
                                  "softmax\n";
+/* A mobile network's parts: ReLU6, a depthwise convolution, SiLU, a squeeze-and-excitation
+ * gate (a mean per channel, a hard sigmoid, a product spread over H x W), hard swish. */
+static const char mobile_text[] = "input 8x8x1\nconv 3x3x4 pad=1\nclip min=0 max=6\n"
+                                  "conv 3x3x4 pad=1 groups=4\nsilu name=s\ngap\nconv 1x1x4\n"
+                                  "hardsigmoid alpha=0.16666667 beta=0.5\nmul s\nhardswish\n"
+                                  "maxpool 2x2\ndropout 0.25\nfc 4\nsoftmax\n";
 static const char *train_text = net_text; /* what train_on trains */
 
 /* train_on's epochs of 6 steps: 4, or 2 under oclgrind (CLG_TEST_SMALL: it interprets every
@@ -113,10 +119,10 @@ static double rel_l2(const float *a, const float *b, size_t n)
     return sqrt(num / den);
 }
 
-/* state: NULL for the chain, else the graph. */
+/* state: NULL for the chain, else the network's text. */
 static void one_two_and_three_devices_agree(void **state)
 {
-    train_text = *state ? graph_text : net_text;
+    train_text = *state ? (const char *)*state : net_text;
     losses ref_l, l;
     size_t n, m;
     float *ref = train_on(NULL, 0, NULL, INFINITY, &ref_l, &n); /* optimizer on the device */
@@ -166,6 +172,15 @@ static void graph_nets_agree_on_one_two_and_three_devices(void **state)
     (void)state;
     void *graph = (void *)graph_text;
     one_two_and_three_devices_agree(&graph);
+}
+
+/* The same for the layers of mobile networks (clipped and gated activations, a gate's
+ * product, whose gradient sums over each plane). */
+static void mobile_nets_agree_on_one_two_and_three_devices(void **state)
+{
+    (void)state;
+    void *mobile = (void *)mobile_text;
+    one_two_and_three_devices_agree(&mobile);
 }
 
 /* One group over two OpenCL platforms (POCL and Intel's CPU runtime here; a GPU and a CPU,
@@ -806,6 +821,7 @@ int main(void)
         cmocka_unit_test(splits_are_proportional_and_exact),
         cmocka_unit_test(one_two_and_three_devices_agree),
         cmocka_unit_test(graph_nets_agree_on_one_two_and_three_devices),
+        cmocka_unit_test(mobile_nets_agree_on_one_two_and_three_devices),
         cmocka_unit_test(multi_device_checkpoints_resume_exactly),
         cmocka_unit_test(device_faults_continue_or_stop),
         cmocka_unit_test(auto_split_follows_a_slow_device),

@@ -49,6 +49,16 @@ CLG_API clg_status clg_activation_backward(clg_ctx *ctx, clg_activation f, float
                                            const clg_tensor *x, const clg_tensor *y,
                                            const clg_tensor *dy, clg_tensor *dx);
 
+/** y = a * b elementwise, b of a's shape or (a gate, as squeeze-and-excitation blocks have)
+ *  one value per sample and channel, N x C x 1 x 1, spread over a's H x W. y may be a. */
+CLG_API clg_status clg_mul_forward(clg_ctx *ctx, const clg_tensor *a, const clg_tensor *b,
+                                   clg_tensor *y);
+
+/** da = dy * b and db = dy * a (a gate's summed over its H x W, in a fixed order); either may
+ *  be NULL when not wanted. */
+CLG_API clg_status clg_mul_backward(clg_ctx *ctx, const clg_tensor *a, const clg_tensor *b,
+                                    const clg_tensor *dy, clg_tensor *da, clg_tensor *db);
+
 #ifdef __cplusplus
 }
 #endif

@@ -28,7 +28,8 @@ typedef enum clg_layer_kind {
     CLG_LAYER_ACTIVATION = 6,
     CLG_LAYER_SOFTMAX_XENT = 7,    /* output: softmax with cross-entropy loss; always last */
     CLG_LAYER_ADD = 8,             /* elementwise sum of same-shaped inputs, optionally ReLU */
-    CLG_LAYER_CONCAT = 9           /* inputs stacked along the channels */
+    CLG_LAYER_CONCAT = 9,          /* inputs stacked along the channels */
+    CLG_LAYER_MUL = 10             /* elementwise product of two inputs (or by a C x 1 x 1 gate) */
 } clg_layer_kind;
 
 #define CLG_LAYER_NAME 32     /* bytes of a layer name, with its NUL */
@@ -98,6 +99,9 @@ CLG_API clg_status clg_net_add_add(clg_net *net, const char *const *names, size_
 /** The default input and the n named layers' outputs stacked along the channels, in that
  *  order (equal height and width). */
 CLG_API clg_status clg_net_add_concat(clg_net *net, const char *const *names, size_t n);
+/** The default input times the one named layer's output, elementwise: of one shape, or either
+ *  of them C x 1 x 1 (a gate, spread over the other's H x W: squeeze-and-excitation). */
+CLG_API clg_status clg_net_add_mul(clg_net *net, const char *const *names, size_t n);
 
 /** Builds a network from its text form (see README "Network text format"): one layer per
  *  line, '#' starts a comment, the first layer is `input HxWxC`. A syntax or shape error is

@@ -14,6 +14,7 @@ static const clg__layer_def *const table[] = {
     [CLG_LAYER_SOFTMAX_XENT] = &clg__layer_softmax_xent,
     [CLG_LAYER_ADD] = &clg__layer_add,
     [CLG_LAYER_CONCAT] = &clg__layer_concat,
+    [CLG_LAYER_MUL] = &clg__layer_mul,
 };
 #define KINDS (sizeof table / sizeof table[0])
 

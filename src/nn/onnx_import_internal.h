@@ -95,11 +95,13 @@ void clg__oi_alias(importer *im, const Onnx__NodeProto *node, const value *in, i
 clg_status clg__oi_node(importer *im, const Onnx__NodeProto *node, size_t k);
 
 /* onnx_ops_modern.c: a Constant node's value as a constant; Clip; HardSigmoid, HardSwish and
- * (fuse_gate) x times a Sigmoid or HardSigmoid of x; ReduceMean over H and W. */
+ * (fuse_gate) x times a Sigmoid or HardSigmoid of x; ReduceMean over H and W; Mul of two
+ * layers. */
 clg_status clg__oi_constant(importer *im, const Onnx__NodeProto *node);
 clg_status clg__oi_clip(importer *im, const Onnx__NodeProto *node, size_t k);
 clg_status clg__oi_gate(importer *im, const Onnx__NodeProto *node, size_t k);
 clg_status clg__oi_reduce_mean(importer *im, const Onnx__NodeProto *node, size_t k);
+clg_status clg__oi_mul(importer *im, const Onnx__NodeProto *node, size_t k);
 /* Whether node k is a gate the next node multiplies its input by (SiLU, hard swish). */
 int clg__oi_fuses_gate(const importer *im, size_t k);
 

@@ -313,6 +313,8 @@ clg_status clg__oi_node(importer *im, const Onnx__NodeProto *node, size_t k)
         return clg__oi_gate(im, node, k);
     if (!strcmp(op, "ReduceMean"))
         return clg__oi_reduce_mean(im, node, k);
+    if (!strcmp(op, "Mul"))
+        return clg__oi_mul(im, node, k);
     if (!strcmp(op, "Relu") || !strcmp(op, "Sigmoid") || !strcmp(op, "Tanh"))
         return activation(im, node, k, op[0] == 'R' ? "relu" : op[0] == 'S' ? "sigmoid" : "tanh",
                           "");
@@ -378,6 +380,6 @@ clg_status clg__oi_node(importer *im, const Onnx__NodeProto *node, size_t k)
     return clg__oi_fail(im, CLG_ERR_UNSUPPORTED, "clgrad has no layer for this operator (it imports "
                 "Conv, MaxPool, AveragePool, GlobalAveragePool, ReduceMean over H and W, Gemm, "
                 "MatMul, BatchNormalization, Relu, LeakyRelu, Elu, Sigmoid, Tanh, Clip, "
-                "HardSigmoid, HardSwish, Mul of x by its Sigmoid or HardSigmoid, Add, Sum, Concat, "
+                "HardSigmoid, HardSwish, Mul of two layers, Add, Sum, Concat, "
                 "Flatten, Reshape as a flatten, Dropout, Identity, Constant, Softmax)");
 }

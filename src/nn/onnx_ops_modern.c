@@ -1,8 +1,8 @@
 /* ONNX import of what current exporters write around the classic layers: Constant nodes
  * (and Identity of a constant), Clip with its bounds as attributes (opsets 6-10) or inputs
  * (11-), HardSigmoid, HardSwish, x * Sigmoid(x) (SiLU) and x * HardSigmoid(x) (hard swish
- * before opset 14), ReduceMean over H and W with its axes as an attribute (to 17) or an
- * input (18-). */
+ * before opset 14), Mul of two layers (squeeze-and-excitation gates), ReduceMean over H and
+ * W with its axes as an attribute (to 17) or an input (18-). */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -195,4 +195,20 @@ clg_status clg__oi_reduce_mean(importer *im, const Onnx__NodeProto *node, size_t
     if (st == CLG_OK && !clg__oi_int_attr(node, "keepdims", 1))
         clg__oi_find(im, node->output[0])->flat = 1;
     return st;
+}
+
+/* Mul of two layers' outputs (a gate's C x 1 x 1 spread over H x W, as ONNX broadcasts). */
+clg_status clg__oi_mul(importer *im, const Onnx__NodeProto *node, size_t k)
+{
+    value *a, *b;
+    clg_status st = clg__oi_known_attrs(im, node, "");
+    if (st == CLG_OK)
+        st = clg__oi_input(im, node, 0, 0, &a);
+    if (st == CLG_OK)
+        st = clg__oi_input(im, node, 1, 0, &b);
+    if (st == CLG_OK && (a->flat || b->flat))
+        return clg__oi_fail(im, CLG_ERR_UNSUPPORTED, "a product of flattened outputs (clgrad "
+                            "multiplies N x C x H x W tensors, or by an N x C x 1 x 1 gate)");
+    char name[CLG_LAYER_NAME];
+    return st == CLG_OK ? clg__oi_layer(im, node, k, a->layer, name, "mul %s", b->layer) : st;
 }

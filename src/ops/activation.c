@@ -86,6 +86,92 @@ clg_status clg_activation_backward(clg_ctx *ctx, clg_activation f, float alpha,
     return st == CLG_OK ? clg_activation_backward_desc(ctx, &a, x, y, dy, dx) : st;
 }
 
+/* b's values per element of a: 1 (same shape) or a's H x W (a gate); 0 when it is neither. */
+static size_t gate_spread(const clg_tensor *a, const clg_tensor *b)
+{
+    clg_shape x = a->shape, g = b->shape;
+    if (x.n == g.n && x.c == g.c && x.h == g.h && x.w == g.w)
+        return 1;
+    return x.n == g.n && x.c == g.c && g.h == 1 && g.w == 1 ? x.h * x.w : 0;
+}
+
+static clg_status mul_check(clg_ctx *ctx, const char *fn, const clg_tensor *a, const clg_tensor *b,
+                            size_t *hw)
+{
+    *hw = gate_spread(a, b);
+    if (*hw)
+        return CLG_OK;
+    return clg__fail(ctx, CLG_ERR_SHAPE, "%s: b is %zux%zux%zux%zu, a %zux%zux%zux%zu (NxCxHxW): b "
+                     "must be a's shape or %zux%zux1x1", fn, b->shape.n, b->shape.c, b->shape.h,
+                     b->shape.w, a->shape.n, a->shape.c, a->shape.h, a->shape.w, a->shape.n,
+                     a->shape.c);
+}
+
+static clg_status mul_launch(clg_ctx *ctx, const clg_tensor *a, const clg_tensor *b, size_t hw,
+                             clg_tensor *y)
+{
+    clg__launch l;
+    clg_status st = clg__launch_begin(ctx, "activation", NULL, "clg_mul", &l);
+    if (st != CLG_OK)
+        return st;
+    size_t n = clg_tensor_numel(a);
+    clg__arg_tensor(&l, a);
+    clg__arg_tensor(&l, b);
+    clg__arg_tensor(&l, y);
+    clg__arg_u64(&l, n);
+    clg__arg_u32(&l, hw);
+    return clg__launch_elementwise(&l, n);
+}
+
+clg_status clg_mul_forward(clg_ctx *ctx, const clg_tensor *a, const clg_tensor *b, clg_tensor *y)
+{
+    const clg_tensor *t[3] = {a, b, y}, *ay[2] = {a, y};
+    size_t hw = 0;
+    clg_status st = clg__tensors_check(ctx, "clg_mul_forward", t, 3);
+    if (st == CLG_OK)
+        st = clg__tensors_same_numel(ctx, "clg_mul_forward", ay, 2);
+    if (st == CLG_OK)
+        st = mul_check(ctx, "clg_mul_forward", a, b, &hw);
+    return st == CLG_OK ? mul_launch(ctx, a, b, hw, y) : st;
+}
+
+clg_status clg_mul_backward(clg_ctx *ctx, const clg_tensor *a, const clg_tensor *b,
+                            const clg_tensor *dy, clg_tensor *da, clg_tensor *db)
+{
+    const clg_tensor *t[3] = {a, b, dy}, *a_dy[2] = {a, dy};
+    size_t hw = 0;
+    clg_status st = clg__tensors_check(ctx, "clg_mul_backward", t, 3);
+    if (st == CLG_OK)
+        st = clg__tensors_same_numel(ctx, "clg_mul_backward", a_dy, 2);
+    if (st == CLG_OK)
+        st = mul_check(ctx, "clg_mul_backward", a, b, &hw);
+    const clg_tensor *ga[2] = {a, da}, *gb[2] = {b, db};
+    if (st == CLG_OK && da && (st = clg__tensors_check(ctx, "clg_mul_backward", &ga[1], 1)) == CLG_OK)
+        st = clg__tensors_same_numel(ctx, "clg_mul_backward", ga, 2);
+    if (st == CLG_OK && db && (st = clg__tensors_check(ctx, "clg_mul_backward", &gb[1], 1)) == CLG_OK)
+        st = clg__tensors_same_numel(ctx, "clg_mul_backward", gb, 2);
+    if (st == CLG_OK && db && hw == 1)
+        st = mul_launch(ctx, dy, a, 1, db);
+    if (st == CLG_OK && db && hw > 1) {
+        clg__launch l;
+        st = clg__launch_begin(ctx, "activation", NULL, "clg_mul_plane_grad", &l);
+        if (st != CLG_OK)
+            return st;
+        size_t planes = clg_tensor_numel(b);
+        clg__arg_tensor(&l, dy);
+        clg__arg_tensor(&l, a);
+        clg__arg_tensor(&l, db);
+        clg__arg_u32(&l, planes);
+        clg__arg_u32(&l, hw);
+        size_t global[3] = {planes, 1, 1}, local[3] = {1, 1, 1};
+        st = clg__launch_run(&l, global, local);
+    }
+    /* da last: it may be dy's own buffer, which db reads */
+    if (st == CLG_OK && da)
+        st = mul_launch(ctx, dy, b, hw, da);
+    return st;
+}
+
 clg_status clg_bias_add(clg_ctx *ctx, const clg_tensor *bias, clg_tensor *y)
 {
     const clg_tensor *t[2] = {bias, y};
