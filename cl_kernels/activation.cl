@@ -96,6 +96,17 @@ __kernel void clg_mul_plane_grad(__global const float *dy, ulong dy_off, __globa
     db[db_off + p] = sum;
 }
 
+/* Input normalisation in place: x = (x - ms[c]) / ms[C + c] for channel c of C, planes of
+ * hw values (a division, as the ONNX export's Div, so both give the same floats). */
+__kernel void clg_input_norm(__global float *x, ulong x_off, __global const float *ms,
+                             ulong ms_off, uint C, uint hw, ulong n)
+{
+    CLG_FOR_EACH(i, n) {
+        uint c = (uint)((i / hw) % C);
+        x[x_off + i] = (x[x_off + i] - ms[ms_off + c]) / ms[ms_off + C + c];
+    }
+}
+
 /* y[n][k][pq] += bias[k]. */
 __kernel void clg_bias_add(__global float *y, ulong y_off, __global const float *bias,
                                 ulong b_off, uint K, uint PQ)

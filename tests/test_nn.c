@@ -507,6 +507,85 @@ static void gates_through_the_builder(void **state)
     clg_net_destroy(net);
 }
 
+/* Input normalisation: in the text form (per channel, or one value for all), applied to what
+ * the network takes (its predictions are those of the same weights on inputs normalised
+ * here: a subtraction and a division per value, as the device does), kept by model files,
+ * and refused where it cannot apply. */
+static void input_normalisation(void **state)
+{
+    (void)state;
+    static const char text[] = "input 5x4x3 mean=0.5,0.25,-1 std=2,0.5,0.25\nconv 3x3x4 pad=1\n"
+                               "relu\nfc 3\nsoftmax\n";
+    static const char plain[] = "input 5x4x3\nconv 3x3x4 pad=1\nrelu\nfc 3\nsoftmax\n";
+    clg_net *net = parse_ok(text), *ref = parse_ok(plain);
+    char *back = text_of(net);
+    assert_string_equal(back, text);
+    free(back);
+    CLG_ASSERT_STATUS(clg_net_init(net, 9), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_init(ref, 9), CLG_OK);
+    enum { N = 7, PER = 60 };
+    static const float mean[3] = {0.5f, 0.25f, -1}, sd[3] = {2, 0.5f, 0.25f};
+    float x[N * PER], xn[N * PER], p[N * 3], q[N * 3];
+    clg_test_fill_uniform(&rng, x, N * PER, 0, 1);
+    for (size_t i = 0; i < N * PER; i++) {
+        size_t c = (i / 20) % 3;
+        xn[i] = (x[i] - mean[c]) / sd[c];
+    }
+    clg_test_poison_nan(p, N * 3);
+    CLG_ASSERT_STATUS(clg_net_predict(net, x, N, p), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_predict(ref, xn, N, q), CLG_OK);
+    for (size_t i = 0; i < N * 3; i++) /* OpenCL's division may differ by an ulp or two */
+        if (!(fabsf(p[i] - q[i]) <= 1e-6f))
+            fail_msg("probability %zu: %.9g normalised by the net, %.9g normalised here", i,
+                     p[i], q[i]);
+    /* a model file keeps it; one value for all channels is written as one */
+    char *dir = clg_test_tempdir("nn-norm"), path[4096];
+    snprintf(path, sizeof path, "%s/n.clgm", dir);
+    CLG_ASSERT_STATUS(clg_net_save(net, path), CLG_OK);
+    clg_net *loaded;
+    CLG_ASSERT_STATUS(clg_net_load(ctx, path, &loaded), CLG_OK);
+    float m[3], d[3];
+    size_t count;
+    CLG_ASSERT_STATUS(clg_net_input_normalization(loaded, m, d, 3, &count), CLG_OK);
+    assert_int_equal(count, 3);
+    assert_memory_equal(m, mean, sizeof m);
+    assert_memory_equal(d, sd, sizeof d);
+    CLG_ASSERT_STATUS(clg_net_input_normalization(loaded, m, d, 2, &count), CLG_ERR_INVALID_ARG);
+    float one = 0.5f, s2 = 4;
+    CLG_ASSERT_STATUS(clg_net_set_input_normalization(loaded, &one, &s2, 1), CLG_OK);
+    back = text_of(loaded);
+    assert_true(!strncmp(back, "input 5x4x3 mean=0.5 std=4\n", 27));
+    free(back);
+    CLG_ASSERT_STATUS(clg_net_set_input_normalization(loaded, NULL, NULL, 0), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_input_normalization(loaded, m, d, 3, &count), CLG_OK);
+    assert_int_equal(count, 0);
+    /* refused: two values for three channels, a std of 0, a NaN mean, an unknown word */
+    float two[2] = {1, 1}, zero = 0, bad = NAN;
+    CLG_ASSERT_STATUS(clg_net_set_input_normalization(loaded, two, two, 2), CLG_ERR_SHAPE);
+    CLG_ASSERT_STATUS(clg_net_set_input_normalization(loaded, &one, &zero, 1), CLG_ERR_INVALID_ARG);
+    CLG_ASSERT_STATUS(clg_net_set_input_normalization(loaded, &bad, &s2, 1), CLG_ERR_INVALID_ARG);
+    static const struct {
+        const char *text, *words;
+    } bad_text[] = {
+        {"input 4x4x3 mean=1,2\nfc 2\nsoftmax\n", "one value or one per channel"},
+        {"input 4x4x3 std=0\nfc 2\nsoftmax\n", "std of channel 1 is 0"},
+        {"input 4x4x3 scale=2\nfc 2\nsoftmax\n", "line 1, column 13"},
+        {"input 4x4x3 mean=1,x,2\nfc 2\nsoftmax\n", "mean: expected numbers"},
+    };
+    for (size_t i = 0; i < sizeof bad_text / sizeof bad_text[0]; i++) {
+        clg_net *no = (clg_net *)&no;
+        CLG_ASSERT_STATUS(clg_net_parse(ctx, bad_text[i].text, &no), CLG_ERR_INVALID_ARG);
+        assert_null(no);
+        if (!strstr(clg_ctx_last_error(ctx), bad_text[i].words))
+            fail_msg("\"%s\" lacks \"%s\"", clg_ctx_last_error(ctx), bad_text[i].words);
+    }
+    clg_net_destroy(loaded);
+    clg_test_rmtree(dir);
+    free(dir);
+    clg_net_destroy(net);
+    clg_net_destroy(ref);
+}
+
 /* All gradients of the net, packed. */
 static float *all_grads(clg_net *net, size_t *count)
 {
@@ -1134,6 +1213,7 @@ int main(void)
         cmocka_unit_test(mobile_activations_gradient_matches_finite_differences),
         cmocka_unit_test(gate_products_gradient_matches_finite_differences),
         cmocka_unit_test(gates_through_the_builder),
+        cmocka_unit_test(input_normalisation),
         cmocka_unit_test(graph_text_round_trips_and_matches_the_builder),
         cmocka_unit_test(graph_errors_name_the_layers),
         cmocka_unit_test(relu_fusions_follow_the_graph),

@@ -46,8 +46,9 @@ static const char *const nets[] = {
     "gap\n"
     "fc 3\n"
     "softmax\n",
-    /* a mobile network's activations, a depthwise convolution, squeeze-and-excitation */
-    "input 9x9x3\n"
+    /* input normalisation, a mobile network's activations, a depthwise convolution,
+     * squeeze-and-excitation */
+    "input 9x9x3 mean=0.485,0.456,0.406 std=0.229,0.224,0.225\n"
     "conv 3x3x8 pad=1\n"
     "clip min=0 max=6\n"
     "conv 3x3x8 pad=1 groups=8\n"
@@ -546,6 +547,43 @@ static void current_exporters_forms_import(void **state)
     clg_net_destroy(net);
 }
 
+/* The input's normalisation goes out as a Sub and a Div (round trip above) and comes back
+ * from a Div alone (a mean of 0); a Div by two values for three channels is refused. */
+static void input_normalisation_forms(void **state)
+{
+    (void)state;
+    clg_net *net;
+    CLG_ASSERT_STATUS(clg_net_parse(ctx, "input 6x6x3 mean=0 std=2,4,0.5\nconv 3x3x2\nfc 3\n"
+                                         "softmax\n", &net), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_init(net, 4), CLG_OK);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/norm.onnx", dir);
+    CLG_ASSERT_STATUS(clg_net_export_onnx(net, path), CLG_OK);
+    Onnx__ModelProto *m;
+    CLG_ASSERT_STATUS(clg__onnx_read(ctx, path, &m), CLG_OK);
+    Onnx__GraphProto *g = m->graph;
+    size_t at;
+    Onnx__NodeProto *sub = node_named(m, "Sub", &at), *div = node_named(m, "Div", &at);
+    assert_int_equal(at, 1);
+    char *div_in = div->input[0];
+    div->input[0] = sub->input[0]; /* the Div reads the input; the Sub goes */
+    g->node++, g->n_node--;
+    enum { N = 2 };
+    float x[N * 108];
+    clg_test_fill_uniform(&rng, x, N * 108, 0, 1);
+    imports_as(m, net, "input 6x6x3 mean=0 std=2,4,0.5\n", x, N);
+    Onnx__TensorProto *sd = init_of(m, ".std");
+    int64_t d1 = sd->dims[1];
+    sd->dims[1] = 2, sd->raw_data.len = 8;
+    refused(m, CLG_ERR_UNSUPPORTED, "the input divided by 2 values (clgrad normalises by one, or "
+                                    "one per channel: 3)");
+    sd->dims[1] = d1, sd->raw_data.len = 12;
+    g->node--, g->n_node++;
+    div->input[0] = div_in;
+    onnx__model_proto__free_unpacked(m, NULL);
+    clg_net_destroy(net);
+}
+
 /* pad=same and same-lower (ONNX's SAME_UPPER, SAME_LOWER) from the input's size, with
  * strides: output = ceil(input / stride), an odd padding's extra at the end or the start. */
 static void same_padding_with_strides(void **state)
@@ -591,6 +629,7 @@ int main(void)
         cmocka_unit_test(round_trip_keeps_everything),
         cmocka_unit_test(bad_models_are_refused),
         cmocka_unit_test(current_exporters_forms_import),
+        cmocka_unit_test(input_normalisation_forms),
         cmocka_unit_test(fine_tuning_an_imported_model),
         cmocka_unit_test(same_padding_with_strides),
     };

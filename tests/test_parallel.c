@@ -62,9 +62,11 @@ static const char graph_text[] = "input 8x8x1\nconv 3x3x4 pad=1 name=c\nrelu\nco
                                  "add l2 relu=1\nconv 1x1x2 from=input\nconcat l4\n"
                                  "maxpool 2x2 name=p\ndropout 0.25\nadd p\nfc 6\ntanh\nfc 4\n"
                                  "softmax\n";
-/* A mobile network's parts: ReLU6, a depthwise convolution, SiLU, a squeeze-and-excitation
- * gate (a mean per channel, a hard sigmoid, a product spread over H x W), hard swish. */
-static const char mobile_text[] = "input 8x8x1\nconv 3x3x4 pad=1\nclip min=0 max=6\n"
+/* A mobile network's parts: input normalisation, ReLU6, a depthwise convolution, SiLU, a
+ * squeeze-and-excitation gate (a mean per channel, a hard sigmoid, a product spread over
+ * H x W), hard swish. */
+static const char mobile_text[] = "input 8x8x1 mean=0.25 std=0.5\nconv 3x3x4 pad=1\n"
+                                  "clip min=0 max=6\n"
                                   "conv 3x3x4 pad=1 groups=4\nsilu name=s\ngap\nconv 1x1x4\n"
                                   "hardsigmoid alpha=0.16666667 beta=0.5\nmul s\nhardswish\n"
                                   "maxpool 2x2\ndropout 0.25\nfc 4\nsoftmax\n";

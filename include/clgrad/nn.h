@@ -123,6 +123,17 @@ CLG_API size_t clg_net_layer_count(const clg_net *net);
 CLG_API clg_status clg_net_layer_info(const clg_net *net, size_t i, clg_layer_info *out);
 /** Sample shape (n = 1). */
 CLG_API clg_shape clg_net_input_shape(const clg_net *net);
+/** Input normalisation, as MATLAB's imageInputLayer: channel c of every image the network
+ *  takes (training, prediction, evaluation) becomes (x - mean[c]) / std[c], on the device as
+ *  it arrives. count: the input's channels, or 1 (one value for all of them); 0 removes it.
+ *  std > 0. Kept in the text form ("input 224x224x3 mean=0.485,0.456,0.406
+ *  std=0.229,0.224,0.225"), model files, checkpoints and ONNX (a Sub and a Div). */
+CLG_API clg_status clg_net_set_input_normalization(clg_net *net, const float *mean,
+                                                   const float *std, size_t count);
+/** The normalisation's values per channel into mean and std (cap each); *count the input's
+ *  channels, or 0 without one. */
+CLG_API clg_status clg_net_input_normalization(const clg_net *net, float *mean, float *std,
+                                               size_t cap, size_t *count);
 /** Output classes: the size of the softmax input (0 until the output layer is added). */
 CLG_API size_t clg_net_class_count(const clg_net *net);
 CLG_API clg_ctx *clg_net_ctx(const clg_net *net);

@@ -102,7 +102,8 @@ clg_status clg__net_upload(clg_net *net, const float *images, size_t n)
         return clg__fail(net->ctx, CLG_ERR_INTERNAL, "batch of %zu for buffers of %zu", n,
                          net->capacity);
     clg__net_set_batch(net, n);
-    return clg_tensor_upload(&net->x_n, images, n * clg_shape_numel(net->input));
+    clg_status st = clg_tensor_upload(&net->x_n, images, n * clg_shape_numel(net->input));
+    return st == CLG_OK ? clg__net_normalise_input(net) : st;
 }
 
 void clg__net_pool_free(clg_net *net)

@@ -61,6 +61,8 @@ void clg_net_destroy(clg_net *net)
     clg__xent_pending_free(&net->loss);
     clg__net_pool_free(net);
     clg_tensor_destroy(net->x);
+    clg_tensor_destroy(net->in_norm_t);
+    free(net->in_norm);
     free(net->host_in);
     free(net);
 }

@@ -15,10 +15,15 @@ clg_status clg_net_text(const clg_net *net, char *buf, size_t cap, size_t *len)
         return clg__fail(net ? net->ctx : NULL, CLG_ERR_INVALID_ARG,
                          "clg_net_text: net must not be NULL (buf NULL needs cap 0)");
     char line[CLG_LAYER_INPUTS * CLG_LAYER_NAME + 256];
-    size_t n = (size_t)snprintf(line, sizeof line, "input %zux%zux%zu\n", net->input.h,
+    size_t n = (size_t)snprintf(line, sizeof line, "input %zux%zux%zu", net->input.h,
                                 net->input.w, net->input.c);
-    if (buf && n < cap)
-        memcpy(buf, line, n + 1);
+    size_t norm = clg__net_norm_text(net, NULL, 0); /* the normalisation's values, any length */
+    if (buf && n + norm + 1 < cap) {
+        memcpy(buf, line, n);
+        clg__net_norm_text(net, buf + n, norm + 1);
+        memcpy(buf + n + norm, "\n", 2);
+    }
+    n += norm + 1;
     for (size_t i = 0; i < net->count; i++) {
         clg__layer_text(net, &net->layers[i], i, line, sizeof line - 1);
         strcat(line, "\n");
@@ -66,7 +71,25 @@ static clg_status tokenize(const clg__parser *p, const char *line, size_t len, c
     return CLG_OK;
 }
 
-/* The first line: "input HxWxC". */
+/* mean= or std=: one value or one per channel, comma-separated, into v (C values). */
+static clg_status norm_values(const clg__parser *p, const clg__option *o, size_t c, float *v)
+{
+    size_t n = 0;
+    for (const char *s = o->v, *end = o->v + o->vlen; s <= end; n++) {
+        const char *comma = memchr(s, ',', (size_t)(end - s));
+        size_t len = comma ? (size_t)(comma - s) : (size_t)(end - s);
+        if (n == c || !clg__text_float(s, len, &v[n]))
+            return clg__option_bad(p, o, n == c ? "one value or one per channel" : "numbers");
+        s += len + 1;
+    }
+    if (n != 1 && n != c)
+        return clg__option_bad(p, o, "one value or one per channel");
+    for (size_t k = n; k < c; k++)
+        v[k] = v[0];
+    return CLG_OK;
+}
+
+/* The first line: "input HxWxC", and its normalisation "mean=.. std=..". */
 static clg_status input_line(const clg__parser *p, const clg__token *tok, size_t ntok,
                              clg_net **net)
 {
@@ -75,12 +98,35 @@ static clg_status input_line(const clg__parser *p, const clg__token *tok, size_t
         return clg__text_error(p, &tok[0], CLG_ERR_INVALID_ARG,
                                "the first layer must be \"input HxWxC\", found \"%.*s\"",
                                (int)tok[0].len, tok[0].s);
-    if (ntok != 2 || clg__text_ints(tok[1].s, tok[1].len, 'x', s, 3) != 3 || !s[0] || !s[1] ||
+    if (ntok < 2 || clg__text_ints(tok[1].s, tok[1].len, 'x', s, 3) != 3 || !s[0] || !s[1] ||
         !s[2])
         return clg__text_error(p, ntok > 1 ? &tok[1] : &tok[0], CLG_ERR_INVALID_ARG,
                                "expected input HxWxC with sizes >= 1");
     clg_shape in = {1, (size_t)s[2], (size_t)s[0], (size_t)s[1]};
-    return p->ctx ? clg_net_create(p->ctx, in, net) : clg__net_create_spec(in, net);
+    float *v = ntok > 2 ? clg__malloc(2 * in.c * sizeof *v) : NULL;
+    if (ntok > 2 && !v)
+        return clg__oom(p->ctx, "net text");
+    clg_status st = CLG_OK;
+    for (size_t k = 0; k < in.c && v; k++)
+        v[k] = 0.0f, v[in.c + k] = 1.0f; /* without mean=: 0; without std=: 1 */
+    for (size_t t = 2; st == CLG_OK && t < ntok; t++) {
+        clg__option o;
+        st = clg__option_split(p, &tok[t], &o);
+        if (st == CLG_OK && (clg__option_is(&o, "mean") || clg__option_is(&o, "std")))
+            st = norm_values(p, &o, in.c, v + (clg__option_is(&o, "std") ? in.c : 0));
+        else if (st == CLG_OK)
+            st = clg__option_unknown(p, &o, "input", "mean, std");
+    }
+    for (size_t k = 0; st == CLG_OK && v && k < in.c; k++)
+        if (!(v[in.c + k] > 0.0f))
+            st = clg__text_error(p, &tok[1], CLG_ERR_INVALID_ARG, "std of channel %zu is %g; "
+                                 "it must be above 0", k + 1, (double)v[in.c + k]);
+    if (st == CLG_OK)
+        st = p->ctx ? clg_net_create(p->ctx, in, net) : clg__net_create_spec(in, net);
+    if (st == CLG_OK && v)
+        st = clg_net_set_input_normalization(*net, v, v + in.c, in.c);
+    free(v);
+    return st;
 }
 
 /* Appends the layers named in a comma-separated list (at token t) to l's inputs. */

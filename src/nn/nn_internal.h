@@ -81,6 +81,8 @@ struct clg_net {
     size_t n;              /* batch of the views */
     clg_tensor *x;         /* input buffer */
     clg_tensor x_n;
+    float *in_norm;        /* input normalisation: C means then C standard deviations, or NULL */
+    clg_tensor *in_norm_t; /* the same on the device, made at the first upload */
     float *host_in;        /* predict staging */
     uint64_t dropout_seed; /* set by clg_net_init */
     size_t shard_first;    /* this batch's first sample within the whole mini-batch (replicas
@@ -228,6 +230,10 @@ void clg__layer_text(const clg_net *net, const clg__layer *l, size_t i, char *bu
 clg_tensor clg__net_view(const clg_tensor *full, size_t n);
 clg_tensor *clg__net_input(clg_net *net, size_t i);
 clg_tensor *clg__net_input_k(clg_net *net, size_t i, size_t k);
+/* input_norm.c: " mean=.. std=.." for the input line (empty without; its length returned,
+ * as snprintf); the uploaded batch normalised in place. */
+size_t clg__net_norm_text(const clg_net *net, char *buf, size_t cap);
+clg_status clg__net_normalise_input(clg_net *net);
 clg_tensor *clg__net_output_grad(clg_net *net, size_t i);
 uint64_t clg__net_dropout_seed(const clg_net *net, size_t layer);
 

@@ -71,7 +71,16 @@ clg_status clg_net_export_onnx(clg_net *net, const char *path)
                          "no softmax output layer");
     clg__onnx_out ex = {0};
     ex.net = net;
+    ex.input = "input";
     ex.rank2 = clg__onnx_own(&ex, clg__calloc(net->count, sizeof *ex.rank2));
+    if (net->in_norm) { /* (input - mean) / std, per channel, broadcast over N, H and W */
+        int64_t dims[4] = {1, (int64_t)net->input.c, 1, 1};
+        clg__onnx_initializer(&ex, "input.mean", NULL, net->in_norm, dims, 4);
+        clg__onnx_initializer(&ex, "input.std", NULL, net->in_norm + net->input.c, dims, 4);
+        clg__onnx_node(&ex, "Sub", "input.centred", "input", "input.mean", NULL);
+        clg__onnx_node(&ex, "Div", "input.normalised", "input.centred", "input.std", NULL);
+        ex.input = "input.normalised";
+    }
     for (size_t i = 0; !ex.failed && i < net->count; i++)
         clg__layer_def_of(net->layers[i].kind)->onnx_export(&ex, i);
     Onnx__ModelProto m = ONNX__MODEL_PROTO__INIT;

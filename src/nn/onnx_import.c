@@ -62,6 +62,7 @@ static clg_status network_input(importer *im)
                         "size", in->name, i + 1);
         d[i] = (long)dim->dim_value;
     }
+    im->in_c = (size_t)d[0];
     value *v = clg__oi_define(im, in->name);
     v->is_layer = 1;
     snprintf(v->layer, sizeof v->layer, "input");
@@ -135,6 +136,24 @@ static clg_status classes(importer *im, const Onnx__ModelProto *m, clg_net *net)
     return CLG_OK;
 }
 
+/* The input line given the normalisation read from the graph's Sub and Div. */
+static clg_status with_normalisation(importer *im)
+{
+    size_t c = im->in_c, cap = im->len + 2 * c * 18 + 16, at = strcspn(im->text, "\n");
+    char *text = clg__malloc(cap);
+    if (!text)
+        return clg__oom(im->ctx, "ONNX import");
+    size_t n = (size_t)snprintf(text, cap, "%.*s", (int)at, im->text);
+    for (int which = 0; which < 2; which++)
+        for (size_t k = 0; k < c; k++)
+            n += (size_t)snprintf(text + n, cap - n, "%s%.9g", k ? "," : which ? " std=" : " mean=",
+                                  (double)im->norm[which * c + k]);
+    n += (size_t)snprintf(text + n, cap - n, "%s", im->text + at);
+    free(im->text);
+    im->text = text, im->len = n, im->tcap = cap;
+    return CLG_OK;
+}
+
 /* The model as network text and parameter records in im (set up with ctx, extras). */
 static clg_status translate(importer *im, const Onnx__ModelProto *m)
 {
@@ -197,7 +216,7 @@ static clg_status translate(importer *im, const Onnx__ModelProto *m)
         st = clg__oi_fail(im, CLG_ERR_UNSUPPORTED, "a graph without operators");
     if (st == CLG_OK && !im->ended) /* clgrad's output layer */
         st = clg__oi_put(im, "softmax from=%s\n", im->last);
-    return st;
+    return st == CLG_OK && im->norm ? with_normalisation(im) : st;
 }
 
 static void importer_free(importer *im)
@@ -207,6 +226,7 @@ static void importer_free(importer *im)
     for (size_t i = 0; i < im->nmade; i++)
         free(im->made[i]);
     free(im->made);
+    free(im->norm);
     free(im->p), free(im->v), free(im->taken), free(im->uses), free(im->text);
 }
 

@@ -16,6 +16,8 @@ typedef struct value {
     int flat;                    /* the layer's output seen flattened (Flatten, Reshape) */
     int bias_open;               /* a MatMul's fc, whose bias a following Add of a constant
                                     may bring */
+    int norm_stage;              /* the network's input after its normalisation's Sub (1) or
+                                    Div (2) */
 } value;
 
 /* A tensor for a layer's parameter or state, uploaded once the network is built. */
@@ -50,6 +52,9 @@ typedef struct importer {
     int fuse_gate;               /* the Sigmoid being written is x's gate in the Mul after it */
     void **made;                 /* tensors made for Constant nodes (owned) */
     size_t nmade, madecap;
+    size_t in_c;                 /* the network input's channels */
+    float *norm;                 /* its normalisation: in_c means, then in_c std (owned), or
+                                    NULL */
     int ended;                   /* a Softmax was written */
     char where[160];             /* "node 3 (Conv \"conv1\")" for errors */
 } importer;
@@ -102,6 +107,9 @@ clg_status clg__oi_clip(importer *im, const Onnx__NodeProto *node, size_t k);
 clg_status clg__oi_gate(importer *im, const Onnx__NodeProto *node, size_t k);
 clg_status clg__oi_reduce_mean(importer *im, const Onnx__NodeProto *node, size_t k);
 clg_status clg__oi_mul(importer *im, const Onnx__NodeProto *node, size_t k);
+/* A Sub or Div of the network's input by a constant of 1 or C values (its normalisation, as
+ * clgrad exports it); *done 0 when the node is not one (another operator's business). */
+clg_status clg__oi_input_norm(importer *im, const Onnx__NodeProto *node, int *done);
 /* Whether node k is a gate the next node multiplies its input by (SiLU, hard swish). */
 int clg__oi_fuses_gate(const importer *im, size_t k);
 

@@ -294,6 +294,12 @@ clg_status clg__oi_node(importer *im, const Onnx__NodeProto *node, size_t k)
     if (im->ended)
         return clg__oi_fail(im, CLG_ERR_UNSUPPORTED, "an operator after the Softmax (clgrad's softmax "
                     "is the network's output, its last layer)");
+    if (!strcmp(op, "Sub") || !strcmp(op, "Div")) {
+        int done;
+        st = clg__oi_input_norm(im, node, &done);
+        if (st != CLG_OK || done)
+            return st;
+    }
     if (!strcmp(op, "Conv"))
         return conv(im, node, k);
     if (!strcmp(op, "MaxPool") || !strcmp(op, "AveragePool"))
@@ -381,5 +387,6 @@ clg_status clg__oi_node(importer *im, const Onnx__NodeProto *node, size_t k)
                 "Conv, MaxPool, AveragePool, GlobalAveragePool, ReduceMean over H and W, Gemm, "
                 "MatMul, BatchNormalization, Relu, LeakyRelu, Elu, Sigmoid, Tanh, Clip, "
                 "HardSigmoid, HardSwish, Mul of two layers, Add, Sum, Concat, "
-                "Flatten, Reshape as a flatten, Dropout, Identity, Constant, Softmax)");
+                "Flatten, Reshape as a flatten, Dropout, Identity, Constant, Softmax, and a Sub and Div of "
+                "the input by constants: its normalisation)");
 }

@@ -2,7 +2,8 @@
  * (and Identity of a constant), Clip with its bounds as attributes (opsets 6-10) or inputs
  * (11-), HardSigmoid, HardSwish, x * Sigmoid(x) (SiLU) and x * HardSigmoid(x) (hard swish
  * before opset 14), Mul of two layers (squeeze-and-excitation gates), ReduceMean over H and
- * W with its axes as an attribute (to 17) or an input (18-). */
+ * W with its axes as an attribute (to 17) or an input (18-), and the Sub and Div of the
+ * network's input that are its normalisation. */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -211,4 +212,45 @@ clg_status clg__oi_mul(importer *im, const Onnx__NodeProto *node, size_t k)
                             "multiplies N x C x H x W tensors, or by an N x C x 1 x 1 gate)");
     char name[CLG_LAYER_NAME];
     return st == CLG_OK ? clg__oi_layer(im, node, k, a->layer, name, "mul %s", b->layer) : st;
+}
+
+clg_status clg__oi_input_norm(importer *im, const Onnx__NodeProto *node, int *done)
+{
+    *done = 0;
+    int div = !strcmp(node->op_type, "Div");
+    value *x = node->n_input == 2 ? clg__oi_find(im, node->input[0]) : NULL;
+    value *k = node->n_input == 2 ? clg__oi_find(im, node->input[1]) : NULL;
+    /* the raw input read only here, or for Div the Sub's output */
+    if (!x || !k || !x->is_layer || k->is_layer || strcmp(x->layer, "input") ||
+        x->norm_stage >= 1 + div || node->n_attribute || clg__oi_uses(im, node->input[0]) != 1)
+        return CLG_OK;
+    float *v = NULL;
+    size_t n = 0;
+    clg_status st = clg__onnx_floats(im->ctx, k->tensor, &v, &n);
+    if (st != CLG_OK || (n != 1 && n != im->in_c)) {
+        free(v);
+        return st != CLG_OK ? clg__oi_fail(im, st, "%s", clg_ctx_last_error(im->ctx))
+                            : clg__oi_fail(im, CLG_ERR_UNSUPPORTED, "the input %s by %zu values "
+                                           "(clgrad normalises by one, or one per channel: %zu)",
+                                           div ? "divided" : "less", n, im->in_c);
+    }
+    if (!im->norm && !(im->norm = clg__malloc(2 * im->in_c * sizeof *im->norm))) {
+        free(v);
+        return clg__oom(im->ctx, "ONNX import");
+    }
+    if (!x->norm_stage) /* no Sub: a mean of 0 */
+        for (size_t c = 0; c < im->in_c; c++)
+            im->norm[c] = 0.0f, im->norm[im->in_c + c] = 1.0f;
+    for (size_t c = 0; c < im->in_c; c++)
+        im->norm[(div ? im->in_c : 0) + c] = v[n == 1 ? 0 : c];
+    free(v);
+    for (size_t c = 0; div && c < im->in_c; c++)
+        if (!(im->norm[im->in_c + c] > 0.0f))
+            return clg__oi_fail(im, CLG_ERR_UNSUPPORTED, "the input divided by %g (clgrad's "
+                                "normalisation divides by a standard deviation above 0)",
+                                (double)im->norm[im->in_c + c]);
+    clg__oi_alias(im, node, x, 0);
+    clg__oi_find(im, node->output[0])->norm_stage = 1 + div;
+    *done = 1;
+    return CLG_OK;
 }

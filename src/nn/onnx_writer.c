@@ -154,7 +154,7 @@ const clg__layer *clg__onnx_layer(const clg__onnx_out *ex, size_t i)
 const char *clg__onnx_input(const clg__onnx_out *ex, size_t i, size_t k)
 {
     size_t from = ex->net->layers[i].from[k];
-    return from == CLG_NET_INPUT ? "input" : ex->net->layers[from].name;
+    return from == CLG_NET_INPUT ? ex->input : ex->net->layers[from].name;
 }
 
 static int in_rank2(const clg__onnx_out *ex, size_t i)

@@ -18,6 +18,8 @@ typedef struct clg__onnx_out {
     Onnx__TensorProto **inits;
     size_t ninits, inits_cap;
     int *rank2;               /* per layer: its ONNX output is 2-D (N x M) */
+    const char *input;        /* what layers reading the network's input read: "input", or
+                                 the normalisation's output */
 } clg__onnx_out;
 
 /* p kept until the model is written (NULL: the model fails); returns p. */

@@ -172,6 +172,21 @@ clg_status clg_mul_backward(clg_ctx *ctx, const clg_tensor *a, const clg_tensor 
     return st;
 }
 
+clg_status clg__channel_normalise(clg_ctx *ctx, clg_tensor *x, const clg_tensor *ms)
+{
+    clg__launch l;
+    clg_status st = clg__launch_begin(ctx, "activation", NULL, "clg_input_norm", &l);
+    if (st != CLG_OK)
+        return st;
+    size_t n = clg_tensor_numel(x);
+    clg__arg_tensor(&l, x);
+    clg__arg_tensor(&l, ms);
+    clg__arg_u32(&l, x->shape.c);
+    clg__arg_u32(&l, x->shape.h * x->shape.w);
+    clg__arg_u64(&l, n);
+    return clg__launch_elementwise(&l, n);
+}
+
 clg_status clg_bias_add(clg_ctx *ctx, const clg_tensor *bias, clg_tensor *y)
 {
     const clg_tensor *t[2] = {bias, y};
