@@ -331,6 +331,7 @@ static void p_data(void)
     clg_augment_options ao = clg_augment_options_default();
     BAD(clg_datastore_augment(NULL, &ao, &ds));
     BAD(clg_datastore_set_epoch(NULL, 1));
+    BAD(clg_datastore_channel_stats(NULL, NULL, NULL, 0));
     BAD(clg_datastore_from_memory(NULL, &l, 1, (clg_shape){1, 1, 1, 1}, 2, &ds));
     l = 5;
     BAD(clg_datastore_from_memory(&f, &l, 1, (clg_shape){1, 1, 1, 1}, 2, &ds));
@@ -460,6 +461,7 @@ static const entry table[] = {
                      "clg_datastore_select clg_datastore_split clg_image_folder_options_default "
                      "clg_datastore_open_image_folder clg_datastore_skipped clg_augment_options_default "
                      "clg_datastore_augment clg_datastore_set_epoch clg_datastore_shuffle "
+                     "clg_datastore_channel_stats "
                      "clg_datastore_partition clg_datastore_shared clg_datastore_decoded "
                      "clg_datastore_match_classes clg_class_names_equal clg_datastore_skipped_file "
                      "clg_batch_reader_create "

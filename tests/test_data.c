@@ -596,6 +596,45 @@ static int teardown(void **state)
     return 0;
 }
 
+/* Channel statistics over a whole store against a two-pass double reference: values offset
+ * by 1000 (where a sum of squares less a squared sum would lose every digit), 3 channels, a
+ * sample count that is not a multiple of the chunks read; a constant channel gets std 1. */
+static void channel_statistics(void **state)
+{
+    (void)state;
+    enum { N = 150, C = 3, HW = 7 * 5 };
+    float *x = malloc(N * C * HW * sizeof *x);
+    int32_t *y = calloc(N, sizeof *y);
+    uint64_t r = 12345;
+    for (size_t i = 0; i < N * C * HW; i++) {
+        r = r * 6364136223846793005ull + 1442695040888963407ull;
+        size_t c = (i / HW) % C;
+        x[i] = c == 2 ? 0.5f : 1000.0f * (float)c + (float)((r >> 40) % 1000) / 997.0f;
+    }
+    clg_datastore *ds;
+    CLG_ASSERT_STATUS(clg_datastore_from_memory(x, y, N, (clg_shape){1, C, 7, 5}, 2, &ds), CLG_OK);
+    float mean[C], sd[C];
+    CLG_ASSERT_STATUS(clg_datastore_channel_stats(ds, mean, sd, 2), CLG_ERR_INVALID_ARG);
+    CLG_ASSERT_STATUS(clg_datastore_channel_stats(ds, mean, sd, C), CLG_OK);
+    for (size_t c = 0; c < C; c++) {
+        double m = 0, q = 0;
+        for (size_t i = 0; i < N; i++)
+            for (size_t j = 0; j < HW; j++)
+                m += x[(i * C + c) * HW + j];
+        m /= N * HW;
+        for (size_t i = 0; i < N; i++)
+            for (size_t j = 0; j < HW; j++)
+                q += (x[(i * C + c) * HW + j] - m) * (x[(i * C + c) * HW + j] - m);
+        double want_sd = c == 2 ? 1.0 : sqrt(q / (N * HW));
+        /* both in double, rounded to float once: equal within an ulp of each */
+        if (fabs(mean[c] - m) > 0x1p-23 * fabs(m) || fabs(sd[c] - want_sd) > 0x1p-22 * want_sd)
+            fail_msg("channel %zu: mean %.9g std %.9g, expected %.9g %.9g", c, mean[c], sd[c], m,
+                     want_sd);
+    }
+    clg_datastore_destroy(ds);
+    free(x), free(y);
+}
+
 int main(int argc, char **argv)
 {
     jpeg_path = argc > 1 ? argv[1] : NULL;
@@ -608,6 +647,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(folder_and_idx_agree_on_fashion_mnist),
         cmocka_unit_test(augmentation_geometry),
         cmocka_unit_test(classes_matched_by_name),
+        cmocka_unit_test(channel_statistics),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -409,6 +409,10 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
             rc = 2;
             goto done;
         }
+        if (c.normalize && !normalise_from_data(&c, net, fit)) {
+            rc = 1;
+            goto done;
+        }
         warn_unlikely(&c, n - nval, n);
         display_close_builds(&d); /* the net's allocation may have built some */
         if (!c.quiet) {

@@ -212,6 +212,14 @@ CLG_API clg_status clg_datastore_match_classes(clg_datastore *parent, const char
 CLG_API clg_status clg_datastore_read(clg_datastore *ds, const size_t *indices, size_t n,
                                       float *images, int32_t *labels);
 
+/** Per-channel mean and (population) standard deviation over every sample of ds, read once
+ *  in chunks, summed in double and merged chunk by chunk (Chan et al.), for the network's
+ *  input normalisation (clg_net_set_input_normalization; MATLAB computes its "zscore"
+ *  statistics alike). cap: room in mean and std, at least the samples' channels. A channel of
+ *  one value gets std 1 (nothing to scale). */
+CLG_API clg_status clg_datastore_channel_stats(clg_datastore *ds, float *mean, float *std,
+                                               size_t cap);
+
 /** Reads one image file (PNG, JPEG, BMP or PNM; other formats are refused) as c x h x w floats
  *  in [0, 1]: c = 1 for gray, 3 for RGB, resized to h x w when its size differs. Sizes are
  *  checked before decoding: over 16384 pixels per side or 2^26 pixels in all is refused.

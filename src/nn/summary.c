@@ -53,6 +53,11 @@ clg_status clg_net_summary(const clg_net *net, char *buf, size_t cap, size_t *le
                   "%.1f KiB to infer\n",
                   (double)clg__net_train_floats(net) * 4.0 / 1024.0,
                   (double)clg__net_infer_floats(net) * 4.0 / 1024.0);
+    for (int which = 0; net->in_norm && which < 2; which++)
+        for (size_t c = 0; c < net->input.c; c++)
+            clg__text_put(&o, "%s%.9g%s", c ? "," : which ? ", std " : "input normalised: mean ",
+                          (double)net->in_norm[which * net->input.c + c],
+                          which && c + 1 == net->input.c ? "\n" : "");
     if (len)
         *len = o.n;
     if (cap && o.n >= cap) {

@@ -129,6 +129,7 @@ static const int outputs[] = {CLG_OUTPUT_LAST, CLG_OUTPUT_BEST_VALIDATION};
 static const int units[] = {CLG_CHECKPOINT_EPOCHS, CLG_CHECKPOINT_ITERATIONS};
 static const int bad_files[] = {CLG_BAD_FILES_FAIL, CLG_BAD_FILES_SKIP};
 static const int faults[] = {CLG_FAULT_STOP, CLG_FAULT_CONTINUE};
+static const int normalizations[] = {0, 1, 2};
 
 #define BIG UNBOUNDED
 
@@ -151,6 +152,9 @@ static const opt_def defs[] = {
      .help = "image folders: gray or RGB (default 1)"},
     {OPT_CHOICE, "bad-files", AT(images.bad_files), ANY, "fail|skip", bad_files,
      .help = "image folders: stop at an undecodable file, or skip it"},
+    {OPT_CHOICE, "normalize", AT(normalize), ANY, "none|zerocenter|zscore", normalizations,
+     .help = "the network's input normalisation from the training images' per-channel mean\n"
+             "(and standard deviation), kept with the model (MATLAB's imageInputLayer)"},
     {OPT_FLAG, "augment-reflect-x", AT(augment.reflection_x), ANY, .then = augmenting,
      .help = "random mirroring of the training images (per sample and epoch)"},
     {OPT_CALL, "augment-rotation", 0, ANY, .value = "DEG", .parse = rotation,
@@ -336,6 +340,10 @@ static int options_agree(const cli *c)
         {c->evaluate && c->resume, "--evaluate and --resume exclude each other (evaluate the "
                                    "checkpoint with --evaluate FILE)"},
         {c->sweep && c->resume, "--sweep and --resume exclude each other"},
+        {c->normalize && c->resume, "--normalize and --resume exclude each other (the "
+                                    "checkpoint's network keeps its normalisation)"},
+        {c->normalize && c->evaluate, "--normalize and --evaluate exclude each other (a model "
+                                      "keeps the normalisation it was trained with)"},
         {c->sweep && c->evaluate, "--sweep and --evaluate exclude each other"},
         {c->results && !c->sweep, "--results is the CSV of a --sweep: give --sweep FILE"},
         {c->json && !c->evaluate, "--json is --evaluate's report: give --evaluate MODEL"},

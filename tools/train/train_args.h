@@ -22,6 +22,7 @@ typedef struct cli {
     clg_image_folder_options images;
     clg_augment_options augment;
     int augmenting;
+    int normalize;                /* --normalize: 0 none, 1 zerocenter, 2 zscore (from the data) */
     float worker_load[MAX_DEVICES];
     size_t worker_load_count;
     size_t table_every;

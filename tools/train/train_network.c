@@ -48,6 +48,13 @@ int resume_net_agrees(const cli *c, clg_ctx *ctx)
         return 1;
     int same = 0;
     if (make_net("clgrad-train", ctx, c->net_file, default_net, &given, &trained) == CLG_OK) {
+        /* a file without normalisation names a checkpoint whose run added one (--normalize) */
+        size_t ch = clg_net_input_shape(given).c, k = 0;
+        float *ms = calloc(2 * ch + 1, sizeof *ms);
+        if (ms && clg_net_input_normalization(given, ms, ms + ch, ch, &k) == CLG_OK && !k &&
+            clg_net_input_normalization(saved, ms, ms + ch, ch, &k) == CLG_OK && k)
+            clg_net_set_input_normalization(given, ms, ms + ch, k);
+        free(ms);
         char *a = net_text_of(saved), *b = net_text_of(given);
         same = a && b && !strcmp(a, b);
         free(a);
@@ -214,5 +221,37 @@ int transfer(const cli *c, clg_net **net, size_t classes)
         if (clg_net_layer_info(*net, i, &info) == CLG_OK && info.params)
             clg_net_set_learn_rate_factor(*net, info.name, c->base_lr_factor);
     }
+    return 1;
+}
+
+int normalise_from_data(const cli *c, clg_net *net, clg_datastore *fit)
+{
+    size_t ch = clg_net_input_shape(net).c;
+    float *mean = calloc(2 * ch, sizeof *mean), *sd = mean ? mean + ch : NULL;
+    clg_status st = mean ? clg_datastore_channel_stats(fit, mean, sd, ch)
+                         : CLG_ERR_OUT_OF_HOST_MEMORY;
+    for (size_t k = 0; st == CLG_OK && c->normalize == 1 && k < ch; k++)
+        sd[k] = 1.0f; /* zerocenter: the mean only */
+    const char *why = mean ? clg_last_error() : "out of host memory"; /* the store's */
+    if (st == CLG_OK && (st = clg_net_set_input_normalization(net, mean, sd, ch)) != CLG_OK)
+        why = clg_ctx_last_error(clg_net_ctx(net));
+    if (st != CLG_OK) {
+        train_fail("--normalize", st, why);
+        free(mean);
+        return 0;
+    }
+    if (!c->quiet) {
+        printf("Input normalisation (%s) from %zu training images: mean", c->normalize == 1
+               ? "zerocenter" : "zscore", clg_datastore_size(fit));
+        for (size_t k = 0; k < ch; k++)
+            printf("%s%.4g", k ? "," : " ", (double)mean[k]);
+        if (c->normalize == 2) {
+            printf(", std");
+            for (size_t k = 0; k < ch; k++)
+                printf("%s%.4g", k ? "," : " ", (double)sd[k]);
+        }
+        printf("\n");
+    }
+    free(mean);
     return 1;
 }

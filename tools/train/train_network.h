@@ -23,6 +23,9 @@ int net_fits_data(const cli *c, clg_net *net, clg_datastore *train);
 int size_default_net(const cli *c, clg_net **net, size_t classes);
 /* Every test class by name among the net's (folders), or no more classes than its (IDX). */
 int test_classes_known(const cli *c, clg_net *net, clg_datastore *test);
+/* --normalize: the input normalisation of net from the training images (fit), said unless
+ * quiet. */
+int normalise_from_data(const cli *c, clg_net *net, clg_datastore *fit);
 /* A trained model for data of another class count: a new output layer (*net replaced), and
  * --base-lr-factor on the layers before it. */
 int transfer(const cli *c, clg_net **net, size_t classes);
