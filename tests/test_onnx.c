@@ -584,6 +584,61 @@ static void input_normalisation_forms(void **state)
     clg_net_destroy(net);
 }
 
+/* Weights in an external file beside the model, as torch.onnx.export writes them: read at
+ * their offset, the same predictions; a location outside the model's folder, an offset or
+ * length past the file's end, a length other than the shape's, a missing file: refused,
+ * naming the tensor. */
+static void external_data_is_read(void **state)
+{
+    (void)state;
+    clg_net *net;
+    CLG_ASSERT_STATUS(clg_net_parse(ctx, nets[1], &net), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_init(net, 6), CLG_OK);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/ext.onnx", dir);
+    CLG_ASSERT_STATUS(clg_net_export_onnx(net, path), CLG_OK);
+    Onnx__ModelProto *m;
+    CLG_ASSERT_STATUS(clg__onnx_read(ctx, path, &m), CLG_OK);
+    Onnx__TensorProto *w = init_of(m, ".weight");
+    ProtobufCBinaryData raw = w->raw_data;
+    snprintf(path, sizeof path, "%s/ext.onnx.data", dir); /* 7 bytes of something else first */
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite("padding", 1, 7, f), 7);
+    assert_int_equal(fwrite(raw.data, 1, raw.len, f), raw.len);
+    fclose(f);
+    char length[32];
+    snprintf(length, sizeof length, "%zu", raw.len);
+    Onnx__StringStringEntryProto e[3] = {ONNX__STRING_STRING_ENTRY_PROTO__INIT,
+                                         ONNX__STRING_STRING_ENTRY_PROTO__INIT,
+                                         ONNX__STRING_STRING_ENTRY_PROTO__INIT};
+    e[0].key = "location", e[0].value = "ext.onnx.data";
+    e[1].key = "offset", e[1].value = "7";
+    e[2].key = "length", e[2].value = length;
+    Onnx__StringStringEntryProto *ep[3] = {&e[0], &e[1], &e[2]};
+    w->has_raw_data = 0, w->raw_data = (ProtobufCBinaryData){0, NULL};
+    w->external_data = ep, w->n_external_data = 3;
+    w->has_data_location = 1, w->data_location = ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+    enum { N = 3 };
+    float x[N * 162];
+    clg_test_fill_uniform(&rng, x, N * 162, -1, 1);
+    imports_as(m, net, "conv 3x3x6 pad=1\n", x, N);
+    e[0].value = "../ext.onnx.data";
+    refused(m, CLG_ERR_CORRUPT, "outside the model's folder (\"../ext.onnx.data\")");
+    e[0].value = "ext.onnx.data", e[1].value = "11";
+    refused(m, CLG_ERR_CORRUPT, "bytes at offset 11 of");
+    e[1].value = "7", e[2].value = "8";
+    refused(m, CLG_ERR_CORRUPT, "8 bytes of external data for a shape of 108 elements");
+    e[2].value = length, e[0].value = "gone.data";
+    refused(m, CLG_ERR_IO, "cannot read its external data");
+    e[0].value = "ext.onnx.data", e[1].value = "-1";
+    refused(m, CLG_ERR_CORRUPT, "external data offset \"-1\"");
+    w->external_data = NULL, w->n_external_data = 0, w->has_data_location = 0;
+    w->has_raw_data = 1, w->raw_data = raw;
+    onnx__model_proto__free_unpacked(m, NULL);
+    clg_net_destroy(net);
+}
+
 /* pad=same and same-lower (ONNX's SAME_UPPER, SAME_LOWER) from the input's size, with
  * strides: output = ceil(input / stride), an odd padding's extra at the end or the start. */
 static void same_padding_with_strides(void **state)
@@ -630,6 +685,7 @@ int main(void)
         cmocka_unit_test(bad_models_are_refused),
         cmocka_unit_test(current_exporters_forms_import),
         cmocka_unit_test(input_normalisation_forms),
+        cmocka_unit_test(external_data_is_read),
         cmocka_unit_test(fine_tuning_an_imported_model),
         cmocka_unit_test(same_padding_with_strides),
     };

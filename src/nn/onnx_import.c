@@ -278,6 +278,8 @@ clg_status clg_net_import_onnx(clg_ctx *ctx, const char *path, clg_net **out)
     Onnx__ModelProto *m;
     clg_status st = clg__onnx_read(ctx, path, &m);
     if (st == CLG_OK)
+        st = clg__onnx_load_external(ctx, path, m);
+    if (st == CLG_OK)
         st = clg__onnx_import_model(ctx, m, NULL, 0, out);
     if (m)
         onnx__model_proto__free_unpacked(m, NULL);

@@ -16,6 +16,9 @@ enum { CLG__ONNX_FLOAT = 1, CLG__ONNX_INT64 = 7 };
 
 /* The model in path, parsed (free with onnx__model_proto__free_unpacked(m, NULL)). */
 clg_status clg__onnx_read(clg_ctx *ctx, const char *path, Onnx__ModelProto **out);
+/* The initializers m keeps in external files, read from the folder of model_path into their
+ * raw data (onnx_external.c). */
+clg_status clg__onnx_load_external(clg_ctx *ctx, const char *model_path, Onnx__ModelProto *m);
 
 /* A tensor's elements (product of dims, overflow and negative dims refused). */
 clg_status clg__onnx_numel(clg_ctx *ctx, const Onnx__TensorProto *t, size_t *n);
