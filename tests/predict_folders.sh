@@ -52,4 +52,16 @@ sys.stdout.buffer.write(b'\\x93NUMPY\\x01\\x00' + struct.pack('<H', len(head)) +
 " > "$p/nan.npy"
 "$bin/clgrad-predict" --npy "$p/nan.npy" "$work/m.clgm" > "$p/out5.txt" 2> "$p/err5.txt" && fail "NaN images classified: $(cat "$p/out5.txt")"
 grep -q "nan.npy holds 1568 NaN or infinite values: refused" "$p/err5.txt" || fail "NaN images: $(cat "$p/err5.txt")"
+# a layer's outputs for the images of an array (--npy with --activations); NaN images refused
+python3 -c "
+import struct, sys
+head = \"{'descr': '<f4', 'fortran_order': False, 'shape': (2, 28, 28), }\"
+head += ' ' * (117 - len(head)) + '\\n'
+sys.stdout.buffer.write(b'\\x93NUMPY\\x01\\x00' + struct.pack('<H', len(head)) + head.encode() + struct.pack('<1568f', *[((i * 37) % 256) / 255 for i in range(1568)]))
+" > "$p/two.npy"
+"$bin/clgrad-predict" --activations l2 --out "$p/a.raw" --npy "$p/two.npy" "$work/m.clgm" \
+  > "$p/out6.txt" 2>&1 || fail "--npy --activations: $(cat "$p/out6.txt")"
+grep -q "a.raw: 2 x " "$p/out6.txt" || fail "--npy --activations: $(cat "$p/out6.txt")"
+"$bin/clgrad-predict" --activations l2 --out "$p/b.raw" --npy "$p/nan.npy" "$work/m.clgm" \
+  > /dev/null 2>&1 && fail "--activations of NaN images"
 echo "predict_folders: every check passed"

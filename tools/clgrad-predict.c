@@ -47,6 +47,7 @@ static const opt_tool tool = {
     "clgrad-predict", NULL,
     "usage: clgrad-predict [--top K] [--devices FILTER] [--json] MODEL IMAGE|FOLDER...\n"
     "       clgrad-predict [--top K] [--json] --npy FILE.npy MODEL\n"
+    "       clgrad-predict --activations LAYER --out FILE --npy FILE.npy MODEL\n"
     "       clgrad-predict --activations LAYER --out FILE [--devices FILTER] MODEL IMAGE|FOLDER...\n"
     "Prints the K most likely classes of each image (PNG, JPEG, BMP or PNM; converted to\n"
     "the model's channels and resized to its input size). A folder stands for every image\n"
@@ -97,26 +98,21 @@ static int write_activations(const char *path, const float *v, size_t n, clg_sha
     return (fclose(f) != 0) | bad;
 }
 
-/* --activations: every image read, the layer's outputs written. 0 ok, 1 failure. */
-static int activations(clg_net *net, clg_ctx *ctx, const char *layer, const char *out,
-                       char **images, size_t n)
+/* The outputs of `layer` for the n images in x, written to out. 0 ok, 1 failure. */
+static int write_layer(clg_net *net, clg_ctx *ctx, const char *layer, const char *out,
+                       const float *x, size_t n)
 {
-    clg_shape in = clg_net_input_shape(net), s;
-    size_t per = clg_shape_numel(in);
-    float *x = malloc(n * per * sizeof *x), probe;
-    clg_status st = x ? CLG_OK : CLG_ERR_OUT_OF_HOST_MEMORY;
-    for (size_t i = 0; i < n && st == CLG_OK; i++)
-        if ((st = clg_image_read(images[i], in.c, in.h, in.w, x + i * per)) != CLG_OK)
-            fprintf(stderr, "clgrad-predict: %s: %s\n", images[i], tool_message(st, clg_last_error()));
-    if (st == CLG_OK) /* the layer's shape first: no samples, no output */
-        st = clg_net_activations(net, x, 0, layer, &probe, 0, &s);
+    clg_shape s;
+    float probe;
+    /* the layer's shape first: no samples, no output */
+    clg_status st = clg_net_activations(net, x, 0, layer, &probe, 0, &s);
     float *y = st == CLG_OK ? malloc(n * clg_shape_numel(s) * sizeof *y) : NULL;
     if (st == CLG_OK && !y)
         st = CLG_ERR_OUT_OF_HOST_MEMORY;
     if (st == CLG_OK)
         st = clg_net_activations(net, x, n, layer, y, n * clg_shape_numel(s), &s);
     int rc = st != CLG_OK;
-    if (st != CLG_OK && st != CLG_ERR_CORRUPT && st != CLG_ERR_IO)
+    if (st != CLG_OK)
         fprintf(stderr, "clgrad-predict: %s\n", tool_message(st, clg_ctx_last_error(ctx)));
     if (!rc && write_activations(out, y, n, s)) {
         fprintf(stderr, "clgrad-predict: cannot write %s\n", out);
@@ -124,8 +120,25 @@ static int activations(clg_net *net, clg_ctx *ctx, const char *layer, const char
     }
     if (!rc)
         printf("%s: %zu x %zux%zux%zu (CxHxW) from layer %s\n", out, n, s.c, s.h, s.w, layer);
-    free(x);
     free(y);
+    return rc;
+}
+
+/* --activations: every image read, the layer's outputs written. 0 ok, 1 failure. */
+static int activations(clg_net *net, clg_ctx *ctx, const char *layer, const char *out,
+                       char **images, size_t n)
+{
+    clg_shape in = clg_net_input_shape(net);
+    size_t per = clg_shape_numel(in);
+    float *x = malloc(n * per * sizeof *x);
+    clg_status st = x ? CLG_OK : CLG_ERR_OUT_OF_HOST_MEMORY;
+    for (size_t i = 0; i < n && st == CLG_OK; i++)
+        if ((st = clg_image_read(images[i], in.c, in.h, in.w, x + i * per)) != CLG_OK)
+            fprintf(stderr, "clgrad-predict: %s: %s\n", images[i], tool_message(st, clg_last_error()));
+    if (st == CLG_ERR_OUT_OF_HOST_MEMORY)
+        fprintf(stderr, "clgrad-predict: out of host memory\n");
+    int rc = st == CLG_OK ? write_layer(net, ctx, layer, out, x, n) : 1;
+    free(x);
     return rc;
 }
 
@@ -313,29 +326,40 @@ static int read_npy(const char *path, float **data, size_t dims[4])
     return ok;
 }
 
+/* The .npy array's images, checked against the model's input: *x (malloc'ed), d[0] of them.
+ * 0 with the reason printed. */
+static int npy_images(clg_net *net, const char *path, float **x, size_t d[4])
+{
+    if (!read_npy(path, x, d))
+        return 0;
+    clg_shape in = clg_net_input_shape(net);
+    size_t per = clg_shape_numel(in), bad = 0;
+    if (d[1] != in.c || d[2] != in.h || d[3] != in.w) {
+        fprintf(stderr, "clgrad-predict: %s holds %zux%zux%zu samples (CxHxW), the model takes "
+                "%zux%zux%zu\n", path, d[1], d[2], d[3], in.c, in.h, in.w);
+        free(*x);
+        return 0;
+    }
+    for (size_t j = 0; j < d[0] * per; j++)
+        bad += !isfinite((*x)[j]);
+    if (bad) { /* a NaN image has no class: its "probabilities" would be NaN too */
+        fprintf(stderr, "clgrad-predict: %s holds %zu NaN or infinite values: refused\n", path,
+                bad);
+        free(*x);
+        return 0;
+    }
+    return 1;
+}
+
 /* --npy: every row of the array classified, named FILE[i]. Returns the exit status. */
 static int classify_npy(clg_net *net, clg_ctx *ctx, const char *path, size_t k, int json)
 {
     float *x;
     size_t d[4];
-    if (!read_npy(path, &x, d))
+    if (!npy_images(net, path, &x, d))
         return 1;
     clg_shape in = clg_net_input_shape(net);
-    if (d[1] != in.c || d[2] != in.h || d[3] != in.w) {
-        fprintf(stderr, "clgrad-predict: %s holds %zux%zux%zu samples (CxHxW), the model takes "
-                "%zux%zux%zu\n", path, d[1], d[2], d[3], in.c, in.h, in.w);
-        free(x);
-        return 1;
-    }
-    size_t classes = clg_net_class_count(net), per = clg_shape_numel(in), bad = 0;
-    for (size_t j = 0; j < d[0] * per; j++)
-        bad += !isfinite(x[j]);
-    if (bad) { /* a NaN image has no class: its "probabilities" would be NaN too */
-        fprintf(stderr, "clgrad-predict: %s holds %zu NaN or infinite values: refused\n", path,
-                bad);
-        free(x);
-        return 1;
-    }
+    size_t classes = clg_net_class_count(net), per = clg_shape_numel(in);
     k = k < classes ? k : classes;
     float *prob = malloc(CHUNK * k * sizeof *prob);
     int32_t *top = malloc(CHUNK * k * sizeof *top);
@@ -473,7 +497,11 @@ static int predict(const settings *set, char **ops, size_t nops)
         return 1;
     }
     if (npy) {
-        int rc = classify_npy(net, ctx, npy, k, json);
+        float *x = NULL;
+        size_t d[4];
+        int rc = !layer ? classify_npy(net, ctx, npy, k, json)
+                 : npy_images(net, npy, &x, d) ? write_layer(net, ctx, layer, out, x, d[0]) : 1;
+        free(x);
         clg_net_destroy(net);
         clg_ctx_destroy(ctx);
         return rc;
@@ -512,11 +540,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "clgrad-predict: --npy classifies the array's images: give the model "
                 "alone, not %s too\n", ops[1]);
         rc = 2;
-    } else if (rc == 0 && ((!set.npy && nops < 2) || !set.layer != !set.out ||
-                           (set.npy && set.layer))) {
-        fprintf(stderr, "clgrad-predict: %s\n", set.npy && set.layer
-                ? "--npy and --activations exclude each other"
-                : !set.layer != !set.out ? "--activations LAYER and --out FILE go together"
+    } else if (rc == 0 && ((!set.npy && nops < 2) || !set.layer != !set.out)) {
+        fprintf(stderr, "clgrad-predict: %s\n",
+                !set.layer != !set.out ? "--activations LAYER and --out FILE go together"
                 : "expected MODEL and images or folders (clgrad-predict --help says more)");
         rc = 2;
     }
