@@ -584,6 +584,53 @@ static void input_normalisation_forms(void **state)
     clg_net_destroy(net);
 }
 
+/* A Concat of more inputs than a layer takes (DenseNet's of 25): parts of 16, the same
+ * predictions as the two concats clgrad exported before the edit joined them. */
+static void long_concats_import_in_parts(void **state)
+{
+    (void)state;
+    char text[2048] = "input 5x5x2\n", *at = text + strlen(text);
+    for (int b = 1; b <= 20; b++)
+        at += sprintf(at, "conv 1x1x1 name=b%d from=input\n", b);
+    at += sprintf(at, "concat b2");
+    for (int b = 3; b <= 16; b++)
+        at += sprintf(at, ",b%d", b);
+    sprintf(at, " from=b1 name=p\nconcat b17,b18,b19,b20 from=p\nfc 3\nsoftmax\n");
+    clg_net *net;
+    CLG_ASSERT_STATUS(clg_net_parse(ctx, text, &net), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_init(net, 8), CLG_OK);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/long.onnx", dir);
+    CLG_ASSERT_STATUS(clg_net_export_onnx(net, path), CLG_OK);
+    Onnx__ModelProto *m;
+    CLG_ASSERT_STATUS(clg__onnx_read(ctx, path, &m), CLG_OK);
+    Onnx__GraphProto *g = m->graph;
+    size_t first = 0, second;
+    Onnx__NodeProto *p = node_named(m, "Concat", &first);
+    Onnx__NodeProto *q = g->node[first + 1];
+    assert_string_equal(q->op_type, "Concat");
+    second = first + 1;
+    char *joined[20], **q_in = q->input;
+    size_t q_n = q->n_input;
+    memcpy(joined, p->input, 16 * sizeof *joined);
+    memcpy(joined + 16, q->input + 1, 4 * sizeof *joined);
+    q->input = joined, q->n_input = 20;
+    Onnx__NodeProto **nodes = g->node, **fewer = malloc(g->n_node * sizeof *fewer);
+    size_t nn = g->n_node;
+    memcpy(fewer, nodes, first * sizeof *fewer);
+    memcpy(fewer + first, nodes + second, (nn - second) * sizeof *fewer);
+    g->node = fewer, g->n_node = nn - 1;
+    enum { N = 2 };
+    float x[N * 50];
+    clg_test_fill_uniform(&rng, x, N * 50, -1, 1);
+    imports_as(m, net, "_part1 from=b1,b2,b3,b4,b5,b6,b7,b8,b9,b10,b11,b12,b13,b14,b15,b16\nconcat b17,b18,b19,b20\nfc 3\n", x, N);
+    g->node = nodes, g->n_node = nn;
+    q->input = q_in, q->n_input = q_n;
+    free(fewer);
+    onnx__model_proto__free_unpacked(m, NULL);
+    clg_net_destroy(net);
+}
+
 /* Weights in an external file beside the model, as torch.onnx.export writes them: read at
  * their offset, the same predictions; a location outside the model's folder, an offset or
  * length past the file's end, a length other than the shape's, a missing file: refused,
@@ -686,6 +733,7 @@ int main(void)
         cmocka_unit_test(current_exporters_forms_import),
         cmocka_unit_test(input_normalisation_forms),
         cmocka_unit_test(external_data_is_read),
+        cmocka_unit_test(long_concats_import_in_parts),
         cmocka_unit_test(fine_tuning_an_imported_model),
         cmocka_unit_test(same_padding_with_strides),
     };

@@ -93,6 +93,10 @@ clg_status clg__oi_known_attrs(importer *im, const Onnx__NodeProto *node, const 
  * fuse_gate, that of the node after it) that layer; name receives the layer's name. */
 clg_status clg__oi_layer(importer *im, const Onnx__NodeProto *node, size_t k, const char *from,
                          char *name, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+/* Writes "<line> name=NAME from=IN" for a layer node k needs before its own (a part of a
+ * Concat of more inputs than a layer takes), named NAME, a name no layer has. */
+clg_status clg__oi_part(importer *im, size_t k, const char *from, char *name, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 /* Makes the node's output another name for in (Flatten, Identity, an Add folded as a bias). */
 void clg__oi_alias(importer *im, const Onnx__NodeProto *node, const value *in, int flat);
 

@@ -256,3 +256,22 @@ void clg__oi_alias(importer *im, const Onnx__NodeProto *node, const value *in, i
     out->flat = copy.flat || flat;
     out->bias_open = 0;
 }
+
+clg_status clg__oi_part(importer *im, size_t k, const char *from, char *name, const char *fmt, ...)
+{
+    char line[CLG_LAYER_INPUTS * CLG_LAYER_NAME + 64];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    for (size_t j = 1;; j++) { /* a name no layer has */
+        snprintf(name, CLG_LAYER_NAME, "node%zu_part%zu", k + 1, j);
+        if (!*taken_slot(im, name))
+            break;
+    }
+    clg_status st = clg__oi_put(im, "%s name=%s from=%s\n", line, name, from);
+    im->layers++;
+    if (st == CLG_OK)
+        snprintf(taken_slot(im, name), CLG_LAYER_NAME, "%s", name);
+    return st;
+}

@@ -212,7 +212,9 @@ static clg_status add(importer *im, const Onnx__NodeProto *node, size_t k)
     return st;
 }
 
-/* Concat (channels) or Sum (of layers' outputs): "concat b,c" / "add b,c" from the first. */
+/* Concat (channels) or Sum (of layers' outputs): "concat b,c" / "add b,c" from the first. More
+ * inputs than a layer takes are taken in parts, each part's layer the next one's first input
+ * (both are associative: the same values). */
 static clg_status concat(importer *im, const Onnx__NodeProto *node, size_t k, int sum)
 {
     clg_status st = clg__oi_known_attrs(im, node, sum ? "" : "axis");
@@ -226,23 +228,29 @@ static clg_status concat(importer *im, const Onnx__NodeProto *node, size_t k, in
             clg__oi_alias(im, node, only, 0);
         return st;
     }
-    if (node->n_input < 2 || node->n_input > CLG_LAYER_INPUTS)
-        return clg__oi_fail(im, CLG_ERR_UNSUPPORTED, "%zu inputs (1 to %d)", node->n_input,
-                    CLG_LAYER_INPUTS);
-    char rest[CLG_LAYER_INPUTS * CLG_LAYER_NAME] = "";
-    value *first = NULL;
-    size_t len = 0;
+    if (node->n_input < 2)
+        return clg__oi_fail(im, CLG_ERR_UNSUPPORTED, "%zu inputs", node->n_input);
+    char rest[CLG_LAYER_INPUTS * CLG_LAYER_NAME] = "", first[CLG_LAYER_NAME] = "";
+    size_t len = 0, taken = 0; /* inputs in the layer being written after its first */
     for (size_t i = 0; st == CLG_OK && i < node->n_input; i++) {
         value *in;
         st = clg__oi_input(im, node, i, 0, &in);
-        if (st == CLG_OK && i == 0)
-            first = in;
-        else if (st == CLG_OK)
-            len += (size_t)snprintf(rest + len, sizeof rest - len, "%s%s", i > 1 ? "," : "",
+        if (st == CLG_OK && i == 0) {
+            snprintf(first, sizeof first, "%s", in->layer);
+            continue;
+        }
+        if (st == CLG_OK && taken == CLG_LAYER_INPUTS - 1) { /* full: a part, then on */
+            char part[CLG_LAYER_NAME];
+            st = clg__oi_part(im, k, first, part, "%s %s", sum ? "add" : "concat", rest);
+            snprintf(first, sizeof first, "%s", part);
+            len = taken = 0, rest[0] = '\0';
+        }
+        if (st == CLG_OK)
+            len += (size_t)snprintf(rest + len, sizeof rest - len, "%s%s", taken++ ? "," : "",
                                     in->layer);
     }
     char name[CLG_LAYER_NAME];
-    return st == CLG_OK ? clg__oi_layer(im, node, k, first->layer, name, "%s %s", sum ? "add" : "concat",
+    return st == CLG_OK ? clg__oi_layer(im, node, k, first, name, "%s %s", sum ? "add" : "concat",
                                 rest)
                         : st;
 }
