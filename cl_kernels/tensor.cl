@@ -89,3 +89,15 @@ __kernel void clg_tensor_stack(__global float *narrow, ulong no, __global float 
             narrow[no + i] = wide[w];
     }
 }
+
+/* Channel shuffle (ShuffleNet): y's channel c of C is x's channel (c % g) * (C / g) + c / g,
+ * planes of hw values. Its inverse is the same with C / g groups (the backward pass). */
+__kernel void clg_tensor_shuffle(__global const float *x, ulong xo, __global float *y, ulong yo,
+                                 ulong n, uint C, uint g, uint hw)
+{
+    CLG_FOR_EACH(i, n) {
+        size_t plane = i / hw, k = i % hw, c = plane % C, img = plane / C;
+        size_t from = (img * C + (c % g) * (C / g) + c / g) * hw + k;
+        y[yo + i] = x[xo + from];
+    }
+}

@@ -137,6 +137,9 @@ static void text_errors_name_line_and_column(void **state)
         {"input 4x4x1\nfc 3\nsoftmax\nrelu\n", CLG_ERR_INVALID_ARG, "line 4"},
         {"input 4x4x1\ndropout 1.5\nfc 2\nsoftmax\n", CLG_ERR_INVALID_ARG, "line 2"},
         {"input 4x4x1\nclip min=3 max=1\nfc 2\nsoftmax\n", CLG_ERR_INVALID_ARG, "min=3 is above max=1"},
+        {"input 4x4x3\nslice 2:5\nfc 2\nsoftmax\n", CLG_ERR_SHAPE, "channels 2:5 of an input of 3"},
+        {"input 4x4x3\nslice 2:2\nfc 2\nsoftmax\n", CLG_ERR_INVALID_ARG, "line 2, column 7"},
+        {"input 4x4x3\nshuffle 2\nfc 2\nsoftmax\n", CLG_ERR_SHAPE, "the groups must divide them"},
         {"input 4x4x1\nconv 3x3x2 name=a\nconv 3x3x3 from=input\nmul a\nfc 2\nsoftmax\n",
          CLG_ERR_SHAPE, "a product takes two inputs of one shape, or one of Cx1x1"},
         {"input 4x4x1\nconv 3x3x2 pad=1 name=a\nconv 3x3x2 pad=1\nmul a,input\nfc 2\nsoftmax\n",
@@ -475,6 +478,63 @@ static void gate_products_gradient_matches_finite_differences(void **state)
                     "fc 3\n"
                     "softmax\n",
                     10); /* four convs w b, fc w b */
+}
+
+/* ShuffleNet's unit: a layer's channels split (by range and as part 2 of 3), one part through
+ * a branch, the parts stacked and shuffled in 3 groups of 2 (its inverse: 2 groups of 3); the
+ * gradient reaches the split layer through both slices. */
+static void channel_split_and_shuffle_gradient_matches_finite_differences(void **state)
+{
+    (void)state;
+    static const char text[] = "input 6x6x2\n"
+                               "conv 3x3x6 pad=1 name=a\n"
+                               "slice 0:2 name=lo\n"
+                               "slice 2/3 name=hi from=a\n"
+                               "conv 3x3x4 pad=1\n"
+                               "tanh\n"
+                               "concat lo\n"
+                               "shuffle 3\n"
+                               "fc 3\n"
+                               "softmax\n";
+    check_gradients(text, 6); /* two convs w b, fc w b */
+    /* the part resolves to its channels; the builder makes the same */
+    clg_net *net = parse_ok(text);
+    char *back = text_of(net);
+    assert_non_null(strstr(back, "slice 4:6 name=hi from=a\n"));
+    free(back);
+    clg_net_destroy(net);
+    clg_conv2d_desc p1 = clg_conv2d_desc_default();
+    p1.pad_top = p1.pad_bottom = p1.pad_left = p1.pad_right = 1;
+    CLG_ASSERT_STATUS(clg_net_create(ctx, (clg_shape){1, 2, 6, 6}, &net), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_add_conv2d(net, 3, 3, 4, &p1, 1), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_add_channel_slice(net, 1, 3), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_add_channel_shuffle(net, 3), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_add_channel_shuffle(net, 2), CLG_ERR_SHAPE);
+    CLG_ASSERT_STATUS(clg_net_add_channel_slice(net, 2, 2), CLG_ERR_SHAPE);
+    CLG_ASSERT_STATUS(clg_net_add_channel_slice(net, 1, 0), CLG_ERR_INVALID_ARG);
+    back = text_of(net);
+    assert_string_equal(back, "input 6x6x2\nconv 3x3x4 pad=1\nslice 1:4\nshuffle 3\n");
+    free(back);
+    clg_net_destroy(net);
+}
+
+/* The shuffle's output against its definition on small integers (exact: a copy), and its
+ * backward pass the inverse permutation. */
+static void shuffle_permutes_channels(void **state)
+{
+    (void)state;
+    clg_net *net = parse_ok("input 2x1x6\nshuffle 3\nfc 2\nsoftmax\n");
+    CLG_ASSERT_STATUS(clg_net_init(net, 1), CLG_OK);
+    float x[2 * 12], y[2 * 12];
+    for (int i = 0; i < 24; i++)
+        x[i] = (float)i;
+    clg_test_poison_nan(y, 24);
+    CLG_ASSERT_STATUS(clg_net_activations(net, x, 2, "l1", y, 24, NULL), CLG_OK);
+    for (int n = 0; n < 2; n++)
+        for (int c = 0; c < 6; c++) /* 3 groups of 2: out c from in (c % 3) * 2 + c / 3 */
+            for (int k = 0; k < 2; k++)
+                assert_true(y[(n * 6 + c) * 2 + k] == x[(n * 6 + (c % 3) * 2 + c / 3) * 2 + k]);
+    clg_net_destroy(net);
 }
 
 /* The builder makes the same network as the text: a gate, clip's and hard sigmoid's two
@@ -1213,6 +1273,8 @@ int main(void)
         cmocka_unit_test(mobile_activations_gradient_matches_finite_differences),
         cmocka_unit_test(gate_products_gradient_matches_finite_differences),
         cmocka_unit_test(gates_through_the_builder),
+        cmocka_unit_test(channel_split_and_shuffle_gradient_matches_finite_differences),
+        cmocka_unit_test(shuffle_permutes_channels),
         cmocka_unit_test(input_normalisation),
         cmocka_unit_test(graph_text_round_trips_and_matches_the_builder),
         cmocka_unit_test(graph_errors_name_the_layers),

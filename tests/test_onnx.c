@@ -47,7 +47,7 @@ static const char *const nets[] = {
     "fc 3\n"
     "softmax\n",
     /* input normalisation, a mobile network's activations, a depthwise convolution,
-     * squeeze-and-excitation */
+     * squeeze-and-excitation, ShuffleNet's channel split and shuffle */
     "input 9x9x3 mean=0.485,0.456,0.406 std=0.229,0.224,0.225\n"
     "conv 3x3x8 pad=1\n"
     "clip min=0 max=6\n"
@@ -63,7 +63,12 @@ static const char *const nets[] = {
     "mul s\n"
     "sigmoid name=g\n"
     "mul g from=s\n"
-    "clip min=-1 max=1.5\n"
+    "clip min=-1 max=1.5 name=c\n"
+    "slice 0:3 name=lo\n"
+    "slice 3:8 from=c\n"
+    "conv 1x1x5\n"
+    "concat lo\n"
+    "shuffle 4\n"
     "gap\n"
     "fc 3\n"
     "softmax\n",

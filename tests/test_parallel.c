@@ -64,11 +64,13 @@ static const char graph_text[] = "input 8x8x1\nconv 3x3x4 pad=1 name=c\nrelu\nco
                                  "softmax\n";
 /* A mobile network's parts: input normalisation, ReLU6, a depthwise convolution, SiLU, a
  * squeeze-and-excitation gate (a mean per channel, a hard sigmoid, a product spread over
- * H x W), hard swish. */
+ * H x W), hard swish, ShuffleNet's channel split and shuffle. */
 static const char mobile_text[] = "input 8x8x1 mean=0.25 std=0.5\nconv 3x3x4 pad=1\n"
                                   "clip min=0 max=6\n"
                                   "conv 3x3x4 pad=1 groups=4\nsilu name=s\ngap\nconv 1x1x4\n"
-                                  "hardsigmoid alpha=0.16666667 beta=0.5\nmul s\nhardswish\n"
+                                  "hardsigmoid alpha=0.16666667 beta=0.5\nmul s\nhardswish name=h\n"
+                                  "slice 0/2 name=h0\nslice 1/2 from=h\nconv 1x1x2\nconcat h0\n"
+                                  "shuffle 2\n"
                                   "maxpool 2x2\ndropout 0.25\nfc 4\nsoftmax\n";
 static const char *train_text = net_text; /* what train_on trains */
 

@@ -29,7 +29,9 @@ typedef enum clg_layer_kind {
     CLG_LAYER_SOFTMAX_XENT = 7,    /* output: softmax with cross-entropy loss; always last */
     CLG_LAYER_ADD = 8,             /* elementwise sum of same-shaped inputs, optionally ReLU */
     CLG_LAYER_CONCAT = 9,          /* inputs stacked along the channels */
-    CLG_LAYER_MUL = 10             /* elementwise product of two inputs (or by a C x 1 x 1 gate) */
+    CLG_LAYER_MUL = 10,            /* elementwise product of two inputs (or by a C x 1 x 1 gate) */
+    CLG_LAYER_SLICE = 11,          /* a range of its input's channels */
+    CLG_LAYER_SHUFFLE = 12         /* channels shuffled across groups (ShuffleNet) */
 } clg_layer_kind;
 
 #define CLG_LAYER_NAME 32     /* bytes of a layer name, with its NUL */
@@ -102,6 +104,12 @@ CLG_API clg_status clg_net_add_concat(clg_net *net, const char *const *names, si
 /** The default input times the one named layer's output, elementwise: of one shape, or either
  *  of them C x 1 x 1 (a gate, spread over the other's H x W: squeeze-and-excitation). */
 CLG_API clg_status clg_net_add_mul(clg_net *net, const char *const *names, size_t n);
+/** Channels [first, first + count) of the default input (ShuffleNet's split, ONNX's Split
+ *  and Slice along the channels). */
+CLG_API clg_status clg_net_add_channel_slice(clg_net *net, size_t first, size_t count);
+/** ShuffleNet's channel shuffle: output channel c is input channel (c % groups) * (C / groups)
+ *  + c / groups (groups divides the channels C). */
+CLG_API clg_status clg_net_add_channel_shuffle(clg_net *net, size_t groups);
 
 /** Builds a network from its text form (see README "Network text format"): one layer per
  *  line, '#' starts a comment, the first layer is `input HxWxC`. A syntax or shape error is

@@ -15,6 +15,8 @@ static const clg__layer_def *const table[] = {
     [CLG_LAYER_ADD] = &clg__layer_add,
     [CLG_LAYER_CONCAT] = &clg__layer_concat,
     [CLG_LAYER_MUL] = &clg__layer_mul,
+    [CLG_LAYER_SLICE] = &clg__layer_slice,
+    [CLG_LAYER_SHUFFLE] = &clg__layer_shuffle,
 };
 #define KINDS (sizeof table / sizeof table[0])
 

@@ -61,7 +61,8 @@ typedef struct clg__layer_def {
     int output;
     /* clg_net_replace_output may give it another output count (a classifier's last layer). */
     int resizable_output;
-    /* Sets explicit pads for pad=same now that l->in is known (NULL: the kind has none). */
+    /* Sets explicit pads for pad=same (a slice's channels for J/K) now that l->in is known
+     * (NULL: the kind has none). */
     void (*resolve_same)(clg__layer *l);
     /* Adds the ONNX nodes and initializers that compute layer i (onnx_writer.h). */
     void (*onnx_export)(clg__onnx_out *ex, size_t i);
@@ -108,6 +109,7 @@ clg_status clg__layer_no_option(const clg__parser *p, const clg__option *o, clg_
 
 extern const clg__layer_def clg__layer_conv2d, clg__layer_pool2d, clg__layer_global_avg_pool,
     clg__layer_fc, clg__layer_batchnorm, clg__layer_dropout, clg__layer_activation,
-    clg__layer_softmax_xent, clg__layer_add, clg__layer_concat, clg__layer_mul;
+    clg__layer_softmax_xent, clg__layer_add, clg__layer_concat, clg__layer_mul, clg__layer_slice,
+    clg__layer_shuffle;
 
 #endif

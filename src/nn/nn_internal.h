@@ -49,8 +49,11 @@ typedef struct clg__layer {
     clg_activation act;
     float alpha, beta;               /* activation settings (clgrad/activation.h) */
     size_t outputs;
+    size_t c_lo, c_hi;               /* slice: channels [c_lo, c_hi) of its input */
+    size_t groups;                   /* shuffle: channel groups */
     float momentum, eps, p;
-    int pad_same;                    /* while parsing: "pad=same", resolved once sizes are known */
+    int pad_same;                    /* while parsing: "pad=same" (or a slice's "J/K"),
+                                        resolved once sizes are known */
     int lr_set;                      /* lr_factor given ("lr=F"), else the factor is 1 */
     float lr_factor;                 /* its parameters learn at this times the rate */
     int relu;                        /* add: ReLU of the sum */

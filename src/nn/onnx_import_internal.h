@@ -18,6 +18,9 @@ typedef struct value {
                                     may bring */
     int norm_stage;              /* the network's input after its normalisation's Sub (1) or
                                     Div (2) */
+    int groups;                  /* a layer's output seen as N x groups x C/groups x H x W (the
+                                    first Reshape of a channel shuffle), or 0 */
+    int swapped;                 /* ... with its two channel axes transposed */
 } value;
 
 /* A tensor for a layer's parameter or state, uploaded once the network is built. */
@@ -93,6 +96,9 @@ clg_status clg__oi_known_attrs(importer *im, const Onnx__NodeProto *node, const 
  * fuse_gate, that of the node after it) that layer; name receives the layer's name. */
 clg_status clg__oi_layer(importer *im, const Onnx__NodeProto *node, size_t k, const char *from,
                          char *name, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+/* The same for output `tensor` of node k (a Split's outputs, a pattern's last node). */
+clg_status clg__oi_layer_as(importer *im, const char *tensor, size_t k, const char *from,
+                            char *name, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 /* Writes "<line> name=NAME from=IN" for a layer node k needs before its own (a part of a
  * Concat of more inputs than a layer takes), named NAME, a name no layer has. */
 clg_status clg__oi_part(importer *im, size_t k, const char *from, char *name, const char *fmt, ...)
@@ -111,6 +117,12 @@ clg_status clg__oi_clip(importer *im, const Onnx__NodeProto *node, size_t k);
 clg_status clg__oi_gate(importer *im, const Onnx__NodeProto *node, size_t k);
 clg_status clg__oi_reduce_mean(importer *im, const Onnx__NodeProto *node, size_t k);
 clg_status clg__oi_mul(importer *im, const Onnx__NodeProto *node, size_t k);
+/* onnx_ops_channels.c: Split and Slice along the channels as slice layers; a channel shuffle's steps
+ * (Reshape to N x g x C/g x H x W, Transpose of the two channel axes, Reshape back: the last a
+ * shuffle layer); *done 0 for a Reshape that is not one. */
+clg_status clg__oi_split(importer *im, const Onnx__NodeProto *node, size_t k);
+clg_status clg__oi_slice(importer *im, const Onnx__NodeProto *node, size_t k);
+clg_status clg__oi_shuffle_step(importer *im, const Onnx__NodeProto *node, size_t k, int *done);
 /* A Sub or Div of the network's input by a constant of 1 or C values (its normalisation, as
  * clgrad exports it); *done 0 when the node is not one (another operator's business). */
 clg_status clg__oi_input_norm(importer *im, const Onnx__NodeProto *node, int *done);

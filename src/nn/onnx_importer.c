@@ -136,6 +136,10 @@ clg_status clg__oi_input(importer *im, const Onnx__NodeProto *node, size_t k, in
     if (!(*out)->is_layer && !const_ok)
         return clg__oi_fail(im, CLG_ERR_UNSUPPORTED, "input %zu (\"%s\") is a constant; clgrad computes "
                     "this operator on a layer's output only", k, node->input[k]);
+    if ((*out)->groups)
+        return clg__oi_fail(im, CLG_ERR_UNSUPPORTED, "input %zu (\"%s\") is a 5-D view of a "
+                            "layer's channels; clgrad reads it only in a channel shuffle", k,
+                            node->input[k]);
     if ((*out)->is_layer && const_ok == 2)
         return clg__oi_fail(im, CLG_ERR_UNSUPPORTED, "input %zu (\"%s\") must be a constant (an "
                     "initializer): clgrad learns it as a weight", k, node->input[k]);
@@ -215,18 +219,10 @@ clg_status clg__oi_known_attrs(importer *im, const Onnx__NodeProto *node, const 
     return CLG_OK;
 }
 
-/* Writes "<line> name=NAME from=IN" and makes the node's first output that layer (or, with
- * fuse_relu, the output of the Relu that follows it). */
-clg_status clg__oi_layer(importer *im, const Onnx__NodeProto *node, size_t k, const char *from,
-                        char *name, const char *fmt, ...)
+/* Writes "<line> name=NAME from=IN" and makes `tensor` that layer. */
+static clg_status write_layer(importer *im, const char *tensor, size_t k, const char *from,
+                              char *name, const char *line)
 {
-    char line[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    const char *tensor =
-        im->fuse_relu || im->fuse_gate ? im->g->node[k + 1]->output[0] : node->output[0];
     layer_name(im, tensor, k, name);
     char own_default[32];
     snprintf(own_default, sizeof own_default, "l%zu", im->layers + 1);
@@ -243,6 +239,32 @@ clg_status clg__oi_layer(importer *im, const Onnx__NodeProto *node, size_t k, co
     snprintf(out->layer, sizeof out->layer, "%s", name);
     im->last = out->layer;
     return CLG_OK;
+}
+
+/* Writes "<line> name=NAME from=IN" and makes the node's first output that layer (or, with
+ * fuse_relu, the output of the Relu that follows it). */
+clg_status clg__oi_layer(importer *im, const Onnx__NodeProto *node, size_t k, const char *from,
+                        char *name, const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    const char *tensor =
+        im->fuse_relu || im->fuse_gate ? im->g->node[k + 1]->output[0] : node->output[0];
+    return write_layer(im, tensor, k, from, name, line);
+}
+
+clg_status clg__oi_layer_as(importer *im, const char *tensor, size_t k, const char *from,
+                            char *name, const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    return write_layer(im, tensor, k, from, name, line);
 }
 
 /* Makes the node's output another name for its input (Flatten, Identity, ...). */

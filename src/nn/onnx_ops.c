@@ -353,8 +353,18 @@ clg_status clg__oi_node(importer *im, const Onnx__NodeProto *node, size_t k)
             clg__oi_alias(im, node, x, op[0] == 'F');
         return st;
     }
-    if (!strcmp(op, "Reshape"))
-        return reshape(im, node);
+    if (!strcmp(op, "Reshape") || !strcmp(op, "Transpose")) {
+        int done;
+        st = clg__oi_shuffle_step(im, node, k, &done);
+        if (st == CLG_OK && !done && op[0] == 'T')
+            return clg__oi_fail(im, CLG_ERR_UNSUPPORTED, "a Transpose other than a channel "
+                                "shuffle's (perm 0,2,1,3,4 of a Reshape to N x g x C/g x H x W)");
+        return st != CLG_OK || done ? st : reshape(im, node);
+    }
+    if (!strcmp(op, "Split"))
+        return clg__oi_split(im, node, k);
+    if (!strcmp(op, "Slice"))
+        return clg__oi_slice(im, node, k);
     if (!strcmp(op, "Dropout")) {
         float ratio = clg__oi_float_attr(node, "ratio", 0.5f);
         value *r = NULL;
@@ -395,6 +405,7 @@ clg_status clg__oi_node(importer *im, const Onnx__NodeProto *node, size_t k)
                 "Conv, MaxPool, AveragePool, GlobalAveragePool, ReduceMean over H and W, Gemm, "
                 "MatMul, BatchNormalization, Relu, LeakyRelu, Elu, Sigmoid, Tanh, Clip, "
                 "HardSigmoid, HardSwish, Mul of two layers, Add, Sum, Concat, "
-                "Flatten, Reshape as a flatten, Dropout, Identity, Constant, Softmax, and a Sub and Div of "
+                "Flatten, Reshape as a flatten, Split, Slice and Reshape-Transpose-Reshape of the channels, "
+                "Dropout, Identity, Constant, Softmax, and a Sub and Div of "
                 "the input by constants: its normalisation)");
 }

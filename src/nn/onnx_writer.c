@@ -146,6 +146,37 @@ void clg__onnx_initializer(clg__onnx_out *ex, const char *name, const clg_tensor
     push(ex, (void ***)&ex->inits, &ex->ninits, &ex->inits_cap, tp);
 }
 
+void clg__onnx_initializer_i64(clg__onnx_out *ex, const char *name, const int64_t *v,
+                               const int64_t *dims, size_t ndims)
+{
+    size_t n = 1;
+    for (size_t i = 0; i < ndims; i++)
+        n *= (size_t)dims[i];
+    Onnx__TensorProto *tp = clg__onnx_own(ex, clg__calloc(1, sizeof *tp));
+    int64_t *data = clg__onnx_own(ex, clg__malloc(n ? n * sizeof *data : 1));
+    int64_t *d = clg__onnx_own(ex, clg__malloc((ndims ? ndims : 1) * sizeof *d));
+    if (!tp || !data || !d)
+        return;
+    memcpy(data, v, n * sizeof *data);
+    memcpy(d, dims, ndims * sizeof *d);
+    onnx__tensor_proto__init(tp);
+    tp->name = (char *)name;
+    tp->dims = d, tp->n_dims = ndims;
+    tp->has_data_type = 1, tp->data_type = CLG__ONNX_INT64;
+    tp->int64_data = data, tp->n_int64_data = n;
+    push(ex, (void ***)&ex->inits, &ex->ninits, &ex->inits_cap, tp);
+}
+
+void clg__onnx_more_input(clg__onnx_out *ex, Onnx__NodeProto *n, const char *in)
+{
+    char **ins = n ? clg__onnx_own(ex, clg__calloc(n->n_input + 1, sizeof *ins)) : NULL;
+    if (!ins || !in)
+        return;
+    memcpy(ins, n->input, n->n_input * sizeof *ins);
+    ins[n->n_input++] = (char *)in;
+    n->input = ins;
+}
+
 const clg__layer *clg__onnx_layer(const clg__onnx_out *ex, size_t i)
 {
     return &ex->net->layers[i];

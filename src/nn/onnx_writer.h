@@ -34,6 +34,11 @@ void clg__onnx_attr_float(clg__onnx_out *ex, Onnx__NodeProto *n, const char *nam
 void clg__onnx_attr_ints(clg__onnx_out *ex, Onnx__NodeProto *n, const char *name,
                          const int64_t *v, size_t count);
 /* An initializer `name` of the given dims from a device tensor (or host floats). */
+/* An int64 initializer (shapes, Slice's bounds) of the given dims. */
+void clg__onnx_initializer_i64(clg__onnx_out *ex, const char *name, const int64_t *v,
+                               const int64_t *dims, size_t ndims);
+/* One more input of node n (after the three clg__onnx_node takes). */
+void clg__onnx_more_input(clg__onnx_out *ex, Onnx__NodeProto *n, const char *in);
 void clg__onnx_initializer(clg__onnx_out *ex, const char *name, const clg_tensor *t,
                            const float *host, const int64_t *dims, size_t ndims);
 /* Layer i, and the ONNX name of its k-th input ("input": the network's). */

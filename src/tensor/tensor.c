@@ -355,3 +355,23 @@ clg_status clg__tensor_stack(clg_ctx *ctx, clg_tensor *narrow, clg_tensor *wide,
     clg__arg_u32(&l, to_wide != 0);
     return clg__launch_elementwise(&l, n);
 }
+
+clg_status clg__tensor_shuffle(clg_ctx *ctx, const clg_tensor *x, clg_tensor *y, size_t groups)
+{
+    clg_shape s = x->shape;
+    if (!groups || s.c % groups || !clg__shape_equal(s, y->shape))
+        return clg__fail(ctx, CLG_ERR_INTERNAL, "tensor shuffle: %zu groups of %zux%zux%zux%zu",
+                         groups, s.n, s.c, s.h, s.w);
+    size_t n = clg_tensor_numel(x);
+    clg__launch l;
+    clg_status st = clg__launch_begin(ctx, "tensor", CLG__TENSOR_OPTIONS, "clg_tensor_shuffle", &l);
+    if (st != CLG_OK)
+        return st;
+    clg__arg_tensor(&l, x);
+    clg__arg_tensor(&l, y);
+    clg__arg_u64(&l, n);
+    clg__arg_u32(&l, s.c);
+    clg__arg_u32(&l, groups);
+    clg__arg_u32(&l, s.h * s.w);
+    return clg__launch_elementwise(&l, n);
+}

@@ -45,6 +45,9 @@ clg_status clg__tensor_add_masked(clg_ctx *ctx, const clg_tensor *a, const clg_t
 /* Between a tensor of C channels and the channels [at, at + C) of a wider one of the same
  * batch and pixels (concatenation along channels): to_wide 1 copies narrow into wide, 0 the
  * other way. */
+/* Channel shuffle of x into y (same shape, not the same buffer): y's channel c is x's
+ * (c % groups) * (C / groups) + c / groups; groups divides C. groups C / groups undoes it. */
+clg_status clg__tensor_shuffle(clg_ctx *ctx, const clg_tensor *x, clg_tensor *y, size_t groups);
 clg_status clg__tensor_stack(clg_ctx *ctx, clg_tensor *narrow, clg_tensor *wide, size_t at,
                              int to_wide);
 
