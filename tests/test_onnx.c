@@ -636,6 +636,80 @@ static void long_concats_import_in_parts(void **state)
     clg_net_destroy(net);
 }
 
+/* The shape arithmetic PyTorch's opset-13 exporter writes for a channel split, folded into
+ * constants: a Slice's end as Cast(Concat(Unsqueeze(Squeeze(Div(Add(Gather(Shape(layer),
+ * [1]), [1]), [2]))))) = (6 + 1) / 2 = 3, the same layer and predictions as the constant 3. */
+static void shape_arithmetic_is_folded(void **state)
+{
+    (void)state;
+    clg_net *net;
+    CLG_ASSERT_STATUS(clg_net_parse(ctx, "input 6x6x2\nconv 3x3x6 pad=1 name=c\nslice 0:3\nfc 3\n"
+                                         "softmax\n", &net), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_init(net, 2), CLG_OK);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/fold.onnx", dir);
+    CLG_ASSERT_STATUS(clg_net_export_onnx(net, path), CLG_OK);
+    Onnx__ModelProto *m;
+    CLG_ASSERT_STATUS(clg__onnx_read(ctx, path, &m), CLG_OK);
+    Onnx__GraphProto *g = m->graph;
+    size_t at = 0;
+    Onnx__NodeProto *slice = node_named(m, "Slice", &at);
+    /* constants: [1] (Gather's index, Add's), [2] */
+    int64_t one = 1, two = 2, d1 = 1;
+    Onnx__TensorProto c1 = ONNX__TENSOR_PROTO__INIT, c2 = ONNX__TENSOR_PROTO__INIT;
+    c1.name = "k.one", c2.name = "k.two";
+    c1.has_data_type = c2.has_data_type = 1, c1.data_type = c2.data_type = 7;
+    c1.dims = c2.dims = &d1, c1.n_dims = c2.n_dims = 1;
+    c1.int64_data = &one, c2.int64_data = &two, c1.n_int64_data = c2.n_int64_data = 1;
+    static char *ins[8][2] = {{"c"}, {"f.shape", "k.one"}, {"f.ch", "k.one"}, {"f.ch1", "k.two"},
+                              {"f.half"}, {"f.s", "k.one"}, {"f.u"}, {"f.cat"}};
+    static char *outs[8][1] = {{"f.shape"}, {"f.ch"}, {"f.ch1"}, {"f.half"}, {"f.s"}, {"f.u"},
+                               {"f.cat"}, {"f.end"}};
+    static const char *const op[8] = {"Shape", "Gather", "Add", "Div", "Squeeze", "Unsqueeze",
+                                       "Concat", "Cast"};
+    static const size_t nins[8] = {1, 2, 2, 2, 1, 2, 1, 1};
+    Onnx__NodeProto fold[8];
+    Onnx__NodeProto *chain[8];
+    Onnx__AttributeProto axis0 = ONNX__ATTRIBUTE_PROTO__INIT, to = ONNX__ATTRIBUTE_PROTO__INIT;
+    axis0.name = "axis", axis0.has_type = 1, axis0.type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+    axis0.has_i = 1, axis0.i = 0;
+    to.name = "to", to.has_type = 1, to.type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+    to.has_i = 1, to.i = 7;
+    Onnx__AttributeProto *a_axis[1] = {&axis0}, *a_to[1] = {&to};
+    for (int i = 0; i < 8; i++) {
+        onnx__node_proto__init(&fold[i]);
+        fold[i].op_type = (char *)op[i], fold[i].input = ins[i], fold[i].n_input = nins[i];
+        fold[i].output = outs[i], fold[i].n_output = 1;
+        chain[i] = &fold[i];
+    }
+    fold[6].attribute = a_axis, fold[6].n_attribute = 1;
+    fold[7].attribute = a_to, fold[7].n_attribute = 1;
+    ins[0][0] = g->node[0]->output[0]; /* the convolution's output */
+    size_t nn = g->n_node, ni = g->n_initializer;
+    Onnx__NodeProto **nodes = g->node, **more = malloc((nn + 8) * sizeof *more);
+    memcpy(more, nodes, at * sizeof *more);
+    memcpy(more + at, chain, 8 * sizeof *more);
+    memcpy(more + at + 8, nodes + at, (nn - at) * sizeof *more);
+    Onnx__TensorProto **inits = g->initializer, **more_inits = malloc((ni + 2) * sizeof *more_inits);
+    memcpy(more_inits, inits, ni * sizeof *more_inits);
+    more_inits[ni] = &c1, more_inits[ni + 1] = &c2;
+    g->node = more, g->n_node = nn + 8, g->initializer = more_inits, g->n_initializer = ni + 2;
+    char *end = slice->input[2];
+    slice->input[2] = "f.end";
+    enum { N = 2 };
+    float x[N * 72];
+    clg_test_fill_uniform(&rng, x, N * 72, -1, 1);
+    imports_as(m, net, "slice 0:3\nfc 3\n", x, N);
+    /* a division by zero is no shape: refused, naming the operator */
+    two = 0;
+    refused(m, CLG_ERR_UNSUPPORTED, "Div of constants in a form clgrad does not fold");
+    slice->input[2] = end;
+    g->node = nodes, g->n_node = nn, g->initializer = inits, g->n_initializer = ni;
+    free(more), free(more_inits);
+    onnx__model_proto__free_unpacked(m, NULL);
+    clg_net_destroy(net);
+}
+
 /* Weights in an external file beside the model, as torch.onnx.export writes them: read at
  * their offset, the same predictions; a location outside the model's folder, an offset or
  * length past the file's end, a length other than the shape's, a missing file: refused,
@@ -739,6 +813,7 @@ int main(void)
         cmocka_unit_test(input_normalisation_forms),
         cmocka_unit_test(external_data_is_read),
         cmocka_unit_test(long_concats_import_in_parts),
+        cmocka_unit_test(shape_arithmetic_is_folded),
         cmocka_unit_test(fine_tuning_an_imported_model),
         cmocka_unit_test(same_padding_with_strides),
     };

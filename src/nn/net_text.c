@@ -229,7 +229,7 @@ clg_status clg_net_parse(clg_ctx *ctx, const char *text, clg_net **out)
     return clg__net_parse(ctx, text, out);
 }
 
-clg_status clg__net_parse(clg_ctx *ctx, const char *text, clg_net **out)
+static clg_status parse_text(clg_ctx *ctx, const char *text, int whole, clg_net **out)
 {
     *out = NULL;
     clg__parser p = {ctx, 0};
@@ -249,7 +249,7 @@ clg_status clg__net_parse(clg_ctx *ctx, const char *text, clg_net **out)
     }
     if (st == CLG_OK && !net)
         st = clg__fail(ctx, CLG_ERR_INVALID_ARG, "net text: no layers (expected input HxWxC first)");
-    if (st == CLG_OK && !clg__net_has_output(net))
+    if (st == CLG_OK && whole && !clg__net_has_output(net))
         st = clg__fail(ctx, CLG_ERR_INVALID_ARG, "net text: line %zu: the last layer must be "
                        "softmax (the output)", p.line);
     if (st != CLG_OK) {
@@ -258,4 +258,14 @@ clg_status clg__net_parse(clg_ctx *ctx, const char *text, clg_net **out)
     }
     *out = net;
     return CLG_OK;
+}
+
+clg_status clg__net_parse(clg_ctx *ctx, const char *text, clg_net **out)
+{
+    return parse_text(ctx, text, 1, out);
+}
+
+clg_status clg__net_parse_prefix(const char *text, clg_net **out)
+{
+    return parse_text(NULL, text, 0, out);
 }

@@ -178,6 +178,9 @@ clg_status clg__net_bind_params(clg_net *net, const cl_mem *params, const cl_mem
 /* clg_net_parse without argument checks; with ctx NULL the network is a spec: shapes and
  * settings, no tensors (for checking text without a device, e.g. fuzzing). */
 clg_status clg__net_parse(clg_ctx *ctx, const char *text, clg_net **out);
+/* The layers of a text that is not (yet) a whole network, as a spec (no context, no output
+ * layer needed): their shapes, for the ONNX importer's Shape nodes. */
+clg_status clg__net_parse_prefix(const char *text, clg_net **out);
 /* An empty spec network (no context). */
 clg_status clg__net_create_spec(clg_shape input, clg_net **out);
 

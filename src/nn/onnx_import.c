@@ -63,6 +63,9 @@ static clg_status network_input(importer *im)
         d[i] = (long)dim->dim_value;
     }
     im->in_c = (size_t)d[0];
+    const Onnx__TensorShapeProto__Dimension *n0 = s->dim[0];
+    im->batch = n0->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
+                n0->dim_value > 0 ? n0->dim_value : -1;
     value *v = clg__oi_define(im, in->name);
     v->is_layer = 1;
     snprintf(v->layer, sizeof v->layer, "input");

@@ -56,6 +56,7 @@ typedef struct importer {
     void **made;                 /* tensors made for Constant nodes (owned) */
     size_t nmade, madecap;
     size_t in_c;                 /* the network input's channels */
+    int64_t batch;               /* its declared batch size, or -1 (symbolic) */
     float *norm;                 /* its normalisation: in_c means, then in_c std (owned), or
                                     NULL */
     int ended;                   /* a Softmax was written */
@@ -103,6 +104,10 @@ clg_status clg__oi_layer_as(importer *im, const char *tensor, size_t k, const ch
  * Concat of more inputs than a layer takes), named NAME, a name no layer has. */
 clg_status clg__oi_part(importer *im, size_t k, const char *from, char *name, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
+/* A float or int64 tensor of the given dims (at most 4,096 elements) owned by the importer,
+ * for values it computes; NULL when out of memory or too large. */
+Onnx__TensorProto *clg__oi_make_tensor(importer *im, const char *name, int type,
+                                       const int64_t *dims, size_t ndims);
 /* Makes the node's output another name for in (Flatten, Identity, an Add folded as a bias). */
 void clg__oi_alias(importer *im, const Onnx__NodeProto *node, const value *in, int flat);
 
@@ -123,6 +128,9 @@ clg_status clg__oi_mul(importer *im, const Onnx__NodeProto *node, size_t k);
 clg_status clg__oi_split(importer *im, const Onnx__NodeProto *node, size_t k);
 clg_status clg__oi_slice(importer *im, const Onnx__NodeProto *node, size_t k);
 clg_status clg__oi_shuffle_step(importer *im, const Onnx__NodeProto *node, size_t k, int *done);
+/* onnx_fold.c: a node that computes a constant from constants (or Shape of a layer),
+ * evaluated; *done 0 when the node is not one. */
+clg_status clg__oi_fold(importer *im, const Onnx__NodeProto *node, int *done);
 /* A Sub or Div of the network's input by a constant of 1 or C values (its normalisation, as
  * clgrad exports it); *done 0 when the node is not one (another operator's business). */
 clg_status clg__oi_input_norm(importer *im, const Onnx__NodeProto *node, int *done);

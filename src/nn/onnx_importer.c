@@ -297,3 +297,43 @@ clg_status clg__oi_part(importer *im, size_t k, const char *from, char *name, co
         snprintf(taken_slot(im, name), CLG_LAYER_NAME, "%s", name);
     return st;
 }
+
+/* A tensor the importer made (a Constant's value_float, a folded shape), freed with it: the
+ * TensorProto, its dims, then its data (8 bytes an element, float or int64). */
+typedef struct made_tensor {
+    Onnx__TensorProto t;
+    int64_t dims[CLG__ONNX_MAX_DIMS];
+    int64_t data[];
+} made_tensor;
+
+Onnx__TensorProto *clg__oi_make_tensor(importer *im, const char *name, int type,
+                                       const int64_t *dims, size_t ndims)
+{
+    size_t n = 1;
+    for (size_t i = 0; i < ndims; i++)
+        n *= dims[i] > 0 ? (size_t)dims[i] : 0;
+    if (ndims > CLG__ONNX_MAX_DIMS || n > 4096)
+        return NULL;
+    if (im->nmade == im->madecap) {
+        size_t cap = im->madecap ? 2 * im->madecap : 8;
+        void **grown = clg__realloc(im->made, cap * sizeof *grown);
+        if (!grown)
+            return NULL;
+        im->made = grown, im->madecap = cap;
+    }
+    made_tensor *m = clg__calloc(1, sizeof *m + (n ? n : 1) * sizeof(int64_t));
+    if (!m)
+        return NULL;
+    im->made[im->nmade++] = m;
+    onnx__tensor_proto__init(&m->t);
+    m->t.name = (char *)name;
+    m->t.has_data_type = 1, m->t.data_type = type;
+    if (ndims)
+        memcpy(m->dims, dims, ndims * sizeof *dims);
+    m->t.dims = m->dims, m->t.n_dims = ndims;
+    if (type == CLG__ONNX_FLOAT)
+        m->t.float_data = (float *)(void *)m->data, m->t.n_float_data = n;
+    else
+        m->t.int64_data = m->data, m->t.n_int64_data = n;
+    return &m->t;
+}

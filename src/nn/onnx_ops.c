@@ -302,8 +302,10 @@ clg_status clg__oi_node(importer *im, const Onnx__NodeProto *node, size_t k)
     if (im->ended)
         return clg__oi_fail(im, CLG_ERR_UNSUPPORTED, "an operator after the Softmax (clgrad's softmax "
                     "is the network's output, its last layer)");
+    int done;
+    if ((st = clg__oi_fold(im, node, &done)) != CLG_OK || done)
+        return st;
     if (!strcmp(op, "Sub") || !strcmp(op, "Div")) {
-        int done;
         st = clg__oi_input_norm(im, node, &done);
         if (st != CLG_OK || done)
             return st;
@@ -406,6 +408,7 @@ clg_status clg__oi_node(importer *im, const Onnx__NodeProto *node, size_t k)
                 "MatMul, BatchNormalization, Relu, LeakyRelu, Elu, Sigmoid, Tanh, Clip, "
                 "HardSigmoid, HardSwish, Mul of two layers, Add, Sum, Concat, "
                 "Flatten, Reshape as a flatten, Split, Slice and Reshape-Transpose-Reshape of the channels, "
-                "Dropout, Identity, Constant, Softmax, and a Sub and Div of "
-                "the input by constants: its normalisation)");
+                "Dropout, Identity, Constant, Softmax, a Sub and Div of "
+                "the input by constants (its normalisation), and Shape, Gather, Unsqueeze, Squeeze, "
+                "Concat, Cast, Add, Sub, Mul and Div of constants, which it evaluates)");
 }

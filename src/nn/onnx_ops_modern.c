@@ -12,39 +12,6 @@
 
 #include "nn/onnx_import_internal.h"
 
-/* A tensor the importer made (a Constant's value_float and the like), freed with it. */
-typedef struct made_tensor {
-    Onnx__TensorProto t;
-    int64_t dims[1];
-    float f[]; /* or int64s, after the floats' alignment */
-} made_tensor;
-
-static Onnx__TensorProto *make_tensor(importer *im, const char *name, int type, size_t n,
-                                      int scalar)
-{
-    if (im->nmade == im->madecap) {
-        size_t cap = im->madecap ? 2 * im->madecap : 8;
-        void **grown = clg__realloc(im->made, cap * sizeof *grown);
-        if (!grown)
-            return NULL;
-        im->made = grown, im->madecap = cap;
-    }
-    made_tensor *m = clg__calloc(1, sizeof *m + (n ? n : 1) * sizeof(int64_t));
-    if (!m)
-        return NULL;
-    im->made[im->nmade++] = m;
-    onnx__tensor_proto__init(&m->t);
-    m->t.name = (char *)name;
-    m->t.has_data_type = 1, m->t.data_type = type;
-    m->dims[0] = (int64_t)n;
-    m->t.dims = m->dims, m->t.n_dims = scalar ? 0 : 1;
-    if (type == CLG__ONNX_FLOAT)
-        m->t.float_data = m->f, m->t.n_float_data = n;
-    else
-        m->t.int64_data = (int64_t *)(void *)m->f, m->t.n_int64_data = n;
-    return &m->t;
-}
-
 /* Constant: its value becomes a constant named by the output, as an initializer would. */
 clg_status clg__oi_constant(importer *im, const Onnx__NodeProto *node)
 {
@@ -59,13 +26,15 @@ clg_status clg__oi_constant(importer *im, const Onnx__NodeProto *node)
     } else if (!strcmp(key, "value_float") || !strcmp(key, "value_floats")) {
         int one = key[11] == '\0';
         size_t n = one ? 1 : a->n_floats;
-        if ((made = make_tensor(im, out, CLG__ONNX_FLOAT, n, one)))
+        int64_t d = (int64_t)n;
+        if ((made = clg__oi_make_tensor(im, out, CLG__ONNX_FLOAT, &d, one ? 0 : 1)))
             memcpy(made->float_data, one ? &a->f : a->floats, n * sizeof(float));
         t = made;
     } else if (!strcmp(key, "value_int") || !strcmp(key, "value_ints")) {
         int one = key[9] == '\0';
         size_t n = one ? 1 : a->n_ints;
-        if ((made = make_tensor(im, out, CLG__ONNX_INT64, n, one)))
+        int64_t d = (int64_t)n;
+        if ((made = clg__oi_make_tensor(im, out, CLG__ONNX_INT64, &d, one ? 0 : 1)))
             memcpy(made->int64_data, one ? &a->i : a->ints, n * sizeof(int64_t));
         t = made;
     } else {
