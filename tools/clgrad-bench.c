@@ -30,11 +30,13 @@ static const opt_def defs[] = {
     {OPT_TEXT, "impl", AT(impl), 0, 0, .value = "builtin|clblast|openblas",
      .help = "gemm: just one implementation"},
     {OPT_SIZE, "batch", AT(batch), 1, UNBOUNDED, .value = "N",
-     .help = "train, cluster: the mini-batch (default 64)"},
+     .help = "train, cluster, infer: the mini-batch (default 64)"},
     {OPT_TEXT, "net", AT(net_file), 0, 0, .value = "FILE",
-     .help = "train, cluster: another network, on synthetic data of its input shape"},
+     .help = "train, cluster: another network, on synthetic data of its input shape;\n"
+             "infer: the network"},
     {OPT_FLAG, "profile", AT(o.profile), 0, 0,
-     .help = "train: device time per kernel and training step (launches serialised)"},
+     .help = "train: device time per kernel and training step (launches serialised);\n"
+             "infer: the layers that take longest"},
     {OPT_FLAG, "scaling", AT(scaling), 0, 0,
      .help = "train: multi-device images/s on 1 and 2 one-core sub-devices (in host memory; "
              "with copies, overlap on and off), the whole CPU, 2 POCL devices, a fast+slow "
@@ -59,6 +61,9 @@ static const opt_tool tool = {
     "  pool      max pool 2x2 on N64 C32 28x28: GB/s forward and backward\n"
     "  train     the default Fashion-MNIST network: training images/s, inference images/s\n"
     "            at batch 256, per-layer forward/backward ms\n"
+    "  infer     --net FILE (text, model or ONNX): inference images/s and GFLOP/s at\n"
+    "            --batch N (tools/peers/bench_imported.py runs PyTorch and ONNX Runtime\n"
+    "            beside it)\n"
     "  data      an image folder (e.g. from clgrad-export-images): images/s decoded and\n"
     "            augmented with 0, 1, 2 and 4 reader workers, and training images/s with\n"
     "            background dispatch off and on\n"
@@ -70,7 +75,7 @@ static const opt_tool tool = {
     "  -h, --help, --version\n", defs, sizeof defs / sizeof defs[0], 1, 1, "one COMMAND"};
 
 static const char *const commands[] = {"startup", "peak", "gemm", "conv", "pool", "train",
-                                       "data", "experiments", "cluster"};
+                                       "data", "experiments", "cluster", "infer"};
 
 int main(int argc, char **argv)
 {
@@ -85,7 +90,7 @@ int main(int argc, char **argv)
         known++;
     if (known == sizeof commands / sizeof commands[0]) {
         fprintf(stderr, "clgrad-bench: unknown command %s (the commands are startup, peak, gemm, "
-                "conv, pool, train, data, experiments, cluster)\n", cmd);
+                "conv, pool, train, data, experiments, cluster, infer)\n", cmd);
         return 2;
     }
     bench_opts o = set.o;
@@ -93,7 +98,7 @@ int main(int argc, char **argv)
     size_t batch = set.batch, memory_cap = set.memory_cap, limit = set.limit;
     int scaling = set.scaling;
     char *net_text = NULL;
-    if (set.net_file) {
+    if (set.net_file && strcmp(cmd, "infer")) { /* infer reads models too: by path */
         if (!(net_text = read_text_file(set.net_file))) {
             fprintf(stderr, "clgrad-bench: cannot read %s\n", set.net_file);
             return 2;
@@ -122,6 +127,8 @@ int main(int argc, char **argv)
         rc = bench_experiments(&o, limit);
     else if (strcmp(cmd, "data") == 0)
         rc = bench_data(&o, folder, memory_cap);
+    else if (strcmp(cmd, "infer") == 0)
+        rc = bench_infer(&o, set.net_file, batch);
     else if (strcmp(cmd, "train") == 0 && batch > 0)
         rc = scaling ? bench_scaling(&o, batch, argv[0]) : bench_train(&o, batch);
     free(net_text);

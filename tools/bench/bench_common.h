@@ -57,6 +57,8 @@ int bench_data(const bench_opts *o, const char *folder, size_t memory_cap_mb);
 /* Two models one after the other on one one-core sub-device vs at once on two; limit: the
  * first N training images (0: all). */
 int bench_experiments(const bench_opts *o, size_t limit);
+/* Inference images/s and GFLOP/s of the network in path (text, model file or ONNX) at batch. */
+int bench_infer(const bench_opts *o, const char *path, size_t batch);
 /* Under mpirun: the default network trained across the ranks ("parallel"), one device each;
  * rank 0 prints the median step's images/s and the bytes each rank sent per step. */
 int bench_cluster(const bench_opts *o, size_t batch, int *argc, char ***argv);
