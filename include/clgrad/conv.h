@@ -17,10 +17,12 @@ typedef enum clg_conv_algo {
     CLG_CONV_ALGO_IMPLICIT = 2, /* fused: register-blocked products reading the input in place */
     CLG_CONV_ALGO_WINOGRAD = 3, /* F(4x4, 3x3) and F(2x2, 5x5): stride 1, dilation 1 */
     CLG_CONV_ALGO_GEMM = 4,     /* 1x1, stride 1, no padding: the input is already the matrix */
-    CLG_CONV_ALGO_FIND = 5      /* time every valid algorithm on first use of a shape, store
+    CLG_CONV_ALGO_FIND = 5,     /* time every valid algorithm on first use of a shape, store
                                    the winner per device in the cache folder, reuse it */
+    CLG_CONV_ALGO_DEPTHWISE = 6 /* one filter per channel (groups = C = K): a tap per FMA,
+                                   no workspace */
 } clg_conv_algo;
-#define CLG_CONV_ALGOS 5 /* IM2COL .. GEMM are 1 .. 4 */
+#define CLG_CONV_ALGOS 6 /* IM2COL .. GEMM are 1 .. 4, DEPTHWISE 6; AUTO and FIND choose */
 
 typedef enum clg_conv_pass {
     CLG_CONV_FWD = 0,

@@ -131,7 +131,7 @@ int bench_conv(const bench_opts *o, const char *only)
             clg_conv_algo chosen;
             d.algo = CLG_CONV_ALGO_AUTO;
             clg_conv2d_choose(ctx, &d, (clg_conv_pass)pass, xs, ws, &chosen);
-            for (int a = CLG_CONV_ALGO_IM2COL; a <= CLG_CONV_ALGO_GEMM && rc == 0; a++) {
+            for (int a = CLG_CONV_ALGO_IM2COL; a <= CLG_CONV_ALGO_DEPTHWISE && rc == 0; a++) {
                 size_t lo, hi;
                 d.algo = (clg_conv_algo)a;
                 if (clg_conv2d_workspace(ctx, &d, (clg_conv_pass)pass, d.algo, xs, ws, &lo, &hi) != CLG_OK)

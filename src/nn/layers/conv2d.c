@@ -29,14 +29,14 @@ static clg_status option(const clg__parser *p, const clg__option *o, clg__layer 
     if (clg__option_is(o, "bias"))
         return clg__option_flag(p, o, &l->bias);
     if (clg__option_is(o, "algo")) {
-        for (int a = CLG_CONV_ALGO_AUTO; a <= CLG_CONV_ALGO_FIND; a++) {
+        for (int a = CLG_CONV_ALGO_AUTO; a <= CLG_CONV_ALGO_DEPTHWISE; a++) {
             const char *name = clg_conv_algo_name((clg_conv_algo)a);
             if (o->vlen == strlen(name) && !strncmp(o->v, name, o->vlen)) {
                 d->algo = (clg_conv_algo)a;
                 return CLG_OK;
             }
         }
-        return clg__option_bad(p, o, "auto, im2col, implicit, winograd, gemm or find");
+        return clg__option_bad(p, o, "auto, im2col, implicit, winograd, gemm, depthwise or find");
     }
     if (clg__option_is(o, "workspace"))
         return clg__option_bytes(p, o, &d->workspace_limit);
@@ -83,7 +83,7 @@ static clg_status check(const clg__layer *l, char *why, size_t cap)
     if (!l->kernel_h || !l->kernel_w || !l->filters)
         snprintf(why, cap, "kernel %zux%zu with %zu filters has a zero size", l->kernel_h,
                  l->kernel_w, l->filters);
-    else if (l->conv.algo < CLG_CONV_ALGO_AUTO || l->conv.algo > CLG_CONV_ALGO_FIND)
+    else if (l->conv.algo < CLG_CONV_ALGO_AUTO || l->conv.algo > CLG_CONV_ALGO_DEPTHWISE)
         snprintf(why, cap, "unknown algorithm %d", (int)l->conv.algo);
     else if (l->conv.relu)
         snprintf(why, cap, "d->relu must be 0: add a relu layer after the convolution (the "

@@ -71,6 +71,7 @@ static clg_status winograd_gpu_warm_up(clg_ctx *ctx)
 }
 
 #define WINOGRAD_NEEDS "a 3x3 or 5x5 kernel, stride 1 and dilation 1"
+#define DEPTHWISE_NEEDS "one filter per channel (groups = channels in = channels out)"
 
 static const clg__conv_algo_def table[] = {
     {CLG_CONV_ALGO_IM2COL, CLG__CONV_ANY, NULL, NULL, clg__conv_im2col_bytes, 0,
@@ -89,10 +90,16 @@ static const clg__conv_algo_def table[] = {
     {CLG_CONV_ALGO_GEMM, CLG__CONV_ANY, "a 1x1 kernel, stride 1 and no padding",
      clg__conv_gemm1x1_applies, NULL, 0, clg__conv_gemm1x1_run, NULL,
      NULL}, /* its GEMMs are warmed up with GEMM's */
+    /* CPUs: stride 1 by rows of vectors; GPUs: a work-item per value */
+    {CLG_CONV_ALGO_DEPTHWISE, CLG__CONV_CPU, DEPTHWISE_NEEDS, clg__conv_depthwise_applies, NULL,
+     0, clg__conv_depthwise_cpu_run, clg__conv_depthwise_fuses, clg__conv_depthwise_warm_up},
+    {CLG_CONV_ALGO_DEPTHWISE, CLG__CONV_GPU, DEPTHWISE_NEEDS, clg__conv_depthwise_applies, NULL,
+     0, clg__conv_depthwise_run, clg__conv_depthwise_fuses, clg__conv_depthwise_warm_up},
 };
 #define ALGOS (sizeof table / sizeof table[0])
 
-static const char *const families[] = {"conv", "conv_shift", "winograd", "winograd_gpu"};
+static const char *const families[] = {"conv", "conv_shift", "winograd", "winograd_gpu",
+                                       "conv_dw"};
 
 static int serves(const clg_ctx *ctx, const clg__conv_algo_def *d)
 {
@@ -108,6 +115,12 @@ const clg__conv_algo_def *clg__conv_algo_def_for(const clg_ctx *ctx, clg_conv_al
     return NULL;
 }
 
+int clg__conv_algo_concrete(int algo)
+{
+    return (algo >= CLG_CONV_ALGO_IM2COL && algo <= CLG_CONV_ALGO_GEMM) ||
+           algo == CLG_CONV_ALGO_DEPTHWISE;
+}
+
 const char *clg_conv_algo_name(clg_conv_algo algo)
 {
     switch (algo) {
@@ -117,13 +130,14 @@ const char *clg_conv_algo_name(clg_conv_algo algo)
     case CLG_CONV_ALGO_WINOGRAD: return "winograd";
     case CLG_CONV_ALGO_GEMM: return "gemm";
     case CLG_CONV_ALGO_FIND: return "find";
+    case CLG_CONV_ALGO_DEPTHWISE: return "depthwise";
     }
     return "unknown";
 }
 
 clg_conv_algo clg__conv_algo_named(const char *name)
 {
-    for (int a = CLG_CONV_ALGO_AUTO; a <= CLG_CONV_ALGO_FIND; a++)
+    for (int a = CLG_CONV_ALGO_AUTO; a <= CLG_CONV_ALGO_DEPTHWISE; a++)
         if (strcasecmp(name, clg_conv_algo_name((clg_conv_algo)a)) == 0)
             return (clg_conv_algo)a;
     return (clg_conv_algo)-1;

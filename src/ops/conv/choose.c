@@ -74,7 +74,7 @@ size_t clg__conv_find_parse(void *state, const char *text)
             memcpy(key, tab + 1, klen);
             key[klen] = '\0';
             clg_conv_algo a = clg__conv_algo_named(name);
-            if (a >= CLG_CONV_ALGO_IM2COL && a <= CLG_CONV_ALGO_GEMM && key[0] == 'p')
+            if (clg__conv_algo_concrete(a) && key[0] == 'p')
                 taken += (size_t)remember(s, key, a);
         }
         line = end ? end + 1 : NULL;
@@ -162,6 +162,8 @@ static int fits(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass, clg_c
  * hand; `find` measures them.) The rest im2col when its workspace fits. */
 static clg_conv_algo heuristic(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass)
 {
+    if (fits(ctx, g, pass, CLG_CONV_ALGO_DEPTHWISE)) /* MobileNet-v2's: 2-10x the others */
+        return CLG_CONV_ALGO_DEPTHWISE;
     if (fits(ctx, g, pass, CLG_CONV_ALGO_GEMM))
         return CLG_CONV_ALGO_GEMM;
     int cpu = !clg_ctx_decides_as_gpu(ctx);
@@ -197,9 +199,9 @@ static clg_status find_best(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass
 {
     double best_t = 0;
     *best = CLG_CONV_ALGO_IMPLICIT;
-    for (int i = CLG_CONV_ALGO_IM2COL; i <= CLG_CONV_ALGO_GEMM; i++) {
+    for (int i = CLG_CONV_ALGO_IM2COL; i <= CLG_CONV_ALGO_DEPTHWISE; i++) {
         clg_conv_algo algo = (clg_conv_algo)i;
-        if (!fits(ctx, g, pass, algo))
+        if (!clg__conv_algo_concrete(i) || !fits(ctx, g, pass, algo))
             continue;
         double t = 0;
         for (int rep = 0; rep < 2; rep++) {
@@ -229,9 +231,9 @@ clg_status clg__conv_resolve(clg_ctx *ctx, const clg_conv2d_desc *d, clg_conv_pa
         want = clg__conv_algo_named(env);
         if ((int)want < 0)
             return clg__fail(ctx, CLG_ERR_INVALID_ARG,
-                             "CLGRAD_CONV_ALGO=%s: expected auto, find, im2col, implicit, winograd or gemm", env);
+                             "CLGRAD_CONV_ALGO=%s: expected auto, find, im2col, implicit, winograd, gemm or depthwise", env);
     }
-    if (want >= CLG_CONV_ALGO_IM2COL && want <= CLG_CONV_ALGO_GEMM) {
+    if (clg__conv_algo_concrete(want)) {
         size_t lo = 0, hi = 0;
         clg_status st = clg__conv_algo_fits(ctx, g, pass, want, &lo, &hi);
         if (st == CLG_OK) {

@@ -59,6 +59,8 @@ typedef struct clg__conv_algo_def {
 /* The row of a concrete algorithm in the form ctx takes (CPU or GPU); NULL for AUTO, FIND
  * and others. */
 const clg__conv_algo_def *clg__conv_algo_def_for(const clg_ctx *ctx, clg_conv_algo algo);
+/* Whether algo (any int) is a concrete algorithm: IM2COL .. GEMM, DEPTHWISE. */
+int clg__conv_algo_concrete(int algo);
 /* The algorithm named (case-insensitive; "auto" and "find" too), or -1. */
 clg_conv_algo clg__conv_algo_named(const char *name);
 /* Whether `algo` applies to the pass; on success the least and most scratch bytes it uses. */
@@ -94,6 +96,16 @@ void clg__conv_im2col_bytes(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass
                             size_t *fixed, size_t *per_image);
 clg_status clg__conv_im2col_run(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
                                 const clg_tensor *a, const clg_tensor *b, clg_tensor *out);
+
+/* depthwise.c: one filter per channel, any kernel size, stride, padding and dilation; the
+ * CPU form's stride-1 passes by rows of vectors. */
+int clg__conv_depthwise_applies(const clg__conv_geom *g);
+int clg__conv_depthwise_fuses(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass);
+clg_status clg__conv_depthwise_run(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
+                                   const clg_tensor *a, const clg_tensor *b, clg_tensor *out);
+clg_status clg__conv_depthwise_cpu_run(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
+                                       const clg_tensor *a, const clg_tensor *b, clg_tensor *out);
+clg_status clg__conv_depthwise_warm_up(clg_ctx *ctx);
 
 /* gemm1x1.c: 1x1, stride 1, no padding; and C = alpha op(A) op(B) + beta C on buffers,
  * batched, every operand given in elements (for the algorithms built on GEMMs). */

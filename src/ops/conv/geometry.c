@@ -23,7 +23,7 @@ static const char *check_desc(const clg_conv2d_desc *d)
         return "dilation_h and dilation_w must be >= 1";
     if (d->groups < 1)
         return "groups must be >= 1";
-    if ((unsigned)d->algo > CLG_CONV_ALGO_FIND)
+    if ((unsigned)d->algo > CLG_CONV_ALGO_DEPTHWISE)
         return "algo is not a clg_conv_algo";
     return NULL;
 }

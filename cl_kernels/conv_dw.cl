@@ -1,0 +1,209 @@
+/* Depthwise convolution (MobileNet's, ShuffleNet's, EfficientNet's: one filter per channel,
+ * groups = channels in = channels out) with DW_R x DW_S taps known at build time, so the tap
+ * loops unroll: the forward pass and the data gradient hold no loop of their own and POCL
+ * vectorises them across work-items (a work-item per output, or input, value); the weight
+ * gradient sums a channel's taps and bias in registers, one work-item a channel, in a fixed
+ * order. Taps outside the input read nothing (the index is clamped, the value selected 0). */
+#ifndef DW_R
+#define DW_R 3
+#endif
+#ifndef DW_S
+#define DW_S 3
+#endif
+
+#define DW_GEOM                                                                               \
+    uint C, uint H, uint W, uint P, uint Q, uint sh, uint sw, uint pt, uint pl, uint dh, uint dw
+
+/* y[n][c][p][q] = bias[c] + sum over taps of w[c][r][s] x[n][c][p sh - pt + r dh][q sw - pl +
+ * s dw], then max(y, 0) with relu. */
+__kernel void clg_dw_fwd(__global const float *x, ulong xo, __global const float *w, ulong wo,
+                         __global float *y, ulong yo, __global const float *bias, ulong bo,
+                         uint has_bias, uint relu, ulong n, DW_GEOM)
+{
+    CLG_FOR_EACH(i, n) {
+        size_t q = i % Q, t = i / Q, p = t % P, plane = t / P;
+        uint c = (uint)(plane % C);
+        const __global float *xp = x + xo + plane * (size_t)H * W;
+        const __global float *wc = w + wo + (size_t)c * (DW_R * DW_S);
+        float acc = has_bias ? bias[bo + c] : 0.0f;
+        int h0 = (int)(p * sh) - (int)pt, w0 = (int)(q * sw) - (int)pl;
+#pragma unroll
+        for (int r = 0; r < DW_R; r++) {
+            int h = h0 + r * (int)dh;
+#pragma unroll
+            for (int s = 0; s < DW_S; s++) {
+                int u = w0 + s * (int)dw, in = h >= 0 && h < (int)H && u >= 0 && u < (int)W;
+                float v = xp[(size_t)(in ? h : 0) * W + (size_t)(in ? u : 0)];
+                acc = fma(wc[r * DW_S + s], in ? v : 0.0f, acc);
+            }
+        }
+        y[yo + i] = relu ? fmax(acc, 0.0f) : acc;
+    }
+}
+
+/* 16 inputs of row xr from column u, every sw-th (1 or 2; lanes outside [0, W) read as 0). */
+inline float16 dw_load16(const __global float *xr, int u, uint W, uint sw)
+{
+    if (sw == 1 && u >= 0 && u + 16 <= (int)W)
+        return vload16(0, xr + u);
+    if (sw == 2 && u >= 0 && u + 32 <= (int)W)
+        return (float16)(vload16(0, xr + u).even, vload16(1, xr + u).even);
+    float v[16];
+    for (int k = 0; k < 16; k++) {
+        int at = u + k * (int)sw, in = at >= 0 && at < (int)W;
+        v[k] = xr[in ? at : 0];
+        v[k] = in ? v[k] : 0.0f;
+    }
+    return vload16(0, v);
+}
+
+/* The same for 8 inputs (rows of 8 to 15 outputs, as 14x14 planes have). */
+inline float8 dw_load8(const __global float *xr, int u, uint W, uint sw)
+{
+    if (sw == 1 && u >= 0 && u + 8 <= (int)W)
+        return vload8(0, xr + u);
+    if (sw == 2 && u >= 0 && u + 16 <= (int)W)
+        return vload16(0, xr + u).even;
+    float v[8];
+    for (int k = 0; k < 8; k++) {
+        int at = u + k * (int)sw, in = at >= 0 && at < (int)W;
+        v[k] = xr[in ? at : 0];
+        v[k] = in ? v[k] : 0.0f;
+    }
+    return vload8(0, v);
+}
+
+/* CPU form, strides of 1 or 2 across: a work-item per output row (plane, p), 16 outputs at
+ * a time as one vector, each tap one or two vector loads of an input row (gathered at the
+ * row's ends). flip 1 runs the taps reversed: the data gradient of a stride-1 layer is this
+ * pass over dy with the filter flipped and the padding (R - 1) dh - pt, (S - 1) dw - pl
+ * (which may be negative). */
+__kernel void clg_dw_rows(__global const float *x, ulong xo, __global const float *w, ulong wo,
+                          __global float *y, ulong yo, __global const float *bias, ulong bo,
+                          uint has_bias, uint relu, uint flip, uint rows, uint C, uint H, uint W,
+                          uint P, uint Q, int pt, int pl, uint dh, uint dw, uint sh, uint sw)
+{
+    uint row = get_global_id(0);
+    if (row >= rows)
+        return;
+    uint p = row % P, plane = row / P, c = plane % C;
+    const __global float *xp = x + xo + (size_t)plane * H * W;
+    const __global float *wc = w + wo + (size_t)c * (DW_R * DW_S);
+    __global float *yr = y + yo + (size_t)row * Q;
+    float wr[DW_R * DW_S];
+    for (int k = 0; k < DW_R * DW_S; k++)
+        wr[k] = wc[flip ? DW_R * DW_S - 1 - k : k];
+    float b = has_bias ? bias[bo + c] : 0.0f;
+    int h0 = (int)(p * sh) - pt;
+    uint q = 0;
+    for (; q + 16 <= Q; q += 16) {
+        float16 acc = (float16)(b);
+#pragma unroll
+        for (int r = 0; r < DW_R; r++) {
+            int h = h0 + r * (int)dh;
+            if (h < 0 || h >= (int)H)
+                continue;
+            const __global float *xr = xp + (size_t)h * W;
+#pragma unroll
+            for (int s = 0; s < DW_S; s++)
+                acc = fma((float16)(wr[r * DW_S + s]),
+                          dw_load16(xr, (int)(q * sw) - pl + s * (int)dw, W, sw), acc);
+        }
+        CLG_STORE16(relu ? fmax(acc, 0.0f) : acc, yr + q);
+    }
+    for (; q + 8 <= Q; q += 8) {
+        float8 acc = (float8)(b);
+#pragma unroll
+        for (int r = 0; r < DW_R; r++) {
+            int h = h0 + r * (int)dh;
+            if (h < 0 || h >= (int)H)
+                continue;
+            const __global float *xr = xp + (size_t)h * W;
+#pragma unroll
+            for (int s = 0; s < DW_S; s++)
+                acc = fma((float8)(wr[r * DW_S + s]),
+                          dw_load8(xr, (int)(q * sw) - pl + s * (int)dw, W, sw), acc);
+        }
+        vstore8(relu ? fmax(acc, 0.0f) : acc, 0, yr + q);
+    }
+    for (; q < Q; q++) {
+        float acc = b;
+        for (int r = 0; r < DW_R; r++) {
+            int h = h0 + r * (int)dh;
+            if (h < 0 || h >= (int)H)
+                continue;
+            for (int s = 0; s < DW_S; s++) {
+                int u = (int)(q * sw) - pl + s * (int)dw, in = u >= 0 && u < (int)W;
+                float v = xp[(size_t)h * W + (in ? u : 0)];
+                acc = fma(wr[r * DW_S + s], in ? v : 0.0f, acc);
+            }
+        }
+        yr[q] = relu ? fmax(acc, 0.0f) : acc;
+    }
+}
+
+/* dx[n][c][h][u] = sum over the taps (r, s) whose output (p, q), p sh = h + pt - r dh and
+ * q sw = u + pl - s dw, lies in the output: w[c][r][s] dy[n][c][p][q]. */
+__kernel void clg_dw_bwd_data(__global const float *dy, ulong dyo, __global const float *w,
+                              ulong wo, __global float *dx, ulong dxo, ulong n, DW_GEOM)
+{
+    CLG_FOR_EACH(i, n) {
+        size_t u = i % W, t = i / W, h = t % H, plane = t / H;
+        uint c = (uint)(plane % C);
+        const __global float *g = dy + dyo + plane * (size_t)P * Q;
+        const __global float *wc = w + wo + (size_t)c * (DW_R * DW_S);
+        float acc = 0.0f;
+#pragma unroll
+        for (int r = 0; r < DW_R; r++) {
+            int ph = (int)h + (int)pt - r * (int)dh, p = ph >= 0 ? ph / (int)sh : -1;
+            int row = ph >= 0 && p * (int)sh == ph && p < (int)P;
+#pragma unroll
+            for (int s = 0; s < DW_S; s++) {
+                int qw = (int)u + (int)pl - s * (int)dw, q = qw >= 0 ? qw / (int)sw : -1;
+                int in = row && qw >= 0 && q * (int)sw == qw && q < (int)Q;
+                float v = g[(size_t)(in ? p : 0) * Q + (size_t)(in ? q : 0)];
+                acc = fma(wc[r * DW_S + s], in ? v : 0.0f, acc);
+            }
+        }
+        dx[dxo + i] = acc;
+    }
+}
+
+/* dW[c][r][s] = sum over images and outputs of dy x at the tap, db[c] = sum of dy (has_db):
+ * a work-item per channel. */
+__kernel void clg_dw_bwd_weights(__global const float *x, ulong xo, __global const float *dy,
+                                 ulong dyo, __global float *dW, ulong dwo, __global float *db,
+                                 ulong dbo, uint has_db, uint N, DW_GEOM)
+{
+    uint c = get_global_id(0);
+    if (c >= C)
+        return;
+    float acc[DW_R * DW_S], b = 0.0f;
+    for (int k = 0; k < DW_R * DW_S; k++)
+        acc[k] = 0.0f;
+    for (uint n = 0; n < N; n++) {
+        size_t plane = (size_t)n * C + c;
+        const __global float *xp = x + xo + plane * (size_t)H * W;
+        const __global float *g = dy + dyo + plane * (size_t)P * Q;
+        for (uint p = 0; p < P; p++)
+            for (uint q = 0; q < Q; q++) {
+                float d = g[(size_t)p * Q + q];
+                int h0 = (int)(p * sh) - (int)pt, w0 = (int)(q * sw) - (int)pl;
+                b += d;
+#pragma unroll
+                for (int r = 0; r < DW_R; r++) {
+                    int h = h0 + r * (int)dh;
+#pragma unroll
+                    for (int s = 0; s < DW_S; s++) {
+                        int u = w0 + s * (int)dw, in = h >= 0 && h < (int)H && u >= 0 && u < (int)W;
+                        float v = xp[(size_t)(in ? h : 0) * W + (size_t)(in ? u : 0)];
+                        acc[r * DW_S + s] = fma(d, in ? v : 0.0f, acc[r * DW_S + s]);
+                    }
+                }
+            }
+    }
+    for (int k = 0; k < DW_R * DW_S; k++)
+        dW[dwo + (size_t)c * (DW_R * DW_S) + k] = acc[k];
+    if (has_db)
+        db[dbo + c] = b;
+}
