@@ -8,7 +8,8 @@
 
 static clg_ctx *ctx;
 static clg_test_rng rng;
-static const size_t sizes[] = {1, 3, 7, 33, 1000};
+/* 4133: CPUs' 16-wide work-items in groups of 64, the last group past the end */
+static const size_t sizes[] = {1, 3, 7, 33, 1000, 4133};
 
 /* Settings of each kind for the tests: leaky's and ELU's alpha; clip's bounds [-1, 2]
  * (ReLU6's are tried in test_nn's networks); a hard sigmoid of slope 0.3 around 0.4. */

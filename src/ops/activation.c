@@ -1,5 +1,6 @@
 /* Elementwise activations and channel bias. */
 #include <math.h>
+#include <stdio.h>
 
 #include "activation_internal.h"
 #include "tensor/tensor_internal.h"
@@ -30,9 +31,14 @@ static clg_status launch(clg_ctx *ctx, const char *fn, const char *kernel,
         st = clg__tensors_same_numel(ctx, fn, t, nt);
     if (st == CLG_OK)
         st = desc_check(ctx, fn, a);
+    /* CPUs: 16 values a work-item, as vectors (POCL kept the per-value form of the functions
+     * with exp scalar); GPUs: a value a work-item, neighbours reading neighbours */
+    int cpu = st == CLG_OK && !clg_ctx_decides_as_gpu(ctx);
+    char name[32];
+    snprintf(name, sizeof name, "%s%s", kernel, cpu ? "16" : "");
     clg__launch l;
     if (st == CLG_OK)
-        st = clg__launch_begin(ctx, "activation", NULL, kernel, &l);
+        st = clg__launch_begin(ctx, "activation", NULL, name, &l);
     if (st != CLG_OK)
         return st;
     size_t n = clg_tensor_numel(t[0]);
@@ -42,7 +48,11 @@ static clg_status launch(clg_ctx *ctx, const char *fn, const char *kernel,
     clg__arg_u32(&l, a->f);
     clg__arg_f32(&l, a->alpha);
     clg__arg_f32(&l, a->beta);
-    return clg__launch_elementwise(&l, n);
+    if (!cpu)
+        return clg__launch_elementwise(&l, n);
+    size_t items = (n + 15) / 16, group = items >= 64 ? 64 : 1; /* past n: nothing to do */
+    size_t global[3] = {(items + group - 1) / group * group, 1, 1}, local[3] = {group, 1, 1};
+    return clg__launch_run(&l, global, local);
 }
 
 clg_status clg_activation_forward_desc(clg_ctx *ctx, const clg_activation_desc *a,
