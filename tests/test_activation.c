@@ -268,6 +268,35 @@ static void products_match_the_reference(void **state)
     clg_tensor_destroy(a), clg_tensor_destroy(g), clg_tensor_destroy(y);
 }
 
+/* A profiled context names the activation kernels as they are (the CPU form's name was once
+ * built on the stack, and profiles showed garbage). */
+static void activation_kernels_are_profiled_by_name(void **state)
+{
+    (void)state;
+    clg_ctx *pc = clg_test_profiled_ctx();
+    float v[40];
+    clg_test_fill_uniform(&rng, v, 40, -2, 2);
+    clg_tensor *tx, *ty; /* not the guarded helpers: their checks run on the fixture's context */
+    CLG_ASSERT_STATUS(clg_tensor_create(pc, (clg_shape){40, 1, 1, 1}, &tx), CLG_OK);
+    CLG_ASSERT_STATUS(clg_tensor_create(pc, (clg_shape){40, 1, 1, 1}, &ty), CLG_OK);
+    CLG_ASSERT_STATUS(clg_tensor_upload(tx, v, 40), CLG_OK);
+    CLG_ASSERT_STATUS(clg_ctx_kernel_times(pc, NULL, 0, NULL, 1), CLG_OK);
+    clg_activation_desc silu = {CLG_ACT_SILU, 0, 0};
+    CLG_ASSERT_STATUS(clg_activation_forward_desc(pc, &silu, tx, ty), CLG_OK);
+    CLG_ASSERT_STATUS(clg_activation_backward_desc(pc, &silu, tx, ty, ty, ty), CLG_OK);
+    clg_kernel_time kt[8];
+    size_t n;
+    CLG_ASSERT_STATUS(clg_ctx_kernel_times(pc, kt, 8, &n, 0), CLG_OK);
+    int gpu = clg_ctx_decides_as_gpu(pc), seen = 0;
+    for (size_t i = 0; i < n && i < 8; i++)
+        seen += !strcmp(kt[i].name, gpu ? "clg_act_fwd" : "clg_act_fwd16") ||
+                !strcmp(kt[i].name, gpu ? "clg_act_bwd" : "clg_act_bwd16");
+    assert_int_equal(seen, 2);
+    clg_tensor_destroy(tx);
+    clg_tensor_destroy(ty);
+    clg_ctx_destroy(pc);
+}
+
 static void fully_connected_case(size_t N, size_t M)
 {
     const size_t K = 33; /* x: N x (3 x 11 x 1), w: M x K */
@@ -388,6 +417,7 @@ int main(void)
         cmocka_unit_test(backward_matches_finite_differences),
         cmocka_unit_test(bad_settings_are_refused),
         cmocka_unit_test(products_match_the_reference),
+        cmocka_unit_test(activation_kernels_are_profiled_by_name),
         cmocka_unit_test(bias_and_fully_connected_match_the_reference),
     };
     clg_test_apply_filters();
