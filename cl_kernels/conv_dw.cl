@@ -207,3 +207,123 @@ __kernel void clg_dw_bwd_weights(__global const float *x, ulong xo, __global con
     if (has_db)
         db[dbo + c] = b;
 }
+
+inline float dw_hsum16(float16 v)
+{
+    float8 a = v.lo + v.hi;
+    float4 b = a.lo + a.hi;
+    float2 c = b.lo + b.hi;
+    return c.x + c.y;
+}
+
+/* CPU form of the weight gradient, strides of 1 or 2 across: a work-item per channel, each
+ * output row's 16-wide vectors of dy times the tap's vector of inputs into one vector sum per
+ * tap (the rest of a row one value at a time), the lanes added in a fixed tree at the end. */
+__kernel void clg_dw_wgrad_rows(__global const float *x, ulong xo, __global const float *dy,
+                                ulong dyo, __global float *dW, ulong dwo, __global float *db,
+                                ulong dbo, uint has_db, uint N, uint C, uint H, uint W, uint P,
+                                uint Q, int pt, int pl, uint dh, uint dw, uint sh, uint sw)
+{
+    uint c = get_global_id(0);
+    if (c >= C)
+        return;
+    float16 acc[DW_R * DW_S], b16 = 0.0f;
+    float rest[DW_R * DW_S], b = 0.0f;
+    for (int k = 0; k < DW_R * DW_S; k++)
+        acc[k] = 0.0f, rest[k] = 0.0f;
+    for (uint n = 0; n < N; n++) {
+        size_t plane = (size_t)n * C + c;
+        const __global float *xp = x + xo + plane * (size_t)H * W;
+        for (uint p = 0; p < P; p++) {
+            const __global float *g = dy + dyo + (plane * P + p) * Q;
+            int h0 = (int)(p * sh) - pt;
+            uint q = 0;
+            for (; q + 16 <= Q; q += 16) {
+                float16 d = vload16(0, g + q);
+                b16 += d;
+#pragma unroll
+                for (int r = 0; r < DW_R; r++) {
+                    int h = h0 + r * (int)dh;
+                    if (h < 0 || h >= (int)H)
+                        continue;
+                    const __global float *xr = xp + (size_t)h * W;
+#pragma unroll
+                    for (int s = 0; s < DW_S; s++)
+                        acc[r * DW_S + s] = fma(d, dw_load16(xr, (int)(q * sw) - pl + s * (int)dw,
+                                                             W, sw), acc[r * DW_S + s]);
+                }
+            }
+            for (; q < Q; q++) {
+                float d = g[q];
+                b += d;
+                for (int r = 0; r < DW_R; r++) {
+                    int h = h0 + r * (int)dh;
+                    if (h < 0 || h >= (int)H)
+                        continue;
+                    for (int s = 0; s < DW_S; s++) {
+                        int u = (int)(q * sw) - pl + s * (int)dw, in = u >= 0 && u < (int)W;
+                        float v = xp[(size_t)h * W + (in ? u : 0)];
+                        rest[r * DW_S + s] = fma(d, in ? v : 0.0f, rest[r * DW_S + s]);
+                    }
+                }
+            }
+        }
+    }
+    for (int k = 0; k < DW_R * DW_S; k++)
+        dW[dwo + (size_t)c * (DW_R * DW_S) + k] = dw_hsum16(acc[k]) + rest[k];
+    if (has_db)
+        db[dbo + c] = dw_hsum16(b16) + b;
+}
+
+/* CPU form of a data gradient with stride 2 across (any down): a work-item per input row
+ * (plane, h); for 16 inputs u at a time, tap s reaches outputs q = (u + pl - s dw) / 2 at
+ * every other lane: 8 values of dy's row spread over the even or the odd lanes. */
+__kernel void clg_dw_bwd_rows2(__global const float *dy, ulong dyo, __global const float *w,
+                               ulong wo, __global float *dx, ulong dxo, uint rows, uint C, uint H,
+                               uint W, uint P, uint Q, int pt, int pl, uint dh, uint dw, uint sh)
+{
+    uint row = get_global_id(0);
+    if (row >= rows)
+        return;
+    uint h = row % H, plane = row / H, c = plane % C;
+    const __global float *g = dy + dyo + (size_t)plane * P * Q;
+    const __global float *wc = w + wo + (size_t)c * (DW_R * DW_S);
+    __global float *xr = dx + dxo + (size_t)row * W;
+    uint u = 0;
+    for (; u + 16 <= W; u += 16) {
+        float16 acc = 0.0f;
+        for (int r = 0; r < DW_R; r++) {
+            int ph = (int)h + pt - r * (int)dh, p = ph >= 0 ? ph / (int)sh : -1;
+            if (ph < 0 || p * (int)sh != ph || p >= (int)P)
+                continue;
+            const __global float *gr = g + (size_t)p * Q;
+#pragma unroll
+            for (int s = 0; s < DW_S; s++) {
+                int t = (int)u + pl - s * (int)dw, odd = t & 1;
+                float8 d = dw_load8(gr, odd ? (t + 1) / 2 : t / 2, Q, 1);
+                float16 v = 0.0f;
+                if (odd)
+                    v.odd = d;
+                else
+                    v.even = d;
+                acc = fma((float16)(wc[r * DW_S + s]), v, acc);
+            }
+        }
+        CLG_STORE16(acc, xr + u);
+    }
+    for (; u < W; u++) {
+        float acc = 0.0f;
+        for (int r = 0; r < DW_R; r++) {
+            int ph = (int)h + pt - r * (int)dh, p = ph >= 0 ? ph / (int)sh : -1;
+            if (ph < 0 || p * (int)sh != ph || p >= (int)P)
+                continue;
+            for (int s = 0; s < DW_S; s++) {
+                int qw = (int)u + pl - s * (int)dw, q = qw >= 0 ? qw / 2 : -1;
+                int in = qw >= 0 && q * 2 == qw && q < (int)Q;
+                float v = g[(size_t)p * Q + (in ? q : 0)];
+                acc = fma(wc[r * DW_S + s], in ? v : 0.0f, acc);
+            }
+        }
+        xr[u] = acc;
+    }
+}

@@ -59,15 +59,71 @@ clg_status clg__conv_depthwise_run(clg_ctx *ctx, const clg__conv_geom *g, clg_co
     return clg__launch_run(&l, global, local);
 }
 
-/* CPU form: the forward pass (strides of 1 or 2 across) and a stride-1 layer's data gradient
- * by rows of 16-wide vectors (the generic kernels' gathers ran MobileNet-v2's 3x3 layers at
- * under 1 GFLOP/s); the rest as the generic form. */
+/* The CPU form's data gradient of a layer with stride 2 across (dy, w -> dx). */
+static clg_status data_rows2(clg_ctx *ctx, const clg__conv_geom *g, const clg_tensor *dy,
+                             const clg_tensor *w, clg_tensor *dx)
+{
+    char opts[48];
+    options(g, opts, sizeof opts);
+    clg__launch l;
+    clg_status st = clg__launch_begin(ctx, "conv_dw", opts, "clg_dw_bwd_rows2", &l);
+    if (st != CLG_OK)
+        return st;
+    clg__arg_tensor(&l, dy);
+    clg__arg_tensor(&l, w);
+    clg__arg_tensor(&l, dx);
+    size_t rows = g->N * g->C * g->H, v[] = {rows, g->C, g->H, g->W, g->P, g->Q};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        clg__arg_u32(&l, v[i]);
+    clg__arg_u32(&l, (uint32_t)(int32_t)g->pt);
+    clg__arg_u32(&l, (uint32_t)(int32_t)g->pl);
+    size_t more[] = {g->dh, g->dw, g->sh};
+    for (size_t i = 0; i < sizeof more / sizeof more[0]; i++)
+        clg__arg_u32(&l, more[i]);
+    size_t global[3] = {rows, 1, 1}, local[3] = {1, 1, 1};
+    return clg__launch_run(&l, global, local);
+}
+
+/* The CPU form's weight gradient (x, dy -> dW, and g->db). */
+static clg_status weight_rows(clg_ctx *ctx, const clg__conv_geom *g, const clg_tensor *x,
+                              const clg_tensor *dy, clg_tensor *dw)
+{
+    char opts[48];
+    options(g, opts, sizeof opts);
+    clg__launch l;
+    clg_status st = clg__launch_begin(ctx, "conv_dw", opts, "clg_dw_wgrad_rows", &l);
+    if (st != CLG_OK)
+        return st;
+    clg__arg_tensor(&l, x);
+    clg__arg_tensor(&l, dy);
+    clg__arg_tensor(&l, dw);
+    clg__arg_tensor(&l, g->db ? g->db : dw); /* not written without a bias */
+    clg__arg_u32(&l, g->db != NULL);
+    size_t v[] = {g->N, g->C, g->H, g->W, g->P, g->Q};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        clg__arg_u32(&l, v[i]);
+    clg__arg_u32(&l, (uint32_t)(int32_t)g->pt);
+    clg__arg_u32(&l, (uint32_t)(int32_t)g->pl);
+    size_t more[] = {g->dh, g->dw, g->sh, g->sw};
+    for (size_t i = 0; i < sizeof more / sizeof more[0]; i++)
+        clg__arg_u32(&l, more[i]);
+    size_t global[3] = {g->C, 1, 1}, local[3] = {1, 1, 1};
+    return clg__launch_run(&l, global, local);
+}
+
+/* CPU form: every pass by rows of 16-wide vectors for strides of 1 or 2 across (a stride-1
+ * data gradient as the flipped filter over dy) (the generic kernels' gathers ran
+ * MobileNet-v2's 3x3 layers at under 1 GFLOP/s); the rest as the generic form. */
 clg_status clg__conv_depthwise_cpu_run(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
                                        const clg_tensor *a, const clg_tensor *b, clg_tensor *out)
 {
     int strided = g->sh != 1 || g->sw != 1;
-    if (pass == CLG_CONV_BWD_WEIGHTS || (pass == CLG_CONV_BWD_DATA && strided) || g->sw > 2)
+    if (pass == CLG_CONV_BWD_DATA && g->sw == 2)
+        return data_rows2(ctx, g, a, b, out);
+    if ((pass == CLG_CONV_BWD_DATA && strided) || g->sw > 2)
         return clg__conv_depthwise_run(ctx, g, pass, a, b, out);
+    if (pass == CLG_CONV_BWD_WEIGHTS)
+        return weight_rows(ctx, g, a, b, out);
     int fwd = pass == CLG_CONV_FWD;
     char opts[48];
     options(g, opts, sizeof opts);
