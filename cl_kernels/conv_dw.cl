@@ -96,36 +96,24 @@ __kernel void clg_dw_rows(__global const float *x, ulong xo, __global const floa
     float b = has_bias ? bias[bo + c] : 0.0f;
     int h0 = (int)(p * sh) - pt;
     uint q = 0;
-    for (; q + 16 <= Q; q += 16) {
-        float16 acc = (float16)(b);
-#pragma unroll
-        for (int r = 0; r < DW_R; r++) {
-            int h = h0 + r * (int)dh;
-            if (h < 0 || h >= (int)H)
-                continue;
-            const __global float *xr = xp + (size_t)h * W;
-#pragma unroll
-            for (int s = 0; s < DW_S; s++)
-                acc = fma((float16)(wr[r * DW_S + s]),
-                          dw_load16(xr, (int)(q * sw) - pl + s * (int)dw, W, sw), acc);
-        }
-        CLG_STORE16(relu ? fmax(acc, 0.0f) : acc, yr + q);
+    /* outputs q .. q + V - 1 as one vector of V (16, then 8) */
+#define DW_ROW_VECTORS(V, LOAD, STORE)                                                        \
+    for (; q + V <= Q; q += V) {                                                              \
+        float##V acc = (float##V)(b);                                                         \
+        _Pragma("unroll") for (int r = 0; r < DW_R; r++) {                                    \
+            int h = h0 + r * (int)dh;                                                         \
+            if (h < 0 || h >= (int)H)                                                         \
+                continue;                                                                     \
+            const __global float *xr = xp + (size_t)h * W;                                    \
+            _Pragma("unroll") for (int s = 0; s < DW_S; s++)                                  \
+                acc = fma((float##V)(wr[r * DW_S + s]),                                       \
+                          LOAD(xr, (int)(q * sw) - pl + s * (int)dw, W, sw), acc);            \
+        }                                                                                     \
+        STORE(relu ? fmax(acc, 0.0f) : acc, yr + q);                                          \
     }
-    for (; q + 8 <= Q; q += 8) {
-        float8 acc = (float8)(b);
-#pragma unroll
-        for (int r = 0; r < DW_R; r++) {
-            int h = h0 + r * (int)dh;
-            if (h < 0 || h >= (int)H)
-                continue;
-            const __global float *xr = xp + (size_t)h * W;
-#pragma unroll
-            for (int s = 0; s < DW_S; s++)
-                acc = fma((float8)(wr[r * DW_S + s]),
-                          dw_load8(xr, (int)(q * sw) - pl + s * (int)dw, W, sw), acc);
-        }
-        vstore8(relu ? fmax(acc, 0.0f) : acc, 0, yr + q);
-    }
+#define DW_STORE8(v, p) vstore8(v, 0, p)
+    DW_ROW_VECTORS(16, dw_load16, CLG_STORE16)
+    DW_ROW_VECTORS(8, dw_load8, DW_STORE8)
     for (; q < Q; q++) {
         float acc = b;
         for (int r = 0; r < DW_R; r++) {
