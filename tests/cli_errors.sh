@@ -38,7 +38,7 @@ expect 2 "^clgrad-train: --results is the CSV of a --sweep" "$t" --results r.csv
 expect 2 "^clgrad-train: --json is --evaluate's report" "$t" --json
 expect 2 "^clgrad-train: --output-network best-validation needs validation data" "$t" --output-network best-validation
 expect 2 "^clgrad-train: --validation-patience needs validation data" "$t" --validation-patience 3
-expect 2 "^clgrad-train: --image-size and --channels are for image folders" "$t" --image-size 28x28
+expect 2 "^clgrad-train: --image-size, --channels and --resize-shorter are for image folders" "$t" --image-size 28x28
 expect 2 "^clgrad-predict: --npy classifies the array's images: give the model alone, not b.png too" "$bin/clgrad-predict" --npy x.npy m.clgm b.png
 # one option parser for every tool (issue 42, item 10): strict numbers with their range, the
 # bad argument named, one-dash long names, options after operands, "--"

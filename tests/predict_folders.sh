@@ -64,4 +64,12 @@ sys.stdout.buffer.write(b'\\x93NUMPY\\x01\\x00' + struct.pack('<H', len(head)) +
 grep -q "a.raw: 2 x " "$p/out6.txt" || fail "--npy --activations: $(cat "$p/out6.txt")"
 "$bin/clgrad-predict" --activations l2 --out "$p/b.raw" --npy "$p/nan.npy" "$work/m.clgm" \
   > /dev/null 2>&1 && fail "--activations of NaN images"
+# --resize-shorter: each image's shorter side to 28 (its own size here), its centre 28x28: the
+# same results as the plain read; 20 is less than the model's input, refused
+"$bin/clgrad-predict" --top 1 --resize-shorter 28 "$work/m.clgm" "$work/folders/test" \
+  > "$p/out7.txt" 2>&1 || fail "--resize-shorter 28: $(tail -2 "$p/out7.txt")"
+cmp -s "$p/out.txt" "$p/out7.txt" || fail "--resize-shorter 28 differs from the plain read"
+"$bin/clgrad-predict" --resize-shorter 20 "$work/m.clgm" "$work/folders/test" > "$p/out8.txt" 2>&1
+[ $? -eq 2 ] || fail "--resize-shorter 20 was not refused"
+grep -q "is less than the model's input 28x28" "$p/out8.txt" || fail "$(cat "$p/out8.txt")"
 echo "predict_folders: every check passed"

@@ -2,6 +2,7 @@
  * subsets and class names, Fashion-MNIST when installed, and images (PNG/BMP/PNM/JPEG in,
  * GIF and oversized or truncated files refused). */
 #include <math.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -596,6 +597,66 @@ static int teardown(void **state)
     return 0;
 }
 
+/* torchvision's ImageNet geometry: the shorter side resized, then the centre cropped. A
+ * 40x30 (landscape) and a 30x40 (portrait) image, shorter side 20: resized to 26x20 (the
+ * longer truncated: 20 * 40 / 30 = 26.7) and 20x26, then their centre 16x12 (landscape:
+ * columns 5.. (round(10 / 2) = 5), rows 4..): the same floats as the resized image read
+ * whole and cropped here. Then an image folder read that way, and the refusals. */
+static void images_resize_shorter_side_then_crop(void **state)
+{
+    (void)state;
+    unsigned char pix[40 * 30 * 3];
+    for (int i = 0; i < 40 * 30 * 3; i++)
+        pix[i] = (unsigned char)((i * 37) % 251);
+    const char *wide = path_of("wide.png"), *tall = path_of("tall.png");
+    assert_true(stbi_write_png(wide, 40, 30, 3, pix, 40 * 3));
+    assert_true(stbi_write_png(tall, 30, 40, 3, pix, 30 * 3));
+    static const struct {
+        int tall;
+        size_t rh, rw, h, w, top, left;
+    } cases[] = {{0, 20, 26, 12, 16, 4, 5}, {1, 26, 20, 16, 13, 5, 4}};
+    for (int k = 0; k < 2; k++) {
+        size_t rh = cases[k].rh, rw = cases[k].rw, h = cases[k].h, w = cases[k].w;
+        const char *path = cases[k].tall ? tall : wide;
+        float *whole = malloc(3 * rh * rw * sizeof *whole), *got = malloc(3 * h * w * sizeof *got);
+        CLG_ASSERT_STATUS(clg_image_read(path, 3, rh, rw, whole), CLG_OK);
+        for (size_t i = 0; i < 3 * h * w; i++)
+            got[i] = NAN;
+        CLG_ASSERT_STATUS(clg_image_read_cropped(path, 3, 20, h, w, got), CLG_OK);
+        for (size_t c = 0; c < 3; c++)
+            for (size_t y = 0; y < h; y++)
+                for (size_t x = 0; x < w; x++)
+                    if (got[(c * h + y) * w + x] !=
+                        whole[(c * rh + cases[k].top + y) * rw + cases[k].left + x])
+                        fail_msg("case %d: channel %zu at %zu,%zu differs", k, c, y, x);
+        free(whole), free(got);
+    }
+    float x[3 * 12 * 16];
+    CLG_ASSERT_STATUS(clg_image_read_cropped(wide, 3, 10, 12, 16, x), CLG_ERR_INVALID_ARG);
+    /* an image folder the same way: each image 12x16 from the shorter side at 20 */
+    char *dir = clg_test_tempdir("cropped"), path[4200];
+    for (int cls = 0; cls < 2; cls++) {
+        snprintf(path, sizeof path, "%s/c%d", dir, cls);
+        assert_int_equal(mkdir(path, 0755), 0);
+        snprintf(path, sizeof path, "%s/c%d/a.png", dir, cls);
+        assert_true(stbi_write_png(path, 40, 30, 3, pix, 40 * 3));
+    }
+    clg_image_folder_options o = clg_image_folder_options_default();
+    o.channels = 3, o.height = 12, o.width = 16, o.resize_shorter = 20;
+    clg_datastore *ds;
+    CLG_ASSERT_STATUS(clg_datastore_open_image_folder(dir, &o, &ds), CLG_OK);
+    float y[3 * 12 * 16];
+    size_t first = 0;
+    CLG_ASSERT_STATUS(clg_datastore_read(ds, &first, 1, y, NULL), CLG_OK);
+    CLG_ASSERT_STATUS(clg_image_read_cropped(wide, 3, 20, 12, 16, x), CLG_OK);
+    assert_memory_equal(x, y, sizeof x);
+    clg_datastore_destroy(ds);
+    o.resize_shorter = 10; /* less than the crop */
+    CLG_ASSERT_STATUS(clg_datastore_open_image_folder(dir, &o, &ds), CLG_ERR_INVALID_ARG);
+    clg_test_rmtree(dir);
+    free(dir);
+}
+
 /* Channel statistics over a whole store against a two-pass double reference: values offset
  * by 1000 (where a sum of squares less a squared sum would lose every digit), 3 channels, a
  * sample count that is not a multiple of the chunks read; a constant channel gets std 1. */
@@ -648,6 +709,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(augmentation_geometry),
         cmocka_unit_test(classes_matched_by_name),
         cmocka_unit_test(channel_statistics),
+        cmocka_unit_test(images_resize_shorter_side_then_crop),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -23,6 +23,7 @@ typedef struct settings {
     size_t k;
     const char *filter, *layer, *out, *npy;
     int json;
+    size_t shorter; /* --resize-shorter: torchvision's Resize(S) + CenterCrop, or 0 */
 } settings;
 
 static const opt_def defs[] = {
@@ -41,6 +42,10 @@ static const opt_def defs[] = {
              "then N*C*H*W little-endian float32"},
     {OPT_TEXT, "out", offsetof(settings, out), 0, 0, .value = "FILE",
      .help = "with --activations: the file"},
+    {OPT_SIZE, "resize-shorter", offsetof(settings, shorter), 1, 16384, .value = "S",
+     .help = "resize each image's shorter side to S, then take the centre at the model's\n"
+             "input size (torchvision's Resize(256) + CenterCrop(224) for ImageNet models);\n"
+             "default: the whole image resized to the input size"},
 };
 
 static const opt_tool tool = {
@@ -126,14 +131,15 @@ static int write_layer(clg_net *net, clg_ctx *ctx, const char *layer, const char
 
 /* --activations: every image read, the layer's outputs written. 0 ok, 1 failure. */
 static int activations(clg_net *net, clg_ctx *ctx, const char *layer, const char *out,
-                       char **images, size_t n)
+                       char **images, size_t n, size_t shorter)
 {
     clg_shape in = clg_net_input_shape(net);
     size_t per = clg_shape_numel(in);
     float *x = malloc(n * per * sizeof *x);
     clg_status st = x ? CLG_OK : CLG_ERR_OUT_OF_HOST_MEMORY;
     for (size_t i = 0; i < n && st == CLG_OK; i++)
-        if ((st = clg_image_read(images[i], in.c, in.h, in.w, x + i * per)) != CLG_OK)
+        if ((st = clg_image_read_cropped(images[i], in.c, shorter, in.h, in.w, x + i * per)) !=
+            CLG_OK)
             fprintf(stderr, "clgrad-predict: %s: %s\n", images[i], tool_message(st, clg_last_error()));
     if (st == CLG_ERR_OUT_OF_HOST_MEMORY)
         fprintf(stderr, "clgrad-predict: out of host memory\n");
@@ -384,7 +390,8 @@ static int classify_npy(clg_net *net, clg_ctx *ctx, const char *path, size_t k, 
 
 /* Classifies every item, CHUNK at a time; unreadable images are reported and left out.
  * Returns the exit status. */
-static int classify_all(clg_net *net, clg_ctx *ctx, const items *l, size_t k, int json)
+static int classify_all(clg_net *net, clg_ctx *ctx, const items *l, size_t k, int json,
+                        size_t shorter)
 {
     clg_shape in = clg_net_input_shape(net);
     size_t classes = clg_net_class_count(net), per = clg_shape_numel(in);
@@ -401,7 +408,8 @@ static int classify_all(clg_net *net, clg_ctx *ctx, const items *l, size_t k, in
     for (size_t first = 0; rc == 0 && first < l->n; first += CHUNK) {
         size_t m = 0, end = first + CHUNK < l->n ? first + CHUNK : l->n;
         for (size_t i = first; i < end; i++) {
-            clg_status st = clg_image_read(l->v[i].path, in.c, in.h, in.w, images + m * per);
+            clg_status st = clg_image_read_cropped(l->v[i].path, in.c, shorter, in.h, in.w,
+                                                   images + m * per);
             if (st != CLG_OK) {
                 fflush(stdout);
                 fprintf(stderr, "clgrad-predict: %s: %s\n", l->v[i].path,
@@ -496,6 +504,14 @@ static int predict(const settings *set, char **ops, size_t nops)
         clg_ctx_destroy(ctx);
         return 1;
     }
+    clg_shape in = clg_net_input_shape(net);
+    if (set->shorter && (set->shorter < in.h || set->shorter < in.w)) {
+        fprintf(stderr, "clgrad-predict: --resize-shorter %zu is less than the model's input "
+                "%zux%zu: the crop must fit\n", set->shorter, in.h, in.w);
+        clg_net_destroy(net);
+        clg_ctx_destroy(ctx);
+        return 2;
+    }
     if (npy) {
         float *x = NULL;
         size_t d[4];
@@ -516,10 +532,10 @@ static int predict(const settings *set, char **ops, size_t nops)
         char **paths = malloc(l.n * sizeof *paths);
         for (size_t j = 0; paths && j < l.n; j++)
             paths[j] = l.v[j].path;
-        rc = paths ? activations(net, ctx, layer, out, paths, l.n) : 1;
+        rc = paths ? activations(net, ctx, layer, out, paths, l.n, set->shorter) : 1;
         free(paths);
     } else if (rc == 0) {
-        rc = classify_all(net, ctx, &l, k, json);
+        rc = classify_all(net, ctx, &l, k, json, set->shorter);
     }
     for (size_t j = 0; j < l.n; j++)
         free(l.v[j].path);
@@ -532,7 +548,7 @@ static int predict(const settings *set, char **ops, size_t nops)
 int main(int argc, char **argv)
 {
     pocl_pin_threads(1); /* before the first OpenCL call: see pocl_pin.h */
-    settings set = {3, NULL, NULL, NULL, NULL, 0};
+    settings set = {3, NULL, NULL, NULL, NULL, 0, 0};
     size_t nops = 0;
     int rc = opts_parse(&tool, argc, argv, &set, &nops);
     char **ops = argv + 1;

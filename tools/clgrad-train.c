@@ -306,8 +306,8 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
     char folder[4096];
     if (c.image_options && !data_folder(&c, "test", folder, sizeof folder) &&
         !data_folder(&c, "train", folder, sizeof folder)) {
-        fprintf(stderr, "clgrad-train: --image-size and --channels are for image folders; %s "
-                "holds IDX files, whose images have their own size\n", c.data);
+        fprintf(stderr, "clgrad-train: --image-size, --channels and --resize-shorter are for "
+                "image folders; %s holds IDX files, whose images have their own size\n", c.data);
         rc = 2;
         goto done;
     }

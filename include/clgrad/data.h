@@ -96,6 +96,8 @@ typedef struct clg_image_folder_options {
     size_t channels;          /* 1 (gray) or 3 (RGB) */
     size_t height, width;     /* every image is resized to this; 0 0: the first image's size */
     clg_bad_files bad_files;
+    size_t resize_shorter;    /* > 0: the shorter side resized to this, then the centre
+                                 height x width (clg_image_read_cropped); 0: resized whole */
 } clg_image_folder_options;
 
 /** Gray, the first image's size, bad files fail. */
@@ -226,6 +228,12 @@ CLG_API clg_status clg_datastore_channel_stats(clg_datastore *ds, float *mean, f
  *  @return CLG_OK; CLG_ERR_IO (unreadable); CLG_ERR_CORRUPT (empty, truncated, unsupported or
  *          oversized image, with the reason); CLG_ERR_INVALID_ARG. */
 CLG_API clg_status clg_image_read(const char *path, size_t c, size_t h, size_t w, float *out);
+
+/** The same, resized the way torchvision's ImageNet preprocessing does: the shorter side to
+ *  `shorter` pixels (the longer in proportion, truncated), then the centre h x w (Resize(256)
+ *  then CenterCrop(224)); shorter 0 is clg_image_read. shorter >= h and w. */
+CLG_API clg_status clg_image_read_cropped(const char *path, size_t c, size_t shorter, size_t h,
+                                          size_t w, float *out);
 
 /** Mini-batches read ahead by worker threads (DispatchInBackground): the workers decode and
  *  augment into a bounded queue while the caller computes, and clg_batch_reader_next hands the

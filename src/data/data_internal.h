@@ -74,9 +74,10 @@ clg_status clg__idx_parse(const unsigned char *buf, size_t len, int want_images,
 #define CLG_IMAGE_MAX_FILE (256 << 20)
 
 /* Decodes a PNG/JPEG/BMP/PNM in memory into c x h x w floats in [0, 1] (gray or RGB, resized
- * when its size differs); CLG_ERR_CORRUPT with the reason in msg. */
-clg_status clg__image_decode(const unsigned char *data, size_t len, size_t c, size_t h, size_t w,
-                             float *out, char *msg, size_t msg_cap);
+ * when its size differs; with shorter > 0, resized so that its shorter side is that, then its
+ * centre h x w); CLG_ERR_CORRUPT with the reason in msg. */
+clg_status clg__image_decode(const unsigned char *data, size_t len, size_t c, size_t shorter,
+                             size_t h, size_t w, float *out, char *msg, size_t msg_cap);
 
 /* Height and width of an image file, with the same checks as decoding (thread-local error). */
 clg_status clg__image_size(const char *path, size_t *h, size_t *w);

@@ -151,7 +151,9 @@ static clg_status folder_read(clg_datastore *ds, size_t index, float *image, int
         size_t k = (index + tries) % s->n; /* skip: the next decodable sample stands in */
         if (s->bad && atomic_load(&s->bad[k]))
             continue; /* known bad: not decoded again */
-        clg_status st = image ? clg_image_read(s->paths[k], o->channels, o->height, o->width, image)
+        clg_status st = image ? clg_image_read_cropped(s->paths[k], o->channels,
+                                                       o->resize_shorter, o->height, o->width,
+                                                       image)
                               : CLG_OK;
         if (st == CLG_OK) {
             *label = s->labels[k];
@@ -186,7 +188,7 @@ static const clg__datastore_ops folder_ops = {folder_read, folder_destroy, folde
 
 clg_image_folder_options clg_image_folder_options_default(void)
 {
-    clg_image_folder_options o = {sizeof o, 1, 0, 0, CLG_BAD_FILES_FAIL};
+    clg_image_folder_options o = {sizeof o, 1, 0, 0, CLG_BAD_FILES_FAIL, 0};
     return o;
 }
 
@@ -201,10 +203,13 @@ clg_status clg_datastore_open_image_folder(const char *dir, const clg_image_fold
     o = &def;
     if (!dir || !out || (o->channels != 1 && o->channels != 3) || (!o->height != !o->width) ||
         o->height > CLG_IMAGE_MAX_SIDE || o->width > CLG_IMAGE_MAX_SIDE ||
-        (o->bad_files != CLG_BAD_FILES_FAIL && o->bad_files != CLG_BAD_FILES_SKIP))
+        (o->bad_files != CLG_BAD_FILES_FAIL && o->bad_files != CLG_BAD_FILES_SKIP) ||
+        (o->resize_shorter && (!o->height || o->resize_shorter < o->height ||
+                               o->resize_shorter < o->width)))
         return clg__datastore_fail(NULL, CLG_ERR_INVALID_ARG, "clg_datastore_open_image_folder: dir and "
                                    "out must not be NULL; channels 1 or 3; height and width both "
-                                   "0 or both 1..%d; bad_files fail or skip", CLG_IMAGE_MAX_SIDE);
+                                   "0 or both 1..%d; bad_files fail or skip; resize_shorter 0 or "
+                                   "at least the height and width given", CLG_IMAGE_MAX_SIDE);
     size_t nclass_entries;
     int ok;
     char **entries = list_dir(dir, &nclass_entries, &ok);

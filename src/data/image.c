@@ -178,8 +178,16 @@ static clg_status probe(const unsigned char *data, size_t len, int *iw, int *ih,
     return CLG_OK;
 }
 
-clg_status clg__image_decode(const unsigned char *data, size_t len, size_t c, size_t h, size_t w,
-                             float *out, char *msg, size_t msg_cap)
+/* torchvision's centre crop offset: round((size - crop) / 2) as Python rounds (half to
+ * even). */
+static size_t crop_at(size_t size, size_t crop)
+{
+    size_t d = size - crop, half = d / 2;
+    return d % 2 && half % 2 ? half + 1 : half;
+}
+
+clg_status clg__image_decode(const unsigned char *data, size_t len, size_t c, size_t shorter,
+                             size_t h, size_t w, float *out, char *msg, size_t msg_cap)
 {
     int iw, ih, ic;
     clg_status st = probe(data, len, &iw, &ih, &ic, msg, msg_cap);
@@ -197,19 +205,37 @@ clg_status clg__image_decode(const unsigned char *data, size_t len, size_t c, si
         snprintf(msg, msg_cap, "cannot decode: %s", clg__stbi_failure_reason());
         return CLG_ERR_CORRUPT;
     }
+    /* the size resized to: h x w, or (shorter) the shorter side to `shorter`, the longer as
+     * torchvision's Resize (truncated), cropped at the centre after */
+    size_t rh = h, rw = w;
+    if (shorter) {
+        int tall = ih > iw;
+        size_t lo = (size_t)(tall ? iw : ih), hi = (size_t)(tall ? ih : iw);
+        size_t longer = (size_t)((double)shorter * (double)hi / (double)lo);
+        rh = tall ? longer : shorter, rw = tall ? shorter : longer;
+        if (rh < h || rw < w || rh > CLG_IMAGE_MAX_SIDE || rw > CLG_IMAGE_MAX_SIDE) {
+            free(pix);
+            snprintf(msg, msg_cap, "%dx%d resized to %zux%zu (shorter side %zu) is not at least "
+                     "the %zux%zu crop", iw, ih, rw, rh, shorter, w, h);
+            return CLG_ERR_CORRUPT;
+        }
+    }
     unsigned char *sized = pix;
-    if ((size_t)iw != w || (size_t)ih != h) {
-        sized = clg__malloc(w * h * (size_t)want);
-        if (!sized || !clg__stbir_resize(pix, iw, ih, 0, sized, (int)w, (int)h, 0, want)) {
+    if ((size_t)iw != rw || (size_t)ih != rh) {
+        sized = clg__malloc(rw * rh * (size_t)want);
+        if (!sized || !clg__stbir_resize(pix, iw, ih, 0, sized, (int)rw, (int)rh, 0, want)) {
             free(sized);
             free(pix);
-            snprintf(msg, msg_cap, "out of host memory resizing %dx%d to %zux%zu", iw, ih, w, h);
+            snprintf(msg, msg_cap, "out of host memory resizing %dx%d to %zux%zu", iw, ih, rw, rh);
             return CLG_ERR_OUT_OF_HOST_MEMORY;
         }
     }
+    size_t top = crop_at(rh, h), left = crop_at(rw, w);
     for (size_t ch = 0; ch < c; ch++) /* interleaved HWC bytes to planar CHW floats */
-        for (size_t i = 0; i < h * w; i++)
-            out[ch * h * w + i] = (float)sized[i * (size_t)want + ch] * (1.0f / 255.0f);
+        for (size_t y = 0; y < h; y++)
+            for (size_t x = 0; x < w; x++)
+                out[(ch * h + y) * w + x] =
+                    (float)sized[((top + y) * rw + left + x) * (size_t)want + ch] * (1.0f / 255.0f);
     if (sized != pix)
         free(sized);
     free(pix);
@@ -262,16 +288,23 @@ static clg_status read_file(const char *path, unsigned char **out, size_t *out_l
 
 clg_status clg_image_read(const char *path, size_t c, size_t h, size_t w, float *out)
 {
+    return clg_image_read_cropped(path, c, 0, h, w, out);
+}
+
+clg_status clg_image_read_cropped(const char *path, size_t c, size_t shorter, size_t h, size_t w,
+                                  float *out)
+{
     if (!path || !out || (c != 1 && c != 3) || !h || !w || h > CLG_IMAGE_MAX_SIDE ||
-        w > CLG_IMAGE_MAX_SIDE)
+        w > CLG_IMAGE_MAX_SIDE || (shorter && (shorter < h || shorter < w)))
         return clg__datastore_fail(NULL, CLG_ERR_INVALID_ARG, "clg_image_read: path and out must "
-                                   "not be NULL, channels 1 or 3, sizes 1..%d", CLG_IMAGE_MAX_SIDE);
+                                   "not be NULL, channels 1 or 3, sizes 1..%d (a shorter side "
+                                   "at least the crop's)", CLG_IMAGE_MAX_SIDE);
     unsigned char *data;
     size_t len;
     clg_status st = read_file(path, &data, &len);
     if (st == CLG_OK) {
         char msg[256];
-        st = clg__image_decode(data, len, c, h, w, out, msg, sizeof msg);
+        st = clg__image_decode(data, len, c, shorter, h, w, out, msg, sizeof msg);
         if (st != CLG_OK)
             clg__datastore_fail(NULL, st, "image %s: %s", path, msg);
     }

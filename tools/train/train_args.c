@@ -36,6 +36,11 @@ static const char *channels(void *s, const char *v)
     return NULL;
 }
 
+static void image_option(void *s)
+{
+    ((cli *)s)->image_options = 1;
+}
+
 static void augmenting(void *s)
 {
     ((cli *)s)->augmenting = 1;
@@ -150,6 +155,10 @@ static const opt_def defs[] = {
      .help = "image folders: the size images are read at (default: the first image's)"},
     {OPT_CALL, "channels", 0, ANY, .value = "1|3", .parse = channels,
      .help = "image folders: gray or RGB (default 1)"},
+    {OPT_SIZE, "resize-shorter", AT(images.resize_shorter), 1, 16384, .value = "S",
+     .then = image_option, .help = "image folders: resize each image's shorter side to S, then\n"
+                                  "take the centre at --image-size (torchvision's Resize +\n"
+                                  "CenterCrop); default: the whole image resized"},
     {OPT_CHOICE, "bad-files", AT(images.bad_files), ANY, "fail|skip", bad_files,
      .help = "image folders: stop at an undecodable file, or skip it"},
     {OPT_CHOICE, "normalize", AT(normalize), ANY, "none|zerocenter|zscore", normalizations,
