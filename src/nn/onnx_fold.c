@@ -121,7 +121,7 @@ clg_status clg__oi_fold(importer *im, const Onnx__NodeProto *node, int *done)
 {
     static const char *const ops[] = {"Shape", "Gather", "Unsqueeze", "Squeeze", "Concat", "Cast",
                                       "Add", "Sub", "Mul", "Div"};
-    const char *op = node->op_type;
+    const char *op = node->op_type ? node->op_type : "";
     int known = 0;
     for (size_t i = 0; i < sizeof ops / sizeof ops[0] && !known; i++)
         known = !strcmp(op, ops[i]);
