@@ -710,6 +710,66 @@ static void shape_arithmetic_is_folded(void **state)
     clg_net_destroy(net);
 }
 
+/* Split along the channels: the two Slices clgrad exports for "slice 0:3" and "slice 3:6"
+ * replaced by one Split node, with num_outputs (opset 18) and with its sizes as an input
+ * (opset 13): the same layers and predictions. */
+static void split_forms_import(void **state)
+{
+    (void)state;
+    clg_net *net;
+    CLG_ASSERT_STATUS(clg_net_parse(ctx, "input 5x5x2\nconv 3x3x6 pad=1 name=c\nslice 0:3 name=a\n"
+                                         "slice 3:6 from=c name=b\nconv 1x1x3\nadd a\nfc 3\n"
+                                         "softmax\n", &net), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_init(net, 11), CLG_OK);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/split.onnx", dir);
+    CLG_ASSERT_STATUS(clg_net_export_onnx(net, path), CLG_OK);
+    Onnx__ModelProto *m;
+    CLG_ASSERT_STATUS(clg__onnx_read(ctx, path, &m), CLG_OK);
+    Onnx__GraphProto *g = m->graph;
+    size_t first = 0, nn = g->n_node;
+    Onnx__NodeProto *sa = node_named(m, "Slice", &first), *sb = g->node[first + 1];
+    assert_string_equal(sb->op_type, "Slice");
+    char *outs[2] = {sa->output[0], sb->output[0]}, *ins[2] = {sa->input[0], "split.sizes"};
+    Onnx__AttributeProto axis = ONNX__ATTRIBUTE_PROTO__INIT, parts = ONNX__ATTRIBUTE_PROTO__INIT;
+    axis.name = "axis", axis.has_type = 1, axis.type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+    axis.has_i = 1, axis.i = 1;
+    parts.name = "num_outputs", parts.has_type = 1;
+    parts.type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT, parts.has_i = 1, parts.i = 2;
+    Onnx__AttributeProto *attrs[2] = {&axis, &parts};
+    Onnx__NodeProto split = ONNX__NODE_PROTO__INIT;
+    split.op_type = "Split", split.input = ins, split.n_input = 1, split.output = outs;
+    split.n_output = 2, split.attribute = attrs, split.n_attribute = 2;
+    Onnx__NodeProto **nodes = g->node, **fewer = malloc(nn * sizeof *fewer);
+    memcpy(fewer, nodes, first * sizeof *fewer);
+    fewer[first] = &split;
+    memcpy(fewer + first + 1, nodes + first + 2, (nn - first - 2) * sizeof *fewer);
+    g->node = fewer, g->n_node = nn - 1;
+    m->opset_import[0]->version = 18;
+    enum { N = 2 };
+    float x[N * 50];
+    clg_test_fill_uniform(&rng, x, N * 50, -1, 1);
+    imports_as(m, net, "slice 0:3 name=a\nslice 3:6 name=b from=c\n", x, N);
+    /* opset 13: the sizes an int64 input */
+    int64_t sizes[2] = {3, 3}, two = 2;
+    Onnx__TensorProto st = ONNX__TENSOR_PROTO__INIT;
+    st.name = "split.sizes", st.has_data_type = 1, st.data_type = 7, st.dims = &two, st.n_dims = 1;
+    st.int64_data = sizes, st.n_int64_data = 2;
+    size_t ni = g->n_initializer;
+    Onnx__TensorProto **inits = g->initializer, **more = malloc((ni + 1) * sizeof *more);
+    memcpy(more, inits, ni * sizeof *more);
+    more[ni] = &st;
+    g->initializer = more, g->n_initializer = ni + 1;
+    split.n_input = 2, split.n_attribute = 1;
+    m->opset_import[0]->version = 13;
+    imports_as(m, net, "slice 0:3 name=a\nslice 3:6 name=b from=c\n", x, N);
+    g->initializer = inits, g->n_initializer = ni;
+    g->node = nodes, g->n_node = nn;
+    free(fewer), free(more);
+    onnx__model_proto__free_unpacked(m, NULL);
+    clg_net_destroy(net);
+}
+
 /* Weights in an external file beside the model, as torch.onnx.export writes them: read at
  * their offset, the same predictions; a location outside the model's folder, an offset or
  * length past the file's end, a length other than the shape's, a missing file: refused,
@@ -814,6 +874,7 @@ int main(void)
         cmocka_unit_test(external_data_is_read),
         cmocka_unit_test(long_concats_import_in_parts),
         cmocka_unit_test(shape_arithmetic_is_folded),
+        cmocka_unit_test(split_forms_import),
         cmocka_unit_test(fine_tuning_an_imported_model),
         cmocka_unit_test(same_padding_with_strides),
     };
