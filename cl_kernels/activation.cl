@@ -122,42 +122,25 @@ __kernel void clg_act_bwd16(__global const float *x, ulong x_off, __global const
         return;
     }
     for (; i < n; i++)
-        dx[dx_off + i] = dy[dy_off + i] * clg_act_grad(act, alpha, beta, x[x_off + i], y[y_off + i]);
+        dx[dx_off + i] =
+            dy[dy_off + i] * clg_act_grad(act, alpha, beta, x[x_off + i], y[y_off + i]);
 }
 
-/* Each function a loop of its own, its number a constant there (clg_act folds to its one
- * case): a switch on the function in every element's code left POCL's loops scalar (clip at
- * about 2 GB/s, SiLU at 0.2 G values/s). */
-#define CLG_ACT_CASES(LOOP)                                                                   \
-    switch (act) {                                                                            \
-    case 0: LOOP(0); break;                                                                   \
-    case 1: LOOP(1); break;                                                                   \
-    case 2: LOOP(2); break;                                                                   \
-    case 3: LOOP(3); break;                                                                   \
-    case 4: LOOP(4); break;                                                                   \
-    case 5: LOOP(5); break;                                                                   \
-    case 6: LOOP(6); break;                                                                   \
-    case 7: LOOP(7); break;                                                                   \
-    default: LOOP(8); break;                                                                  \
-    }
-
+/* GPUs: a value a work-item, neighbours reading neighbours (CPUs take the 16-wide form). */
 __kernel void clg_act_fwd(__global const float *x, ulong x_off, __global float *y, ulong y_off,
                           ulong n, uint act, float alpha, float beta)
 {
-#define ACT_FWD(k) CLG_FOR_EACH(i, n) y[y_off + i] = clg_act(k, alpha, beta, x[x_off + i])
-    CLG_ACT_CASES(ACT_FWD)
-#undef ACT_FWD
+    CLG_FOR_EACH(i, n)
+        y[y_off + i] = clg_act(act, alpha, beta, x[x_off + i]);
 }
 
 __kernel void clg_act_bwd(__global const float *x, ulong x_off, __global const float *y,
                           ulong y_off, __global const float *dy, ulong dy_off, __global float *dx,
                           ulong dx_off, ulong n, uint act, float alpha, float beta)
 {
-#define ACT_BWD(k)                                                                            \
-    CLG_FOR_EACH(i, n)                                                                        \
-        dx[dx_off + i] = dy[dy_off + i] * clg_act_grad(k, alpha, beta, x[x_off + i], y[y_off + i])
-    CLG_ACT_CASES(ACT_BWD)
-#undef ACT_BWD
+    CLG_FOR_EACH(i, n)
+        dx[dx_off + i] =
+            dy[dy_off + i] * clg_act_grad(act, alpha, beta, x[x_off + i], y[y_off + i]);
 }
 
 /* y = a * b, b of a's size (hw 1) or one value per plane of hw values of a (a gate). */
@@ -182,10 +165,7 @@ __kernel void clg_mul_plane_grad(__global const float *dy, ulong dy_off, __globa
     uint i = 0;
     for (; i + 16 <= hw; i += 16)
         acc = fma(vload16(0, g + i), vload16(0, x + i), acc);
-    float8 a8 = acc.lo + acc.hi;
-    float4 a4 = a8.lo + a8.hi;
-    float2 a2 = a4.lo + a4.hi;
-    float sum = a2.x + a2.y;
+    float sum = clg_hsum16(acc);
     for (; i < hw; i++)
         sum = fma(g[i], x[i], sum);
     db[db_off + p] = sum;
@@ -259,10 +239,7 @@ __kernel void clg_bias_grad(__global const float *dy, ulong dy_off, uint N, uint
         uint i = 0;
         for (; i + 16 <= PQ; i += 16)
             acc += vload16(0, row + i);
-        float8 a8 = acc.lo + acc.hi;
-        float4 a4 = a8.lo + a8.hi;
-        float2 a2 = a4.lo + a4.hi;
-        float part = a2.x + a2.y;
+        float part = clg_hsum16(acc);
         for (; i < PQ; i++)
             part += row[i];
         sum += part;

@@ -34,14 +34,6 @@ inline float16 bn_grad16(__global const float *dy, __global const float *y, size
     return masked ? select((float16)(0.0f), d, isgreater(vload16(0, y + i), (float16)(0.0f))) : d;
 }
 
-inline float bn_hsum(float16 v)
-{
-    float8 a = v.lo + v.hi;
-    float4 b = a.lo + a.hi;
-    float2 c = b.lo + b.hi;
-    return c.x + c.y;
-}
-
 /* Channel c's mean and 1 / sqrt(var + eps) from the sum of squared deviations sq, stored
  * with the running statistics' update (unbiased variance). */
 inline void bn_stats_store(uint c, float mu, float sq, float M, float eps, float momentum,
@@ -108,7 +100,7 @@ inline float bn_plane_sum(const __global float *p, uint HW, float mu, const int 
         float d = p[i] - mu;
         t = squares ? fma(d, d, t) : t + d;
     }
-    return bn_hsum(a + b) + t;
+    return clg_hsum16(a + b) + t;
 }
 
 /* CPU form: a work-item per channel runs through its N planes: each plane's sum from memory,
@@ -242,8 +234,8 @@ inline void bn_bwd_reduce_planes(BN_BWD_REDUCE_ARGS, const int masked)
             pb += g;
             pg = fma(g, x[x_off + base + i] - mu, pg);
         }
-        pb += bn_hsum(vb);
-        pg += bn_hsum(vg);
+        pb += clg_hsum16(vb);
+        pg += clg_hsum16(vg);
     }
     dgamma[dg_off + c] = pg * is;
     dbeta[db_off + c] = pb;

@@ -42,6 +42,16 @@ float clg_channel_share(const __global float *x, uint N, uint C, uint HW, uint c
     return part;
 }
 
+/* The sum of a vector's 16 lanes as a tree in a fixed order (halves added, then their halves):
+ * the end of every CPU reduction that keeps 16 running sums. */
+inline float clg_hsum16(float16 v)
+{
+    float8 a = v.lo + v.hi;
+    float4 b = a.lo + a.hi;
+    float2 c = b.lo + b.hi;
+    return c.x + c.y;
+}
+
 /* Software prefetch where the compiler targets x86 (POCL's CPU device): elsewhere (GPUs,
  * oclgrind's SPIR) nothing. rw: 0 read, 1 write. */
 #if defined(__x86_64__) && defined(__has_builtin)

@@ -1,9 +1,10 @@
 /* Depthwise convolution (MobileNet's, ShuffleNet's, EfficientNet's: one filter per channel,
  * groups = channels in = channels out) with DW_R x DW_S taps known at build time, so the tap
- * loops unroll: the forward pass and the data gradient hold no loop of their own and POCL
- * vectorises them across work-items (a work-item per output, or input, value); the weight
- * gradient sums a channel's taps and bias in registers, one work-item a channel, in a fixed
- * order. Taps outside the input read nothing (the index is clamped, the value selected 0). */
+ * loops unroll. Two forms (src/ops/conv/depthwise.c picks): the generic one (GPUs, and
+ * strides past 2 across) a work-item per output or input value, the weight gradient a
+ * work-item per channel; the CPU form a work-item per row, 16 and 8 values at a time as
+ * vectors. Taps outside the input read nothing (the index is clamped, the value selected 0),
+ * and the weight gradient sums in a fixed order. */
 #ifndef DW_R
 #define DW_R 3
 #endif
@@ -13,6 +14,22 @@
 
 #define DW_GEOM                                                                               \
     uint C, uint H, uint W, uint P, uint Q, uint sh, uint sw, uint pt, uint pl, uint dh, uint dw
+
+/* Row xr's value at column u, 0 outside [0, W). */
+inline float dw_at(const __global float *xr, int u, uint W)
+{
+    int in = u >= 0 && u < (int)W;
+    float v = xr[in ? u : 0];
+    return in ? v : 0.0f;
+}
+
+/* The output (or input) index `at` / stride when it is a whole one in [0, n), else -1: which
+ * output a tap of the data gradient reaches. */
+inline int dw_source(int at, uint stride, uint n)
+{
+    int k = at >= 0 ? at / (int)stride : -1;
+    return at >= 0 && k * (int)stride == at && k < (int)n ? k : -1;
+}
 
 /* y[n][c][p][q] = bias[c] + sum over taps of w[c][r][s] x[n][c][p sh - pt + r dh][q sw - pl +
  * s dw], then max(y, 0) with relu. */
@@ -49,11 +66,8 @@ inline float16 dw_load16(const __global float *xr, int u, uint W, uint sw)
     if (sw == 2 && u >= 0 && u + 32 <= (int)W)
         return (float16)(vload16(0, xr + u).even, vload16(1, xr + u).even);
     float v[16];
-    for (int k = 0; k < 16; k++) {
-        int at = u + k * (int)sw, in = at >= 0 && at < (int)W;
-        v[k] = xr[in ? at : 0];
-        v[k] = in ? v[k] : 0.0f;
-    }
+    for (int k = 0; k < 16; k++)
+        v[k] = dw_at(xr, u + k * (int)sw, W);
     return vload16(0, v);
 }
 
@@ -65,11 +79,8 @@ inline float8 dw_load8(const __global float *xr, int u, uint W, uint sw)
     if (sw == 2 && u >= 0 && u + 16 <= (int)W)
         return vload16(0, xr + u).even;
     float v[8];
-    for (int k = 0; k < 8; k++) {
-        int at = u + k * (int)sw, in = at >= 0 && at < (int)W;
-        v[k] = xr[in ? at : 0];
-        v[k] = in ? v[k] : 0.0f;
-    }
+    for (int k = 0; k < 8; k++)
+        v[k] = dw_at(xr, u + k * (int)sw, W);
     return vload8(0, v);
 }
 
@@ -120,11 +131,9 @@ __kernel void clg_dw_rows(__global const float *x, ulong xo, __global const floa
             int h = h0 + r * (int)dh;
             if (h < 0 || h >= (int)H)
                 continue;
-            for (int s = 0; s < DW_S; s++) {
-                int u = (int)(q * sw) - pl + s * (int)dw, in = u >= 0 && u < (int)W;
-                float v = xp[(size_t)h * W + (in ? u : 0)];
-                acc = fma(wr[r * DW_S + s], in ? v : 0.0f, acc);
-            }
+            const __global float *xr = xp + (size_t)h * W;
+            for (int s = 0; s < DW_S; s++)
+                acc = fma(wr[r * DW_S + s], dw_at(xr, (int)(q * sw) - pl + s * (int)dw, W), acc);
         }
         yr[q] = relu ? fmax(acc, 0.0f) : acc;
     }
@@ -143,12 +152,10 @@ __kernel void clg_dw_bwd_data(__global const float *dy, ulong dyo, __global cons
         float acc = 0.0f;
 #pragma unroll
         for (int r = 0; r < DW_R; r++) {
-            int ph = (int)h + (int)pt - r * (int)dh, p = ph >= 0 ? ph / (int)sh : -1;
-            int row = ph >= 0 && p * (int)sh == ph && p < (int)P;
+            int p = dw_source((int)h + (int)pt - r * (int)dh, sh, P);
 #pragma unroll
             for (int s = 0; s < DW_S; s++) {
-                int qw = (int)u + (int)pl - s * (int)dw, q = qw >= 0 ? qw / (int)sw : -1;
-                int in = row && qw >= 0 && q * (int)sw == qw && q < (int)Q;
+                int q = dw_source((int)u + (int)pl - s * (int)dw, sw, Q), in = p >= 0 && q >= 0;
                 float v = g[(size_t)(in ? p : 0) * Q + (size_t)(in ? q : 0)];
                 acc = fma(wc[r * DW_S + s], in ? v : 0.0f, acc);
             }
@@ -196,14 +203,6 @@ __kernel void clg_dw_bwd_weights(__global const float *x, ulong xo, __global con
         db[dbo + c] = b;
 }
 
-inline float dw_hsum16(float16 v)
-{
-    float8 a = v.lo + v.hi;
-    float4 b = a.lo + a.hi;
-    float2 c = b.lo + b.hi;
-    return c.x + c.y;
-}
-
 /* CPU form of the weight gradient, strides of 1 or 2 across: a work-item per channel, each
  * output row's 16-wide vectors of dy times the tap's vector of inputs into one vector sum per
  * tap (the rest of a row one value at a time), the lanes added in a fixed tree at the end. */
@@ -248,19 +247,18 @@ __kernel void clg_dw_wgrad_rows(__global const float *x, ulong xo, __global cons
                     int h = h0 + r * (int)dh;
                     if (h < 0 || h >= (int)H)
                         continue;
-                    for (int s = 0; s < DW_S; s++) {
-                        int u = (int)(q * sw) - pl + s * (int)dw, in = u >= 0 && u < (int)W;
-                        float v = xp[(size_t)h * W + (in ? u : 0)];
-                        rest[r * DW_S + s] = fma(d, in ? v : 0.0f, rest[r * DW_S + s]);
-                    }
+                    const __global float *xr = xp + (size_t)h * W;
+                    for (int s = 0; s < DW_S; s++)
+                        rest[r * DW_S + s] = fma(d, dw_at(xr, (int)(q * sw) - pl + s * (int)dw, W),
+                                                 rest[r * DW_S + s]);
                 }
             }
         }
     }
     for (int k = 0; k < DW_R * DW_S; k++)
-        dW[dwo + (size_t)c * (DW_R * DW_S) + k] = dw_hsum16(acc[k]) + rest[k];
+        dW[dwo + (size_t)c * (DW_R * DW_S) + k] = clg_hsum16(acc[k]) + rest[k];
     if (has_db)
-        db[dbo + c] = dw_hsum16(b16) + b;
+        db[dbo + c] = clg_hsum16(b16) + b;
 }
 
 /* CPU form of a data gradient with stride 2 across (any down): a work-item per input row
@@ -281,8 +279,8 @@ __kernel void clg_dw_bwd_rows2(__global const float *dy, ulong dyo, __global con
     for (; u + 16 <= W; u += 16) {
         float16 acc = 0.0f;
         for (int r = 0; r < DW_R; r++) {
-            int ph = (int)h + pt - r * (int)dh, p = ph >= 0 ? ph / (int)sh : -1;
-            if (ph < 0 || p * (int)sh != ph || p >= (int)P)
+            int p = dw_source((int)h + pt - r * (int)dh, sh, P);
+            if (p < 0)
                 continue;
             const __global float *gr = g + (size_t)p * Q;
 #pragma unroll
@@ -302,14 +300,13 @@ __kernel void clg_dw_bwd_rows2(__global const float *dy, ulong dyo, __global con
     for (; u < W; u++) {
         float acc = 0.0f;
         for (int r = 0; r < DW_R; r++) {
-            int ph = (int)h + pt - r * (int)dh, p = ph >= 0 ? ph / (int)sh : -1;
-            if (ph < 0 || p * (int)sh != ph || p >= (int)P)
+            int p = dw_source((int)h + pt - r * (int)dh, sh, P);
+            if (p < 0)
                 continue;
             for (int s = 0; s < DW_S; s++) {
-                int qw = (int)u + pl - s * (int)dw, q = qw >= 0 ? qw / 2 : -1;
-                int in = qw >= 0 && q * 2 == qw && q < (int)Q;
-                float v = g[(size_t)p * Q + (in ? q : 0)];
-                acc = fma(wc[r * DW_S + s], in ? v : 0.0f, acc);
+                int q = dw_source((int)u + pl - s * (int)dw, 2, Q);
+                float v = g[(size_t)p * Q + (q >= 0 ? q : 0)];
+                acc = fma(wc[r * DW_S + s], q >= 0 ? v : 0.0f, acc);
             }
         }
         xr[u] = acc;
