@@ -59,15 +59,13 @@ clg_status clg_net_input_normalization(const clg_net *net, float *mean, float *s
     return CLG_OK;
 }
 
-/* " mean=a,b,c std=d,e,f" (one value each when all channels share it), nothing without, into
- * buf (cap bytes, may be 0); the length it takes, as snprintf. */
-size_t clg__net_norm_text(const clg_net *net, char *buf, size_t cap)
+size_t clg__norm_text(const float *ms, size_t c, char *buf, size_t cap)
 {
-    size_t c = net->input.c, at = 0;
+    size_t at = 0;
     if (cap)
         buf[0] = '\0';
-    for (int which = 0; net->in_norm && which < 2; which++) {
-        const float *v = net->in_norm + (which ? c : 0);
+    for (int which = 0; ms && which < 2; which++) {
+        const float *v = ms + (which ? c : 0);
         size_t n = 1;
         for (size_t k = 1; k < c && n == 1; k++)
             n = v[k] == v[0] ? 1 : c;
@@ -78,6 +76,11 @@ size_t clg__net_norm_text(const clg_net *net, char *buf, size_t cap)
                                    k ? "," : "", (double)v[k]);
     }
     return at;
+}
+
+size_t clg__net_norm_text(const clg_net *net, char *buf, size_t cap)
+{
+    return clg__norm_text(net->in_norm, net->input.c, buf, cap);
 }
 
 /* The uploaded batch x_n, normalised in place (once per upload: the upload wrote it). */

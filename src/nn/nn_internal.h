@@ -239,6 +239,9 @@ clg_tensor *clg__net_input_k(clg_net *net, size_t i, size_t k);
 /* input_norm.c: " mean=.. std=.." for the input line (empty without; its length returned,
  * as snprintf); the uploaded batch normalised in place. */
 size_t clg__net_norm_text(const clg_net *net, char *buf, size_t cap);
+/* The same for c means then c standard deviations (ms; NULL: none): " mean=a,b,c std=d,e,f",
+ * one value each when all channels share it. */
+size_t clg__norm_text(const float *ms, size_t c, char *buf, size_t cap);
 clg_status clg__net_normalise_input(clg_net *net);
 clg_tensor *clg__net_output_grad(clg_net *net, size_t i);
 uint64_t clg__net_dropout_seed(const clg_net *net, size_t layer);

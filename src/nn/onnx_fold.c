@@ -108,8 +108,8 @@ static int arithmetic(char op, const folded *a, const folded *b, folded *f)
     for (size_t i = 0; i < f->n; i++) {
         double x = a->v[a->n == 1 ? 0 : i], y = b->v[b->n == 1 ? 0 : i];
         double r = op == 'A' ? x + y : op == 'S' ? x - y : op == 'M' ? x * y : y != 0 ? x / y : NAN;
-        if (f->type == CLG__ONNX_INT64) /* integer division truncates */
-            r = op == 'D' ? (y != 0 ? trunc(x / y) : NAN) : r;
+        if (op == 'D' && f->type == CLG__ONNX_INT64) /* integer division truncates */
+            r = trunc(r);
         if (isnan(r))
             return 0;
         f->v[i] = r;
@@ -158,7 +158,7 @@ clg_status clg__oi_fold(importer *im, const Onnx__NodeProto *node, int *done)
             for (size_t j = 0; ok && j < in[i].n; j++)
                 f.v[f.n++] = in[i].v[j];
         }
-        f.dims[0] = (int64_t)f.n, ok = ok && node->n_input <= 4;
+        f.dims[0] = (int64_t)f.n;
     } else if (!strcmp(op, "Cast")) {
         long to = clg__oi_int_attr(node, "to", 0);
         f = in[0], ok = to == CLG__ONNX_FLOAT || to == CLG__ONNX_INT64;

@@ -142,16 +142,14 @@ static clg_status classes(importer *im, const Onnx__ModelProto *m, clg_net *net)
 /* The input line given the normalisation read from the graph's Sub and Div. */
 static clg_status with_normalisation(importer *im)
 {
-    size_t c = im->in_c, cap = im->len + 2 * c * 18 + 16, at = strcspn(im->text, "\n");
+    size_t norm = clg__norm_text(im->norm, im->in_c, NULL, 0), at = strcspn(im->text, "\n");
+    size_t cap = im->len + norm + 1;
     char *text = clg__malloc(cap);
     if (!text)
         return clg__oom(im->ctx, "ONNX import");
-    size_t n = (size_t)snprintf(text, cap, "%.*s", (int)at, im->text);
-    for (int which = 0; which < 2; which++)
-        for (size_t k = 0; k < c; k++)
-            n += (size_t)snprintf(text + n, cap - n, "%s%.9g", k ? "," : which ? " std=" : " mean=",
-                                  (double)im->norm[which * c + k]);
-    n += (size_t)snprintf(text + n, cap - n, "%s", im->text + at);
+    memcpy(text, im->text, at);
+    clg__norm_text(im->norm, im->in_c, text + at, norm + 1);
+    size_t n = at + norm + (size_t)snprintf(text + at + norm, cap - at - norm, "%s", im->text + at);
     free(im->text);
     im->text = text, im->len = n, im->tcap = cap;
     return CLG_OK;

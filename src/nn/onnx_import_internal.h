@@ -90,6 +90,10 @@ clg_status clg__oi_record(importer *im, const char *layer, int slot, const Onnx_
 clg_status clg__oi_ints(importer *im, const Onnx__NodeProto *node, const char *name, long *out,
                         size_t cap, size_t *n);
 long clg__oi_int_attr(const Onnx__NodeProto *node, const char *name, long def);
+/* An int list that later opsets give as input k (a constant) and earlier ones as attribute
+ * `name`: at most cap values into out, *n their count (0 when neither is there). */
+clg_status clg__oi_int_list(importer *im, const Onnx__NodeProto *node, size_t k,
+                            const char *name, int64_t *out, size_t cap, size_t *n);
 float clg__oi_float_attr(const Onnx__NodeProto *node, const char *name, float def);
 clg_status clg__oi_known_attrs(importer *im, const Onnx__NodeProto *node, const char *known);
 

@@ -197,6 +197,26 @@ long clg__oi_int_attr(const Onnx__NodeProto *node, const char *name, long def)
     return a && a->has_i ? (long)a->i : def;
 }
 
+clg_status clg__oi_int_list(importer *im, const Onnx__NodeProto *node, size_t k,
+                            const char *name, int64_t *out, size_t cap, size_t *n)
+{
+    *n = 0;
+    if (k < node->n_input && node->input[k][0]) {
+        value *v;
+        clg_status st = clg__oi_input(im, node, k, 2, &v);
+        if (st == CLG_OK && (st = clg__onnx_int64s(im->ctx, v->tensor, out, cap, n)) != CLG_OK)
+            st = clg__oi_fail(im, st, "%s", clg_ctx_last_error(im->ctx));
+        return st;
+    }
+    const Onnx__AttributeProto *a = clg__onnx_attr(node, name);
+    if (a && a->n_ints > cap)
+        return clg__oi_fail(im, CLG_ERR_UNSUPPORTED, "attribute %s has %zu values, at most %zu "
+                            "expected", name, a->n_ints, cap);
+    if (a && a->n_ints)
+        memcpy(out, a->ints, (*n = a->n_ints) * sizeof *out);
+    return CLG_OK;
+}
+
 float clg__oi_float_attr(const Onnx__NodeProto *node, const char *name, float def)
 {
     const Onnx__AttributeProto *a = clg__onnx_attr(node, name);

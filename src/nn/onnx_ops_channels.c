@@ -9,27 +9,20 @@
 
 clg_status clg__oi_split(importer *im, const Onnx__NodeProto *node, size_t k)
 {
-    value *x, *sizes_in = NULL;
+    value *x;
+    int64_t sizes[64];
+    size_t n = 0;
     clg_status st = clg__oi_known_attrs(im, node, "axis,split,num_outputs");
     if (st == CLG_OK)
         st = clg__oi_input(im, node, 0, 0, &x);
-    if (st == CLG_OK && node->n_input > 1 && node->input[1][0])
-        st = clg__oi_input(im, node, 1, 2, &sizes_in);
+    if (st == CLG_OK) /* an input from opset 13 */
+        st = clg__oi_int_list(im, node, 1, "split", sizes, 64, &n);
     if (st != CLG_OK)
         return st;
     long axis = clg__oi_int_attr(node, "axis", 0);
     if (x->flat || (axis != 1 && axis != -3))
         return clg__oi_fail(im, CLG_ERR_UNSUPPORTED, "a split along axis %ld (clgrad splits the "
                             "channels of N x C x H x W: axis 1)", axis);
-    int64_t sizes[64];
-    size_t n = 0;
-    const Onnx__AttributeProto *a = clg__onnx_attr(node, "split");
-    if (sizes_in)
-        st = clg__onnx_int64s(im->ctx, sizes_in->tensor, sizes, 64, &n);
-    else if (a && a->n_ints <= 64)
-        memcpy(sizes, a->ints, (n = a->n_ints) * sizeof *sizes);
-    if (st != CLG_OK)
-        return clg__oi_fail(im, st, "%s", clg_ctx_last_error(im->ctx));
     if (n && n != node->n_output)
         return clg__oi_fail(im, CLG_ERR_CORRUPT, "%zu sizes for %zu outputs", n, node->n_output);
     char name[CLG_LAYER_NAME];
@@ -106,21 +99,15 @@ clg_status clg__oi_shuffle_step(importer *im, const Onnx__NodeProto *node, size_
  * inputs from opset 10, attributes before): "slice A:B". */
 clg_status clg__oi_slice(importer *im, const Onnx__NodeProto *node, size_t k)
 {
-    value *x, *v[4] = {NULL, NULL, NULL, NULL};
+    value *x;
     clg_status st = clg__oi_known_attrs(im, node, "starts,ends,axes");
     if (st == CLG_OK)
         st = clg__oi_input(im, node, 0, 0, &x);
-    int64_t b[4][8]; /* starts, ends, axes, steps */
+    int64_t b[4][8]; /* starts, ends, axes, steps (no attribute: steps came with the inputs) */
     size_t n[4] = {0, 0, 0, 0};
-    static const char *const names[3] = {"starts", "ends", "axes"};
-    for (size_t j = 0; st == CLG_OK && j < 4; j++) {
-        const Onnx__AttributeProto *a = j < 3 ? clg__onnx_attr(node, names[j]) : NULL;
-        if (j + 1 < node->n_input && node->input[j + 1][0] &&
-            (st = clg__oi_input(im, node, j + 1, 2, &v[j])) == CLG_OK)
-            st = clg__onnx_int64s(im->ctx, v[j]->tensor, b[j], 8, &n[j]);
-        else if (a && a->n_ints <= 8)
-            memcpy(b[j], a->ints, (n[j] = a->n_ints) * sizeof(int64_t));
-    }
+    static const char *const names[4] = {"starts", "ends", "axes", "steps"};
+    for (size_t j = 0; st == CLG_OK && j < 4; j++)
+        st = clg__oi_int_list(im, node, j + 1, names[j], b[j], 8, &n[j]);
     if (st != CLG_OK)
         return st;
     int64_t axis = n[2] ? b[2][0] : 0;

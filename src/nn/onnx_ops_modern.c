@@ -138,19 +138,14 @@ clg_status clg__oi_gate(importer *im, const Onnx__NodeProto *node, size_t k)
  * gap. Without keepdims its N x C output is a flattened gap's. */
 clg_status clg__oi_reduce_mean(importer *im, const Onnx__NodeProto *node, size_t k)
 {
-    value *x, *axes_in = NULL;
+    value *x;
+    int64_t axes[CLG__ONNX_MAX_DIMS];
+    size_t n = 0;
     clg_status st = clg__oi_known_attrs(im, node, "axes,keepdims,noop_with_empty_axes");
     if (st == CLG_OK)
         st = clg__oi_input(im, node, 0, 0, &x);
-    if (st == CLG_OK && node->n_input > 1 && node->input[1][0])
-        st = clg__oi_input(im, node, 1, 2, &axes_in);
-    int64_t axes[CLG__ONNX_MAX_DIMS];
-    size_t n = 0;
-    const Onnx__AttributeProto *a = clg__onnx_attr(node, "axes");
-    if (st == CLG_OK && axes_in)
-        st = clg__onnx_int64s(im->ctx, axes_in->tensor, axes, CLG__ONNX_MAX_DIMS, &n);
-    else if (st == CLG_OK && a && a->n_ints <= CLG__ONNX_MAX_DIMS)
-        memcpy(axes, a->ints, (n = a->n_ints) * sizeof *axes);
+    if (st == CLG_OK) /* an input from opset 18 */
+        st = clg__oi_int_list(im, node, 1, "axes", axes, CLG__ONNX_MAX_DIMS, &n);
     if (st != CLG_OK)
         return st;
     int over[4] = {0, 0, 0, 0};

@@ -100,7 +100,7 @@ clg_status clg_activation_backward(clg_ctx *ctx, clg_activation f, float alpha,
 static size_t gate_spread(const clg_tensor *a, const clg_tensor *b)
 {
     clg_shape x = a->shape, g = b->shape;
-    if (x.n == g.n && x.c == g.c && x.h == g.h && x.w == g.w)
+    if (clg__shape_equal(x, g))
         return 1;
     return x.n == g.n && x.c == g.c && g.h == 1 && g.w == 1 ? x.h * x.w : 0;
 }

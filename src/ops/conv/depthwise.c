@@ -59,14 +59,33 @@ clg_status clg__conv_depthwise_run(clg_ctx *ctx, const clg__conv_geom *g, clg_co
     return clg__launch_run(&l, global, local);
 }
 
-/* The CPU form's data gradient of a layer with stride 2 across (dy, w -> dx). */
-static clg_status data_rows2(clg_ctx *ctx, const clg__conv_geom *g, const clg_tensor *dy,
-                             const clg_tensor *w, clg_tensor *dx)
+/* A CPU-form kernel's launch begun on the layer's program (its taps' options). */
+static clg_status begin(clg_ctx *ctx, const clg__conv_geom *g, const char *kernel, clg__launch *l)
 {
     char opts[48];
     options(g, opts, sizeof opts);
+    return clg__launch_begin(ctx, "conv_dw", opts, kernel, l);
+}
+
+/* The arguments the CPU-form kernels end with: signed padding (the kernel's int, the same
+ * bits), then the given unsigned values; then one work-item each of `items`. */
+static clg_status finish(clg__launch *l, long pt, long pl, const size_t *v, size_t nv,
+                         size_t items)
+{
+    clg__arg_u32(l, (uint32_t)(int32_t)pt);
+    clg__arg_u32(l, (uint32_t)(int32_t)pl);
+    for (size_t i = 0; i < nv; i++)
+        clg__arg_u32(l, v[i]);
+    size_t global[3] = {items, 1, 1}, local[3] = {1, 1, 1};
+    return clg__launch_run(l, global, local);
+}
+
+/* The data gradient of a layer with stride 2 across (dy, w -> dx): a work-item per dx row. */
+static clg_status data_rows2(clg_ctx *ctx, const clg__conv_geom *g, const clg_tensor *dy,
+                             const clg_tensor *w, clg_tensor *dx)
+{
     clg__launch l;
-    clg_status st = clg__launch_begin(ctx, "conv_dw", opts, "clg_dw_bwd_rows2", &l);
+    clg_status st = begin(ctx, g, "clg_dw_bwd_rows2", &l);
     if (st != CLG_OK)
         return st;
     clg__arg_tensor(&l, dy);
@@ -75,23 +94,16 @@ static clg_status data_rows2(clg_ctx *ctx, const clg__conv_geom *g, const clg_te
     size_t rows = g->N * g->C * g->H, v[] = {rows, g->C, g->H, g->W, g->P, g->Q};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
         clg__arg_u32(&l, v[i]);
-    clg__arg_u32(&l, (uint32_t)(int32_t)g->pt);
-    clg__arg_u32(&l, (uint32_t)(int32_t)g->pl);
     size_t more[] = {g->dh, g->dw, g->sh};
-    for (size_t i = 0; i < sizeof more / sizeof more[0]; i++)
-        clg__arg_u32(&l, more[i]);
-    size_t global[3] = {rows, 1, 1}, local[3] = {1, 1, 1};
-    return clg__launch_run(&l, global, local);
+    return finish(&l, (long)g->pt, (long)g->pl, more, 3, rows);
 }
 
-/* The CPU form's weight gradient (x, dy -> dW, and g->db). */
+/* The weight gradient (x, dy -> dW, and g->db): a work-item per channel. */
 static clg_status weight_rows(clg_ctx *ctx, const clg__conv_geom *g, const clg_tensor *x,
                               const clg_tensor *dy, clg_tensor *dw)
 {
-    char opts[48];
-    options(g, opts, sizeof opts);
     clg__launch l;
-    clg_status st = clg__launch_begin(ctx, "conv_dw", opts, "clg_dw_wgrad_rows", &l);
+    clg_status st = begin(ctx, g, "clg_dw_wgrad_rows", &l);
     if (st != CLG_OK)
         return st;
     clg__arg_tensor(&l, x);
@@ -102,38 +114,22 @@ static clg_status weight_rows(clg_ctx *ctx, const clg__conv_geom *g, const clg_t
     size_t v[] = {g->N, g->C, g->H, g->W, g->P, g->Q};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
         clg__arg_u32(&l, v[i]);
-    clg__arg_u32(&l, (uint32_t)(int32_t)g->pt);
-    clg__arg_u32(&l, (uint32_t)(int32_t)g->pl);
     size_t more[] = {g->dh, g->dw, g->sh, g->sw};
-    for (size_t i = 0; i < sizeof more / sizeof more[0]; i++)
-        clg__arg_u32(&l, more[i]);
-    size_t global[3] = {g->C, 1, 1}, local[3] = {1, 1, 1};
-    return clg__launch_run(&l, global, local);
+    return finish(&l, (long)g->pt, (long)g->pl, more, 4, g->C);
 }
 
-/* CPU form: every pass by rows of 16-wide vectors for strides of 1 or 2 across (a stride-1
- * data gradient as the flipped filter over dy) (the generic kernels' gathers ran
- * MobileNet-v2's 3x3 layers at under 1 GFLOP/s); the rest as the generic form. */
-clg_status clg__conv_depthwise_cpu_run(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
-                                       const clg_tensor *a, const clg_tensor *b, clg_tensor *out)
+/* The forward pass, or (fwd 0) a stride-1 layer's data gradient as the forward pass of dy
+ * through the flipped filter with the padding (R - 1) dh - pt, (S - 1) dw - pl: a work-item
+ * per output row. */
+static clg_status rows(clg_ctx *ctx, const clg__conv_geom *g, int fwd, const clg_tensor *a,
+                       const clg_tensor *b, clg_tensor *out)
 {
-    int strided = g->sh != 1 || g->sw != 1;
-    if (pass == CLG_CONV_BWD_DATA && g->sw == 2)
-        return data_rows2(ctx, g, a, b, out);
-    if ((pass == CLG_CONV_BWD_DATA && strided) || g->sw > 2)
-        return clg__conv_depthwise_run(ctx, g, pass, a, b, out);
-    if (pass == CLG_CONV_BWD_WEIGHTS)
-        return weight_rows(ctx, g, a, b, out);
-    int fwd = pass == CLG_CONV_FWD;
-    char opts[48];
-    options(g, opts, sizeof opts);
     clg__launch l;
-    clg_status st = clg__launch_begin(ctx, "conv_dw", opts, "clg_dw_rows", &l);
+    clg_status st = begin(ctx, g, "clg_dw_rows", &l);
     if (st != CLG_OK)
         return st;
-    /* the data gradient: dy through the flipped filter, out dx (H x W rows of the P x Q dy) */
     size_t in_h = fwd ? g->H : g->P, in_w = fwd ? g->W : g->Q, out_h = fwd ? g->P : g->H;
-    size_t out_w = fwd ? g->Q : g->W, rows = g->N * g->C * out_h;
+    size_t out_w = fwd ? g->Q : g->W, n_rows = g->N * g->C * out_h;
     long pt = fwd ? (long)g->pt : (long)((g->R - 1) * g->dh) - (long)g->pt;
     long pl = fwd ? (long)g->pl : (long)((g->S - 1) * g->dw) - (long)g->pl;
     clg__arg_tensor(&l, a);
@@ -143,17 +139,28 @@ clg_status clg__conv_depthwise_cpu_run(clg_ctx *ctx, const clg__conv_geom *g, cl
     clg__arg_u32(&l, fwd && g->bias != NULL);
     clg__arg_u32(&l, (size_t)(fwd && g->relu));
     clg__arg_u32(&l, (size_t)!fwd);
-    size_t v[] = {rows, g->C, in_h, in_w, out_h, out_w};
+    size_t v[] = {n_rows, g->C, in_h, in_w, out_h, out_w};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
         clg__arg_u32(&l, v[i]);
-    clg__arg_u32(&l, (uint32_t)(int32_t)pt); /* the kernel's int: the same bits */
-    clg__arg_u32(&l, (uint32_t)(int32_t)pl);
-    clg__arg_u32(&l, g->dh);
-    clg__arg_u32(&l, g->dw);
-    clg__arg_u32(&l, g->sh); /* the data gradient runs at stride 1 */
-    clg__arg_u32(&l, g->sw);
-    size_t global[3] = {rows, 1, 1}, local[3] = {1, 1, 1};
-    return clg__launch_run(&l, global, local);
+    size_t more[] = {g->dh, g->dw, g->sh, g->sw}; /* the data gradient's strides are 1 */
+    return finish(&l, pt, pl, more, 4, n_rows);
+}
+
+/* CPU form: every pass by rows of 16-wide vectors for strides of 1 or 2 across (the generic
+ * kernels' gathers ran MobileNet-v2's 3x3 layers at under 1 GFLOP/s), except a data
+ * gradient strided down only; past 2 across, the generic form. */
+clg_status clg__conv_depthwise_cpu_run(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
+                                       const clg_tensor *a, const clg_tensor *b, clg_tensor *out)
+{
+    if (g->sw > 2)
+        return clg__conv_depthwise_run(ctx, g, pass, a, b, out);
+    if (pass == CLG_CONV_BWD_WEIGHTS)
+        return weight_rows(ctx, g, a, b, out);
+    if (pass == CLG_CONV_FWD)
+        return rows(ctx, g, 1, a, b, out);
+    if (g->sw == 2)
+        return data_rows2(ctx, g, a, b, out);
+    return g->sh == 1 ? rows(ctx, g, 0, a, b, out) : clg__conv_depthwise_run(ctx, g, pass, a, b, out);
 }
 
 /* The 3x3 and 5x5 programs (MobileNet's and EfficientNet's). */
