@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 packages=(
   build-essential cmake pkg-config git
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
-  libclblast-dev libopenblas-dev libstb-dev libcmocka-dev zlib1g-dev nettle-dev libcairo2-dev
+  libclblast-dev libopenblas-dev libstb-dev libturbojpeg0-dev libcmocka-dev zlib1g-dev nettle-dev libcairo2-dev
   libopenmpi-dev openmpi-bin
   libprotobuf-c-dev protobuf-c-compiler libonnx-dev libonnx-testdata
   python3-sympy

@@ -116,7 +116,13 @@ CLG_API clg_status clg_datastore_open_image_folder(const char *dir, const clg_im
 typedef enum clg_crop {
     CLG_CROP_NONE = 0,    /* output size = input size */
     CLG_CROP_CENTER = 1,  /* a height x width window at the centre */
-    CLG_CROP_RANDOM = 2   /* a height x width window at a random place per sample */
+    CLG_CROP_RANDOM = 2,  /* a height x width window at a random place per sample */
+    CLG_CROP_RANDOM_RESIZED = 3 /* torchvision's RandomResizedCrop: a window of a random area
+                                   (crop_area of the image's) and aspect ratio (crop_aspect,
+                                   width / height) at a random place, resized to height x width;
+                                   from the decoded photo itself when the data is an image
+                                   folder (a JPEG decodes at a reduced scale when the window is
+                                   much larger than the output), else from the sample */
 } clg_crop;
 
 typedef enum clg_normalization {
@@ -136,13 +142,19 @@ typedef struct clg_augment_options {
     size_t height, width;             /* output size of a crop */
     clg_normalization normalization;  /* statistics computed once, from every sample */
     uint64_t seed;                    /* randomness = f(seed, epoch, sample index) only */
+    float crop_area[2];               /* CLG_CROP_RANDOM_RESIZED: area fraction in [lo, hi],
+                                         0 < lo <= hi <= 1 (default 0.08 1) */
+    float crop_aspect[2];             /* and aspect ratio in [lo, hi], drawn uniformly in its
+                                         logarithm (default 3/4 4/3) */
 } clg_augment_options;
 
-/** No transformation, no crop, no normalisation, seed 0. */
+/** No transformation, no crop, no normalisation, seed 0 (torchvision's area and aspect ranges
+ *  for a random resized crop). */
 CLG_API clg_augment_options clg_augment_options_default(void);
 
 /** A view of parent whose samples are transformed on read: one bilinear resampling for the
- *  reflections, rotation, scale and translation about the centre, cropped, then normalised.
+ *  reflections, rotation, scale and translation about the centre, cropped (a random resized
+ *  crop comes first, and the other transformations apply to its output), then normalised.
  *  Borrows parent. With normalisation, the per-channel statistics are computed now, reading
  *  every sample once. */
 CLG_API clg_status clg_datastore_augment(clg_datastore *parent, const clg_augment_options *o,

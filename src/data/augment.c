@@ -1,6 +1,7 @@
 /* Augmentation (like augmentedImageDatastore): random reflection, rotation, scale and
- * translation by one inverse-mapped bilinear resampling, crops to an output size, and
- * normalisation. Each sample's randomness comes from (seed, epoch, sample index) only. */
+ * translation by one inverse-mapped bilinear resampling, crops to an output size (a random
+ * resized crop from the decoded file where there is one), and normalisation. Each sample's
+ * randomness comes from (seed, epoch, sample index) only. */
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -12,7 +13,8 @@ typedef struct augment_store {
     clg_datastore *parent;     /* borrowed */
     clg_augment_options o;
     clg_shape in;              /* the parent's sample */
-    /* input-sample buffers, one per thread reading at once (batch reader workers), kept */
+    size_t buffer_floats;      /* of each spare: the larger of the input and output samples */
+    /* sample buffers, one or two per thread reading at once (batch reader workers), kept */
     pthread_mutex_t lock;
     float *spare[16];
     size_t nspare;
@@ -62,7 +64,7 @@ static float *take_buffer(augment_store *s)
     if (s->nspare)
         b = s->spare[--s->nspare];
     pthread_mutex_unlock(&s->lock);
-    return b ? b : clg__malloc(clg_shape_numel(s->in) * sizeof *b);
+    return b ? b : clg__malloc(s->buffer_floats * sizeof *b);
 }
 
 static void give_buffer(augment_store *s, float *b)
@@ -76,8 +78,88 @@ static void give_buffer(augment_store *s, float *b)
     free(b);
 }
 
-static void transform(const augment_store *s, size_t index, const float *src, clg_shape out_shape,
-                      float *image);
+static void transform(const augment_store *s, size_t index, const float *src, clg_shape in,
+                      clg_shape out, clg_crop crop, float *image);
+
+/* torchvision's RandomResizedCrop.get_params: up to 10 draws of an area and an aspect ratio
+ * whose window fits, at a random place; else the whole image clamped to the aspect range, at
+ * the centre. Draws 8.. of the sample. */
+static void random_window(const augment_store *s, size_t index, size_t ih, size_t iw,
+                          size_t win[4])
+{
+    const float *ar = s->o.crop_area, *as = s->o.crop_aspect;
+    double area = (double)ih * (double)iw;
+    double log_lo = log(as[0]), log_hi = log(as[1]);
+    for (unsigned t = 0; t < 10; t++) {
+        double target = area * (ar[0] + (ar[1] - ar[0]) * draw(s, index, 8 + 4 * t));
+        double aspect = exp(log_lo + (log_hi - log_lo) * draw(s, index, 9 + 4 * t));
+        double w = round(sqrt(target * aspect)), h = round(sqrt(target / aspect));
+        if (w >= 1 && h >= 1 && w <= (double)iw && h <= (double)ih) {
+            win[2] = (size_t)h, win[3] = (size_t)w;
+            win[0] = (size_t)(draw(s, index, 10 + 4 * t) * (double)(ih - win[2] + 1));
+            win[1] = (size_t)(draw(s, index, 11 + 4 * t) * (double)(iw - win[3] + 1));
+            return;
+        }
+    }
+    double ratio = (double)iw / (double)ih;
+    win[2] = ih, win[3] = iw;
+    if (ratio < as[0])
+        win[2] = (size_t)fmax(1.0, round((double)iw / as[0]));
+    else if (ratio > as[1])
+        win[3] = (size_t)fmax(1.0, round((double)ih * as[1]));
+    win[0] = (ih - win[2]) / 2, win[1] = (iw - win[3]) / 2;
+}
+
+typedef struct window_pick {
+    const augment_store *s;
+    size_t index;
+} window_pick;
+
+/* The geometry of a random resized crop of an image file: the window, resized to the output. */
+static clg_status pick_window(void *user, size_t ih, size_t iw, size_t h, size_t w,
+                              clg__image_geometry *g, char *msg, size_t msg_cap)
+{
+    (void)msg, (void)msg_cap;
+    const window_pick *p = user;
+    size_t win[4];
+    random_window(p->s, p->index, ih, iw, win);
+    *g = (clg__image_geometry){win[0], win[1], win[2], win[3], h, w, 0, 0};
+    return CLG_OK;
+}
+
+/* A random resized crop of a sample already decoded (no file below): the window resampled
+ * bilinearly at the output's pixel centres. */
+static void crop_sample(const augment_store *s, size_t index, const float *src, clg_shape out,
+                        float *image)
+{
+    size_t win[4], H = s->in.h, W = s->in.w;
+    random_window(s, index, H, W, win);
+    double sy = (double)win[2] / (double)out.h, sx = (double)win[3] / (double)out.w;
+    for (size_t c = 0; c < out.c; c++)
+        for (size_t i = 0; i < out.h; i++)
+            for (size_t j = 0; j < out.w; j++) {
+                double y = (double)win[0] + ((double)i + 0.5) * sy - 0.5;
+                double x = (double)win[1] + ((double)j + 0.5) * sx - 0.5;
+                y = fmin(fmax(y, 0.0), (double)(H - 1)), x = fmin(fmax(x, 0.0), (double)(W - 1));
+                image[(c * out.h + i) * out.w + j] = bilinear(src + c * H * W, H, W, y, x, 0.0f);
+            }
+}
+
+/* The random resized crop of sample index into crop (out's size): from its file, or else from
+ * the parent's sample read into spare. */
+static clg_status resized_crop(augment_store *s, size_t index, clg_shape out, float *crop,
+                               float *spare, int32_t *label)
+{
+    window_pick p = {s, index};
+    clg_status st = clg__datastore_read_with(s->parent, index, pick_window, &p, out.h, out.w,
+                                             crop, label);
+    if (st != CLG_ERR_UNSUPPORTED)
+        return st;
+    st = clg_datastore_read(s->parent, &index, 1, spare, label);
+    if (st == CLG_OK)
+        crop_sample(s, index, spare, out, crop);
+    return st;
+}
 
 static clg_status augment_read(clg_datastore *ds, size_t index, float *image, int32_t *label)
 {
@@ -86,24 +168,33 @@ static clg_status augment_read(clg_datastore *ds, size_t index, float *image, in
         clg_status st = clg_datastore_read(s->parent, &index, 1, NULL, label);
         return st == CLG_OK ? st : clg__datastore_fail(ds, st, "%s", clg_last_error());
     }
-    float *src = take_buffer(s);
-    if (!src)
-        return clg__datastore_fail(ds, CLG_ERR_OUT_OF_HOST_MEMORY, "augment: out of host memory");
-    clg_status st = clg_datastore_read(s->parent, &index, 1, src, label);
-    if (st == CLG_OK)
-        transform(s, index, src, ds->sample, image);
+    int resized = s->o.crop == CLG_CROP_RANDOM_RESIZED;
+    float *src = take_buffer(s), *spare = resized ? take_buffer(s) : NULL;
+    clg_status st = src && (spare || !resized) ? CLG_OK : CLG_ERR_OUT_OF_HOST_MEMORY;
+    if (st != CLG_OK)
+        clg__datastore_fail(ds, st, "augment: out of host memory");
+    else if (resized) /* cropped first; the rest transforms the crop */
+        st = resized_crop(s, index, ds->sample, src, spare, label);
     else
+        st = clg_datastore_read(s->parent, &index, 1, src, label);
+    if (st == CLG_OK)
+        transform(s, index, src, resized ? ds->sample : s->in, ds->sample,
+                  resized ? CLG_CROP_NONE : s->o.crop, image);
+    else if (st != CLG_ERR_OUT_OF_HOST_MEMORY)
         clg__datastore_fail(ds, st, "%s", clg_last_error());
-    give_buffer(s, src);
+    if (spare)
+        give_buffer(s, spare);
+    if (src)
+        give_buffer(s, src);
     return st;
 }
 
-/* One bilinear resampling of the input sample src into image. */
-static void transform(const augment_store *s, size_t index, const float *src, clg_shape out_shape,
-                      float *image)
+/* One bilinear resampling of the sample src (of shape in) into image (of shape out). */
+static void transform(const augment_store *s, size_t index, const float *src, clg_shape in,
+                      clg_shape out, clg_crop crop, float *image)
 {
     const clg_augment_options *o = &s->o;
-    size_t C = s->in.c, H = s->in.h, W = s->in.w, OH = out_shape.h, OW = out_shape.w;
+    size_t C = in.c, H = in.h, W = in.w, OH = out.h, OW = out.w;
     /* Output pixel (i, j) maps to input (y, x) = A (i - oc) + ic + t: the inverse of a
      * rotation by angle, scaling, reflections and a translation, around the centres. */
     double angle = between(s, index, 0, o->rotation) * 3.14159265358979323846 / 180.0;
@@ -113,7 +204,7 @@ static void transform(const augment_store *s, size_t index, const float *src, cl
     double fx = o->reflection_x && draw(s, index, 5) < 0.5 ? -1.0 : 1.0;
     /* the crop window inside the (transformed) input: centred, or random per sample */
     double cy = (H - 1) / 2.0, cx = (W - 1) / 2.0;
-    if (o->crop == CLG_CROP_RANDOM) {
+    if (crop == CLG_CROP_RANDOM) {
         cy = (OH - 1) / 2.0 + floor(draw(s, index, 6) * (double)(H - OH + 1));
         cx = (OW - 1) / 2.0 + floor(draw(s, index, 7) * (double)(W - OW + 1));
     }
@@ -147,7 +238,8 @@ static clg_datastore *augment_inner(void *impl)
     return ((augment_store *)impl)->parent;
 }
 
-static const clg__datastore_ops augment_ops = {augment_read, augment_destroy, NULL, augment_inner, NULL};
+static const clg__datastore_ops augment_ops = {
+    .read = augment_read, .destroy = augment_destroy, .inner = augment_inner};
 
 clg_augment_options clg_augment_options_default(void)
 {
@@ -157,6 +249,8 @@ clg_augment_options clg_augment_options_default(void)
     o.scale[0] = o.scale[1] = 1.0f;
     o.crop = CLG_CROP_NONE;
     o.normalization = CLG_NORM_NONE;
+    o.crop_area[0] = 0.08f, o.crop_area[1] = 1.0f;
+    o.crop_aspect[0] = 3.0f / 4.0f, o.crop_aspect[1] = 4.0f / 3.0f;
     return o;
 }
 
@@ -205,12 +299,21 @@ clg_status clg_datastore_augment(clg_datastore *parent, const clg_augment_option
     if (!parent || !o || !out || in.c > 4 || !(o->scale[0] > 0 && o->scale[1] >= o->scale[0]) ||
         o->rotation[1] < o->rotation[0] || o->translation_x[1] < o->translation_x[0] ||
         o->translation_y[1] < o->translation_y[0] || o->crop < CLG_CROP_NONE ||
-        o->crop > CLG_CROP_RANDOM || o->normalization < CLG_NORM_NONE ||
+        o->crop > CLG_CROP_RANDOM_RESIZED || o->normalization < CLG_NORM_NONE ||
         o->normalization > CLG_NORM_ZSCORE ||
-        (o->crop != CLG_CROP_NONE && (!o->height || !o->width || o->height > in.h || o->width > in.w)))
+        (o->crop != CLG_CROP_NONE && (!o->height || !o->width)) ||
+        ((o->crop == CLG_CROP_CENTER || o->crop == CLG_CROP_RANDOM) &&
+         (o->height > in.h || o->width > in.w)) ||
+        (o->crop == CLG_CROP_RANDOM_RESIZED &&
+         (o->height > CLG_IMAGE_MAX_SIDE || o->width > CLG_IMAGE_MAX_SIDE ||
+          !(o->crop_area[0] > 0 && o->crop_area[1] >= o->crop_area[0] && o->crop_area[1] <= 1) ||
+          !(o->crop_aspect[0] > 0 && o->crop_aspect[1] >= o->crop_aspect[0] &&
+            isfinite(o->crop_aspect[1])))))
         return clg__datastore_fail(parent, CLG_ERR_INVALID_ARG, "clg_datastore_augment: parent, "
                                    "options and out must not be NULL; ranges low <= high, scale > 0; "
-                                   "a crop needs an output size within the input; at most 4 channels");
+                                   "a crop needs an output size (within the input for a centre or "
+                                   "random crop); a random resized crop's area in (0, 1], its "
+                                   "aspect > 0; at most 4 channels");
     augment_store *s = clg__calloc(1, sizeof *s);
     if (!s || pthread_mutex_init(&s->lock, NULL) != 0) {
         free(s);
@@ -219,7 +322,12 @@ clg_status clg_datastore_augment(clg_datastore *parent, const clg_augment_option
     s->parent = parent;
     s->o = *o;
     s->in = in;
-    s->spare[0] = clg__malloc(clg_shape_numel(in) * sizeof(float));
+    clg_shape sample = in;
+    if (o->crop != CLG_CROP_NONE)
+        sample.h = o->height, sample.w = o->width;
+    s->buffer_floats = clg_shape_numel(in) > clg_shape_numel(sample) ? clg_shape_numel(in)
+                                                                       : clg_shape_numel(sample);
+    s->spare[0] = clg__malloc(s->buffer_floats * sizeof(float));
     s->nspare = s->spare[0] != NULL;
     for (int c = 0; c < 4; c++)
         s->mean[c] = 0.0f, s->scale[c] = 1.0f;
@@ -228,9 +336,6 @@ clg_status clg_datastore_augment(clg_datastore *parent, const clg_augment_option
         augment_destroy(s);
         return st;
     }
-    clg_shape sample = in;
-    if (o->crop != CLG_CROP_NONE)
-        sample.h = o->height, sample.w = o->width;
     st = clg__datastore_new(&augment_ops, s, clg_datastore_size(parent), sample,
                             clg_datastore_class_count(parent), out);
     if (st == CLG_OK) {

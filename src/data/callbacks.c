@@ -35,7 +35,7 @@ static clg_status callback_read(clg_datastore *ds, size_t index, float *image, i
     return CLG_OK;
 }
 
-static const clg__datastore_ops callback_ops = {callback_read, callback_destroy, NULL, NULL, NULL};
+static const clg__datastore_ops callback_ops = {.read = callback_read, .destroy = callback_destroy};
 
 clg_datastore_callbacks clg_datastore_callbacks_default(void)
 {

@@ -7,6 +7,20 @@
 #include "clgrad/data.h"
 #include "runtime/runtime_internal.h"
 
+/* Where an image's output pixels come from: the part [left, left + width) x [top, top + height)
+ * of the image (in its own pixels) is resized to resized_w x resized_h, and the output is the
+ * part of that at (crop_top, crop_left). */
+typedef struct clg__image_geometry {
+    size_t top, left, height, width;
+    size_t resized_h, resized_w;
+    size_t crop_top, crop_left;
+} clg__image_geometry;
+
+/* Chooses the geometry for an ih x iw image and an output of h x w; CLG_ERR_CORRUPT with the
+ * reason in msg when the image cannot give it (e.g. too small for the crop). */
+typedef clg_status (*clg__geometry_fn)(void *user, size_t ih, size_t iw, size_t h, size_t w,
+                                       clg__image_geometry *g, char *msg, size_t msg_cap);
+
 typedef struct clg__datastore_ops {
     /* Reads sample `index` (already checked < size) into image (C*H*W floats) and *label. */
     clg_status (*read)(clg_datastore *ds, size_t index, float *image, int32_t *label);
@@ -17,6 +31,9 @@ typedef struct clg__datastore_ops {
     clg_datastore *(*inner)(void *impl);
     /* Optional, with skipped: the i-th file found undecodable, in sample order, or NULL. */
     const char *(*bad_file)(void *impl, size_t i);
+    /* Optional, stores of image files: read, decoding with pick's geometry into h x w. */
+    clg_status (*read_with)(clg_datastore *ds, size_t index, clg__geometry_fn pick, void *user,
+                            size_t h, size_t w, float *image, int32_t *label);
 } clg__datastore_ops;
 
 struct clg_datastore {
@@ -73,11 +90,36 @@ clg_status clg__idx_parse(const unsigned char *buf, size_t len, int want_images,
 #endif
 #define CLG_IMAGE_MAX_FILE (256 << 20)
 
-/* Decodes a PNG/JPEG/BMP/PNM in memory into c x h x w floats in [0, 1] (gray or RGB, resized
- * when its size differs; with shorter > 0, resized so that its shorter side is that, then its
- * centre h x w); CLG_ERR_CORRUPT with the reason in msg. */
+/* Decodes a PNG/JPEG/BMP/PNM in memory into c x h x w floats in [0, 1] (gray or RGB) with the
+ * geometry pick chooses (a JPEG decodes at the smallest scale that still covers it);
+ * CLG_ERR_CORRUPT with the reason in msg. */
+clg_status clg__image_decode_with(const unsigned char *data, size_t len, size_t c,
+                                  clg__geometry_fn pick, void *user, size_t h, size_t w,
+                                  float *out, char *msg, size_t msg_cap);
+
+/* torchvision's Resize (+ CenterCrop): the whole image resized to h x w, or (*(size_t *)user
+ * > 0) its shorter side resized to that (the longer truncated as torchvision does) and the
+ * centre h x w taken. */
+clg_status clg__image_fit(void *user, size_t ih, size_t iw, size_t h, size_t w,
+                          clg__image_geometry *g, char *msg, size_t msg_cap);
+
+/* clg__image_decode_with the whole image resized to h x w, or (shorter > 0) its shorter side
+ * resized to that and the centre h x w taken. */
 clg_status clg__image_decode(const unsigned char *data, size_t len, size_t c, size_t shorter,
                              size_t h, size_t w, float *out, char *msg, size_t msg_cap);
+
+/* A file's bytes (at most CLG_IMAGE_MAX_FILE), malloc'd (thread-local error). */
+clg_status clg__image_file(const char *path, unsigned char **out, size_t *out_len);
+
+/* An image file decoded with clg__image_decode_with (thread-local error naming the file). */
+clg_status clg__image_read_with(const char *path, size_t c, clg__geometry_fn pick, void *user,
+                                size_t h, size_t w, float *out);
+
+/* Reads sample index of ds decoded from its file with pick's geometry into h x w (the file's
+ * channels) when the store at the root of ds is a file store; CLG_ERR_UNSUPPORTED (no error
+ * recorded) when it is not. */
+clg_status clg__datastore_read_with(clg_datastore *ds, size_t index, clg__geometry_fn pick,
+                                    void *user, size_t h, size_t w, float *image, int32_t *label);
 
 /* Height and width of an image file, with the same checks as decoding (thread-local error). */
 clg_status clg__image_size(const char *path, size_t *h, size_t *w);

@@ -272,6 +272,33 @@ clg_status clg_datastore_set_class_names(clg_datastore *ds, const char *const *n
     return CLG_OK;
 }
 
+/* The store holding ds's sample index and its index there. */
+static clg_datastore *root_of(clg_datastore *ds, size_t *index)
+{
+    while (ds->parent) {
+        *index = ds->map ? ds->map[*index] : *index + ds->first;
+        ds = ds->parent;
+    }
+    return ds;
+}
+
+clg_status clg__datastore_read_with(clg_datastore *ds, size_t index, clg__geometry_fn pick,
+                                    void *user, size_t h, size_t w, float *image, int32_t *label)
+{
+    if (index >= ds->size)
+        return clg__datastore_fail(ds, CLG_ERR_INVALID_ARG, "clg_datastore_read: index %zu is "
+                                   "outside the %zu samples", index, ds->size);
+    clg_datastore *src = root_of(ds, &index);
+    if (!src->ops->read_with)
+        return CLG_ERR_UNSUPPORTED;
+    clg_status st = src->ops->read_with(src, index, pick, user, h, w, image, label);
+    if (st == CLG_OK)
+        atomic_fetch_add(&src->decoded, 1);
+    else if (src != ds)
+        set_error(ds, clg_last_error());
+    return st;
+}
+
 clg_status clg_datastore_read(clg_datastore *ds, const size_t *indices, size_t n, float *images,
                               int32_t *labels)
 {
@@ -284,12 +311,8 @@ clg_status clg_datastore_read(clg_datastore *ds, const size_t *indices, size_t n
             return clg__datastore_fail(ds, CLG_ERR_INVALID_ARG,
                                        "clg_datastore_read: index %zu (position %zu) is outside "
                                        "the %zu samples", indices[i], i, ds->size);
-        clg_datastore *src = ds;
         size_t index = indices[i];
-        while (src->parent) {
-            index = src->map ? src->map[index] : index + src->first;
-            src = src->parent;
-        }
+        clg_datastore *src = root_of(ds, &index);
         float *image = images ? images + i * per : NULL;
         int32_t scratch_label;
         clg_status st = src->ops->read(src, index, image, labels ? labels + i : &scratch_label);

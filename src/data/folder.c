@@ -143,7 +143,8 @@ static void folder_destroy(void *impl)
     free(s);
 }
 
-static clg_status folder_read(clg_datastore *ds, size_t index, float *image, int32_t *label)
+static clg_status folder_read_with(clg_datastore *ds, size_t index, clg__geometry_fn pick,
+                                   void *user, size_t h, size_t w, float *image, int32_t *label)
 {
     folder_store *s = ds->impl;
     const clg_image_folder_options *o = &s->o;
@@ -151,9 +152,8 @@ static clg_status folder_read(clg_datastore *ds, size_t index, float *image, int
         size_t k = (index + tries) % s->n; /* skip: the next decodable sample stands in */
         if (s->bad && atomic_load(&s->bad[k]))
             continue; /* known bad: not decoded again */
-        clg_status st = image ? clg_image_read_cropped(s->paths[k], o->channels,
-                                                       o->resize_shorter, o->height, o->width,
-                                                       image)
+        clg_status st = image ? clg__image_read_with(s->paths[k], o->channels, pick, user, h, w,
+                                                     image)
                               : CLG_OK;
         if (st == CLG_OK) {
             *label = s->labels[k];
@@ -166,6 +166,13 @@ static clg_status folder_read(clg_datastore *ds, size_t index, float *image, int
     }
     return clg__datastore_fail(ds, CLG_ERR_CORRUPT, "no image of the %zu in the folder could be "
                                "decoded", s->n);
+}
+
+static clg_status folder_read(clg_datastore *ds, size_t index, float *image, int32_t *label)
+{
+    folder_store *s = ds->impl;
+    return folder_read_with(ds, index, clg__image_fit, &s->o.resize_shorter, s->o.height,
+                            s->o.width, image, label);
 }
 
 static size_t folder_skipped(void *impl, int reset)
@@ -183,8 +190,9 @@ static const char *folder_bad_file(void *impl, size_t i)
     return NULL;
 }
 
-static const clg__datastore_ops folder_ops = {folder_read, folder_destroy, folder_skipped, NULL,
-                                              folder_bad_file};
+static const clg__datastore_ops folder_ops = {
+    .read = folder_read, .destroy = folder_destroy, .skipped = folder_skipped,
+    .bad_file = folder_bad_file, .read_with = folder_read_with};
 
 clg_image_folder_options clg_image_folder_options_default(void)
 {

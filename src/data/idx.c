@@ -148,7 +148,7 @@ static clg_status idx_read(clg_datastore *ds, size_t index, float *image, int32_
     return CLG_OK;
 }
 
-static const clg__datastore_ops idx_ops = {idx_read, idx_destroy, NULL, NULL, NULL};
+static const clg__datastore_ops idx_ops = {.read = idx_read, .destroy = idx_destroy};
 
 static clg_status load_part(const char *path, int images, unsigned char **file,
                             clg__idx_info *info)

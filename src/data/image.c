@@ -1,47 +1,15 @@
-/* Image decoding through stb_image (and stb_image_resize), compiled in stb.c: PNG, JPEG, BMP
- * and PNM only (Debian's stb_image 2.27 has unfixed bugs in its other decoders, e.g. GIF),
- * inputs that trip its known bugs refused here, sizes checked with stbi_info before any pixel
- * is decoded. */
+/* Image decoding: JPEG through libjpeg-turbo (jpeg.c), PNG, BMP and PNM through stb_image
+ * (compiled in stb.c; Debian's stb_image 2.27 has unfixed bugs in its other decoders, e.g. GIF,
+ * and inputs that trip its known bugs are refused here), sizes checked from the header before
+ * any pixel is decoded; resizing through stb_image_resize. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "data/data_internal.h"
+#include "data/jpeg.h"
 #include "data/stb.h"
 
-
-/* stb 2.27 builds JPEG Huffman tables without checking that a table's 16 counts sum to at most
- * 256 codes, and then writes past its arrays (found by fuzzing; later stb versions check).
- * stb reads a DHT segment as a loop over tables while its length lasts, reading zeros past the
- * end of the data. Every FF C4 (DHT marker) in a JPEG is checked the same way here before stb
- * sees the file; in entropy-coded data an FF is always stuffed, so only real markers and
- * bytes inside other segments can match, and the latter err on the safe side. */
-static unsigned byte_at(const unsigned char *p, size_t len, size_t i)
-{
-    return i < len ? p[i] : 0;
-}
-
-static int jpeg_tables_ok(const unsigned char *p, size_t len)
-{
-    if (len < 2 || p[0] != 0xFF) /* stb takes FF FF ... D8 for the start of a JPEG too */
-        return 1;
-    for (size_t at = 2; at + 1 < len; at++) {
-        if (p[at] != 0xFF || p[at + 1] != 0xC4)
-            continue;
-        long left = (long)(byte_at(p, len, at + 2) << 8 | byte_at(p, len, at + 3)) - 2;
-        size_t q = at + 4;
-        while (left > 0 && q < len) {
-            size_t n = 0;
-            for (size_t i = 1; i <= 16; i++)
-                n += byte_at(p, len, q + i);
-            if (n > 256)
-                return 0;
-            q += 17 + n;
-            left -= 17 + (long)n;
-        }
-    }
-    return 1;
-}
 
 /* stb 2.27 reads PNM header numbers into an int without an overflow check (undefined
  * behaviour, found by fuzzing). Its reading of the width, height and maximum is mirrored here
@@ -103,7 +71,7 @@ static unsigned long be32(const unsigned char *p)
     return (unsigned long)p[0] << 24 | (unsigned long)p[1] << 16 | (unsigned long)p[2] << 8 | p[3];
 }
 
-/* The size a PNG, JPEG or BMP header declares, read where stb refuses the image (stb says
+/* The size a PNG or BMP header declares, read where stb refuses the image (stb says
  * only that it failed: a size over its own limits reads as "not an image"). 0 when none. */
 static int declared_size(const unsigned char *d, size_t len, unsigned long *w, unsigned long *h)
 {
@@ -118,17 +86,6 @@ static int declared_size(const unsigned char *d, size_t len, unsigned long *w, u
                            (unsigned long)d[24] << 16 | (unsigned long)d[25] << 24;
         *h = hh & 0x80000000ul ? 0x100000000ul - hh : hh; /* negative: top-down rows */
         return 1;
-    }
-    for (size_t i = 2; len >= 4 && d[0] == 0xFF && d[1] == 0xD8 && i + 9 <= len;) {
-        if (d[i] != 0xFF)
-            return 0;
-        unsigned m = d[i + 1], seg = (unsigned)d[i + 2] << 8 | d[i + 3];
-        if (m >= 0xC0 && m <= 0xCF && m != 0xC4 && m != 0xC8 && m != 0xCC) { /* a frame */
-            *h = (unsigned long)d[i + 5] << 8 | d[i + 6];
-            *w = (unsigned long)d[i + 7] << 8 | d[i + 8];
-            return 1;
-        }
-        i += 2 + seg;
     }
     return 0;
 }
@@ -151,12 +108,13 @@ static clg_status probe(const unsigned char *data, size_t len, int *iw, int *ih,
         snprintf(msg, msg_cap, "corrupt PNM: a header number has 10 or more digits");
         return CLG_ERR_CORRUPT;
     }
-    if (!jpeg_tables_ok(data, len)) { /* before stbi_info, which reads the tables too */
-        snprintf(msg, msg_cap, "corrupt JPEG: a Huffman table defines more than 256 codes");
-        return CLG_ERR_CORRUPT;
-    }
     unsigned long dw, dh;
-    if (len > (size_t)CLG_IMAGE_MAX_FILE || !clg__stbi_info(data, (int)len, iw, ih, ic)) {
+    if (len <= (size_t)CLG_IMAGE_MAX_FILE && clg__is_jpeg(data, len)) {
+        clg_status st = clg__jpeg_size(data, len, iw, ih, msg, msg_cap);
+        if (st != CLG_OK)
+            return st;
+        *ic = 3;
+    } else if (len > (size_t)CLG_IMAGE_MAX_FILE || !clg__stbi_info(data, (int)len, iw, ih, ic)) {
         if (len <= (size_t)CLG_IMAGE_MAX_FILE && declared_size(data, len, &dw, &dh) &&
             (dw > CLG_IMAGE_MAX_SIDE || dh > CLG_IMAGE_MAX_SIDE)) {
             snprintf(msg, msg_cap, "%lux%lu pixels, too large: clgrad reads images of at most "
@@ -186,64 +144,120 @@ static size_t crop_at(size_t size, size_t crop)
     return d % 2 && half % 2 ? half + 1 : half;
 }
 
-clg_status clg__image_decode(const unsigned char *data, size_t len, size_t c, size_t shorter,
-                             size_t h, size_t w, float *out, char *msg, size_t msg_cap)
+clg_status clg__image_fit(void *user, size_t ih, size_t iw, size_t h, size_t w,
+                          clg__image_geometry *g, char *msg, size_t msg_cap)
 {
-    int iw, ih, ic;
-    clg_status st = probe(data, len, &iw, &ih, &ic, msg, msg_cap);
-    if (st != CLG_OK)
-        return st;
+    size_t shorter = *(const size_t *)user;
+    *g = (clg__image_geometry){0, 0, ih, iw, h, w, 0, 0};
+    if (!shorter)
+        return CLG_OK;
+    int tall = ih > iw;
+    size_t lo = tall ? iw : ih, hi = tall ? ih : iw;
+    size_t longer = (size_t)((double)shorter * (double)hi / (double)lo);
+    g->resized_h = tall ? longer : shorter, g->resized_w = tall ? shorter : longer;
+    if (g->resized_h < h || g->resized_w < w || g->resized_h > CLG_IMAGE_MAX_SIDE ||
+        g->resized_w > CLG_IMAGE_MAX_SIDE) {
+        snprintf(msg, msg_cap, "%zux%zu resized to %zux%zu (shorter side %zu) is not at least the "
+                 "%zux%zu crop", iw, ih, g->resized_w, g->resized_h, shorter, w, h);
+        return CLG_ERR_CORRUPT;
+    }
+    g->crop_top = crop_at(g->resized_h, h), g->crop_left = crop_at(g->resized_w, w);
+    return CLG_OK;
+}
+
+static int geometry_ok(const clg__image_geometry *g, size_t ih, size_t iw, size_t h, size_t w)
+{
+    return g->height && g->width && g->top <= ih && g->height <= ih - g->top && g->left <= iw &&
+           g->width <= iw - g->left && g->resized_h <= CLG_IMAGE_MAX_SIDE &&
+           g->resized_w <= CLG_IMAGE_MAX_SIDE && g->crop_top <= g->resized_h &&
+           h <= g->resized_h - g->crop_top && g->crop_left <= g->resized_w &&
+           w <= g->resized_w - g->crop_left;
+}
+
+/* The pixels of the image: a JPEG at the smallest scale at which the part g takes still has
+ * g's resized size; *dw, *dh receive the size decoded. */
+static clg_status decode_pixels(const unsigned char *data, size_t len, int want, size_t ih,
+                                size_t iw, const clg__image_geometry *g, unsigned char **pix,
+                                int *dw, int *dh, char *msg, size_t msg_cap)
+{
+    if (clg__is_jpeg(data, len)) {
+        size_t min_w = (g->resized_w * iw + g->width - 1) / g->width;
+        size_t min_h = (g->resized_h * ih + g->height - 1) / g->height;
+        return clg__jpeg_decode(data, len, want, min_w, min_h, pix, dw, dh, msg, msg_cap);
+    }
     /* stb 2.27 converts 16-bit PNM data it never checked was all there (a heap overflow found
      * by fuzzing): 16-bit images are refused outright. */
     if (clg__stbi_is_16_bit(data, (int)len)) {
         snprintf(msg, msg_cap, "16-bit images are not supported (convert to 8 bits per channel)");
         return CLG_ERR_CORRUPT;
     }
-    int want = c == 1 ? 1 : 3;
-    unsigned char *pix = clg__stbi_load(data, (int)len, &iw, &ih, &ic, want);
-    if (!pix) {
+    int ic;
+    *pix = clg__stbi_load(data, (int)len, dw, dh, &ic, want);
+    if (!*pix) {
         snprintf(msg, msg_cap, "cannot decode: %s", clg__stbi_failure_reason());
         return CLG_ERR_CORRUPT;
     }
-    /* the size resized to: h x w, or (shorter) the shorter side to `shorter`, the longer as
-     * torchvision's Resize (truncated), cropped at the centre after */
-    size_t rh = h, rw = w;
-    if (shorter) {
-        int tall = ih > iw;
-        size_t lo = (size_t)(tall ? iw : ih), hi = (size_t)(tall ? ih : iw);
-        size_t longer = (size_t)((double)shorter * (double)hi / (double)lo);
-        rh = tall ? longer : shorter, rw = tall ? shorter : longer;
-        if (rh < h || rw < w || rh > CLG_IMAGE_MAX_SIDE || rw > CLG_IMAGE_MAX_SIDE) {
-            free(pix);
-            snprintf(msg, msg_cap, "%dx%d resized to %zux%zu (shorter side %zu) is not at least "
-                     "the %zux%zu crop", iw, ih, rw, rh, shorter, w, h);
-            return CLG_ERR_CORRUPT;
-        }
+    return CLG_OK;
+}
+
+clg_status clg__image_decode_with(const unsigned char *data, size_t len, size_t c,
+                                  clg__geometry_fn pick, void *user, size_t h, size_t w,
+                                  float *out, char *msg, size_t msg_cap)
+{
+    int iw, ih, ic, dw, dh;
+    clg_status st = probe(data, len, &iw, &ih, &ic, msg, msg_cap);
+    clg__image_geometry g;
+    if (st == CLG_OK)
+        st = pick(user, (size_t)ih, (size_t)iw, h, w, &g, msg, msg_cap);
+    if (st == CLG_OK && !geometry_ok(&g, (size_t)ih, (size_t)iw, h, w)) {
+        snprintf(msg, msg_cap, "internal error: an image geometry outside the %dx%d image", iw, ih);
+        st = CLG_ERR_INTERNAL;
     }
-    unsigned char *sized = pix;
-    if ((size_t)iw != rw || (size_t)ih != rh) {
+    int want = c == 1 ? 1 : 3;
+    unsigned char *pix = NULL;
+    if (st == CLG_OK)
+        st = decode_pixels(data, len, want, (size_t)ih, (size_t)iw, &g, &pix, &dw, &dh, msg,
+                           msg_cap);
+    if (st != CLG_OK)
+        return st;
+    /* the part taken, in decoded pixels (a JPEG may have decoded smaller) */
+    size_t top = g.top * (size_t)dh / (size_t)ih, left = g.left * (size_t)dw / (size_t)iw;
+    size_t ph = (g.height * (size_t)dh + (size_t)ih / 2) / (size_t)ih;
+    size_t pw = (g.width * (size_t)dw + (size_t)iw / 2) / (size_t)iw;
+    ph = ph < 1 ? 1 : ph > (size_t)dh - top ? (size_t)dh - top : ph;
+    pw = pw < 1 ? 1 : pw > (size_t)dw - left ? (size_t)dw - left : pw;
+    size_t stride = (size_t)dw * (size_t)want, rh = g.resized_h, rw = g.resized_w;
+    const unsigned char *part = pix + top * stride + left * (size_t)want;
+    unsigned char *sized = NULL;
+    if (pw != rw || ph != rh) {
         sized = clg__malloc(rw * rh * (size_t)want);
-        if (!sized || !clg__stbir_resize(pix, iw, ih, 0, sized, (int)rw, (int)rh, 0, want)) {
+        if (!sized || !clg__stbir_resize(part, (int)pw, (int)ph, (int)stride, sized, (int)rw,
+                                         (int)rh, 0, want)) {
             free(sized);
             free(pix);
-            snprintf(msg, msg_cap, "out of host memory resizing %dx%d to %zux%zu", iw, ih, rw, rh);
+            snprintf(msg, msg_cap, "out of host memory resizing %zux%zu to %zux%zu", pw, ph, rw, rh);
             return CLG_ERR_OUT_OF_HOST_MEMORY;
         }
+        part = sized, stride = rw * (size_t)want;
     }
-    size_t top = crop_at(rh, h), left = crop_at(rw, w);
+    part += g.crop_top * stride + g.crop_left * (size_t)want;
     for (size_t ch = 0; ch < c; ch++) /* interleaved HWC bytes to planar CHW floats */
         for (size_t y = 0; y < h; y++)
             for (size_t x = 0; x < w; x++)
                 out[(ch * h + y) * w + x] =
-                    (float)sized[((top + y) * rw + left + x) * (size_t)want + ch] * (1.0f / 255.0f);
-    if (sized != pix)
-        free(sized);
+                    (float)part[y * stride + x * (size_t)want + ch] * (1.0f / 255.0f);
+    free(sized);
     free(pix);
     return CLG_OK;
 }
 
-/* The whole file, at most CLG_IMAGE_MAX_FILE bytes; malloc'd. */
-static clg_status read_file(const char *path, unsigned char **out, size_t *out_len)
+clg_status clg__image_decode(const unsigned char *data, size_t len, size_t c, size_t shorter,
+                             size_t h, size_t w, float *out, char *msg, size_t msg_cap)
+{
+    return clg__image_decode_with(data, len, c, clg__image_fit, &shorter, h, w, out, msg, msg_cap);
+}
+
+clg_status clg__image_file(const char *path, unsigned char **out, size_t *out_len)
 {
     *out = NULL;
     *out_len = 0;
@@ -299,12 +313,18 @@ clg_status clg_image_read_cropped(const char *path, size_t c, size_t shorter, si
         return clg__datastore_fail(NULL, CLG_ERR_INVALID_ARG, "clg_image_read: path and out must "
                                    "not be NULL, channels 1 or 3, sizes 1..%d (a shorter side "
                                    "at least the crop's)", CLG_IMAGE_MAX_SIDE);
+    return clg__image_read_with(path, c, clg__image_fit, &shorter, h, w, out);
+}
+
+clg_status clg__image_read_with(const char *path, size_t c, clg__geometry_fn pick, void *user,
+                                size_t h, size_t w, float *out)
+{
     unsigned char *data;
     size_t len;
-    clg_status st = read_file(path, &data, &len);
+    clg_status st = clg__image_file(path, &data, &len);
     if (st == CLG_OK) {
         char msg[256];
-        st = clg__image_decode(data, len, c, shorter, h, w, out, msg, sizeof msg);
+        st = clg__image_decode_with(data, len, c, pick, user, h, w, out, msg, sizeof msg);
         if (st != CLG_OK)
             clg__datastore_fail(NULL, st, "image %s: %s", path, msg);
     }
@@ -316,7 +336,7 @@ clg_status clg__image_size(const char *path, size_t *h, size_t *w)
 {
     unsigned char *data;
     size_t len;
-    clg_status st = read_file(path, &data, &len);
+    clg_status st = clg__image_file(path, &data, &len);
     int iw = 0, ih = 0, ic = 0;
     char msg[256];
     if (st == CLG_OK && (st = probe(data, len, &iw, &ih, &ic, msg, sizeof msg)) != CLG_OK)

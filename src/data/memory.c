@@ -30,7 +30,7 @@ static clg_status memory_read(clg_datastore *ds, size_t index, float *image, int
     return CLG_OK;
 }
 
-static const clg__datastore_ops memory_ops = {memory_read, memory_destroy, NULL, NULL, NULL};
+static const clg__datastore_ops memory_ops = {.read = memory_read, .destroy = memory_destroy};
 
 clg_status clg_datastore_from_memory(const float *images, const int32_t *labels, size_t n,
                                      clg_shape sample, size_t classes, clg_datastore **out)

@@ -31,7 +31,8 @@ static clg_datastore *relabel_inner(void *impl)
     return ((relabel_store *)impl)->parent;
 }
 
-static const clg__datastore_ops relabel_ops = {relabel_read, free, NULL, relabel_inner, NULL};
+static const clg__datastore_ops relabel_ops = {
+    .read = relabel_read, .destroy = free, .inner = relabel_inner};
 
 /* Whether name is class i's default, its number (an IDX set's, an unnamed model's). */
 static int is_number(const char *name, size_t i)

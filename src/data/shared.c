@@ -93,7 +93,8 @@ static clg_datastore *shared_inner(void *impl)
     return ((shared_store *)impl)->parent;
 }
 
-static const clg__datastore_ops shared_ops = {shared_read, shared_destroy, NULL, shared_inner, NULL};
+static const clg__datastore_ops shared_ops = {
+    .read = shared_read, .destroy = shared_destroy, .inner = shared_inner};
 
 clg_status clg_datastore_shared(clg_datastore *parent, unsigned consumers, size_t cap_bytes,
                                 clg_datastore **out)
