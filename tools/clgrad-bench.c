@@ -14,7 +14,7 @@
 typedef struct settings {
     bench_opts o;
     const char *shape, *impl, *folder, *net_file;
-    size_t batch, memory_cap, limit;
+    size_t batch, memory_cap, limit, crop;
     int scaling;
 } settings;
 
@@ -42,6 +42,9 @@ static const opt_def defs[] = {
              "with copies, overlap on and off), the whole CPU, 2 POCL devices, a fast+slow "
              "pair"},
     {OPT_TEXT, "folder", AT(folder), 0, 0, .value = "DIR", .help = "data: the image folder"},
+    {OPT_SIZE, "crop", AT(crop), 1, 16384, .value = "S",
+     .help = "data: a folder of RGB photos, read as for ImageNet training: a random resized\n"
+             "crop to S x S (area 0.08-1, aspect 3/4-4/3) and a random mirror"},
     {OPT_SIZE, "memory-cap", AT(memory_cap), 1, UNBOUNDED, .value = "MB",
      .help = "data: the decoding passes run under that data-segment limit (RLIMIT_DATA)"},
     {OPT_SIZE, "limit", AT(limit), 1, UNBOUNDED, .value = "N",
@@ -66,7 +69,8 @@ static const opt_tool tool = {
     "            beside it)\n"
     "  data      an image folder (e.g. from clgrad-export-images): images/s decoded and\n"
     "            augmented with 0, 1, 2 and 4 reader workers, and training images/s with\n"
-    "            background dispatch off and on\n"
+    "            background dispatch off and on; with --crop S, a folder of photos\n"
+    "            (tools/peers/bench_data.py runs a PyTorch DataLoader beside it)\n"
     "  experiments  2 learning rates of the default network, 1 epoch each: one after the\n"
     "            other on 1 one-core sub-device vs at once on 2; then 3 models on 2\n"
     "  cluster   under mpirun: training images/s across the ranks (one device each, e.g.\n"
@@ -126,7 +130,7 @@ int main(int argc, char **argv)
     else if (strcmp(cmd, "experiments") == 0)
         rc = bench_experiments(&o, limit);
     else if (strcmp(cmd, "data") == 0)
-        rc = bench_data(&o, folder, memory_cap);
+        rc = bench_data(&o, folder, memory_cap, set.crop);
     else if (strcmp(cmd, "infer") == 0)
         rc = bench_infer(&o, set.net_file, batch);
     else if (strcmp(cmd, "train") == 0 && batch > 0)

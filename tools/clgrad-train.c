@@ -357,6 +357,10 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
     }
     if (c.augmenting) { /* the training part only; validation and test images stay as they are */
         c.augment.seed = c.o.seed;
+        if (c.augment.crop == CLG_CROP_RANDOM_RESIZED) { /* to the size the images are read at */
+            clg_shape s = clg_datastore_sample_shape(fit);
+            c.augment.height = s.h, c.augment.width = s.w;
+        }
         clg_datastore *aug = NULL;
         st = clg_datastore_augment(fit, &c.augment, &aug);
         if (st != CLG_OK) {

@@ -208,6 +208,21 @@ static void transform(const augment_store *s, size_t index, const float *src, cl
         cy = (OH - 1) / 2.0 + floor(draw(s, index, 6) * (double)(H - OH + 1));
         cx = (OW - 1) / 2.0 + floor(draw(s, index, 7) * (double)(W - OW + 1));
     }
+    double y0 = cy - fy * (OH - 1) / 2.0 - ty, x0 = cx - fx * (OW - 1) / 2.0 - tx;
+    if (angle == 0.0 && sc == 1.0 && y0 == floor(y0) && x0 == floor(x0) && y0 >= 0 &&
+        x0 >= 0 && y0 + fy * (double)(OH - 1) < (double)H && x0 + fx * (double)(OW - 1) < (double)W &&
+        y0 + fy * (double)(OH - 1) >= 0 && x0 + fx * (double)(OW - 1) >= 0) {
+        /* whole-pixel moves only (mirrors, crops): a copy, the same values bilinear gives */
+        long sy = (long)y0, sx = (long)x0, dy = (long)fy, dx = (long)fx;
+        for (size_t c = 0; c < C; c++)
+            for (size_t i = 0; i < OH; i++) {
+                const float *row = src + (c * H + (size_t)(sy + dy * (long)i)) * W;
+                float *out = image + (c * OH + i) * OW, m = s->mean[c], k = s->scale[c];
+                for (size_t j = 0; j < OW; j++)
+                    out[j] = (row[sx + dx * (long)j] - m) * k;
+            }
+        return;
+    }
     double ca = cos(angle) / sc, sa = sin(angle) / sc;
     for (size_t c = 0; c < C; c++) {
         const float *plane = src + c * H * W;

@@ -65,5 +65,9 @@ const char *clg__stbi_failure_reason(void)
 int clg__stbir_resize(const unsigned char *in, int iw, int ih, int in_stride, unsigned char *out,
                       int ow, int oh, int out_stride, int channels)
 {
-    return stbir_resize_uint8(in, iw, ih, in_stride, out, ow, oh, out_stride, channels);
+    /* the triangle filter: PIL's and so torchvision's bilinear resize (widened when shrinking,
+     * so that it averages), and half the taps of stb's default Catmull-Rom / Mitchell */
+    return stbir_resize_uint8_generic(in, iw, ih, in_stride, out, ow, oh, out_stride, channels,
+                                      -1, 0, STBIR_EDGE_CLAMP, STBIR_FILTER_TRIANGLE,
+                                      STBIR_COLORSPACE_LINEAR, NULL);
 }

@@ -53,7 +53,7 @@ int bench_train(const bench_opts *o, size_t batch);
 int bench_scaling(const bench_opts *o, size_t batch, const char *self);
 /* An image folder through the batch reader (0, 1, 2, 4 workers) and training from it with
  * background dispatch off and on; memory_cap_mb > 0 caps the data segment while decoding. */
-int bench_data(const bench_opts *o, const char *folder, size_t memory_cap_mb);
+int bench_data(const bench_opts *o, const char *folder, size_t memory_cap_mb, size_t crop);
 /* Two models one after the other on one one-core sub-device vs at once on two; limit: the
  * first N training images (0: all). */
 int bench_experiments(const bench_opts *o, size_t limit);

@@ -1,7 +1,8 @@
 /* clgrad-bench data: images/s decoded and augmented from an image folder by the batch reader
  * with 0 (the caller's thread), 1, 2 and 4 workers; training images/s of the default network
  * from the same folder with background dispatch off and on; and, with a memory cap, the whole
- * folder streamed under a data-segment limit smaller than its decoded size. */
+ * folder streamed under a data-segment limit smaller than its decoded size. With --crop, a
+ * folder of photos read as for ImageNet training (decoding only; no network takes them). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,19 +16,28 @@ static const char default_net[] =
 
 #define BATCH 64
 
-/* The folder, augmented as a user would for Fashion-MNIST: mirror, +-10 degrees, +-2 pixels. */
-static clg_status open_augmented(const char *folder, clg_datastore **raw, clg_datastore **aug)
+/* The folder, augmented as a user would for Fashion-MNIST: mirror, +-10 degrees, +-2 pixels;
+ * or (crop > 0) for ImageNet: RGB, torchvision's RandomResizedCrop to crop x crop (its default
+ * ranges) and a mirror. */
+static clg_status open_augmented(const char *folder, size_t crop, clg_datastore **raw,
+                                 clg_datastore **aug)
 {
     clg_image_folder_options fo = clg_image_folder_options_default();
-    fo.height = fo.width = 28;
+    fo.height = fo.width = crop ? crop : 28;
+    fo.channels = crop ? 3 : 1;
     clg_status st = clg_datastore_open_image_folder(folder, &fo, raw);
     if (st != CLG_OK)
         return st;
     clg_augment_options a = clg_augment_options_default();
     a.reflection_x = 1;
-    a.rotation[0] = -10, a.rotation[1] = 10;
-    a.translation_x[0] = a.translation_y[0] = -2;
-    a.translation_x[1] = a.translation_y[1] = 2;
+    if (crop) {
+        a.crop = CLG_CROP_RANDOM_RESIZED;
+        a.height = a.width = crop;
+    } else {
+        a.rotation[0] = -10, a.rotation[1] = 10;
+        a.translation_x[0] = a.translation_y[0] = -2;
+        a.translation_x[1] = a.translation_y[1] = 2;
+    }
     a.seed = 1;
     return clg_datastore_augment(*raw, &a, aug);
 }
@@ -135,7 +145,7 @@ static size_t vm_data(void)
     return kb * 1024;
 }
 
-int bench_data(const bench_opts *o, const char *folder, size_t memory_cap_mb)
+int bench_data(const bench_opts *o, const char *folder, size_t memory_cap_mb, size_t crop)
 {
     if (!folder) {
         fprintf(stderr, "clgrad-bench data needs --folder DIR, an image folder such as Fashion-MNIST "
@@ -145,7 +155,7 @@ int bench_data(const bench_opts *o, const char *folder, size_t memory_cap_mb)
         return 2;
     }
     clg_datastore *raw = NULL, *ds = NULL;
-    clg_status st = open_augmented(folder, &raw, &ds);
+    clg_status st = open_augmented(folder, crop, &raw, &ds);
     if (st != CLG_OK) {
         fprintf(stderr, "clgrad-bench data: %s\n", tool_message(st, clg_last_error()));
         clg_datastore_destroy(raw);
@@ -153,7 +163,8 @@ int bench_data(const bench_opts *o, const char *folder, size_t memory_cap_mb)
     }
     size_t n = clg_datastore_size(ds), batches = n / BATCH;
     size_t *order = malloc((batches ? batches : 1) * BATCH * sizeof *order);
-    float *x = malloc(BATCH * 28 * 28 * sizeof *x);
+    clg_shape sample = clg_datastore_sample_shape(ds);
+    float *x = malloc(BATCH * clg_shape_numel(sample) * sizeof *x);
     int32_t *y = malloc(BATCH * sizeof *y);
     int rc = order && x && y && batches ? 0 : 1;
     if (rc == 0)
@@ -166,10 +177,12 @@ int bench_data(const bench_opts *o, const char *folder, size_t memory_cap_mb)
         if (setrlimit(RLIMIT_DATA, &rl) != 0)
             rc = 1, fprintf(stderr, "clgrad-bench data: cannot set the memory cap\n");
     }
-    double decoded_mb = (double)(batches * BATCH) * 28 * 28 * sizeof(float) / (1 << 20);
+    double decoded_mb = (double)(batches * BATCH) * (double)clg_shape_numel(sample) *
+                        sizeof(float) / (1 << 20);
     if (!o->json && rc == 0)
-        printf("%s: %zu images (%.0f MB as floats), batch %d, augmented (mirror, +-10 deg, +-2 px)%s\n",
-               folder, batches * BATCH, decoded_mb, BATCH,
+        printf("%s: %zu images (%.0f MB as floats), batch %d, augmented (%s)%s\n", folder,
+               batches * BATCH, decoded_mb, BATCH,
+               crop ? "random resized crop, mirror" : "mirror, +-10 deg, +-2 px",
                memory_cap_mb ? ", under a data-segment cap" : "");
     const size_t workers[] = {0, 1, 2, 4};
     for (size_t w = 0; rc == 0 && w < 4; w++) {
@@ -197,7 +210,7 @@ int bench_data(const bench_opts *o, const char *folder, size_t memory_cap_mb)
             printf("streamed %.0f MB of decoded images under a %zu MB cap; peak RSS %.0f MB\n",
                    decoded_mb, memory_cap_mb, peak_rss_mb());
     }
-    clg_ctx *ctx = rc == 0 ? bench_ctx(o, NULL) : NULL;
+    clg_ctx *ctx = rc == 0 && !crop ? bench_ctx(o, NULL) : NULL;
     size_t iters = batches < 100 ? batches : 100;
     const size_t train_workers[] = {0, 1, 2};
     for (size_t w = 0; ctx && rc == 0 && w < 3 && iters > 10; w++) {
@@ -215,7 +228,7 @@ int bench_data(const bench_opts *o, const char *folder, size_t memory_cap_mb)
             printf("training from the folder, background dispatch %s: %6.0f images/s\n",
                    w == 0 ? "off          " : w == 1 ? "on, 1 worker " : "on, 2 workers", med);
     }
-    if (rc == 0 && !ctx)
+    if (rc == 0 && !ctx && !crop)
         rc = 1;
     clg_ctx_destroy(ctx);
     free(order);

@@ -67,6 +67,35 @@ static const char *translation(void *s, const char *v)
     return NULL;
 }
 
+/* "LO:HI" with 0 < lo <= hi <= max into r */
+static const char *range(const char *v, double max, float r[2])
+{
+    char lo[64];
+    const char *colon = strchr(v, ':');
+    double a, b;
+    if (!colon || (size_t)(colon - v) >= sizeof lo)
+        return "must be LO:HI";
+    memcpy(lo, v, (size_t)(colon - v));
+    lo[colon - v] = 0;
+    if (!opts_double(lo, &a) || !opts_double(colon + 1, &b) || !(a > 0) || b < a || b > max)
+        return "must be LO:HI with 0 < LO <= HI";
+    r[0] = (float)a, r[1] = (float)b;
+    return NULL;
+}
+
+static const char *resized_crop(void *s, const char *v)
+{
+    cli *c = s;
+    c->augment.crop = CLG_CROP_RANDOM_RESIZED;
+    const char *e = range(v, 1.0, c->augment.crop_area);
+    return e ? "must be LO:HI, fractions of the image's area with 0 < LO <= HI <= 1" : NULL;
+}
+
+static const char *crop_aspect(void *s, const char *v)
+{
+    return range(v, 1e6, ((cli *)s)->augment.crop_aspect);
+}
+
 static const char *environment(void *s, const char *v)
 {
     cli *c = s;
@@ -170,6 +199,13 @@ static const opt_def defs[] = {
      .then = augmenting, .help = "random rotation in [-DEG, DEG]"},
     {OPT_CALL, "augment-translation", 0, ANY, .value = "PIXELS", .parse = translation,
      .then = augmenting, .help = "random shifts in [-PIXELS, PIXELS]"},
+    {OPT_CALL, "augment-resized-crop", 0, ANY, .value = "LO:HI", .parse = resized_crop,
+     .then = augmenting,
+     .help = "random resized crop (torchvision's RandomResizedCrop, e.g. 0.08:1): a window\n"
+             "of LO to HI of the image's area, resized to --image-size; from the photo\n"
+             "itself for image folders (validation and test: --resize-shorter or resize)"},
+    {OPT_CALL, "augment-crop-aspect", 0, ANY, .value = "LO:HI", .parse = crop_aspect,
+     .help = "the window's width/height range for --augment-resized-crop (default 0.75:1.333)"},
     {OPT_SIZE, "limit-train", AT(limit_train), 1, BIG, .value = "N",
      .help = "use only the first N training images (quick tries)"},
     {OPT_SIZE, "limit-test", AT(limit_test), 1, BIG, .value = "N",

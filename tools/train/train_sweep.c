@@ -295,6 +295,10 @@ int sweep_run(const char *file, int argc, char **argv, clg_ctx *const *ctxs, siz
         clg_datastore *data = shared;
         if (c.augmenting) { /* its own augmentation over the shared decoded images */
             c.augment.seed = c.o.seed;
+            if (c.augment.crop == CLG_CROP_RANDOM_RESIZED) { /* from the shared samples */
+                clg_shape s = clg_datastore_sample_shape(shared);
+                c.augment.height = s.h, c.augment.width = s.w;
+            }
             st = clg_datastore_augment(shared, &c.augment, &augmented[n]);
             if (st != CLG_OK) {
                 fprintf(stderr, "clgrad-train: %s:%d: %s\n", file, line_no, clg_last_error());
