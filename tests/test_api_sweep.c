@@ -169,6 +169,12 @@ static void p_pool(void)
     BAD(clg_pool2d_backward(ctx, &d, NULL, NULL, NULL));
     BAD(clg_global_avg_pool_forward(ctx, NULL, NULL));
     BAD(clg_global_avg_pool_backward(ctx, NULL, NULL));
+    clg_pad2d_desc pd = clg_pad2d_desc_default();
+    BAD(clg_pad2d_output_shape(NULL, s, &s));
+    BAD(clg_pad2d_output_shape(&pd, s, NULL));
+    BAD(clg_pad2d_forward(NULL, &pd, NULL, NULL));
+    BAD(clg_pad2d_forward(ctx, NULL, NULL, NULL));
+    BAD(clg_pad2d_backward(ctx, &pd, NULL, NULL));
 }
 static void p_elementwise(void)
 {
@@ -260,6 +266,7 @@ static void p_nn(void)
     BAD(clg_net_add_mul(NULL, NULL, 0));
     BAD(clg_net_add_channel_slice(NULL, 0, 1));
     BAD(clg_net_add_channel_shuffle(NULL, 2));
+    BAD(clg_net_add_pad(NULL, NULL));
     BAD(clg_net_set_input_normalization(NULL, f, f, 1));
     BAD(clg_net_input_normalization(NULL, f, f, 1, &len));
     BAD(clg_net_add_softmax_xent(NULL));
@@ -434,7 +441,8 @@ static const entry table[] = {
                      "clg_conv2d_backward_bias clg_conv2d_workspace "
                      "clg_conv2d_choose clg_conv_algo_name clg_conv2d_desc_default"},
     {"pool", p_pool, "clg_pool2d_output_shape clg_pool2d_forward clg_pool2d_backward clg_global_avg_pool_forward "
-                     "clg_global_avg_pool_backward clg_pool2d_desc_default"},
+                     "clg_global_avg_pool_backward clg_pool2d_desc_default clg_pad2d_output_shape "
+                     "clg_pad2d_forward clg_pad2d_backward clg_pad2d_desc_default"},
     {"elementwise", p_elementwise, "clg_activation_forward clg_activation_backward "
                                    "clg_activation_forward_desc clg_activation_backward_desc clg_mul_forward "
                                    "clg_mul_backward clg_bias_add clg_bias_backward "
@@ -451,7 +459,7 @@ static const entry table[] = {
                  "clg_net_activations "
                  "clg_net_add_global_avg_pool clg_net_add_fc clg_net_add_batchnorm clg_net_add_dropout "
                  "clg_net_add_activation clg_net_add_activation_desc clg_net_add_mul clg_net_add_softmax_xent "
-                 "clg_net_add_channel_slice clg_net_add_channel_shuffle "
+                 "clg_net_add_channel_slice clg_net_add_channel_shuffle clg_net_add_pad "
                  "clg_net_set_input_normalization clg_net_input_normalization clg_net_parse clg_net_text "
                  "clg_net_layer_count clg_net_layer_info clg_net_input_shape clg_net_class_count "
                  "clg_net_ctx clg_net_set_class_names clg_net_class_name clg_net_init "

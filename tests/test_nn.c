@@ -140,6 +140,10 @@ static void text_errors_name_line_and_column(void **state)
         {"input 4x4x3\nslice 2:5\nfc 2\nsoftmax\n", CLG_ERR_SHAPE, "channels 2:5 of an input of 3"},
         {"input 4x4x3\nslice 2:2\nfc 2\nsoftmax\n", CLG_ERR_INVALID_ARG, "line 2, column 7"},
         {"input 4x4x3\nshuffle 2\nfc 2\nsoftmax\n", CLG_ERR_SHAPE, "the groups must divide them"},
+        {"input 4x4x3\npad 4 mode=reflect\nfc 2\nsoftmax\n", CLG_ERR_SHAPE, "must be below"},
+        {"input 4x4x3\npad 1,2,3\nfc 2\nsoftmax\n", CLG_ERR_INVALID_ARG, "line 2, column 5"},
+        {"input 4x4x3\npad 1 mode=wrap\nfc 2\nsoftmax\n", CLG_ERR_INVALID_ARG, "constant, reflect or edge"},
+        {"input 4x4x3\npad -1 mode=edge\nfc 2\nsoftmax\n", CLG_ERR_INVALID_ARG, "negative pads"},
         {"input 4x4x1\nconv 3x3x2 name=a\nconv 3x3x3 from=input\nmul a\nfc 2\nsoftmax\n",
          CLG_ERR_SHAPE, "a product takes two inputs of one shape, or one of Cx1x1"},
         {"input 4x4x1\nconv 3x3x2 pad=1 name=a\nconv 3x3x2 pad=1\nmul a,input\nfc 2\nsoftmax\n",
@@ -514,6 +518,43 @@ static void channel_split_and_shuffle_gradient_matches_finite_differences(void *
     CLG_ASSERT_STATUS(clg_net_add_channel_slice(net, 1, 0), CLG_ERR_INVALID_ARG);
     back = text_of(net);
     assert_string_equal(back, "input 6x6x2\nconv 3x3x4 pad=1\nslice 1:4\nshuffle 3\n");
+    free(back);
+    clg_net_destroy(net);
+}
+
+/* Padding in the three modes between layers with weights, one cropping (negative constant
+ * pads); the text form keeps each (shortest forms written as four sides), and the builder
+ * makes the same layers. */
+static void padding_gradient_matches_finite_differences(void **state)
+{
+    (void)state;
+    static const char text[] = "input 5x6x2\n"
+                               "pad 1,2 mode=reflect\n"
+                               "conv 3x3x3\n"
+                               "pad -1,0,1,2 value=0.5\n"
+                               "tanh\n"
+                               "pad 1 mode=edge\n"
+                               "conv 3x3x2\n"
+                               "fc 3\n"
+                               "softmax\n";
+    check_gradients(text, 6); /* two convs w b, fc w b */
+    clg_net *net = parse_ok(text);
+    char *back = text_of(net);
+    assert_non_null(strstr(back, "pad 1,1,2,2 mode=reflect\nconv 3x3x3\npad -1,0,1,2 value=0.5\n"
+                                 "tanh\npad 1,1,1,1 mode=edge\n"));
+    free(back);
+    clg_net_destroy(net);
+    CLG_ASSERT_STATUS(clg_net_create(ctx, (clg_shape){1, 2, 5, 6}, &net), CLG_OK);
+    clg_pad2d_desc d = clg_pad2d_desc_default();
+    d.mode = CLG_PAD_REFLECT, d.top = d.bottom = 1, d.left = d.right = 2;
+    CLG_ASSERT_STATUS(clg_net_add_pad(net, &d), CLG_OK);
+    d.left = 10; /* not below the 10 columns it reflects */
+    CLG_ASSERT_STATUS(clg_net_add_pad(net, &d), CLG_ERR_SHAPE);
+    d.mode = CLG_PAD_EDGE, d.left = -1;
+    CLG_ASSERT_STATUS(clg_net_add_pad(net, &d), CLG_ERR_INVALID_ARG);
+    CLG_ASSERT_STATUS(clg_net_add_pad(net, NULL), CLG_ERR_INVALID_ARG);
+    back = text_of(net);
+    assert_string_equal(back, "input 5x6x2\npad 1,1,2,2 mode=reflect\n");
     free(back);
     clg_net_destroy(net);
 }
@@ -1275,6 +1316,7 @@ int main(void)
         cmocka_unit_test(gates_through_the_builder),
         cmocka_unit_test(channel_split_and_shuffle_gradient_matches_finite_differences),
         cmocka_unit_test(shuffle_permutes_channels),
+        cmocka_unit_test(padding_gradient_matches_finite_differences),
         cmocka_unit_test(input_normalisation),
         cmocka_unit_test(graph_text_round_trips_and_matches_the_builder),
         cmocka_unit_test(graph_errors_name_the_layers),

@@ -72,6 +72,17 @@ static const char *const nets[] = {
     "gap\n"
     "fc 3\n"
     "softmax\n",
+    /* padding in each mode (a constant of its own, not folded into the convolution) */
+    "input 7x8x2\n"
+    "pad 1,1,2,2 mode=reflect\n"
+    "conv 3x3x4\n"
+    "pad -1,0,1,1 value=0.25\n"
+    "relu\n"
+    "pad 1,1,1,1 mode=edge\n"
+    "conv 3x3x3\n"
+    "gap\n"
+    "fc 3\n"
+    "softmax\n",
 };
 
 static void randomise(clg_net *net)
@@ -770,6 +781,90 @@ static void split_forms_import(void **state)
     clg_net_destroy(net);
 }
 
+/* Predictions within float rounding (another convolution algorithm may run): relative L2. */
+static void predicts_close(clg_net *a, clg_net *b, const float *x, size_t n)
+{
+    size_t k = clg_net_class_count(a);
+    float *pa = malloc(n * k * sizeof *pa), *pb = malloc(n * k * sizeof *pb);
+    double *ref = malloc(n * k * sizeof *ref);
+    clg_test_poison_nan(pb, n * k);
+    CLG_ASSERT_STATUS(clg_net_predict(a, x, n, pa), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_predict(b, x, n, pb), CLG_OK);
+    for (size_t i = 0; i < n * k; i++)
+        ref[i] = pa[i];
+    assert_true(clg_test_rel_l2(pb, ref, n * k) < 1e-5);
+    free(pa), free(pb), free(ref);
+}
+
+/* A zero Pad read only by a Conv joins the Conv's padding (no layer): the same predictions
+ * within rounding; one before a pool stays a layer; Pad's attribute form (to opset 10) reads
+ * the same; padding along C and the wrap mode are refused. Flatten at axis 2 of N x 1 x H x W
+ * keeps N apart and imports; of N x 2 x H x W it would not, and is refused. */
+static void pads_import_and_fold(void **state)
+{
+    (void)state;
+    clg_net *net, *back;
+    CLG_ASSERT_STATUS(clg_net_parse(ctx, "input 6x6x2\npad 1,2,0,1\nconv 3x3x4 pad=1\nrelu\n"
+                                         "pad 1,1,1,1\nmaxpool 2x2\nfc 3\nsoftmax\n", &net), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_init(net, 3), CLG_OK);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/pads.onnx", dir);
+    CLG_ASSERT_STATUS(clg_net_export_onnx(net, path), CLG_OK);
+    enum { N = 3 };
+    float x[N * 72];
+    clg_test_fill_uniform(&rng, x, N * 72, -1, 1);
+    Onnx__ModelProto *m;
+    CLG_ASSERT_STATUS(clg__onnx_read(ctx, path, &m), CLG_OK);
+    imports_as(m, NULL, "input 6x6x2\nconv 3x3x4 pad=2,3,1,2 name=node2\nrelu name=node3\n"
+                        "pad 1,1,1,1 name=node4\nmaxpool", NULL, 0);
+    CLG_ASSERT_STATUS(clg_net_import_onnx(ctx, path, &back), CLG_OK);
+    predicts_close(net, back, x, N);
+    clg_net_destroy(back);
+    /* opset 10: pads and mode as attributes, one input */
+    size_t at = 0;
+    Onnx__NodeProto *pad = node_named(m, "Pad", &at);
+    int64_t ints[8] = {0, 0, 1, 0, 0, 0, 2, 1};
+    Onnx__AttributeProto pads = ONNX__ATTRIBUTE_PROTO__INIT, *attrs[1] = {&pads};
+    pads.name = "pads", pads.has_type = 1, pads.type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
+    pads.ints = ints, pads.n_ints = 8;
+    size_t n_in = pad->n_input, n_attr = pad->n_attribute;
+    Onnx__AttributeProto **old_attrs = pad->attribute;
+    pad->n_input = 1, pad->attribute = attrs, pad->n_attribute = 1;
+    m->opset_import[0]->version = 10;
+    imports_as(m, NULL, "input 6x6x2\nconv 3x3x4 pad=2,3,1,2 name=node2\n", NULL, 0);
+    /* along C: refused; the wrap mode: refused */
+    ints[1] = 1;
+    refused(m, CLG_ERR_UNSUPPORTED, "along N or C");
+    ints[1] = 0;
+    Onnx__AttributeProto mode = ONNX__ATTRIBUTE_PROTO__INIT, *two[2] = {&pads, &mode};
+    mode.name = "mode", mode.has_type = 1, mode.type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING;
+    mode.has_s = 1, mode.s.data = (uint8_t *)"wrap", mode.s.len = 4;
+    pad->attribute = two, pad->n_attribute = 2;
+    refused(m, CLG_ERR_UNSUPPORTED, "mode \"wrap\"");
+    mode.s.data = (uint8_t *)"reflect", mode.s.len = 7; /* not folded: a layer */
+    imports_as(m, NULL, "input 6x6x2\npad 1,2,0,1 mode=reflect\nconv 3x3x4 pad=1\n", NULL, 0);
+    pad->n_input = n_in, pad->attribute = old_attrs, pad->n_attribute = n_attr;
+    onnx__model_proto__free_unpacked(m, NULL);
+    clg_net_destroy(net);
+    for (size_t c = 1; c <= 2; c++) {
+        char text[96];
+        snprintf(text, sizeof text, "input 4x5x1\nconv 3x3x%zu pad=1\nfc 3\nsoftmax\n", c);
+        CLG_ASSERT_STATUS(clg_net_parse(ctx, text, &net), CLG_OK);
+        CLG_ASSERT_STATUS(clg_net_init(net, 3), CLG_OK);
+        CLG_ASSERT_STATUS(clg_net_export_onnx(net, path), CLG_OK);
+        CLG_ASSERT_STATUS(clg__onnx_read(ctx, path, &m), CLG_OK);
+        Onnx__NodeProto *flat = node_named(m, "Flatten", &at);
+        assert_int_equal(flat->n_attribute, 1);
+        flat->attribute[0]->i = 2;
+        if (c == 1)
+            imports_as(m, net, "conv 3x3x1 pad=1", x, N);
+        else
+            refused(m, CLG_ERR_UNSUPPORTED, "axis 2: it does not keep N apart");
+        onnx__model_proto__free_unpacked(m, NULL);
+        clg_net_destroy(net);
+    }
+}
+
 /* Weights in an external file beside the model, as torch.onnx.export writes them: read at
  * their offset, the same predictions; a location outside the model's folder, an offset or
  * length past the file's end, a length other than the shape's, a missing file: refused,
@@ -875,6 +970,7 @@ int main(void)
         cmocka_unit_test(long_concats_import_in_parts),
         cmocka_unit_test(shape_arithmetic_is_folded),
         cmocka_unit_test(split_forms_import),
+        cmocka_unit_test(pads_import_and_fold),
         cmocka_unit_test(fine_tuning_an_imported_model),
         cmocka_unit_test(same_padding_with_strides),
     };

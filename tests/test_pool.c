@@ -1,7 +1,8 @@
 /* Pooling against a double-precision reference: max, average with padding counted or not,
  * floor and ceil sizes, odd shapes, windows larger than strides and the reverse, 1x1 images;
  * ties go to the first element; backward against finite differences of the reference forward;
- * global average pooling; invalid descriptors. */
+ * global average pooling; invalid descriptors. Spatial padding (constant, reflect, edge, and
+ * negative constant pads that crop) against the same kind of reference. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -367,6 +368,104 @@ static void invalid_descriptors_are_rejected(void **state)
     assert_int_equal(ys.w, 3);
 }
 
+/* The input index output index o of an axis reads, or -1 (the constant), by the definition
+ * of each mode (reflect: numpy's "reflect"; edge: numpy's "edge"). */
+static long pad_source(long o, long n, long lo, clg_pad_mode mode)
+{
+    long s = o - lo;
+    if (mode == CLG_PAD_REFLECT) {
+        while (s < 0 || s >= n)
+            s = s < 0 ? -s : 2 * (n - 1) - s;
+        return s;
+    }
+    if (mode == CLG_PAD_EDGE)
+        return s < 0 ? 0 : s >= n ? n - 1 : s;
+    return s >= 0 && s < n ? s : -1;
+}
+
+/* Forward: each output exactly the element it copies (or the value); backward: the sum, in
+ * double, of the outputs that copy each input, within float rounding of a few terms, and
+ * <pad(x), dy> = <x, pad'(dy)> (the pass is linear: its finite differences are exact). */
+static void padding_matches_the_reference(void **state)
+{
+    (void)state;
+    typedef struct { size_t N, C, H, W; clg_pad2d_desc d; } pad_case;
+    const pad_case cases[] = {
+        {2, 3, 7, 5, {CLG_PAD_CONSTANT, 1, 2, 3, 0, 0.5f}},
+        {1, 2, 1, 1, {CLG_PAD_CONSTANT, 2, 2, 2, 2, -1.0f}},
+        {2, 1, 9, 33, {CLG_PAD_CONSTANT, -2, -1, 3, -4, 0.0f}},  /* crops and pads */
+        {2, 3, 7, 5, {CLG_PAD_REFLECT, 1, 2, 3, 4, 0.0f}},
+        {1, 2, 3, 33, {CLG_PAD_REFLECT, 2, 2, 1, 32, 0.0f}},
+        {1, 1, 2, 2, {CLG_PAD_REFLECT, 1, 1, 1, 1, 0.0f}},
+        {2, 3, 7, 5, {CLG_PAD_EDGE, 3, 1, 0, 6, 0.0f}},
+        {1, 2, 1, 1, {CLG_PAD_EDGE, 2, 3, 4, 1, 0.0f}},
+        {3, 2, 28, 28, {CLG_PAD_EDGE, 1, 1, 1, 1, 0.0f}},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const pad_case *c = &cases[k];
+        clg_shape xs = {c->N, c->C, c->H, c->W}, ys;
+        CLG_ASSERT_STATUS(clg_pad2d_output_shape(&c->d, xs, &ys), CLG_OK);
+        size_t nx = clg_shape_numel(xs), ny = clg_shape_numel(ys);
+        float *x = malloc(nx * sizeof *x), *y = malloc(ny * sizeof *y);
+        float *dy = malloc(ny * sizeof *dy), *dx = malloc(nx * sizeof *dx);
+        double *ref_dx = calloc(nx, sizeof *ref_dx);
+        clg_test_fill_uniform(&rng, x, nx, -1, 1);
+        clg_test_fill_uniform(&rng, dy, ny, -1, 1);
+        clg_tensor *tx = make(xs, x), *ty = make(ys, NULL), *tdy = make(ys, dy), *tdx = make(xs, NULL);
+        CLG_ASSERT_STATUS(clg_tensor_fill(ty, NAN), CLG_OK);
+        CLG_ASSERT_STATUS(clg_tensor_fill(tdx, NAN), CLG_OK);
+        CLG_ASSERT_STATUS(clg_pad2d_forward(ctx, &c->d, tx, ty), CLG_OK);
+        CLG_ASSERT_STATUS(clg_pad2d_backward(ctx, &c->d, tdy, tdx), CLG_OK);
+        CLG_ASSERT_STATUS(clg_tensor_download(ty, y, ny), CLG_OK);
+        CLG_ASSERT_STATUS(clg_tensor_download(tdx, dx, nx), CLG_OK);
+        double lhs = 0, rhs = 0;
+        for (size_t p = 0; p < c->N * c->C; p++)
+            for (size_t i = 0; i < ys.h; i++)
+                for (size_t j = 0; j < ys.w; j++) {
+                    long sy = pad_source((long)i, (long)c->H, c->d.top, c->d.mode);
+                    long sx = pad_source((long)j, (long)c->W, c->d.left, c->d.mode);
+                    size_t at = (p * ys.h + i) * ys.w + j, from = (p * c->H + (size_t)sy) * c->W + (size_t)sx;
+                    float want = sy < 0 || sx < 0 ? c->d.value : x[from];
+                    assert_true(y[at] == want);
+                    if (sy >= 0 && sx >= 0)
+                        ref_dx[from] += dy[at];
+                    lhs += (double)y[at] * dy[at];
+                }
+        for (size_t i = 0; i < nx; i++) {
+            assert_true(fabs(dx[i] - ref_dx[i]) < 1e-5); /* sums of at most 12 terms of <= 1 */
+            rhs += (double)x[i] * dx[i];
+        }
+        if (c->d.value == 0.0f) /* the constant adds nothing to the input's gradient */
+            assert_true(fabs(lhs - rhs) < 1e-5 * (fabs(lhs) + 1));
+        clg_tensor *all[] = {tx, ty, tdy, tdx};
+        for (int i = 0; i < 4; i++)
+            clg_tensor_destroy(all[i]);
+        free(x), free(y), free(dy), free(dx), free(ref_dx);
+    }
+    /* refused: reflection as wide as the side, a crop past the whole image, a bad mode,
+     * negative pads outside the constant mode, a y of another shape */
+    clg_shape xs = {1, 1, 3, 4}, ys;
+    clg_pad2d_desc d = clg_pad2d_desc_default();
+    d.mode = CLG_PAD_REFLECT, d.left = 4;
+    CLG_ASSERT_STATUS(clg_pad2d_output_shape(&d, xs, &ys), CLG_ERR_SHAPE);
+    d = clg_pad2d_desc_default();
+    d.top = -2, d.bottom = -1;
+    CLG_ASSERT_STATUS(clg_pad2d_output_shape(&d, xs, &ys), CLG_ERR_SHAPE);
+    d = clg_pad2d_desc_default();
+    d.mode = (clg_pad_mode)5;
+    CLG_ASSERT_STATUS(clg_pad2d_output_shape(&d, xs, &ys), CLG_ERR_INVALID_ARG);
+    d = clg_pad2d_desc_default();
+    d.mode = CLG_PAD_EDGE, d.top = -1;
+    CLG_ASSERT_STATUS(clg_pad2d_output_shape(&d, xs, &ys), CLG_ERR_INVALID_ARG);
+    d = clg_pad2d_desc_default();
+    d.top = 1;
+    clg_tensor *x = make(xs, NULL), *y = make(xs, NULL);
+    CLG_ASSERT_STATUS(clg_pad2d_forward(ctx, &d, x, y), CLG_ERR_SHAPE);
+    CLG_ASSERT_STATUS(clg_pad2d_backward(ctx, &d, y, x), CLG_ERR_SHAPE);
+    clg_tensor_destroy(x);
+    clg_tensor_destroy(y);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -389,6 +488,7 @@ int main(void)
         cmocka_unit_test(ties_go_to_the_first_element),
         cmocka_unit_test(global_average_pooling),
         cmocka_unit_test(invalid_descriptors_are_rejected),
+        cmocka_unit_test(padding_matches_the_reference),
     };
     clg_test_apply_filters();
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -10,6 +10,7 @@
 #include "clgrad/activation.h"
 #include "clgrad/conv.h"
 #include "clgrad/data.h"
+#include "clgrad/pad.h"
 #include "clgrad/pool.h"
 
 #ifdef __cplusplus
@@ -31,7 +32,8 @@ typedef enum clg_layer_kind {
     CLG_LAYER_CONCAT = 9,          /* inputs stacked along the channels */
     CLG_LAYER_MUL = 10,            /* elementwise product of two inputs (or by a C x 1 x 1 gate) */
     CLG_LAYER_SLICE = 11,          /* a range of its input's channels */
-    CLG_LAYER_SHUFFLE = 12         /* channels shuffled across groups (ShuffleNet) */
+    CLG_LAYER_SHUFFLE = 12,        /* channels shuffled across groups (ShuffleNet) */
+    CLG_LAYER_PAD = 13             /* spatial padding: constant, reflect or edge (pad.h) */
 } clg_layer_kind;
 
 #define CLG_LAYER_NAME 32     /* bytes of a layer name, with its NUL */
@@ -110,6 +112,8 @@ CLG_API clg_status clg_net_add_channel_slice(clg_net *net, size_t first, size_t 
 /** ShuffleNet's channel shuffle: output channel c is input channel (c % groups) * (C / groups)
  *  + c / groups (groups divides the channels C). */
 CLG_API clg_status clg_net_add_channel_shuffle(clg_net *net, size_t groups);
+/** Spatial padding (pad.h): constant, reflect or edge; negative constant pads crop. */
+CLG_API clg_status clg_net_add_pad(clg_net *net, const clg_pad2d_desc *d);
 
 /** Builds a network from its text form (see README "Network text format"): one layer per
  *  line, '#' starts a comment, the first layer is `input HxWxC`. A syntax or shape error is

@@ -6,6 +6,7 @@
 #include "clgrad/gemm.h"
 #include "clgrad/conv.h"
 #include "clgrad/pool.h"
+#include "clgrad/pad.h"
 #include "clgrad/activation.h"
 #include "clgrad/fc.h"
 #include "clgrad/loss.h"

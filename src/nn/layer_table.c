@@ -17,6 +17,7 @@ static const clg__layer_def *const table[] = {
     [CLG_LAYER_MUL] = &clg__layer_mul,
     [CLG_LAYER_SLICE] = &clg__layer_slice,
     [CLG_LAYER_SHUFFLE] = &clg__layer_shuffle,
+    [CLG_LAYER_PAD] = &clg__layer_pad,
 };
 #define KINDS (sizeof table / sizeof table[0])
 

@@ -60,8 +60,7 @@ static clg_status define(importer *im, const Onnx__NodeProto *node, const folded
     return CLG_OK;
 }
 
-/* N x C x H x W of the layer x names (the network's input: its declared dims). */
-static int layer_shape(importer *im, const value *x, int64_t out[4])
+int clg__oi_layer_shape(importer *im, const value *x, int64_t out[4])
 {
     clg_net *spec = NULL;
     if (clg__net_parse_prefix(im->text, &spec) != CLG_OK)
@@ -84,7 +83,7 @@ static int shape_of(importer *im, const Onnx__NodeProto *node, folded *f)
 {
     value *x = node->n_input == 1 ? clg__oi_find(im, node->input[0]) : NULL;
     int64_t d[4];
-    if (!x || (x->is_layer && (x->flat || x->groups || !layer_shape(im, x, d))))
+    if (!x || (x->is_layer && (x->flat || x->groups || !clg__oi_layer_shape(im, x, d))))
         return 0;
     size_t rank = x->is_layer ? 4 : x->tensor->n_dims;
     long lo = clg__oi_int_attr(node, "start", 0), hi = clg__oi_int_attr(node, "end", (long)rank);

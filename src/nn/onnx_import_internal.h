@@ -21,6 +21,8 @@ typedef struct value {
     int groups;                  /* a layer's output seen as N x groups x C/groups x H x W (the
                                     first Reshape of a channel shuffle), or 0 */
     int swapped;                 /* ... with its two channel axes transposed */
+    int pad[4];                  /* zero padding (top, bottom, left, right) that the one Conv
+                                  reading it adds to its own: a Pad folded away */
 } value;
 
 /* A tensor for a layer's parameter or state, uploaded once the network is built. */
@@ -95,6 +97,8 @@ long clg__oi_int_attr(const Onnx__NodeProto *node, const char *name, long def);
 clg_status clg__oi_int_list(importer *im, const Onnx__NodeProto *node, size_t k,
                             const char *name, int64_t *out, size_t cap, size_t *n);
 float clg__oi_float_attr(const Onnx__NodeProto *node, const char *name, float def);
+/* The one float of constant input k (Clip's bounds, Dropout's ratio, Pad's value). */
+clg_status clg__oi_scalar_input(importer *im, const Onnx__NodeProto *node, size_t k, float *out);
 clg_status clg__oi_known_attrs(importer *im, const Onnx__NodeProto *node, const char *known);
 
 /* Writes "<line> name=NAME from=IN" for node k and makes its output (or, with fuse_relu or
@@ -131,6 +135,10 @@ clg_status clg__oi_mul(importer *im, const Onnx__NodeProto *node, size_t k);
  * shuffle layer); *done 0 for a Reshape that is not one. */
 clg_status clg__oi_split(importer *im, const Onnx__NodeProto *node, size_t k);
 clg_status clg__oi_slice(importer *im, const Onnx__NodeProto *node, size_t k);
+clg_status clg__oi_pad(importer *im, const Onnx__NodeProto *node, size_t k);
+/* N x C x H x W of the layer x names (the network's input: its declared dims; N -1 when the
+ * batch is not fixed), from the network written so far; 0 when it cannot be told. */
+int clg__oi_layer_shape(importer *im, const value *x, int64_t out[4]);
 clg_status clg__oi_shuffle_step(importer *im, const Onnx__NodeProto *node, size_t k, int *done);
 /* onnx_fold.c: a node that computes a constant from constants (or Shape of a layer),
  * evaluated; *done 0 when the node is not one. */

@@ -9,7 +9,8 @@
 /* Conv's or a pool's pads "T,B,L,R" from ONNX's (x1_begin, x2_begin, x1_end, x2_end), or
  * auto_pad's SAME_* as pad=same|same-lower (resolved from the input's size when the layer is
  * added). */
-static clg_status pads(importer *im, const Onnx__NodeProto *node, char *out, size_t cap)
+static clg_status pads(importer *im, const Onnx__NodeProto *node, const int add[4], char *out,
+                       size_t cap)
 {
     long p[4] = {0, 0, 0, 0};
     size_t n;
@@ -31,8 +32,27 @@ static clg_status pads(importer *im, const Onnx__NodeProto *node, char *out, siz
     } else if (!strcmp(mode, "VALID")) {
         p[0] = p[1] = p[2] = p[3] = 0;
     }
+    if (add) /* a zero Pad before it (T,B,L,R), folded in */
+        p[0] += add[0], p[2] += add[1], p[1] += add[2], p[3] += add[3];
     snprintf(out, cap, "pad=%ld,%ld,%ld,%ld", p[0], p[2], p[1], p[3]); /* T,B,L,R */
     return CLG_OK;
+}
+
+/* Whether Flatten at axis gives (N, rest): axis 1, or a later one where every axis between
+ * N and it has size 1 (e.g. axis 2 of N x 1 x H x W). */
+static int flatten_keeps_n(importer *im, const value *x, long axis)
+{
+    long rank = x->flat ? 2 : 4;
+    axis = axis < 0 ? axis + rank : axis;
+    if (axis == 1)
+        return 1;
+    int64_t d[4];
+    if (x->flat || axis < 2 || axis > 4 || !clg__oi_layer_shape(im, x, d))
+        return 0;
+    for (long i = 1; i < axis; i++)
+        if (d[i] != 1)
+            return 0;
+    return 1;
 }
 
 static clg_status conv(importer *im, const Onnx__NodeProto *node, size_t k)
@@ -63,7 +83,7 @@ static clg_status conv(importer *im, const Onnx__NodeProto *node, size_t k)
         (st = clg__oi_ints(im, node, "dilations", dil, 2, &n)) != CLG_OK)
         return st;
     char pad[96];
-    if ((st = pads(im, node, pad, sizeof pad)) != CLG_OK)
+    if ((st = pads(im, node, x->pad, pad, sizeof pad)) != CLG_OK)
         return st;
     long group = clg__oi_int_attr(node, "group", 1);
     char name[CLG_LAYER_NAME];
@@ -104,7 +124,7 @@ static clg_status pool(importer *im, const Onnx__NodeProto *node, size_t k, int 
     if (clg__oi_int_attr(node, "storage_order", 0) != 0)
         return clg__oi_fail(im, CLG_ERR_UNSUPPORTED, "storage_order 1 (column-major indices)");
     char pad[96];
-    if ((st = pads(im, node, pad, sizeof pad)) != CLG_OK)
+    if ((st = pads(im, node, NULL, pad, sizeof pad)) != CLG_OK)
         return st;
     char name[CLG_LAYER_NAME];
     return clg__oi_layer(im, node, k, x->layer, name, "%s %ldx%ld stride=%ld,%ld %s ceil=%ld%s",
@@ -346,11 +366,11 @@ clg_status clg__oi_node(importer *im, const Onnx__NodeProto *node, size_t k)
         return concat(im, node, k, op[0] == 'S');
     if (!strcmp(op, "Flatten") || !strcmp(op, "Identity")) {
         st = clg__oi_known_attrs(im, node, "axis");
-        if (st == CLG_OK && op[0] == 'F' && clg__oi_int_attr(node, "axis", 1) != 1)
-            return clg__oi_fail(im, CLG_ERR_UNSUPPORTED, "axis %ld (clgrad flattens to (N, rest): 1)",
-                        clg__oi_int_attr(node, "axis", 1));
         if (st == CLG_OK) /* an Identity of a constant is that constant */
             st = clg__oi_input(im, node, 0, op[0] == 'I', &x);
+        if (st == CLG_OK && op[0] == 'F' && !flatten_keeps_n(im, x, clg__oi_int_attr(node, "axis", 1)))
+            return clg__oi_fail(im, CLG_ERR_UNSUPPORTED, "axis %ld: it does not keep N apart "
+                                "(clgrad flattens to (N, rest))", clg__oi_int_attr(node, "axis", 1));
         if (st == CLG_OK)
             clg__oi_alias(im, node, x, op[0] == 'F');
         return st;
@@ -367,21 +387,13 @@ clg_status clg__oi_node(importer *im, const Onnx__NodeProto *node, size_t k)
         return clg__oi_split(im, node, k);
     if (!strcmp(op, "Slice"))
         return clg__oi_slice(im, node, k);
+    if (!strcmp(op, "Pad"))
+        return clg__oi_pad(im, node, k);
     if (!strcmp(op, "Dropout")) {
         float ratio = clg__oi_float_attr(node, "ratio", 0.5f);
-        value *r = NULL;
         st = clg__oi_known_attrs(im, node, "ratio,seed,is_test");
         if (st == CLG_OK && node->n_input > 1 && node->input[1][0]) /* opset 12: an input */
-            st = clg__oi_input(im, node, 1, 2, &r);
-        float *rv = NULL;
-        size_t n = 0;
-        if (st == CLG_OK && r && (st = clg__onnx_floats(im->ctx, r->tensor, &rv, &n)) == CLG_OK) {
-            if (n != 1)
-                st = clg__oi_fail(im, CLG_ERR_UNSUPPORTED, "a ratio of %zu values", n);
-            else
-                ratio = rv[0];
-        }
-        free(rv);
+            st = clg__oi_scalar_input(im, node, 1, &ratio);
         if (st == CLG_OK && node->n_input > 2 && node->input[2][0])
             return clg__oi_fail(im, CLG_ERR_UNSUPPORTED, "the training_mode input (clgrad drops out "
                         "while training only)");
@@ -408,6 +420,7 @@ clg_status clg__oi_node(importer *im, const Onnx__NodeProto *node, size_t k)
                 "MatMul, BatchNormalization, Relu, LeakyRelu, Elu, Sigmoid, Tanh, Clip, "
                 "HardSigmoid, HardSwish, Mul of two layers, Add, Sum, Concat, "
                 "Flatten, Reshape as a flatten, Split, Slice and Reshape-Transpose-Reshape of the channels, "
+                "Pad over H and W, "
                 "Dropout, Identity, Constant, Softmax, a Sub and Div of "
                 "the input by constants (its normalisation), and Shape, Gather, Unsqueeze, Squeeze, "
                 "Concat, Cast, Add, Sub, Mul and Div of constants, which it evaluates)");

@@ -47,8 +47,7 @@ clg_status clg__oi_constant(importer *im, const Onnx__NodeProto *node)
     return CLG_OK;
 }
 
-/* The one float of a constant input (Clip's min or max). */
-static clg_status scalar_input(importer *im, const Onnx__NodeProto *node, size_t k, float *out)
+clg_status clg__oi_scalar_input(importer *im, const Onnx__NodeProto *node, size_t k, float *out)
 {
     value *v;
     clg_status st = clg__oi_input(im, node, k, 2, &v);
@@ -57,7 +56,7 @@ static clg_status scalar_input(importer *im, const Onnx__NodeProto *node, size_t
     if (st == CLG_OK && (st = clg__onnx_floats(im->ctx, v->tensor, &f, &n)) != CLG_OK)
         st = clg__oi_fail(im, st, "%s", clg_ctx_last_error(im->ctx));
     if (st == CLG_OK && n != 1)
-        st = clg__oi_fail(im, CLG_ERR_UNSUPPORTED, "input %zu holds %zu values; a bound is one",
+        st = clg__oi_fail(im, CLG_ERR_UNSUPPORTED, "input %zu holds %zu values; one expected",
                           k, n);
     if (st == CLG_OK)
         *out = f[0];
@@ -77,7 +76,7 @@ clg_status clg__oi_clip(importer *im, const Onnx__NodeProto *node, size_t k)
                   clg__oi_float_attr(node, "max", INFINITY)};
     for (size_t i = 1; st == CLG_OK && i < 3 && i < node->n_input; i++)
         if (node->input[i][0])
-            st = scalar_input(im, node, i, &b[i - 1]);
+            st = clg__oi_scalar_input(im, node, i, &b[i - 1]);
     if (st != CLG_OK)
         return st;
     if (isnan(b[0]) || isnan(b[1]) || !(b[0] <= b[1]))

@@ -106,6 +106,15 @@ void clg__onnx_attr_float(clg__onnx_out *ex, Onnx__NodeProto *n, const char *nam
         a->f = v;
 }
 
+void clg__onnx_attr_string(clg__onnx_out *ex, Onnx__NodeProto *n, const char *name,
+                           const char *v)
+{
+    Onnx__AttributeProto *a = attr(ex, n, name);
+    if (a)
+        a->has_type = 1, a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING, a->has_s = 1,
+        a->s.data = (uint8_t *)v, a->s.len = strlen(v);
+}
+
 void clg__onnx_attr_ints(clg__onnx_out *ex, Onnx__NodeProto *n, const char *name, const int64_t *v,
                       size_t count)
 {

@@ -31,6 +31,9 @@ Onnx__NodeProto *clg__onnx_node(clg__onnx_out *ex, const char *op, const char *o
                                 const char *in0, const char *in1, const char *in2);
 void clg__onnx_attr_int(clg__onnx_out *ex, Onnx__NodeProto *n, const char *name, int64_t v);
 void clg__onnx_attr_float(clg__onnx_out *ex, Onnx__NodeProto *n, const char *name, float v);
+/* v must outlive the export (a literal) */
+void clg__onnx_attr_string(clg__onnx_out *ex, Onnx__NodeProto *n, const char *name,
+                           const char *v);
 void clg__onnx_attr_ints(clg__onnx_out *ex, Onnx__NodeProto *n, const char *name,
                          const int64_t *v, size_t count);
 /* An initializer `name` of the given dims from a device tensor (or host floats). */
