@@ -865,6 +865,93 @@ static void pads_import_and_fold(void **state)
     }
 }
 
+/* A 1-D int64 initializer. */
+static Onnx__TensorProto i64_tensor(const char *name, int64_t *v, int64_t *n)
+{
+    Onnx__TensorProto t = ONNX__TENSOR_PROTO__INIT;
+    t.name = (char *)name, t.has_data_type = 1, t.data_type = 7, t.dims = n, t.n_dims = 1;
+    t.int64_data = v, t.n_int64_data = (size_t)*n;
+    return t;
+}
+
+/* The pads PyTorch's opset-13 exporter writes for F.pad(x, (left, right, top, bottom)),
+ * folded: ConstantOfShape([4]) zeros, Concat after the user's four, Reshape to (4, 2), Slice
+ * with step -1 (rows reversed), Transpose, Reshape to 8, Cast: the same pad layer and
+ * predictions as the constant pads. */
+static void pytorch_pad_arithmetic_is_folded(void **state)
+{
+    (void)state;
+    clg_net *net;
+    CLG_ASSERT_STATUS(clg_net_parse(ctx, "input 6x6x2\npad 1,2,0,1 mode=reflect\nconv 3x3x4\n"
+                                         "fc 3\nsoftmax\n", &net), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_init(net, 2), CLG_OK);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/fpad.onnx", dir);
+    CLG_ASSERT_STATUS(clg_net_export_onnx(net, path), CLG_OK);
+    Onnx__ModelProto *m;
+    CLG_ASSERT_STATUS(clg__onnx_read(ctx, path, &m), CLG_OK);
+    Onnx__GraphProto *g = m->graph;
+    size_t at = 0;
+    Onnx__NodeProto *pad = node_named(m, "Pad", &at);
+    int64_t four = 4, user[4] = {0, 1, 1, 2}, rows[2] = {-1, 2}, start = -1,
+            end = -INT64_MAX, axis = 0, step = -1, flat = -1, zero = 0;
+    int64_t n1 = 1, n2 = 2, n4 = 4;
+    Onnx__TensorProto k[8] = {i64_tensor("k.four", &four, &n1), i64_tensor("k.user", user, &n4),
+                              i64_tensor("k.rows", rows, &n2), i64_tensor("k.start", &start, &n1),
+                              i64_tensor("k.end", &end, &n1), i64_tensor("k.axis", &axis, &n1),
+                              i64_tensor("k.step", &step, &n1), i64_tensor("k.flat", &flat, &n1)};
+    Onnx__TensorProto zero_t = i64_tensor("", &zero, &n1);
+    static char *ins[7][5] = {{"k.four"}, {"k.user", "p.zeros"}, {"p.cat", "k.rows"},
+                              {"p.rows", "k.start", "k.end", "k.axis", "k.step"}, {"p.rev"},
+                              {"p.t", "k.flat"}, {"p.flat"}};
+    static char *outs[7][1] = {{"p.zeros"}, {"p.cat"}, {"p.rows"}, {"p.rev"}, {"p.t"},
+                               {"p.flat"}, {"p.pads"}};
+    static const char *const op[7] = {"ConstantOfShape", "Concat", "Reshape", "Slice",
+                                       "Transpose", "Reshape", "Cast"};
+    static const size_t nins[7] = {1, 2, 2, 5, 1, 2, 1};
+    Onnx__AttributeProto value = ONNX__ATTRIBUTE_PROTO__INIT, axis0 = ONNX__ATTRIBUTE_PROTO__INIT;
+    Onnx__AttributeProto to = ONNX__ATTRIBUTE_PROTO__INIT;
+    value.name = "value", value.has_type = 1, value.type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR;
+    value.t = &zero_t;
+    axis0.name = "axis", axis0.has_type = 1, axis0.type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+    axis0.has_i = 1, axis0.i = 0;
+    to.name = "to", to.has_type = 1, to.type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+    to.has_i = 1, to.i = 7;
+    Onnx__AttributeProto *a_value[1] = {&value}, *a_axis[1] = {&axis0}, *a_to[1] = {&to};
+    Onnx__NodeProto fold[7], *chain[7];
+    for (int i = 0; i < 7; i++) {
+        onnx__node_proto__init(&fold[i]);
+        fold[i].op_type = (char *)op[i], fold[i].input = ins[i], fold[i].n_input = nins[i];
+        fold[i].output = outs[i], fold[i].n_output = 1;
+        chain[i] = &fold[i];
+    }
+    fold[0].attribute = a_value, fold[0].n_attribute = 1;
+    fold[1].attribute = a_axis, fold[1].n_attribute = 1;
+    fold[6].attribute = a_to, fold[6].n_attribute = 1;
+    size_t nn = g->n_node, ni = g->n_initializer;
+    Onnx__NodeProto **nodes = g->node, **more = malloc((nn + 7) * sizeof *more);
+    memcpy(more, nodes, at * sizeof *more);
+    memcpy(more + at, chain, 7 * sizeof *more);
+    memcpy(more + at + 7, nodes + at, (nn - at) * sizeof *more);
+    Onnx__TensorProto **inits = g->initializer, **more_inits = malloc((ni + 8) * sizeof *more_inits);
+    memcpy(more_inits, inits, ni * sizeof *more_inits);
+    for (int i = 0; i < 8; i++)
+        more_inits[ni + (size_t)i] = &k[i];
+    g->node = more, g->n_node = nn + 7, g->initializer = more_inits, g->n_initializer = ni + 8;
+    char *pads = pad->input[1];
+    pad->input[1] = "p.pads";
+    m->opset_import[0]->version = 13;
+    enum { N = 2 };
+    float x[N * 72];
+    clg_test_fill_uniform(&rng, x, N * 72, -1, 1);
+    imports_as(m, net, "input 6x6x2\npad 1,2,0,1 mode=reflect", x, N);
+    pad->input[1] = pads;
+    g->node = nodes, g->n_node = nn, g->initializer = inits, g->n_initializer = ni;
+    free(more), free(more_inits);
+    onnx__model_proto__free_unpacked(m, NULL);
+    clg_net_destroy(net);
+}
+
 /* Weights in an external file beside the model, as torch.onnx.export writes them: read at
  * their offset, the same predictions; a location outside the model's folder, an offset or
  * length past the file's end, a length other than the shape's, a missing file: refused,
@@ -971,6 +1058,7 @@ int main(void)
         cmocka_unit_test(shape_arithmetic_is_folded),
         cmocka_unit_test(split_forms_import),
         cmocka_unit_test(pads_import_and_fold),
+        cmocka_unit_test(pytorch_pad_arithmetic_is_folded),
         cmocka_unit_test(fine_tuning_an_imported_model),
         cmocka_unit_test(same_padding_with_strides),
     };

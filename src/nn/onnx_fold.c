@@ -1,8 +1,8 @@
 /* Constant folding at import: the shape arithmetic older exporters write (PyTorch's opset-13
- * exporter computes a channel split from Shape, Gather, Add, Div and Mul) is evaluated into
+ * exporter computes a channel split from Shape, Gather, Add, Div and Mul, and F.pad's pads
+ * from ConstantOfShape, Concat, Reshape, Slice, Transpose and Cast) is evaluated into
  * constants, never layers. Shape of a layer reads its N x C x H x W from the network text
- * written so far; Gather, Unsqueeze, Squeeze, Concat, Cast and the four arithmetic operators
- * apply to constants of at most 64 values. */
+ * written so far; the other operators apply to constants of at most 64 values. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,9 +20,8 @@ typedef struct folded {
     int type;
 } folded;
 
-static int read_const(importer *im, const value *c, folded *f)
+static int read_tensor(importer *im, const Onnx__TensorProto *t, folded *f)
 {
-    const Onnx__TensorProto *t = c && !c->is_layer ? c->tensor : NULL;
     if (!t || !t->has_data_type || t->n_dims > CLG__ONNX_MAX_DIMS)
         return 0;
     f->type = t->data_type, f->ndims = t->n_dims;
@@ -42,6 +41,11 @@ static int read_const(importer *im, const value *c, folded *f)
         f->v[i] = v[i];
     free(v);
     return ok;
+}
+
+static int read_const(importer *im, const value *c, folded *f)
+{
+    return read_tensor(im, c && !c->is_layer ? c->tensor : NULL, f);
 }
 
 static clg_status define(importer *im, const Onnx__NodeProto *node, const folded *f)
@@ -116,20 +120,149 @@ static int arithmetic(char op, const folded *a, const folded *b, folded *f)
     return 1;
 }
 
+/* ConstantOfShape: the attribute's one value (float 0 without it) over the input's shape. */
+static int constant_of_shape(importer *im, const Onnx__NodeProto *node, const folded *shape,
+                             folded *f)
+{
+    const Onnx__AttributeProto *a = clg__onnx_attr(node, "value");
+    folded value = {.v = {0}, .n = 1, .type = CLG__ONNX_FLOAT};
+    if (a && a->t && (!read_tensor(im, a->t, &value) || value.n != 1))
+        return 0;
+    double v = value.v[0];
+    f->type = value.type;
+    size_t n = 1;
+    if (shape->ndims > 1 || shape->n > CLG__ONNX_MAX_DIMS)
+        return 0;
+    for (size_t i = 0; i < shape->n; i++) {
+        if (shape->v[i] < 0 || shape->v[i] > MAX_VALUES)
+            return 0;
+        n *= (size_t)shape->v[i];
+        f->dims[i] = (int64_t)shape->v[i];
+    }
+    if (n > MAX_VALUES)
+        return 0;
+    f->ndims = shape->n, f->n = n;
+    for (size_t i = 0; i < n; i++)
+        f->v[i] = v;
+    return 1;
+}
+
+/* Reshape of a constant: 0 keeps the dimension, one -1 takes what is left. */
+static int reshape_const(const folded *x, const folded *shape, folded *f)
+{
+    *f = *x;
+    if (shape->ndims > 1 || shape->n > CLG__ONNX_MAX_DIMS)
+        return 0;
+    size_t known = 1, free_at = shape->n;
+    for (size_t i = 0; i < shape->n; i++) {
+        double d = shape->v[i] == 0 && i < x->ndims ? (double)x->dims[i] : shape->v[i];
+        if (d == -1 && free_at == shape->n)
+            free_at = i;
+        else if (d >= 0 && d <= MAX_VALUES)
+            known *= (size_t)d, f->dims[i] = (int64_t)d;
+        else
+            return 0;
+    }
+    if (free_at < shape->n)
+        f->dims[free_at] = known ? (int64_t)(x->n / known) : 0;
+    f->ndims = shape->n;
+    return free_at < shape->n ? known && x->n % known == 0 : known == x->n;
+}
+
+/* Strides of a folded constant's dims (row-major). */
+static void strides_of(const folded *x, size_t st[CLG__ONNX_MAX_DIMS])
+{
+    size_t s = 1;
+    for (size_t i = x->ndims; i-- > 0;)
+        st[i] = s, s *= (size_t)x->dims[i];
+}
+
+/* Transpose of a constant (perm, or the axes reversed). */
+static int transpose_const(const Onnx__NodeProto *node, const folded *x, folded *f)
+{
+    const Onnx__AttributeProto *a = clg__onnx_attr(node, "perm");
+    size_t r = x->ndims, perm[CLG__ONNX_MAX_DIMS], st[CLG__ONNX_MAX_DIMS], seen = 0;
+    if (a && a->n_ints != r)
+        return 0;
+    for (size_t i = 0; i < r; i++) {
+        perm[i] = a ? (size_t)a->ints[i] : r - 1 - i;
+        if (perm[i] >= r || seen & (1u << perm[i]))
+            return 0;
+        seen |= 1u << perm[i];
+    }
+    strides_of(x, st);
+    *f = *x;
+    for (size_t i = 0; i < r; i++)
+        f->dims[i] = x->dims[perm[i]];
+    for (size_t o = 0; o < x->n; o++) { /* output index o's coordinates, read through perm */
+        size_t rest = o, from = 0;
+        for (size_t i = r; i-- > 0;) {
+            size_t c = rest % (size_t)f->dims[i];
+            rest /= (size_t)f->dims[i];
+            from += c * st[perm[i]];
+        }
+        f->v[o] = x->v[from];
+    }
+    return 1;
+}
+
+/* Slice of a constant (opset 10 on: starts, ends, axes, steps as inputs), ONNX's clamping. */
+static int slice_const(const folded *in, size_t nin, folded *f)
+{
+    const folded *x = &in[0];
+    size_t r = x->ndims, st[CLG__ONNX_MAX_DIMS];
+    double lo[CLG__ONNX_MAX_DIMS], step[CLG__ONNX_MAX_DIMS];
+    size_t count[CLG__ONNX_MAX_DIMS];
+    if (nin < 3 || in[1].n != in[2].n || (nin > 3 && in[3].n != in[1].n) ||
+        (nin > 4 && in[4].n != in[1].n))
+        return 0;
+    for (size_t i = 0; i < r; i++)
+        lo[i] = 0, step[i] = 1, count[i] = (size_t)x->dims[i];
+    for (size_t k = 0; k < in[1].n; k++) {
+        double axis = nin > 3 ? in[3].v[k] : (double)k, sp = nin > 4 ? in[4].v[k] : 1;
+        axis = axis < 0 ? axis + (double)r : axis;
+        if (axis < 0 || axis >= (double)r || sp == 0)
+            return 0;
+        size_t a = (size_t)axis;
+        double d = (double)x->dims[a], s = in[1].v[k], e = in[2].v[k];
+        s = s < 0 ? s + d : s, e = e < 0 ? e + d : e;
+        s = sp > 0 ? fmin(fmax(s, 0), d) : fmin(fmax(s, 0), d - 1);
+        e = sp > 0 ? fmin(fmax(e, 0), d) : fmin(fmax(e, -1), d - 1);
+        double n = ceil((e - s) / sp);
+        lo[a] = s, step[a] = sp, count[a] = n > 0 ? (size_t)n : 0;
+    }
+    strides_of(x, st);
+    *f = *x;
+    f->n = 1;
+    for (size_t i = 0; i < r; i++)
+        f->dims[i] = (int64_t)count[i], f->n *= count[i];
+    for (size_t o = 0; o < f->n; o++) {
+        size_t rest = o, from = 0;
+        for (size_t i = r; i-- > 0;) {
+            size_t c = rest % count[i];
+            rest /= count[i];
+            from += (size_t)(lo[i] + (double)c * step[i]) * st[i];
+        }
+        f->v[o] = x->v[from];
+    }
+    return 1;
+}
+
 clg_status clg__oi_fold(importer *im, const Onnx__NodeProto *node, int *done)
 {
     static const char *const ops[] = {"Shape", "Gather", "Unsqueeze", "Squeeze", "Concat", "Cast",
-                                      "Add", "Sub", "Mul", "Div"};
+                                      "Add", "Sub", "Mul", "Div", "ConstantOfShape", "Reshape",
+                                      "Slice", "Transpose"};
     const char *op = node->op_type ? node->op_type : "";
     int known = 0;
     for (size_t i = 0; i < sizeof ops / sizeof ops[0] && !known; i++)
         known = !strcmp(op, ops[i]);
     *done = 0;
     /* every input a constant (Shape: a layer too); else the node is a layer's business */
-    folded in[4];
-    size_t nin = node->n_input < 4 ? node->n_input : 4;
+    folded in[5];
+    size_t nin = node->n_input < 5 ? node->n_input : 5;
     for (size_t i = 0; known && strcmp(op, "Shape") && i < node->n_input; i++)
-        known = i < 4 && node->input[i][0] && read_const(im, clg__oi_find(im, node->input[i]), &in[i]);
+        known = i < 5 && node->input[i][0] && read_const(im, clg__oi_find(im, node->input[i]), &in[i]);
     if (!known || !node->n_output)
         return CLG_OK;
     folded f;
@@ -164,6 +297,14 @@ clg_status clg__oi_fold(importer *im, const Onnx__NodeProto *node, int *done)
         f.type = (int)to;
         for (size_t i = 0; ok && to == CLG__ONNX_INT64 && i < f.n; i++)
             f.v[i] = trunc(f.v[i]);
+    } else if (!strcmp(op, "ConstantOfShape") && nin == 1) {
+        ok = constant_of_shape(im, node, &in[0], &f);
+    } else if (!strcmp(op, "Reshape") && nin == 2) {
+        ok = reshape_const(&in[0], &in[1], &f);
+    } else if (!strcmp(op, "Transpose") && nin == 1) {
+        ok = transpose_const(node, &in[0], &f);
+    } else if (!strcmp(op, "Slice")) {
+        ok = slice_const(in, nin, &f);
     } else if (nin == 2 && in[0].type == in[1].type) {
         ok = arithmetic(op[0], &in[0], &in[1], &f);
     }
