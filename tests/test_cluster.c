@@ -1,7 +1,8 @@
 /* Cluster training under mpirun (ctest runs it with 1, 2 and 3 ranks): 20 steps in the
  * "parallel" environment match the same 20 steps in one process within relative L2 1e-5 with
- * the same loss sequence, every rank ends with the same bits, and ranks given different
- * options refuse to start, all of them. */
+ * the same loss sequence (also for a network of the mobile layers imported models bring),
+ * every rank ends with the same bits, and ranks given different options refuse to start, all
+ * of them. */
 #include <math.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -21,8 +22,16 @@ static clg_train_report last; /* of the last train() */
 /* Dropout drawn by global position included. No batch norm: each rank (like each device of a
  * group) normalises with its own shard's statistics, so it would differ from one process by
  * design (README, Several devices). */
-static const char net_text[] = "input 8x8x1\nconv 3x3x4 pad=1\nrelu\nmaxpool 2x2\ndropout 0.2\n"
+static const char plain_net[] = "input 8x8x1\nconv 3x3x4 pad=1\nrelu\nmaxpool 2x2\ndropout 0.2\n"
                                "fc 6\ntanh\nfc 4\nsoftmax\n";
+/* Padding, ReLU6, a depthwise convolution, hard swish, a squeeze-and-excitation gate, a
+ * channel split, concat and shuffle, SiLU: what imported mobile networks are made of. */
+static const char mobile_net[] = "input 8x8x1\npad 1 mode=reflect\nconv 3x3x4\nclip min=0 max=6\n"
+                                 "conv 3x3x4 pad=1 groups=4\nhardswish name=f\ngap\nconv 1x1x4\n"
+                                 "hardsigmoid alpha=0.16666667 beta=0.5\nmul f name=g\n"
+                                 "slice 0:2 name=a\nslice 2:4 from=g\nconv 1x1x2\nsilu\nconcat a\n"
+                                 "shuffle 2\nmaxpool 2x2\nfc 6\ntanh\nfc 4\nsoftmax\n";
+static const char *net_text = plain_net;
 
 typedef struct losses {
     double v[32];
@@ -138,6 +147,14 @@ static void streamed_sums_equal_one_process(void **state)
     compare_with_one_process("parallel-streamed");
 }
 
+static void mobile_layers_equal_one_process(void **state)
+{
+    (void)state;
+    net_text = mobile_net;
+    compare_with_one_process("parallel");
+    net_text = plain_net;
+}
+
 /* Rank loads 1, 2, 3 (MATLAB's WorkerLoad for the ranks): shards grow with the load and add
  * up to the batch, and the weights still equal one process's. */
 static void rank_loads_split_the_batch(void **state)
@@ -244,6 +261,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(parallel_equals_one_process),
         cmocka_unit_test(streamed_sums_equal_one_process),
+        cmocka_unit_test(mobile_layers_equal_one_process),
         cmocka_unit_test(rank_loads_split_the_batch),
         cmocka_unit_test(drifting_rank_is_resynchronised),
         cmocka_unit_test(different_options_refused_on_every_rank),
