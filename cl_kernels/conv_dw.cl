@@ -84,6 +84,73 @@ inline float8 dw_load8(const __global float *xr, int u, uint W, uint sw)
     return vload8(0, v);
 }
 
+/* CPU form for planes that fit in local memory (all but the largest): a work-item per run of
+ * `per_item` planes (a 7x7 plane is too little work for one), each plane copied once into a
+ * zero-padded buffer of PH x PW (+ slack for the lanes past a row's end), then every output
+ * row 16 values at a time, each tap one vector load with no bounds to test: a row kernel
+ * spends most of a 7x7 or 14x14 plane gathering at the edges. flip as clg_dw_rows'. */
+__kernel void clg_dw_planes(__global const float *x, ulong xo, __global const float *w, ulong wo,
+                            __global float *y, ulong yo, __global const float *bias, ulong bo,
+                            uint has_bias, uint relu, uint flip, uint planes, uint per_item,
+                            uint C, uint H, uint W, uint P, uint Q, int pt, int pl, uint dh,
+                            uint dw, uint sh, uint sw, uint PH, uint PW, __local float *pad)
+{
+    uint first = get_global_id(0) * per_item;
+    for (uint plane = first; plane < planes && plane < first + per_item; plane++) {
+        uint c = plane % C;
+        const __global float *xp = x + xo + (size_t)plane * H * W;
+        const __global float *wc = w + wo + (size_t)c * (DW_R * DW_S);
+        float wr[DW_R * DW_S];
+        for (int k = 0; k < DW_R * DW_S; k++)
+            wr[k] = wc[flip ? DW_R * DW_S - 1 - k : k];
+        float b = has_bias ? bias[bo + c] : 0.0f;
+        /* the padded plane: row i is input row i - pt, column j input column j - pl */
+        for (uint i = 0; i < PH; i++) {
+            __local float *dst = pad + (size_t)i * PW;
+            int h = (int)i - pt;
+            int j0 = h >= 0 && h < (int)H ? clamp(pl, 0, (int)PW) : (int)PW;
+            int j1 = h >= 0 && h < (int)H ? clamp(pl + (int)W, j0, (int)PW) : (int)PW;
+            for (int j = 0; j < j0; j++)
+                dst[j] = 0.0f;
+            const __global float *src = xp + (size_t)(h >= 0 ? h : 0) * W - pl;
+            int j = j0;
+            for (; j + 16 <= j1; j += 16)
+                vstore16(vload16(0, src + j), 0, dst + j);
+            for (; j < j1; j++)
+                dst[j] = src[j];
+            for (j = j1; j < (int)PW; j++)
+                dst[j] = 0.0f;
+        }
+        __global float *yp = y + yo + (size_t)plane * P * Q;
+        for (uint p = 0; p < P; p++)
+            for (uint q = 0; q < Q; q += 16) {
+                float16 acc = (float16)(b);
+#pragma unroll
+                for (int r = 0; r < DW_R; r++) {
+                    const __local float *row = pad + (size_t)(p * sh + (uint)r * dh) * PW + q * sw;
+#pragma unroll
+                    for (int s = 0; s < DW_S; s++) {
+                        const __local float *at = row + (uint)s * dw;
+                        float16 v = sw == 1 ? vload16(0, at)
+                                            : (float16)(vload16(0, at).even, vload16(1, at).even);
+                        acc = fma((float16)(wr[r * DW_S + s]), v, acc);
+                    }
+                }
+                if (relu)
+                    acc = fmax(acc, 0.0f);
+                __global float *yr = yp + (size_t)p * Q + q;
+                if (q + 16 <= Q) {
+                    CLG_STORE16(acc, yr);
+                } else {
+                    float part[16];
+                    vstore16(acc, 0, part);
+                    for (uint k = 0; k < Q - q; k++)
+                        yr[k] = part[k];
+                }
+            }
+    }
+}
+
 /* CPU form, strides of 1 or 2 across: a work-item per output row (plane, p), 16 outputs at
  * a time as one vector, each tap one or two vector loads of an input row (gathered at the
  * row's ends). flip 1 runs the taps reversed: the data gradient of a stride-1 layer is this

@@ -62,6 +62,8 @@ static const conv_case cases[] = {
     {1, 4, 8, 9, 4, 3, 3, 2, 1, 2, 2, 2, 2, 2, 2, 4, 1},   /* depthwise, dilation 2, stride 2x1 */
     {2, 6, 5, 37, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 6, 1},  /* depthwise rows of 16 + 16 + 5 */
     {2, 6, 4, 70, 6, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 6, 0},  /* depthwise stride 2, rows of 35 */
+    {1, 2, 130, 131, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1}, /* depthwise, a plane past local
+                                                                memory: by rows */
 };
 #define N_CASES (sizeof cases / sizeof cases[0])
 

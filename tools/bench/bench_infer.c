@@ -2,6 +2,7 @@
  * model, e.g. torchvision's exported by tools/peers/bench_imported.py) at a batch, on
  * synthetic images in [0, 1); the peers (PyTorch, ONNX Runtime) run beside it in that script. */
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 
 #include "bench_common.h"
@@ -32,6 +33,19 @@ static int print_layers(clg_net *net, size_t batch, int runs)
                100 * lt[order[k]].forward_ms / total, info.text, info.output.c, info.output.h,
                info.output.w);
     }
+    /* and by kind of layer: where a network's time goes */
+    static const char *const kinds[] = {"grouped/depthwise conv", "1x1 conv", "other conv",
+                                        "everything else"};
+    double by_kind[4] = {0};
+    for (size_t i = 0; s == CLG_OK && i < n; i++) {
+        clg_layer_info info;
+        clg_net_layer_info(net, i, &info);
+        int conv = !strncmp(info.text, "conv ", 5);
+        int k = !conv ? 3 : strstr(info.text, " groups=") ? 0 : !strncmp(info.text, "conv 1x1x", 9) ? 1 : 2;
+        by_kind[k] += lt[i].forward_ms;
+    }
+    for (int k = 0; s == CLG_OK && k < 4; k++)
+        printf("%8.2f ms %5.1f%%  %s\n", by_kind[k], 100 * by_kind[k] / total, kinds[k]);
     free(lt), free(order);
     return s != CLG_OK;
 }

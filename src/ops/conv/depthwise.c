@@ -118,20 +118,28 @@ static clg_status weight_rows(clg_ctx *ctx, const clg__conv_geom *g, const clg_t
     return finish(&l, (long)g->pt, (long)g->pl, more, 4, g->C);
 }
 
+/* Padded planes of at most this many floats (and their slack) go through local memory. */
+enum { PLANE_FLOATS = 16384, SLACK = 48 };
+
 /* The forward pass, or (fwd 0) a stride-1 layer's data gradient as the forward pass of dy
  * through the flipped filter with the padding (R - 1) dh - pt, (S - 1) dw - pl: a work-item
- * per output row. */
+ * per run of planes padded in local memory where they fit, else per output row. */
 static clg_status rows(clg_ctx *ctx, const clg__conv_geom *g, int fwd, const clg_tensor *a,
                        const clg_tensor *b, clg_tensor *out)
 {
-    clg__launch l;
-    clg_status st = begin(ctx, g, "clg_dw_rows", &l);
-    if (st != CLG_OK)
-        return st;
     size_t in_h = fwd ? g->H : g->P, in_w = fwd ? g->W : g->Q, out_h = fwd ? g->P : g->H;
-    size_t out_w = fwd ? g->Q : g->W, n_rows = g->N * g->C * out_h;
+    size_t out_w = fwd ? g->Q : g->W, n_rows = g->N * g->C * out_h, planes = g->N * g->C;
     long pt = fwd ? (long)g->pt : (long)((g->R - 1) * g->dh) - (long)g->pt;
     long pl = fwd ? (long)g->pl : (long)((g->S - 1) * g->dw) - (long)g->pl;
+    size_t sh = fwd ? g->sh : 1, sw = fwd ? g->sw : 1;
+    /* the padded plane the outputs read: every 16-lane vector of a row stays inside PW + slack */
+    size_t ph = (out_h - 1) * sh + (g->R - 1) * g->dh + 1;
+    size_t pw = (out_w - 1) * sw + (g->S - 1) * g->dw + 1;
+    int by_plane = ph * pw + SLACK <= PLANE_FLOATS;
+    clg__launch l;
+    clg_status st = begin(ctx, g, by_plane ? "clg_dw_planes" : "clg_dw_rows", &l);
+    if (st != CLG_OK)
+        return st;
     clg__arg_tensor(&l, a);
     clg__arg_tensor(&l, b);
     clg__arg_tensor(&l, out);
@@ -139,6 +147,22 @@ static clg_status rows(clg_ctx *ctx, const clg__conv_geom *g, int fwd, const clg
     clg__arg_u32(&l, fwd && g->bias != NULL);
     clg__arg_u32(&l, (size_t)(fwd && g->relu));
     clg__arg_u32(&l, (size_t)!fwd);
+    if (by_plane) { /* runs of planes of at least 4,096 outputs, 4 runs a compute unit */
+        size_t per = (4096 + out_h * out_w - 1) / (out_h * out_w), units = clg__compute_units(ctx);
+        size_t most = (planes + 4 * units - 1) / (4 * units);
+        per = per < most ? per : most > 0 ? most : 1;
+        size_t v[] = {planes, per, g->C, in_h, in_w, out_h, out_w};
+        for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+            clg__arg_u32(&l, v[i]);
+        clg__arg_u32(&l, (uint32_t)(int32_t)pt);
+        clg__arg_u32(&l, (uint32_t)(int32_t)pl);
+        size_t more[] = {g->dh, g->dw, sh, sw, ph, pw};
+        for (size_t i = 0; i < sizeof more / sizeof more[0]; i++)
+            clg__arg_u32(&l, more[i]);
+        clg__arg_local(&l, (ph * pw + SLACK) * sizeof(float));
+        size_t global[3] = {(planes + per - 1) / per, 1, 1}, local[3] = {1, 1, 1};
+        return clg__launch_run(&l, global, local);
+    }
     size_t v[] = {n_rows, g->C, in_h, in_w, out_h, out_w};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
         clg__arg_u32(&l, v[i]);
