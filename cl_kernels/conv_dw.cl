@@ -32,10 +32,10 @@ inline int dw_source(int at, uint stride, uint n)
 }
 
 /* y[n][c][p][q] = bias[c] + sum over taps of w[c][r][s] x[n][c][p sh - pt + r dh][q sw - pl +
- * s dw], then max(y, 0) with relu. */
+ * s dw], then min(max(y, 0), relu_max) with relu. */
 __kernel void clg_dw_fwd(__global const float *x, ulong xo, __global const float *w, ulong wo,
                          __global float *y, ulong yo, __global const float *bias, ulong bo,
-                         uint has_bias, uint relu, ulong n, DW_GEOM)
+                         uint has_bias, uint relu, float relu_max, ulong n, DW_GEOM)
 {
     CLG_FOR_EACH(i, n) {
         size_t q = i % Q, t = i / Q, p = t % P, plane = t / P;
@@ -54,7 +54,7 @@ __kernel void clg_dw_fwd(__global const float *x, ulong xo, __global const float
                 acc = fma(wc[r * DW_S + s], in ? v : 0.0f, acc);
             }
         }
-        y[yo + i] = relu ? fmax(acc, 0.0f) : acc;
+        y[yo + i] = relu ? fmin(fmax(acc, 0.0f), relu_max) : acc;
     }
 }
 
@@ -91,7 +91,8 @@ inline float8 dw_load8(const __global float *xr, int u, uint W, uint sw)
  * spends most of a 7x7 or 14x14 plane gathering at the edges. flip as clg_dw_rows'. */
 __kernel void clg_dw_planes(__global const float *x, ulong xo, __global const float *w, ulong wo,
                             __global float *y, ulong yo, __global const float *bias, ulong bo,
-                            uint has_bias, uint relu, uint flip, uint planes, uint per_item,
+                            uint has_bias, uint relu, float relu_max, uint flip, uint planes,
+                            uint per_item,
                             uint C, uint H, uint W, uint P, uint Q, int pt, int pl, uint dh,
                             uint dw, uint sh, uint sw, uint PH, uint PW, __local float *pad)
 {
@@ -137,7 +138,7 @@ __kernel void clg_dw_planes(__global const float *x, ulong xo, __global const fl
                     }
                 }
                 if (relu)
-                    acc = fmax(acc, 0.0f);
+                    acc = fmin(fmax(acc, 0.0f), relu_max);
                 __global float *yr = yp + (size_t)p * Q + q;
                 if (q + 16 <= Q) {
                     CLG_STORE16(acc, yr);
@@ -158,7 +159,8 @@ __kernel void clg_dw_planes(__global const float *x, ulong xo, __global const fl
  * (which may be negative). */
 __kernel void clg_dw_rows(__global const float *x, ulong xo, __global const float *w, ulong wo,
                           __global float *y, ulong yo, __global const float *bias, ulong bo,
-                          uint has_bias, uint relu, uint flip, uint rows, uint C, uint H, uint W,
+                          uint has_bias, uint relu, float relu_max, uint flip, uint rows, uint C,
+                          uint H, uint W,
                           uint P, uint Q, int pt, int pl, uint dh, uint dw, uint sh, uint sw)
 {
     uint row = get_global_id(0);
@@ -187,7 +189,7 @@ __kernel void clg_dw_rows(__global const float *x, ulong xo, __global const floa
                 acc = fma((float##V)(wr[r * DW_S + s]),                                       \
                           LOAD(xr, (int)(q * sw) - pl + s * (int)dw, W, sw), acc);            \
         }                                                                                     \
-        STORE(relu ? fmax(acc, 0.0f) : acc, yr + q);                                          \
+        STORE(relu ? fmin(fmax(acc, 0.0f), relu_max) : acc, yr + q);                          \
     }
 #define DW_STORE8(v, p) vstore8(v, 0, p)
     DW_ROW_VECTORS(16, dw_load16, CLG_STORE16)
@@ -202,7 +204,7 @@ __kernel void clg_dw_rows(__global const float *x, ulong xo, __global const floa
             for (int s = 0; s < DW_S; s++)
                 acc = fma(wr[r * DW_S + s], dw_at(xr, (int)(q * sw) - pl + s * (int)dw, W), acc);
         }
-        yr[q] = relu ? fmax(acc, 0.0f) : acc;
+        yr[q] = relu ? fmin(fmax(acc, 0.0f), relu_max) : acc;
     }
 }
 

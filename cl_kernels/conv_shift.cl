@@ -101,9 +101,9 @@ __kernel void clg_conv_shift_fwd(uint m, uint L, uint Cin, uint R, uint S, uint 
 #define SHIFT_A_PIXEL(i) a[i][off]
 
 /* Pixel i's row of the block (its first `lanes` channels), channel l stored at y[l * ystep],
- * with bias[l] added (epilogue bit 1) and a ReLU (bit 2). */
+ * with bias[l] added (epilogue bit 1) and a ReLU capped at relu_max (bit 2; ReLU6: 6). */
 inline void shift_store_pixel(const float16 *row, __global float *y, size_t ystep, uint lanes,
-                              __global const float *bias, uint epilogue)
+                              __global const float *bias, uint epilogue, float relu_max)
 {
     float vals[NR];
 #pragma unroll
@@ -114,7 +114,7 @@ inline void shift_store_pixel(const float16 *row, __global float *y, size_t yste
         if (epilogue & 1)
             out += bias[l];
         if (epilogue & 2)
-            out = max(out, 0.0f);
+            out = fmin(fmax(out, 0.0f), relu_max);
         y[l * ystep] = out;
     }
 }
@@ -128,7 +128,8 @@ __kernel void clg_conv_shift_fwd_px(uint PQ, uint Q, uint Cin, uint R, uint S, u
                                     __global const float *X, ulong x_off, ulong x_img,
                                     __global const float *Wt, uint ldk,
                                     __global float *Y, ulong y_off, ulong y_img,
-                                    __global const float *bias, ulong bias_off, uint epilogue)
+                                    __global const float *bias, ulong bias_off, uint epilogue,
+                                    float relu_max)
 {
     uint tn = get_global_id(0), tm = get_global_id(1);
     size_t n = get_global_id(2);
@@ -157,7 +158,7 @@ __kernel void clg_conv_shift_fwd_px(uint PQ, uint Q, uint Cin, uint R, uint S, u
         uint pix = pix0 + (uint)i;
         if (pix >= PQ)
             break;
-        shift_store_pixel(acc[i], y + pix, PQ, kn, bias + bias_off + col0, epilogue);
+        shift_store_pixel(acc[i], y + pix, PQ, kn, bias + bias_off + col0, epilogue, relu_max);
     }
 }
 
@@ -214,7 +215,7 @@ __kernel void clg_conv_shift_bwd_px(uint H, uint W, uint Kin, uint R, uint S, ui
         if (pix >= pixels)
             break;
         uint h = sh * ((uint)hh0 + pix / wn) + ph - pt, w = sw * ((uint)ww0 + pix % wn) + pw - pl;
-        shift_store_pixel(acc[i], y + (size_t)h * W + w, (size_t)H * W, cn, Wt, 0);
+        shift_store_pixel(acc[i], y + (size_t)h * W + w, (size_t)H * W, cn, Wt, 0, 0.0f);
     }
 }
 

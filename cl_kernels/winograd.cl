@@ -193,11 +193,12 @@ __kernel void clg_wino_input(__global const float *xq, ulong xq_off, ulong xq_im
 }
 
 /* The output transform of MR tiles' products m (tiles t0.., channels k0..), + bias, ReLU
- * (epilogue bits 1 and 2), stored where each tile lies inside the P x Q output. */
+ * capped at relu_max (epilogue bits 1 and 2), stored where each tile lies inside the P x Q
+ * output. */
 #define WINO_OUT_ARGS                                                                         \
     uint th, uint tw, uint P, uint Q, __global float *Y, ulong y_off, ulong y_img,            \
-        ulong y_chan, __global const float *bias, ulong bias_off, uint epilogue
-#define WINO_OUT_PASS th, tw, P, Q, Y, y_off, y_img, y_chan, bias, bias_off, epilogue
+        ulong y_chan, __global const float *bias, ulong bias_off, uint epilogue, float relu_max
+#define WINO_OUT_PASS th, tw, P, Q, Y, y_off, y_img, y_chan, bias, bias_off, epilogue, relu_max
 
 inline void wino_out_store(float16 (*m)[NV][WA2], uint t0, uint T, uint k0, uint Kout,
                            WINO_OUT_ARGS)
@@ -230,7 +231,7 @@ inline void wino_out_store(float16 (*m)[NV][WA2], uint t0, uint T, uint k0, uint
              * took a fifth of this kernel's time) */
 #pragma unroll
             for (int e = 0; e < 16; e++)
-                out[e] = (epilogue & 2) ? fmax(out[e] + bv, 0.0f) : out[e] + bv;
+                out[e] = (epilogue & 2) ? fmin(fmax(out[e] + bv, 0.0f), relu_max) : out[e] + bv;
             wino_transpose16(out);
             for (uint l = 0; l < lanes; l++) {
                 __global float *yc = y + (size_t)(v * 16 + l) * y_chan;
@@ -252,7 +253,8 @@ inline void wino_out_store(float16 (*m)[NV][WA2], uint t0, uint T, uint k0, uint
             float o[WM * WM][16];
 #pragma unroll
             for (int e = 0; e < WM * WM; e++)
-                vstore16((epilogue & 2) ? fmax(out[e] + bv, 0.0f) : out[e] + bv, 0, o[e]);
+                vstore16((epilogue & 2) ? fmin(fmax(out[e] + bv, 0.0f), relu_max) : out[e] + bv, 0,
+                         o[e]);
             for (uint l = 0; l < lanes; l++) {
                 __global float *yc = y + (size_t)(v * 16 + l) * y_chan;
                 for (uint oy = 0; oy < rows; oy++, yc += Q) {

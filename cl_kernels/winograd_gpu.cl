@@ -111,11 +111,12 @@ __kernel void clg_winog_dy(__global const float *dy, ulong dy_off, ulong img, ui
 }
 
 /* y = A^T m A of each tile's products M[.][o][t] (outs x T a point), the WM x WM outputs
- * inside P x Q written to channel o's plane with the bias (flags & 1) and ReLU (flags & 2). */
+ * inside P x Q written to channel o's plane with the bias (flags & 1) and ReLU capped at
+ * relu_max (flags & 2). */
 __kernel void clg_winog_output(__global const float *M, uint T, uint outs, uint th, uint tw,
                                uint P, uint Q, __global float *y, ulong y_off, ulong img,
                                ulong plane_out, __global const float *bias, ulong bias_off,
-                               uint flags)
+                               uint flags, float relu_max)
 {
     uint o = get_global_id(1);
     if (o >= outs)
@@ -135,7 +136,7 @@ __kernel void clg_winog_output(__global const float *M, uint T, uint outs, uint 
             for (int j = 0; j < WM; j++)
                 if (row + i < (int)P && col + j < (int)Q) {
                     float v = r[i * WM + j] + b;
-                    q[(size_t)(row + i) * Q + col + j] = flags & 2u ? fmax(v, 0.0f) : v;
+                    q[(size_t)(row + i) * Q + col + j] = flags & 2u ? fmin(fmax(v, 0.0f), relu_max) : v;
                 }
     }
 }

@@ -22,6 +22,7 @@ static int keep_backward;      /* data gradients after a weight gradient that ke
 static int dy_shared_runs;     /* of those, the runs whose weight gradient kept it */
 static size_t keep_backward_limit; /* the workspace limit of that weight gradient */
 static int fuse_relu;          /* for desc_of and the forward reference */
+static int cap_relu;           /* and with it, a cap at half the largest reference output */
 static int applied[CLG_CONV_ALGOS + 1];
 static size_t left_out, runs_asked; /* CLG_TEST_SMALL: cases left out, of all asked for */
 
@@ -208,8 +209,16 @@ static int run_case(const conv_case *c, clg_conv_algo algo, clg_conv_pass pass, 
         mag = malloc(n_out * sizeof *mag);
         ref_conv_forward(&g, x, w, c->bias ? b : NULL, ref);
         ref_conv_forward(&g, ax, aw, c->bias ? ab : NULL, mag);
-        for (size_t i = 0; fuse_relu && i < n_out; i++)
+        double top = 0;
+        for (size_t i = 0; fuse_relu && i < n_out; i++) {
             ref[i] = ref[i] > 0 ? ref[i] : 0;
+            top = ref[i] > top ? ref[i] : top;
+        }
+        /* a cap that clips some outputs (half the largest: a whole or half number on small
+         * integers, so exact there too) */
+        d.relu_max = cap_relu && top > 0 ? (float)(0.5 * top) : 0.0f;
+        for (size_t i = 0; d.relu_max > 0 && i < n_out; i++)
+            ref[i] = ref[i] < d.relu_max ? ref[i] : d.relu_max;
         out = make_guarded(ys, &view);
         st = clg_conv2d_forward(ctx, &d, tx, tw, c->bias ? tb : NULL, view);
     } else if (pass == CLG_CONV_BWD_DATA) {
@@ -668,19 +677,22 @@ static void data_gradient_from_the_kept_dy(void **state)
         assert_true(dy_shared_runs >= runs - 4 && runs >= 24);
 }
 
-/* The forward pass with the ReLU fused (in the implicit algorithm's epilogue, after the
- * others), on every shape and algorithm. */
+/* The forward pass with the ReLU fused (in the algorithm's epilogue where it has one, else
+ * after), and with a cap (ReLU6's form), on every shape and algorithm. */
 static void fused_relu_forward_matches_the_reference(void **state)
 {
     (void)state;
     int failures = 0;
     fuse_relu = 1;
-    for (size_t i = 0; i < N_CASES; i++)
-        for (int a = CLG_CONV_ALGO_IM2COL; a <= CLG_CONV_ALGO_GEMM; a++) {
-            failures += run_case(&cases[i], (clg_conv_algo)a, CLG_CONV_FWD, 0);
-            failures += run_case(&cases[i], (clg_conv_algo)a, CLG_CONV_FWD, 1);
-        }
-    fuse_relu = 0;
+    for (cap_relu = 0; cap_relu < 2; cap_relu++)
+        for (size_t i = 0; i < N_CASES; i++)
+            for (int a = CLG_CONV_ALGO_IM2COL; a <= CLG_CONV_ALGO_DEPTHWISE; a++) {
+                if (a == CLG_CONV_ALGO_FIND)
+                    continue;
+                failures += run_case(&cases[i], (clg_conv_algo)a, CLG_CONV_FWD, 0);
+                failures += run_case(&cases[i], (clg_conv_algo)a, CLG_CONV_FWD, 1);
+            }
+    fuse_relu = cap_relu = 0;
     assert_int_equal(failures, 0);
 }
 

@@ -443,10 +443,37 @@ static void graph_gradient_matches_finite_differences(void **state)
 
 /* The activations of mobile networks between layers with weights: ReLU6, hard swish, SiLU,
  * a hard sigmoid of PyTorch's slope. Their kinks (clip's and the hard forms' ends) are
- * matched by one-sided slopes, as a max pool's. */
+ * matched by one-sided slopes, as a max pool's. A clip to [0, M] after a convolution runs in
+ * the convolution's epilogue: with M small enough to clip, the same predictions as the clip
+ * run alone (a second reader keeps it apart), and gradients still match. */
 static void mobile_activations_gradient_matches_finite_differences(void **state)
 {
     (void)state;
+    static const char fused[] = "input 6x6x2\nconv 3x3x4 pad=1\nclip min=0 max=0.2 name=c\n"
+                                "conv 3x3x3 pad=1\nfc 3\nsoftmax\n";
+    static const char apart[] = "input 6x6x2\nconv 3x3x4 pad=1 name=v\nclip min=0 max=0.2 name=c\n"
+                                "conv 3x3x3 pad=1\nconcat v\nslice 0:3\nfc 3\nsoftmax\n";
+    check_gradients(fused, 6);
+    clg_net *a = parse_ok(fused), *b = parse_ok(apart);
+    CLG_ASSERT_STATUS(clg_net_init(a, 4), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_init(b, 4), CLG_OK);
+    assert_true(a->layers[0].plan.relu_fused && a->layers[0].plan.relu_max == 0.2f);
+    assert_false(b->layers[0].plan.relu_fused);
+    float x[3 * 72], ya[3 * 144], yb[3 * 144];
+    clg_test_fill_uniform(&rng, x, 3 * 72, -1, 1);
+    CLG_ASSERT_STATUS(clg_net_predict(a, x, 3, ya), CLG_OK); /* the fused form's clipped values */
+    clg_test_poison_nan(ya, 3 * 144);
+    clg_test_poison_nan(yb, 3 * 144);
+    CLG_ASSERT_STATUS(clg_net_activations(a, x, 3, "c", ya, 3 * 144, NULL), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_activations(b, x, 3, "c", yb, 3 * 144, NULL), CLG_OK);
+    int clipped = 0;
+    for (int i = 0; i < 3 * 144; i++) {
+        assert_true(fabsf(ya[i] - yb[i]) <= 1e-6f && ya[i] >= 0.0f && ya[i] <= 0.2f);
+        clipped += ya[i] == 0.2f;
+    }
+    assert_true(clipped > 0);
+    clg_net_destroy(a);
+    clg_net_destroy(b);
     check_gradients("input 6x6x2\n"
                     "conv 3x3x4 pad=1\n"
                     "clip min=0 max=6\n"

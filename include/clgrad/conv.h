@@ -40,8 +40,10 @@ typedef struct clg_conv2d_desc {
     clg_conv_algo algo;            /* for all three passes; CLGRAD_CONV_ALGO overrides AUTO */
     size_t workspace_limit;        /* bytes of scratch an algorithm may use; 0: 256 MiB */
     int relu;                      /* 1: the forward pass gives max(conv + bias, 0) (a ReLU
-                                      fused into it; the implicit algorithm applies both in
-                                      its epilogue, the others run them after) */
+                                      fused into it: in the algorithm's epilogue where it has
+                                      one, else run after) */
+    float relu_max;                /* with relu, > 0: the output capped at it too (ReLU6: 6);
+                                      0: no cap */
 } clg_conv2d_desc;
 
 /** Stride 1, no padding, dilation 1, one group, AUTO, default workspace limit, no ReLU. */

@@ -43,6 +43,10 @@ typedef struct clg__layer_def {
     /* Whether it is a one-input ReLU, max(x, 0), which a producer or reader may fuse. NULL:
      * never. */
     int (*is_relu)(const clg__layer *l);
+    /* M > 0 when it is min(max(x, 0), M) (ReLU6), which a producer with a CLG__RELU_FORWARD
+     * epilogue may apply (its backward pass, from the output, is the same); else 0. NULL:
+     * never. */
+    float (*capped_relu)(const clg__layer *l);
     /* What the network plan (plan.c) may fuse into it, each only when it alone reads the
      * other layer and that layer comes right after or before it: */
     int epilogue_relu;   /* a ReLU after it runs in its forward pass (CLG__RELU_MASKED: and its

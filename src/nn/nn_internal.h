@@ -14,6 +14,7 @@
  * memory plan, the device group and the exporters read it instead of testing kinds. */
 typedef struct clg__layer_plan {
     unsigned char relu_fused;   /* the ReLU after it runs in its forward pass ... */
+    float relu_max;             /* ... capped at this (a clip to [0, max] after it; else 0) */
     unsigned char relu_masked;  /* ... and its backward pass applies the ReLU's mask */
     unsigned char relu_applied; /* (a ReLU) its producer applied it: its output is its input */
     unsigned char dx_given;     /* (a ReLU) its input's gradient is its output's: the reader

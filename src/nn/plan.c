@@ -23,12 +23,23 @@ static int is_relu(const clg_net *net, size_t i)
     return d->is_relu && d->is_relu(&net->layers[i]);
 }
 
+/* M of a clip to [0, M] at i (ReLU6), else 0. */
+static float capped_relu(const clg_net *net, size_t i)
+{
+    const clg__layer_def *d = def_at(net, i);
+    return d->capped_relu ? d->capped_relu(&net->layers[i]) : 0.0f;
+}
+
 /* The ReLU right after p, its only reader, runs in p's forward pass (relu(y) > 0 exactly
- * where y > 0, so the ReLU's backward pass reads the same mask either way). */
+ * where y > 0, so the ReLU's backward pass reads the same mask either way); so does a clip
+ * to [0, M] after a producer that only applies it (the clip's mask, 0 < x < M, is the same
+ * read from its output). */
 static int relu_fused(const clg_net *net, size_t p)
 {
-    return def_at(net, p)->epilogue_relu && net->exact_output != p + 1 &&
-           sole_reader(net, p, p + 1) && is_relu(net, p + 1);
+    int epilogue = def_at(net, p)->epilogue_relu;
+    return epilogue && net->exact_output != p + 1 && sole_reader(net, p, p + 1) &&
+           (is_relu(net, p + 1) ||
+            (epilogue == CLG__RELU_FORWARD && capped_relu(net, p + 1) > 0.0f));
 }
 
 /* A sum of two inputs right after p reads p (alone) first and an output computed before p
@@ -63,6 +74,7 @@ static void plan_fusions(const clg_net *net, size_t i, clg__layer_plan *pl)
     size_t p;
     int after = after_producer(l, i, &p);
     pl->relu_fused = (unsigned char)relu_fused(net, i);
+    pl->relu_max = pl->relu_fused && !is_relu(net, i + 1) ? capped_relu(net, i + 1) : 0.0f;
     pl->relu_masked = pl->relu_fused && d->epilogue_relu == CLG__RELU_MASKED;
     pl->relu_applied = after && relu_fused(net, p);
     pl->dx_given = relu_folded(net, i) ||

@@ -26,7 +26,7 @@ static int print_layers(clg_net *net, size_t batch, int runs)
         }
     if (s == CLG_OK)
         printf("forward %.1f ms in all (training mode, each layer alone); the longest:\n", total);
-    for (size_t k = 0; s == CLG_OK && k < n && k < 15; k++) {
+    for (size_t k = 0; s == CLG_OK && k < n && k < (getenv("CLG_PROFILE_ALL") ? n : 15); k++) {
         clg_layer_info info;
         clg_net_layer_info(net, order[k], &info);
         printf("%8.2f ms %5.1f%%  %-40.40s %zux%zux%zu\n", lt[order[k]].forward_ms,

@@ -80,7 +80,7 @@ static clg_status forward(clg_net *net, size_t i, int train, uint64_t step)
     clg__layer *l = &net->layers[i];
     clg_tensor *x = clg__net_input(net, i);
     if (l->plan.relu_applied) {
-        l->y_n = *x; /* applied by the layer before (a convolution or batch norm) */
+        l->y_n = *x; /* applied (or clipped) by the layer before (a convolution or batch norm) */
         return CLG_OK;
     }
     clg_activation_desc a = desc(l);
@@ -112,6 +112,13 @@ static double flops(const clg__layer *l)
 static int is_relu(const clg__layer *l)
 {
     return l->act == CLG_ACT_RELU;
+}
+
+/* Its derivative, 0 < x < M, reads the same from the clipped output: a producer may clip. */
+static float capped_relu(const clg__layer *l)
+{
+    return l->act == CLG_ACT_CLIP && l->alpha == 0.0f && l->beta > 0.0f && l->beta < INFINITY
+               ? l->beta : 0.0f;
 }
 
 /* He's initialisation suits the layers before these: zero (or near) for negative inputs. */
@@ -154,7 +161,7 @@ static void export_onnx(clg__onnx_out *ex, size_t i)
 const clg__layer_def clg__layer_activation = {
     .kind = CLG_LAYER_ACTIVATION, .keywords = keywords, .parse = parse, .format = format,
     .check = check, .forward = forward, .backward = backward, .flops = flops,
-    .is_relu = is_relu, .relu_family = relu_family,
+    .is_relu = is_relu, .capped_relu = capped_relu, .relu_family = relu_family,
     .onnx_export = export_onnx,
 };
 

@@ -124,6 +124,7 @@ static clg_status forward(clg_net *net, size_t i, int train, uint64_t step)
     clg__layer *l = &net->layers[i];
     clg_conv2d_desc d = l->conv;
     d.relu = l->plan.relu_fused;
+    d.relu_max = l->plan.relu_max;
     /* training: what the weight gradient can reuse is kept */
     return clg__conv2d_forward_keep(net->ctx, &d, clg__net_input(net, i), l->param[0],
                                     l->bias ? l->param[1] : NULL, &l->y_n,

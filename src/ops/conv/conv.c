@@ -1,5 +1,6 @@
 /* clg_conv2d_*: argument checks, then each pass through the chosen algorithm (choose.c) and its
  * entry in the algorithm table (algorithms.c), with the epilogue where the algorithm leaves it. */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include "ops/activation_internal.h"
@@ -30,15 +31,19 @@ static clg_status forward_pass(clg_ctx *ctx, const clg_conv2d_desc *d, clg__conv
     if (st != CLG_OK)
         return st;
     int fused = clg__conv_fuses(ctx, g, CLG_CONV_FWD, algo);
+    int capped = d->relu && d->relu_max > 0.0f && d->relu_max < INFINITY;
+    g->relu_max = capped ? d->relu_max : INFINITY;
     if (fused) {
         g->bias = bias;
         g->relu = d->relu != 0;
     }
     st = clg__conv_run(ctx, g, CLG_CONV_FWD, algo, x, w, y);
     if (st == CLG_OK && bias && !fused) /* checked with the other arguments */
-        st = clg__bias_add_relu(ctx, bias, y, d->relu);
-    else if (st == CLG_OK && d->relu && !fused)
-        st = clg_activation_forward(ctx, CLG_ACT_RELU, 0.0f, y, y);
+        st = clg__bias_add_relu(ctx, bias, y, d->relu && !capped);
+    if (st == CLG_OK && d->relu && !fused && (capped || !bias)) {
+        clg_activation_desc a = {capped ? CLG_ACT_CLIP : CLG_ACT_RELU, 0.0f, g->relu_max};
+        st = clg_activation_forward_desc(ctx, &a, y, y);
+    }
     return st;
 }
 

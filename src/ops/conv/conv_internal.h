@@ -17,6 +17,7 @@ typedef struct clg__conv_geom {
     size_t workspace_limit;      /* bytes */
     const clg_tensor *bias;      /* forward: bias and ReLU applied by the algorithm (only when */
     int relu;                    /* clg__conv_shift_fuses says it can); else NULL and 0 */
+    float relu_max;              /* with relu: its cap (INFINITY: none; ReLU6: 6) */
     clg_tensor *db;              /* weight gradient: the bias gradient too (the same way) */
     clg__conv_keep *keep;        /* Winograd's V from the forward pass to the weight gradient */
 } clg__conv_geom;

@@ -42,6 +42,7 @@ clg_status clg__conv_depthwise_run(clg_ctx *ctx, const clg__conv_geom *g, clg_co
         clg__arg_tensor(&l, g->bias ? g->bias : out); /* not read without a bias */
         clg__arg_u32(&l, g->bias != NULL);
         clg__arg_u32(&l, (size_t)(g->relu != 0));
+        clg__arg_f32(&l, g->relu_max);
         clg__arg_u64(&l, n);
     } else if (pass == CLG_CONV_BWD_DATA) {
         clg__arg_u64(&l, n);
@@ -146,6 +147,7 @@ static clg_status rows(clg_ctx *ctx, const clg__conv_geom *g, int fwd, const clg
     clg__arg_tensor(&l, fwd && g->bias ? g->bias : out); /* not read without a bias */
     clg__arg_u32(&l, fwd && g->bias != NULL);
     clg__arg_u32(&l, (size_t)(fwd && g->relu));
+    clg__arg_f32(&l, g->relu_max);
     clg__arg_u32(&l, (size_t)!fwd);
     if (by_plane) { /* runs of planes of at least 4,096 outputs, 4 runs a compute unit */
         size_t per = (4096 + out_h * out_w - 1) / (out_h * out_w), units = clg__compute_units(ctx);

@@ -8,7 +8,7 @@
 
 clg_conv2d_desc clg_conv2d_desc_default(void)
 {
-    clg_conv2d_desc d = {1, 1, 0, 0, 0, 0, 1, 1, 1, CLG_CONV_ALGO_AUTO, 0, 0};
+    clg_conv2d_desc d = {1, 1, 0, 0, 0, 0, 1, 1, 1, CLG_CONV_ALGO_AUTO, 0, 0, 0.0f};
     return d;
 }
 

@@ -310,6 +310,7 @@ static clg_status forward_px(clg_ctx *ctx, const shift_tiles *t, const shift_gri
     clg__arg_mem(&l, g->bias ? g->bias->mem : wt); /* any buffer when unused */
     clg__arg_u64(&l, g->bias ? g->bias->offset + gi * outs : 0);
     clg__arg_u32(&l, (g->bias ? 1u : 0u) | (g->relu ? 2u : 0u));
+    clg__arg_f32(&l, g->relu_max);
     size_t tiles_n = ldk / t->nr, tiles_m = (pq + t->mr - 1) / t->mr;
     size_t global[3] = {tiles_n, tiles_m, nb}, local[3];
     tile_launch(tiles_n, tiles_m, local);
