@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "bench_common.h"
+#include "model_io.h"
 #include "opts.h"
 #include "text_file.h"
 #include "pocl_pin.h"
@@ -81,6 +82,28 @@ static const opt_tool tool = {
 static const char *const commands[] = {"startup", "peak", "gemm", "conv", "pool", "train",
                                        "data", "experiments", "cluster", "infer"};
 
+/* The text of a saved model's network (a clgrad model file or ONNX), malloc'd; NULL said. */
+static char *model_text(const bench_opts *o, const char *path)
+{
+    clg_ctx *ctx = bench_ctx(o, NULL);
+    clg_net *net = NULL;
+    size_t len = 0;
+    char *text = NULL;
+    clg_status st = ctx ? load_model(ctx, path, &net) : CLG_ERR_NO_DEVICE;
+    if (st == CLG_OK && (st = clg_net_text(net, NULL, 0, &len)) == CLG_OK &&
+        (text = malloc(len + 1)) != NULL)
+        st = clg_net_text(net, text, len + 1, NULL);
+    if (st != CLG_OK || !text) {
+        fprintf(stderr, "clgrad-bench: %s: %s\n", path,
+                ctx ? clg_ctx_last_error(ctx) : clg_last_error());
+        free(text);
+        text = NULL;
+    }
+    clg_net_destroy(net);
+    clg_ctx_destroy(ctx);
+    return text;
+}
+
 int main(int argc, char **argv)
 {
     settings set = {.o = {0, 5, NULL, 0, NULL, "default"}, .batch = 64};
@@ -102,7 +125,8 @@ int main(int argc, char **argv)
     size_t batch = set.batch, memory_cap = set.memory_cap, limit = set.limit;
     int scaling = set.scaling;
     char *net_text = NULL;
-    if (set.net_file && strcmp(cmd, "infer")) { /* infer reads models too: by path */
+    int model = set.net_file && (is_onnx(set.net_file) || is_model_file(set.net_file));
+    if (set.net_file && strcmp(cmd, "infer") && !model) { /* infer reads models: by path */
         if (!(net_text = read_text_file(set.net_file))) {
             fprintf(stderr, "clgrad-bench: cannot read %s\n", set.net_file);
             return 2;
@@ -114,6 +138,12 @@ int main(int argc, char **argv)
         bench_openblas_at_best(argv); /* the peer at its best, or restarted so (no return) */
     /* before the first OpenCL call; several devices at once ran slower pinned (pocl_pin.h) */
     pocl_pin_threads(strcmp(cmd, "experiments") && strcmp(cmd, "cluster") && !scaling);
+    if (model && strcmp(cmd, "infer")) { /* a model's network (its weights do not matter) */
+        if (!(net_text = model_text(&o, set.net_file)))
+            return 2;
+        o.net_name = set.net_file;
+        o.net_text = net_text;
+    }
     int rc = 2;
     if (strcmp(cmd, "startup") == 0)
         rc = bench_startup(&o);
