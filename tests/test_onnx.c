@@ -72,6 +72,15 @@ static const char *const nets[] = {
     "gap\n"
     "fc 3\n"
     "softmax\n",
+    /* transposed convolutions (strides, output padding, groups, dilation, no bias) */
+    "input 5x6x2\n"
+    "convt 3x3x4 stride=2 pad=1 outpad=1\n"
+    "relu\n"
+    "convt 2x2x4 stride=2,1 pad=0,1,1,0 groups=2 bias=0\n"
+    "convt 3x3x3 pad=2 dilation=2\n"
+    "gap\n"
+    "fc 3\n"
+    "softmax\n",
     /* padding in each mode (a constant of its own, not folded into the convolution) */
     "input 7x8x2\n"
     "pad 1,1,2,2 mode=reflect\n"

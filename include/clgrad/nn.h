@@ -33,7 +33,8 @@ typedef enum clg_layer_kind {
     CLG_LAYER_MUL = 10,            /* elementwise product of two inputs (or by a C x 1 x 1 gate) */
     CLG_LAYER_SLICE = 11,          /* a range of its input's channels */
     CLG_LAYER_SHUFFLE = 12,        /* channels shuffled across groups (ShuffleNet) */
-    CLG_LAYER_PAD = 13             /* spatial padding: constant, reflect or edge (pad.h) */
+    CLG_LAYER_PAD = 13,            /* spatial padding: constant, reflect or edge (pad.h) */
+    CLG_LAYER_CONV_TRANSPOSE = 14  /* transposed convolution: images made larger */
 } clg_layer_kind;
 
 #define CLG_LAYER_NAME 32     /* bytes of a layer name, with its NUL */
@@ -114,6 +115,13 @@ CLG_API clg_status clg_net_add_channel_slice(clg_net *net, size_t first, size_t 
 CLG_API clg_status clg_net_add_channel_shuffle(clg_net *net, size_t groups);
 /** Spatial padding (pad.h): constant, reflect or edge; negative constant pads crop. */
 CLG_API clg_status clg_net_add_pad(clg_net *net, const clg_pad2d_desc *d);
+/** A transposed convolution (ONNX's ConvTranspose, PyTorch's ConvTranspose2d): filters output
+ *  channels, stride, padding, dilation and groups as d's (d->relu must be 0), out_pad_h and
+ *  out_pad_w extra rows and columns at the end (below the stride); output (H - 1) sh - pt - pb
+ *  + dh (R - 1) + 1 + out_pad_h rows. Weights C x filters/groups x R x S. */
+CLG_API clg_status clg_net_add_conv_transpose(clg_net *net, size_t kernel_h, size_t kernel_w,
+                                              size_t filters, const clg_conv2d_desc *d,
+                                              int out_pad_h, int out_pad_w, int bias);
 
 /** Builds a network from its text form (see README "Network text format"): one layer per
  *  line, '#' starts a comment, the first layer is `input HxWxC`. A syntax or shape error is

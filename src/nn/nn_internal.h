@@ -53,6 +53,7 @@ typedef struct clg__layer {
     size_t c_lo, c_hi;               /* slice: channels [c_lo, c_hi) of its input */
     size_t groups;                   /* shuffle: channel groups */
     clg_pad2d_desc padding;          /* pad */
+    int out_pad_h, out_pad_w;        /* convt: output padding */
     float momentum, eps, p;
     int pad_same;                    /* while parsing: "pad=same" (or a slice's "J/K"),
                                         resolved once sizes are known */

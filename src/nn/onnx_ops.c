@@ -97,6 +97,57 @@ static clg_status conv(importer *im, const Onnx__NodeProto *node, size_t k)
     return st;
 }
 
+/* ConvTranspose: weights C_in x C_out/group x R x S, as clgrad's convt keeps them; explicit
+ * pads (auto_pad SAME and output_shape are refused: say the pads). */
+static clg_status conv_transpose(importer *im, const Onnx__NodeProto *node, size_t k)
+{
+    value *x, *w, *b = NULL;
+    clg_status st = clg__oi_known_attrs(im, node, "kernel_shape,strides,pads,dilations,group,"
+                                                  "auto_pad,output_padding");
+    if (st == CLG_OK)
+        st = clg__oi_input(im, node, 0, 0, &x);
+    if (st == CLG_OK)
+        st = clg__oi_input(im, node, 1, 2, &w);
+    if (st == CLG_OK && node->n_input > 2 && node->input[2][0])
+        st = clg__oi_input(im, node, 2, 2, &b);
+    if (st != CLG_OK)
+        return st;
+    const Onnx__TensorProto *wt = w->tensor;
+    if (wt->n_dims != 4)
+        return clg__oi_fail(im, CLG_ERR_UNSUPPORTED, "a %zu-D transposed convolution (clgrad's "
+                            "are 2-D)", wt->n_dims > 2 ? wt->n_dims - 2 : 0);
+    long stride[2] = {1, 1}, dil[2] = {1, 1}, op[2] = {0, 0}, ks[2];
+    size_t n;
+    if ((st = clg__oi_ints(im, node, "kernel_shape", ks, 2, &n)) != CLG_OK)
+        return st;
+    if (n == 2 && (ks[0] != wt->dims[2] || ks[1] != wt->dims[3]))
+        return clg__oi_fail(im, CLG_ERR_CORRUPT, "kernel_shape %ldx%ld against weights of "
+                            "%lldx%lld", ks[0], ks[1], (long long)wt->dims[2],
+                            (long long)wt->dims[3]);
+    if ((st = clg__oi_ints(im, node, "strides", stride, 2, &n)) != CLG_OK ||
+        (st = clg__oi_ints(im, node, "dilations", dil, 2, &n)) != CLG_OK ||
+        (st = clg__oi_ints(im, node, "output_padding", op, 2, &n)) != CLG_OK)
+        return st;
+    char pad[96];
+    if ((st = pads(im, node, NULL, pad, sizeof pad)) != CLG_OK)
+        return st;
+    if (!strncmp(pad, "pad=same", 8))
+        return clg__oi_fail(im, CLG_ERR_UNSUPPORTED, "auto_pad SAME on a transposed "
+                            "convolution (give its pads)");
+    long group = clg__oi_int_attr(node, "group", 1);
+    char name[CLG_LAYER_NAME];
+    st = clg__oi_layer(im, node, k, x->layer, name, "convt %lldx%lldx%lld %s stride=%ld,%ld "
+                       "outpad=%ld,%ld dilation=%ld,%ld groups=%ld bias=%d",
+                       (long long)wt->dims[2], (long long)wt->dims[3],
+                       (long long)wt->dims[1] * group, pad, stride[0], stride[1], op[0], op[1],
+                       dil[0], dil[1], group, b != NULL);
+    if (st == CLG_OK)
+        st = clg__oi_record(im, name, 0, wt, 1.0f, NULL);
+    if (st == CLG_OK && b)
+        st = clg__oi_record(im, name, 1, b->tensor, 1.0f, NULL);
+    return st;
+}
+
 static clg_status pool(importer *im, const Onnx__NodeProto *node, size_t k, int max)
 {
     value *x;
@@ -389,6 +440,8 @@ clg_status clg__oi_node(importer *im, const Onnx__NodeProto *node, size_t k)
         return clg__oi_slice(im, node, k);
     if (!strcmp(op, "Pad"))
         return clg__oi_pad(im, node, k);
+    if (!strcmp(op, "ConvTranspose"))
+        return conv_transpose(im, node, k);
     if (!strcmp(op, "Dropout")) {
         float ratio = clg__oi_float_attr(node, "ratio", 0.5f);
         st = clg__oi_known_attrs(im, node, "ratio,seed,is_test");
@@ -416,7 +469,7 @@ clg_status clg__oi_node(importer *im, const Onnx__NodeProto *node, size_t k)
         return st == CLG_OK ? activation(im, node, k, "softmax", "axis") : st;
     }
     return clg__oi_fail(im, CLG_ERR_UNSUPPORTED, "clgrad has no layer for this operator (it imports "
-                "Conv, MaxPool, AveragePool, GlobalAveragePool, ReduceMean over H and W, Gemm, "
+                "Conv, ConvTranspose, MaxPool, AveragePool, GlobalAveragePool, ReduceMean over H and W, Gemm, "
                 "MatMul, BatchNormalization, Relu, LeakyRelu, Elu, Sigmoid, Tanh, Clip, "
                 "HardSigmoid, HardSwish, Mul of two layers, Add, Sum, Concat, "
                 "Flatten, Reshape as a flatten, Split, Slice and Reshape-Transpose-Reshape of the channels, "
