@@ -175,6 +175,8 @@ static void p_pool(void)
     BAD(clg_pad2d_forward(NULL, &pd, NULL, NULL));
     BAD(clg_pad2d_forward(ctx, NULL, NULL, NULL));
     BAD(clg_pad2d_backward(ctx, &pd, NULL, NULL));
+    BAD(clg_upsample_forward(ctx, CLG_UPSAMPLE_NEAREST, 2, 2, NULL, NULL));
+    BAD(clg_upsample_backward(NULL, CLG_UPSAMPLE_BILINEAR, 2, 2, NULL, NULL));
 }
 static void p_elementwise(void)
 {
@@ -268,6 +270,7 @@ static void p_nn(void)
     BAD(clg_net_add_channel_shuffle(NULL, 2));
     BAD(clg_net_add_pad(NULL, NULL));
     BAD(clg_net_add_conv_transpose(NULL, 2, 2, 2, NULL, 0, 0, 1));
+    BAD(clg_net_add_upsample(NULL, CLG_UPSAMPLE_NEAREST, 2, 2));
     BAD(clg_net_set_input_normalization(NULL, f, f, 1));
     BAD(clg_net_input_normalization(NULL, f, f, 1, &len));
     BAD(clg_net_add_softmax_xent(NULL));
@@ -443,7 +446,8 @@ static const entry table[] = {
                      "clg_conv2d_choose clg_conv_algo_name clg_conv2d_desc_default"},
     {"pool", p_pool, "clg_pool2d_output_shape clg_pool2d_forward clg_pool2d_backward clg_global_avg_pool_forward "
                      "clg_global_avg_pool_backward clg_pool2d_desc_default clg_pad2d_output_shape "
-                     "clg_pad2d_forward clg_pad2d_backward clg_pad2d_desc_default"},
+                     "clg_pad2d_forward clg_pad2d_backward clg_pad2d_desc_default clg_upsample_forward "
+                     "clg_upsample_backward"},
     {"elementwise", p_elementwise, "clg_activation_forward clg_activation_backward "
                                    "clg_activation_forward_desc clg_activation_backward_desc clg_mul_forward "
                                    "clg_mul_backward clg_bias_add clg_bias_backward "
@@ -461,7 +465,7 @@ static const entry table[] = {
                  "clg_net_add_global_avg_pool clg_net_add_fc clg_net_add_batchnorm clg_net_add_dropout "
                  "clg_net_add_activation clg_net_add_activation_desc clg_net_add_mul clg_net_add_softmax_xent "
                  "clg_net_add_channel_slice clg_net_add_channel_shuffle clg_net_add_pad "
-                 "clg_net_add_conv_transpose "
+                 "clg_net_add_conv_transpose clg_net_add_upsample "
                  "clg_net_set_input_normalization clg_net_input_normalization clg_net_parse clg_net_text "
                  "clg_net_layer_count clg_net_layer_info clg_net_input_shape clg_net_class_count "
                  "clg_net_ctx clg_net_set_class_names clg_net_class_name clg_net_init "

@@ -146,6 +146,8 @@ static void text_errors_name_line_and_column(void **state)
         {"input 4x4x3\npad -1 mode=edge\nfc 2\nsoftmax\n", CLG_ERR_INVALID_ARG, "negative pads"},
         {"input 4x4x3\nconvt 3x3x2 stride=2 outpad=2\nfc 2\nsoftmax\n", CLG_ERR_INVALID_ARG, "below the stride"},
         {"input 1x1x3\nconvt 1x1x2 pad=1\nfc 2\nsoftmax\n", CLG_ERR_SHAPE, "gives a -1x-1 output"},
+        {"input 2x2x1\nupsample 0\nfc 2\nsoftmax\n", CLG_ERR_INVALID_ARG, "expected upsample FACTOR"},
+        {"input 2x2x1\nupsample 2 mode=cubic\nfc 2\nsoftmax\n", CLG_ERR_INVALID_ARG, "nearest or bilinear"},
         {"input 4x4x1\nconv 3x3x2 name=a\nconv 3x3x3 from=input\nmul a\nfc 2\nsoftmax\n",
          CLG_ERR_SHAPE, "a product takes two inputs of one shape, or one of Cx1x1"},
         {"input 4x4x1\nconv 3x3x2 pad=1 name=a\nconv 3x3x2 pad=1\nmul a,input\nfc 2\nsoftmax\n",
@@ -610,7 +612,7 @@ static void transposed_convolution_gradient_matches_finite_differences(void **st
     clg_net *net = parse_ok(text);
     char *back = text_of(net);
     assert_non_null(strstr(back, "convt 3x3x4 stride=2 pad=1 outpad=1\ntanh\n"
-                                 "convt 2x2x2 stride=2 groups=2 bias=0\nelu\n"
+                                 "convt 2x2x2 stride=2 groups=2 bias=0\nelu alpha=1\n"
                                  "convt 3x3x2 pad=2 dilation=2\n"));
     free(back);
     clg_layer_info info;
@@ -624,6 +626,38 @@ static void transposed_convolution_gradient_matches_finite_differences(void **st
     CLG_ASSERT_STATUS(clg_net_add_conv_transpose(net, 3, 3, 4, &d, 2, 0, 1), CLG_ERR_INVALID_ARG);
     back = text_of(net);
     assert_string_equal(back, "input 3x4x2\nconvt 3x3x4 stride=2 pad=1 outpad=1\n");
+    free(back);
+    clg_net_destroy(net);
+}
+
+/* Up-sampling layers (nearest, bilinear, factors apart) between layers with weights:
+ * gradients against finite differences; text and builder; refusals. */
+static void upsampling_gradient_matches_finite_differences(void **state)
+{
+    (void)state;
+    static const char text[] = "input 3x4x2\n"
+                               "conv 3x3x3 pad=1\n"
+                               "upsample 2 mode=bilinear\n"
+                               "tanh\n"
+                               "upsample 1,3\n"
+                               "conv 3x3x2 pad=1\n"
+                               "fc 3\n"
+                               "softmax\n";
+    check_gradients(text, 6); /* two convs w b, fc w b */
+    clg_net *net = parse_ok(text);
+    char *back = text_of(net);
+    assert_non_null(strstr(back, "upsample 2 mode=bilinear\ntanh\nupsample 1,3\n"));
+    free(back);
+    clg_layer_info info;
+    CLG_ASSERT_STATUS(clg_net_layer_info(net, 3, &info), CLG_OK);
+    assert_true(info.output.c == 3 && info.output.h == 6 && info.output.w == 24);
+    clg_net_destroy(net);
+    CLG_ASSERT_STATUS(clg_net_create(ctx, (clg_shape){1, 2, 3, 4}, &net), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_add_upsample(net, CLG_UPSAMPLE_BILINEAR, 2, 3), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_add_upsample(net, CLG_UPSAMPLE_NEAREST, 0, 2), CLG_ERR_INVALID_ARG);
+    CLG_ASSERT_STATUS(clg_net_add_upsample(net, (clg_upsample_mode)4, 2, 2), CLG_ERR_INVALID_ARG);
+    back = text_of(net);
+    assert_string_equal(back, "input 3x4x2\nupsample 2,3 mode=bilinear\n");
     free(back);
     clg_net_destroy(net);
 }
@@ -1433,6 +1467,7 @@ int main(void)
         cmocka_unit_test(padding_gradient_matches_finite_differences),
         cmocka_unit_test(transposed_convolution_gradient_matches_finite_differences),
         cmocka_unit_test(transposed_convolution_matches_its_definition),
+        cmocka_unit_test(upsampling_gradient_matches_finite_differences),
         cmocka_unit_test(input_normalisation),
         cmocka_unit_test(graph_text_round_trips_and_matches_the_builder),
         cmocka_unit_test(graph_errors_name_the_layers),

@@ -78,6 +78,8 @@ static const char *const nets[] = {
     "relu\n"
     "convt 2x2x4 stride=2,1 pad=0,1,1,0 groups=2 bias=0\n"
     "convt 3x3x3 pad=2 dilation=2\n"
+    "upsample 2 mode=bilinear\n"
+    "upsample 1,2\n"
     "gap\n"
     "fc 3\n"
     "softmax\n",

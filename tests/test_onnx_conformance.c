@@ -24,7 +24,7 @@ static const char *const ops[] = {"Conv", "MaxPool", "AveragePool", "GlobalAvera
                                   "MatMul", "BatchNormalization", "Relu", "LeakyRelu", "Elu",
                                   "Sigmoid", "Tanh", "Add", "Sum", "Concat", "Flatten", "Reshape",
                                   "Dropout", "Identity", "Softmax", "Constant", "Clip",
-                                  "HardSigmoid", "HardSwish", "Mul", "ReduceMean", "Pad", "ConvTranspose"};
+                                  "HardSigmoid", "HardSwish", "Mul", "ReduceMean", "Pad", "ConvTranspose", "Resize", "Upsample"};
 
 /* Operators whose result does not depend on the layout: a test of them on a 1-D to 3-D
  * input runs on that input seen as N x rest x 1 x 1 (1 x n x 1 x 1 for 1-D). */

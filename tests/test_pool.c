@@ -2,7 +2,8 @@
  * floor and ceil sizes, odd shapes, windows larger than strides and the reverse, 1x1 images;
  * ties go to the first element; backward against finite differences of the reference forward;
  * global average pooling; invalid descriptors. Spatial padding (constant, reflect, edge, and
- * negative constant pads that crop) against the same kind of reference. */
+ * negative constant pads that crop) and up-sampling (nearest, bilinear) against the same kind
+ * of reference. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -466,6 +467,97 @@ static void padding_matches_the_reference(void **state)
     clg_tensor_destroy(y);
 }
 
+/* Bilinear sources by PyTorch's definition (align_corners=False): x = max((o + 0.5) / s - 0.5,
+ * 0), lo = floor(x), hi = min(lo + 1, n - 1), weight x - lo on hi; nearest: o / s alone. */
+static void up_sources(size_t o, size_t n, size_t s, int bilinear, size_t *lo, size_t *hi,
+                       double *t)
+{
+    if (!bilinear) {
+        *lo = *hi = o / s, *t = 0;
+        return;
+    }
+    double x = ((double)o + 0.5) / (double)s - 0.5;
+    x = x < 0 ? 0 : x;
+    *lo = (size_t)x < n - 1 ? (size_t)x : n - 1;
+    *hi = *lo + 1 < n ? *lo + 1 : n - 1;
+    *t = x - (double)*lo;
+}
+
+/* Forward against the definition (nearest exact: a copy; bilinear within float rounding of a
+ * 2x2 blend) and backward against the definition's scatter, in double, on awkward sizes and
+ * factors; the adjoint identity <up(x), dy> = <x, up'(dy)>; refusals. */
+static void upsampling_matches_the_reference(void **state)
+{
+    (void)state;
+    const size_t shapes[][4] = {{2, 3, 1, 1}, {1, 2, 3, 7}, {2, 1, 5, 33}, {1, 1, 16, 16}};
+    const int factors[][2] = {{1, 1}, {2, 2}, {3, 2}, {1, 4}};
+    for (int mode = 0; mode < 2; mode++)
+        for (size_t a = 0; a < 4; a++)
+            for (size_t b = 0; b < 4; b++) {
+                const size_t *sh = shapes[a];
+                size_t fy = (size_t)factors[b][0], fx = (size_t)factors[b][1];
+                clg_shape xs = {sh[0], sh[1], sh[2], sh[3]};
+                clg_shape ys = {sh[0], sh[1], sh[2] * fy, sh[3] * fx};
+                size_t nx = clg_shape_numel(xs), ny = clg_shape_numel(ys);
+                float *x = malloc(nx * sizeof *x), *y = malloc(ny * sizeof *y);
+                float *dy = malloc(ny * sizeof *dy), *dx = malloc(nx * sizeof *dx);
+                double *ref_dx = calloc(nx, sizeof *ref_dx), num = 0, den = 0, lhs = 0, rhs = 0;
+                clg_test_fill_uniform(&rng, x, nx, -1, 1);
+                clg_test_fill_uniform(&rng, dy, ny, -1, 1);
+                clg_tensor *tx = make(xs, x), *ty = make(ys, NULL), *tdy = make(ys, dy);
+                clg_tensor *tdx = make(xs, NULL);
+                CLG_ASSERT_STATUS(clg_tensor_fill(ty, NAN), CLG_OK);
+                CLG_ASSERT_STATUS(clg_tensor_fill(tdx, NAN), CLG_OK);
+                clg_upsample_mode m = (clg_upsample_mode)mode;
+                CLG_ASSERT_STATUS(clg_upsample_forward(ctx, m, (int)fy, (int)fx, tx, ty), CLG_OK);
+                CLG_ASSERT_STATUS(clg_upsample_backward(ctx, m, (int)fy, (int)fx, tdy, tdx), CLG_OK);
+                CLG_ASSERT_STATUS(clg_tensor_download(ty, y, ny), CLG_OK);
+                CLG_ASSERT_STATUS(clg_tensor_download(tdx, dx, nx), CLG_OK);
+                for (size_t p = 0; p < xs.n * xs.c; p++)
+                    for (size_t i = 0; i < ys.h; i++)
+                        for (size_t j = 0; j < ys.w; j++) {
+                            size_t y0, y1, x0, x1;
+                            double ty_, tx_;
+                            up_sources(i, xs.h, fy, mode, &y0, &y1, &ty_);
+                            up_sources(j, xs.w, fx, mode, &x0, &x1, &tx_);
+                            const float *xp = x + p * xs.h * xs.w;
+                            size_t at = (p * ys.h + i) * ys.w + j;
+                            double v[2][2] = {{xp[y0 * xs.w + x0], xp[y0 * xs.w + x1]},
+                                              {xp[y1 * xs.w + x0], xp[y1 * xs.w + x1]}};
+                            double want = (1 - ty_) * ((1 - tx_) * v[0][0] + tx_ * v[0][1]) +
+                                          ty_ * ((1 - tx_) * v[1][0] + tx_ * v[1][1]);
+                            if (!mode)
+                                assert_true(y[at] == (float)want);
+                            num += (y[at] - want) * (y[at] - want), den += want * want;
+                            double g = dy[at];
+                            size_t ys_[2] = {y0, y1}, xs_[2] = {x0, x1};
+                            double wy[2] = {1 - ty_, ty_}, wx[2] = {1 - tx_, tx_};
+                            for (int r = 0; r < 2; r++)
+                                for (int q = 0; q < 2; q++)
+                                    ref_dx[p * xs.h * xs.w + ys_[r] * xs.w + xs_[q]] += g * wy[r] * wx[q];
+                            lhs += (double)y[at] * dy[at];
+                        }
+                /* a 2x2 blend: relative error of a few float roundings */
+                assert_true(sqrt(num / (den + 1e-30)) < 1e-6);
+                for (size_t i = 0; i < nx; i++) {
+                    /* sums of at most (3 f)^2 terms of |dy| <= 1: float rounding of each */
+                    assert_true(fabs(dx[i] - ref_dx[i]) < 1e-5 * (double)(fy * fx + 1));
+                    rhs += (double)x[i] * dx[i];
+                }
+                assert_true(fabs(lhs - rhs) < 1e-5 * (fabs(lhs) + 1));
+                clg_tensor *all[] = {tx, ty, tdy, tdx};
+                for (int k = 0; k < 4; k++)
+                    clg_tensor_destroy(all[k]);
+                free(x), free(y), free(dy), free(dx), free(ref_dx);
+            }
+    clg_tensor *x = make((clg_shape){1, 1, 2, 2}, NULL), *y = make((clg_shape){1, 1, 4, 3}, NULL);
+    CLG_ASSERT_STATUS(clg_upsample_forward(ctx, CLG_UPSAMPLE_NEAREST, 2, 2, x, y), CLG_ERR_SHAPE);
+    CLG_ASSERT_STATUS(clg_upsample_forward(ctx, CLG_UPSAMPLE_NEAREST, 0, 2, x, y), CLG_ERR_INVALID_ARG);
+    CLG_ASSERT_STATUS(clg_upsample_backward(ctx, (clg_upsample_mode)7, 2, 2, y, x), CLG_ERR_INVALID_ARG);
+    clg_tensor_destroy(x);
+    clg_tensor_destroy(y);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -489,6 +581,7 @@ int main(void)
         cmocka_unit_test(global_average_pooling),
         cmocka_unit_test(invalid_descriptors_are_rejected),
         cmocka_unit_test(padding_matches_the_reference),
+        cmocka_unit_test(upsampling_matches_the_reference),
     };
     clg_test_apply_filters();
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -12,6 +12,7 @@
 #include "clgrad/data.h"
 #include "clgrad/pad.h"
 #include "clgrad/pool.h"
+#include "clgrad/upsample.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -34,7 +35,8 @@ typedef enum clg_layer_kind {
     CLG_LAYER_SLICE = 11,          /* a range of its input's channels */
     CLG_LAYER_SHUFFLE = 12,        /* channels shuffled across groups (ShuffleNet) */
     CLG_LAYER_PAD = 13,            /* spatial padding: constant, reflect or edge (pad.h) */
-    CLG_LAYER_CONV_TRANSPOSE = 14  /* transposed convolution: images made larger */
+    CLG_LAYER_CONV_TRANSPOSE = 14, /* transposed convolution: images made larger */
+    CLG_LAYER_UPSAMPLE = 15        /* up-sampling by whole factors, nearest or bilinear */
 } clg_layer_kind;
 
 #define CLG_LAYER_NAME 32     /* bytes of a layer name, with its NUL */
@@ -119,6 +121,9 @@ CLG_API clg_status clg_net_add_pad(clg_net *net, const clg_pad2d_desc *d);
  *  channels, stride, padding, dilation and groups as d's (d->relu must be 0), out_pad_h and
  *  out_pad_w extra rows and columns at the end (below the stride); output (H - 1) sh - pt - pb
  *  + dh (R - 1) + 1 + out_pad_h rows. Weights C x filters/groups x R x S. */
+/** Up-sampling by whole factors (upsample.h), nearest or bilinear. */
+CLG_API clg_status clg_net_add_upsample(clg_net *net, clg_upsample_mode mode, int factor_h,
+                                        int factor_w);
 CLG_API clg_status clg_net_add_conv_transpose(clg_net *net, size_t kernel_h, size_t kernel_w,
                                               size_t filters, const clg_conv2d_desc *d,
                                               int out_pad_h, int out_pad_w, int bias);

@@ -7,6 +7,7 @@
 #include "clgrad/conv.h"
 #include "clgrad/pool.h"
 #include "clgrad/pad.h"
+#include "clgrad/upsample.h"
 #include "clgrad/activation.h"
 #include "clgrad/fc.h"
 #include "clgrad/loss.h"

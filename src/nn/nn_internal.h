@@ -54,6 +54,8 @@ typedef struct clg__layer {
     size_t groups;                   /* shuffle: channel groups */
     clg_pad2d_desc padding;          /* pad */
     int out_pad_h, out_pad_w;        /* convt: output padding */
+    int up_h, up_w;                  /* upsample: factors */
+    clg_upsample_mode up_mode;
     float momentum, eps, p;
     int pad_same;                    /* while parsing: "pad=same" (or a slice's "J/K"),
                                         resolved once sizes are known */

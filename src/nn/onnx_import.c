@@ -163,6 +163,7 @@ static clg_status translate(importer *im, const Onnx__ModelProto *m)
     long version;
     if (!opset_ok(m, &version))
         return clg__oi_fail(im, CLG_ERR_UNSUPPORTED, "opset %ld (clgrad reads 6 to 21)", version);
+    im->opset = version;
     if (g->n_node > CLG__ONNX_MAX_NODES || g->n_initializer > CLG__ONNX_MAX_NODES ||
         g->n_input > CLG__ONNX_MAX_NODES)
         return clg__oi_fail(im, CLG_ERR_UNSUPPORTED, "%zu nodes, %zu initializers (at most %d each)",

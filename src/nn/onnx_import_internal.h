@@ -38,6 +38,7 @@ typedef struct param_rec {
 typedef struct importer {
     clg_ctx *ctx;
     const Onnx__GraphProto *g;
+    long opset;                  /* the model's (default domain) */
     const clg__onnx_const *extra; /* caller's constants (conformance tests' inputs) */
     size_t nextra;
     value *v;                    /* open addressing on the name's hash */
@@ -136,6 +137,8 @@ clg_status clg__oi_mul(importer *im, const Onnx__NodeProto *node, size_t k);
 clg_status clg__oi_split(importer *im, const Onnx__NodeProto *node, size_t k);
 clg_status clg__oi_slice(importer *im, const Onnx__NodeProto *node, size_t k);
 clg_status clg__oi_pad(importer *im, const Onnx__NodeProto *node, size_t k);
+/* Resize and Upsample as clgrad's upsample layer. */
+clg_status clg__oi_resize(importer *im, const Onnx__NodeProto *node, size_t k);
 /* N x C x H x W of the layer x names (the network's input: its declared dims; N -1 when the
  * batch is not fixed), from the network written so far; 0 when it cannot be told. */
 int clg__oi_layer_shape(importer *im, const value *x, int64_t out[4]);

@@ -442,6 +442,8 @@ clg_status clg__oi_node(importer *im, const Onnx__NodeProto *node, size_t k)
         return clg__oi_pad(im, node, k);
     if (!strcmp(op, "ConvTranspose"))
         return conv_transpose(im, node, k);
+    if (!strcmp(op, "Resize") || !strcmp(op, "Upsample"))
+        return clg__oi_resize(im, node, k);
     if (!strcmp(op, "Dropout")) {
         float ratio = clg__oi_float_attr(node, "ratio", 0.5f);
         st = clg__oi_known_attrs(im, node, "ratio,seed,is_test");
@@ -469,7 +471,7 @@ clg_status clg__oi_node(importer *im, const Onnx__NodeProto *node, size_t k)
         return st == CLG_OK ? activation(im, node, k, "softmax", "axis") : st;
     }
     return clg__oi_fail(im, CLG_ERR_UNSUPPORTED, "clgrad has no layer for this operator (it imports "
-                "Conv, ConvTranspose, MaxPool, AveragePool, GlobalAveragePool, ReduceMean over H and W, Gemm, "
+                "Conv, ConvTranspose, Resize and Upsample by whole factors, MaxPool, AveragePool, GlobalAveragePool, ReduceMean over H and W, Gemm, "
                 "MatMul, BatchNormalization, Relu, LeakyRelu, Elu, Sigmoid, Tanh, Clip, "
                 "HardSigmoid, HardSwish, Mul of two layers, Add, Sum, Concat, "
                 "Flatten, Reshape as a flatten, Split, Slice and Reshape-Transpose-Reshape of the channels, "

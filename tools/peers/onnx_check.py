@@ -2,8 +2,8 @@
 """ONNX round trips against the tools others use (a check, not a dependency of clgrad):
 
 1. PyTorch -> clgrad: a small CNN (conv, batch norm, ReLU, max pooling, a residual add, global
-   pooling, a linear layer; zero, reflection and replication padding as F.pad writes them)
-   trained briefly in PyTorch on Fashion-MNIST, exported with
+   pooling, a linear layer; zero, reflection and replication padding as F.pad writes them; a
+   transposed convolution, nearest and bilinear up-sampling by F.interpolate) trained briefly in PyTorch on Fashion-MNIST, exported with
    torch.onnx.export, imported by clgrad-predict: the same class probabilities on 1,000 test
    images within 1e-4.
 2. clgrad -> ONNX Runtime: a network trained by clgrad-train and exported with --export-onnx
@@ -42,6 +42,7 @@ class Net(nn.Module):
         self.c1 = nn.Conv2d(1, 16, 3, padding=0, bias=False)
         self.b1 = nn.BatchNorm2d(16)
         self.c2 = nn.Conv2d(16, 16, 3, padding=0)
+        self.up = nn.ConvTranspose2d(16, 16, 3, stride=2, padding=1, output_padding=1)
         self.fc = nn.Linear(16, 10)
 
     def forward(self, x):
@@ -49,6 +50,10 @@ class Net(nn.Module):
         a = torch.relu(self.b1(self.c1(pad(x, (1, 1, 1, 1)))))  # a zero Pad: joins the conv
         a = nn.functional.max_pool2d(a, 2)
         a = torch.relu(self.c2(pad(a, (1, 1, 1, 1), mode="reflect")) + a)
+        a = a + nn.functional.max_pool2d(self.up(a), 2)  # 14 -> 28 -> 14
+        a = a + nn.functional.interpolate(nn.functional.max_pool2d(a, 2), scale_factor=2,
+                                          mode="nearest")
+        a = nn.functional.interpolate(a, scale_factor=2, mode="bilinear")
         a = pad(a, (0, 1, 0, 1), mode="replicate")
         a = nn.functional.adaptive_avg_pool2d(a, 1).flatten(1)
         return torch.softmax(self.fc(a), 1)
