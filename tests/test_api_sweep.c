@@ -271,6 +271,7 @@ static void p_nn(void)
     BAD(clg_net_add_pad(NULL, NULL));
     BAD(clg_net_add_conv_transpose(NULL, 2, 2, 2, NULL, 0, 0, 1));
     BAD(clg_net_add_upsample(NULL, CLG_UPSAMPLE_NEAREST, 2, 2));
+    BAD(clg_net_add_crop(NULL, "a"));
     BAD(clg_net_set_input_normalization(NULL, f, f, 1));
     BAD(clg_net_input_normalization(NULL, f, f, 1, &len));
     BAD(clg_net_add_softmax_xent(NULL));
@@ -465,7 +466,7 @@ static const entry table[] = {
                  "clg_net_add_global_avg_pool clg_net_add_fc clg_net_add_batchnorm clg_net_add_dropout "
                  "clg_net_add_activation clg_net_add_activation_desc clg_net_add_mul clg_net_add_softmax_xent "
                  "clg_net_add_channel_slice clg_net_add_channel_shuffle clg_net_add_pad "
-                 "clg_net_add_conv_transpose clg_net_add_upsample "
+                 "clg_net_add_conv_transpose clg_net_add_upsample clg_net_add_crop "
                  "clg_net_set_input_normalization clg_net_input_normalization clg_net_parse clg_net_text "
                  "clg_net_layer_count clg_net_layer_info clg_net_input_shape clg_net_class_count "
                  "clg_net_ctx clg_net_set_class_names clg_net_class_name clg_net_init "

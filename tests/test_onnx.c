@@ -963,6 +963,28 @@ static void pytorch_pad_arithmetic_is_folded(void **state)
     clg_net_destroy(net);
 }
 
+/* A centre crop exports as a Slice over H and W and comes back as a pad layer with negative
+ * pads (the window it took): the same predictions, bit for bit (the same kernels). */
+static void crops_export_as_slices(void **state)
+{
+    (void)state;
+    clg_net *net;
+    CLG_ASSERT_STATUS(clg_net_parse(ctx, "input 6x7x2\nconv 3x3x3 pad=1 name=enc\nconv 3x3x3\n"
+                                         "crop from=enc,l2\nfc 3\nsoftmax\n", &net), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_init(net, 4), CLG_OK);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/crop.onnx", dir);
+    CLG_ASSERT_STATUS(clg_net_export_onnx(net, path), CLG_OK);
+    Onnx__ModelProto *m;
+    CLG_ASSERT_STATUS(clg__onnx_read(ctx, path, &m), CLG_OK);
+    enum { N = 2 };
+    float x[N * 84];
+    clg_test_fill_uniform(&rng, x, N * 84, -1, 1);
+    imports_as(m, net, "pad -1,-1,-1,-1", x, N); /* 6x7 to 4x5 */
+    onnx__model_proto__free_unpacked(m, NULL);
+    clg_net_destroy(net);
+}
+
 /* Weights in an external file beside the model, as torch.onnx.export writes them: read at
  * their offset, the same predictions; a location outside the model's folder, an offset or
  * length past the file's end, a length other than the shape's, a missing file: refused,
@@ -1070,6 +1092,7 @@ int main(void)
         cmocka_unit_test(split_forms_import),
         cmocka_unit_test(pads_import_and_fold),
         cmocka_unit_test(pytorch_pad_arithmetic_is_folded),
+        cmocka_unit_test(crops_export_as_slices),
         cmocka_unit_test(fine_tuning_an_imported_model),
         cmocka_unit_test(same_padding_with_strides),
     };

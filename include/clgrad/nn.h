@@ -36,7 +36,8 @@ typedef enum clg_layer_kind {
     CLG_LAYER_SHUFFLE = 12,        /* channels shuffled across groups (ShuffleNet) */
     CLG_LAYER_PAD = 13,            /* spatial padding: constant, reflect or edge (pad.h) */
     CLG_LAYER_CONV_TRANSPOSE = 14, /* transposed convolution: images made larger */
-    CLG_LAYER_UPSAMPLE = 15        /* up-sampling by whole factors, nearest or bilinear */
+    CLG_LAYER_UPSAMPLE = 15,       /* up-sampling by whole factors, nearest or bilinear */
+    CLG_LAYER_CROP = 16            /* the centre of its input at another layer's size */
 } clg_layer_kind;
 
 #define CLG_LAYER_NAME 32     /* bytes of a layer name, with its NUL */
@@ -121,6 +122,9 @@ CLG_API clg_status clg_net_add_pad(clg_net *net, const clg_pad2d_desc *d);
  *  channels, stride, padding, dilation and groups as d's (d->relu must be 0), out_pad_h and
  *  out_pad_w extra rows and columns at the end (below the stride); output (H - 1) sh - pt - pb
  *  + dh (R - 1) + 1 + out_pad_h rows. Weights C x filters/groups x R x S. */
+/** A centre crop of the last layer's output to the named layer's H x W (U-Net's skips; an odd
+ *  difference leaves the extra row and column at the bottom and right). */
+CLG_API clg_status clg_net_add_crop(clg_net *net, const char *reference);
 /** Up-sampling by whole factors (upsample.h), nearest or bilinear. */
 CLG_API clg_status clg_net_add_upsample(clg_net *net, clg_upsample_mode mode, int factor_h,
                                         int factor_w);

@@ -20,6 +20,7 @@ static const clg__layer_def *const table[] = {
     [CLG_LAYER_PAD] = &clg__layer_pad,
     [CLG_LAYER_CONV_TRANSPOSE] = &clg__layer_conv_transpose,
     [CLG_LAYER_UPSAMPLE] = &clg__layer_upsample,
+    [CLG_LAYER_CROP] = &clg__layer_crop,
 };
 #define KINDS (sizeof table / sizeof table[0])
 

@@ -115,6 +115,6 @@ extern const clg__layer_def clg__layer_conv2d, clg__layer_pool2d, clg__layer_glo
     clg__layer_fc, clg__layer_batchnorm, clg__layer_dropout, clg__layer_activation,
     clg__layer_softmax_xent, clg__layer_add, clg__layer_concat, clg__layer_mul, clg__layer_slice,
     clg__layer_shuffle, clg__layer_pad, clg__layer_conv_transpose,
-    clg__layer_upsample;
+    clg__layer_upsample, clg__layer_crop;
 
 #endif

@@ -186,10 +186,27 @@ static clg_status translate(importer *im, const Onnx__ModelProto *m)
     for (size_t i = 0; i < g->n_node; i++)
         for (size_t j = 0; j < g->node[i]->n_input; j++)
             if (g->node[i]->input[j])
-                clg__oi_count_use(im, g->node[i]->input[j]);
+                clg__oi_count_use(im, g->node[i]->input[j], 1);
     for (size_t i = 0; i < g->n_output; i++)
         if (g->output[i]->name)
-            clg__oi_count_use(im, g->output[i]->name);
+            clg__oi_count_use(im, g->output[i]->name, 1);
+    /* a node whose outputs nothing reads (a crop's reference, once exported, reads only its
+     * size) is left out, and its reads with it; in reverse, so that chains of them go too */
+    unsigned char *dead = clg__calloc(g->n_node ? g->n_node : 1, 1);
+    if (!dead)
+        return clg__oom(im->ctx, "ONNX import");
+    for (size_t i = g->n_node; i-- > 0;) {
+        const Onnx__NodeProto *node = g->node[i];
+        int read = 0;
+        for (size_t j = 0; j < node->n_output && !read; j++)
+            read = node->output[j] && node->output[j][0] && clg__oi_uses(im, node->output[j]);
+        if (read || !node->n_output)
+            continue;
+        dead[i] = 1;
+        for (size_t j = 0; j < node->n_input; j++)
+            if (node->input[j])
+                clg__oi_count_use(im, node->input[j], -1);
+    }
     im->text[0] = '\0';
     for (size_t i = 0; i < g->n_initializer; i++)
         if (g->initializer[i]->name)
@@ -199,6 +216,8 @@ static clg_status translate(importer *im, const Onnx__ModelProto *m)
     clg_status st = network_input(im);
     for (size_t i = 0; st == CLG_OK && i < g->n_node; i++) {
         const Onnx__NodeProto *node = g->node[i];
+        if (dead[i])
+            continue;
         snprintf(im->where, sizeof im->where, "node %zu (%s%s%s%s)", i,
                  node->op_type ? node->op_type : "?", node->name && node->name[0] ? " \"" : "",
                  node->name ? node->name : "", node->name && node->name[0] ? "\"" : "");
@@ -209,6 +228,7 @@ static clg_status translate(importer *im, const Onnx__ModelProto *m)
         i += (size_t)(im->fuse_relu + im->fuse_gate);
         im->fuse_relu = im->fuse_gate = 0;
     }
+    free(dead);
     im->where[0] = '\0';
     value *result = g->n_output == 1 ? clg__oi_find(im, g->output[0]->name) : NULL;
     if (st == CLG_OK && (!result || !result->is_layer || strcmp(result->layer, im->last)))

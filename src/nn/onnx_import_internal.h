@@ -71,7 +71,7 @@ typedef struct importer {
 value *clg__oi_find(importer *im, const char *name);
 /* How many node inputs and graph outputs read `name` (counted once, by count_use). */
 size_t clg__oi_uses(const importer *im, const char *name);
-void clg__oi_count_use(importer *im, const char *name);
+void clg__oi_count_use(importer *im, const char *name, int delta);
 value *clg__oi_define(importer *im, const char *name);
 
 /* An error prefixed "ONNX import: node k (Op "name"): ". */

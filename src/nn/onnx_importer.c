@@ -94,13 +94,13 @@ size_t clg__oi_uses(const importer *im, const char *name)
     return 0;
 }
 
-void clg__oi_count_use(importer *im, const char *name)
+void clg__oi_count_use(importer *im, const char *name, int delta)
 {
     size_t i = name_hash(name) % im->cap;
     while (im->uses[i].name && strcmp(im->uses[i].name, name))
         i = (i + 1) % im->cap;
     im->uses[i].name = name;
-    im->uses[i].count++;
+    im->uses[i].count = (size_t)((long)im->uses[i].count + delta);
 }
 
 static void layer_name(importer *im, const char *want, size_t k, char *out)

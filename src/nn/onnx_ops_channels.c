@@ -97,6 +97,30 @@ clg_status clg__oi_shuffle_step(importer *im, const Onnx__NodeProto *node, size_
 
 /* Slice along the channels with constant bounds and step 1 (starts, ends, axes, steps as
  * inputs from opset 10, attributes before): "slice A:B". */
+/* A Slice over H and W (a crop, as U-Net code writes x[:, :, a:b, c:d]): a pad layer with
+ * negative pads, from the input's size. */
+static clg_status spatial_slice(importer *im, const Onnx__NodeProto *node, size_t k,
+                                const value *x, int64_t b[4][8], const size_t n[4])
+{
+    int64_t d[4], lo[2] = {0, 0}, hi[2];
+    if (!clg__oi_layer_shape(im, x, d))
+        return clg__oi_fail(im, CLG_ERR_UNSUPPORTED, "a slice of H or W of a tensor of unknown "
+                            "size");
+    hi[0] = d[2], hi[1] = d[3];
+    for (size_t j = 0; j < n[2]; j++) {
+        int64_t axis = b[2][j] < 0 ? b[2][j] + 4 : b[2][j], size = axis == 2 ? d[2] : d[3];
+        int64_t start = b[0][j] < 0 ? b[0][j] + size : b[0][j];
+        int64_t end = b[1][j] < 0 ? b[1][j] + size : b[1][j] > size ? size : b[1][j];
+        if ((axis != 2 && axis != 3) || (n[3] && b[3][j] != 1) || start < 0 || end <= start)
+            return clg__oi_fail(im, CLG_ERR_UNSUPPORTED, "a slice of H and W other than a window "
+                                "with step 1");
+        lo[axis - 2] = start, hi[axis - 2] = end;
+    }
+    char name[CLG_LAYER_NAME];
+    return clg__oi_layer(im, node, k, x->layer, name, "pad %lld,%lld,%lld,%lld", -(long long)lo[0],
+                         -(long long)(d[2] - hi[0]), -(long long)lo[1], -(long long)(d[3] - hi[1]));
+}
+
 clg_status clg__oi_slice(importer *im, const Onnx__NodeProto *node, size_t k)
 {
     value *x;
@@ -111,6 +135,9 @@ clg_status clg__oi_slice(importer *im, const Onnx__NodeProto *node, size_t k)
     if (st != CLG_OK)
         return st;
     int64_t axis = n[2] ? b[2][0] : 0;
+    if (!x->flat && n[2] >= 1 && n[2] <= 2 && n[0] == n[2] && n[1] == n[2] &&
+        (axis == 2 || axis == 3 || axis == -1 || axis == -2))
+        return spatial_slice(im, node, k, x, b, n);
     if (x->flat || n[0] != 1 || n[1] != 1 || n[2] > 1 || (axis != 1 && axis != -3) ||
         (n[3] && (n[3] != 1 || b[3][0] != 1)) || b[0][0] < 0 || b[1][0] <= b[0][0] ||
         b[1][0] > (1 << 24))
