@@ -126,7 +126,8 @@ __kernel void clg_gemm_reg(uint m, uint n, uint k, float alpha, float beta,
                            __global const float *A, ulong a_off, uint lda, uint ta, ulong sa,
                            __global const float *B, ulong b_off, uint ldb, ulong sb,
                            __global float *C, ulong c_off, uint ldc, ulong sc, uint pf_c,
-                           uint pf_b)
+                           uint pf_b, __global const float *bias, ulong bias_off, uint epilogue,
+                           float relu_max)
 {
     uint tn = get_global_id(0), tm = get_global_id(1);
     size_t batch = get_global_id(2);
@@ -255,9 +256,14 @@ __kernel void clg_gemm_reg(uint m, uint n, uint k, float alpha, float beta,
         if (row >= m)
             break;
         __global float *c = C + (size_t)row * ldc + col0;
+        /* the epilogue (a 1x1 convolution's bias per row and its ReLU, capped), beta 0 */
+        float add = epilogue & 1u ? bias[bias_off + row] : 0.0f;
+        float lo = epilogue & 2u ? 0.0f : -INFINITY, hi = epilogue & 2u ? relu_max : INFINITY;
 #pragma unroll
         for (int v = 0; v < NV; v++) {
             float16 out = alpha * acc[r][v];
+            if (epilogue)
+                out = fmin(fmax(out + add, lo), hi);
             if (full) {
                 if (beta != 0.0f)
                     out = fma((float16)(beta), vload16(v, c), out);

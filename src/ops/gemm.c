@@ -83,7 +83,7 @@ clg_status clg_sgemm_batched(clg_ctx *ctx, clg_transpose ta, clg_transpose tb, s
         return clg__fail(ctx, CLG_ERR_INVALID_ARG, "clg_sgemm: C overlaps B in memory (C is "
                          "written while B is read: the result would depend on the order of work)");
     clg__gemm_call g = {ta, tb, m, n, k, batch, alpha, beta, NULL, NULL, c.t->mem, 0, 0,
-                        c.t->offset + c.offset, 0, 0, c.ld, stride_a, stride_b, stride_c};
+                        c.t->offset + c.offset, 0, 0, c.ld, stride_a, stride_b, stride_c, NULL};
     if (k > 0) {
         g.a = a.t->mem;
         g.b = b.t->mem;

@@ -160,6 +160,8 @@ static clg_status run_reg(clg_ctx *ctx, const clg_gemm_params *p, const char *op
                           const clg__gemm_call *g, size_t k0, size_t k, float beta, cl_mem panels,
                           int staged)
 {
+    /* the epilogue with the launch that writes the final C: the last of k, beta 0 */
+    clg__gemm_epilogue *epi = g->epi && beta == 0.0f && k0 + k == g->k ? g->epi : NULL;
     clg__launch a;
     clg_status st = clg__launch_begin(ctx, "gemm", opts, "clg_gemm_reg", &a);
     if (st != CLG_OK)
@@ -173,6 +175,10 @@ static clg_status run_reg(clg_ctx *ctx, const clg_gemm_params *p, const char *op
     args_c(&a, g);
     clg__arg_u32(&a, k <= PF_C_MAX_K ? PF_C_TILES * p->nr : 0);
     clg__arg_u32(&a, !panels && !staged && g->ldb >= PF_B_MIN_LD ? p->nr : 0);
+    clg__arg_mem(&a, epi && epi->bias ? epi->bias : g->c); /* any buffer when unused */
+    clg__arg_u64(&a, epi && epi->bias ? epi->bias_off : 0);
+    clg__arg_u32(&a, epi ? (epi->bias ? 1u : 0u) | (epi->relu ? 2u : 0u) : 0u);
+    clg__arg_f32(&a, epi ? epi->relu_max : 0.0f);
     size_t tiles_m = (g->m + p->mr - 1) / p->mr, tiles_n = (g->n + p->nr - 1) / p->nr;
     /* Groups of about local_m * local_n work-items: column tiles fill up a group when there are
      * few row tiles, so that many small problems do not become thousands of tiny groups. When
@@ -185,7 +191,10 @@ static clg_status run_reg(clg_ctx *ctx, const clg_gemm_params *p, const char *op
     size_t ln = staged ? 1 : group / lm;
     size_t local[3] = {ln, lm, 1};
     size_t global[3] = {tiles_n, tiles_m, panels ? 1 : g->batch};
-    return clg__launch_run(&a, global, local);
+    st = clg__launch_run(&a, global, local);
+    if (st == CLG_OK && epi)
+        epi->done = 1;
+    return st;
 }
 
 /* The leading arguments of the pack kernels: the packed dimension, the chunk of k (kc rows
@@ -361,6 +370,7 @@ static clg_status run_split(clg_ctx *ctx, const clg_gemm_params *p, const char *
     size_t step = (g->k + slices - 1) / slices;
     for (size_t s = 0; s < slices && st == CLG_OK; s++) {
         clg__gemm_call one = *g;
+        one.epi = NULL; /* the slices' sum is written by the reduction */
         size_t k0 = s * step;
         one.k = g->k - k0 < step ? g->k - k0 : step;
         one.a_off = g->a_off + (g->ta ? k0 * g->lda : k0);

@@ -13,6 +13,17 @@ typedef struct clg__gemm_state {
     int tuned;                   /* 1 when params came from a tuning file */
 } clg__gemm_state;
 
+/* What a product may apply as it stores C (a 1x1 convolution's bias and ReLU): a bias per
+ * row of C, then min(max(c, 0), relu_max). The register kernel applies it where it writes the
+ * final C in one pass (done set to 1); other kernels leave it (done 0) to the caller. */
+typedef struct clg__gemm_epilogue {
+    cl_mem bias;                 /* or NULL */
+    size_t bias_off;
+    int relu;
+    float relu_max;              /* INFINITY: a plain ReLU */
+    int done;
+} clg__gemm_epilogue;
+
 /* One validated, possibly batched problem, with everything in elements. */
 typedef struct clg__gemm_call {
     clg_transpose ta, tb;
@@ -22,6 +33,7 @@ typedef struct clg__gemm_call {
     size_t a_off, b_off, c_off;  /* absolute, including the tensors' view offsets */
     size_t lda, ldb, ldc;
     size_t sa, sb, sc;
+    clg__gemm_epilogue *epi;     /* NULL: none */
 } clg__gemm_call;
 
 /* Runs a product that the caller has already checked (sizes, bounds, context): the entry for

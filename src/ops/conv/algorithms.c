@@ -88,7 +88,7 @@ static const clg__conv_algo_def table[] = {
      clg__conv_winograd_gpu_bytes, 0, clg__conv_winograd_gpu_run, forward_fuses,
      winograd_gpu_warm_up},
     {CLG_CONV_ALGO_GEMM, CLG__CONV_ANY, "a 1x1 kernel, stride 1 and no padding",
-     clg__conv_gemm1x1_applies, NULL, 0, clg__conv_gemm1x1_run, NULL,
+     clg__conv_gemm1x1_applies, NULL, 0, clg__conv_gemm1x1_run, clg__conv_gemm1x1_fuses,
      NULL}, /* its GEMMs are warmed up with GEMM's */
     /* CPUs: stride 1 by rows of vectors; GPUs: a work-item per value */
     {CLG_CONV_ALGO_DEPTHWISE, CLG__CONV_CPU, DEPTHWISE_NEEDS, clg__conv_depthwise_applies, NULL,

@@ -111,6 +111,7 @@ clg_status clg__conv_depthwise_warm_up(clg_ctx *ctx);
 /* gemm1x1.c: 1x1, stride 1, no padding; and C = alpha op(A) op(B) + beta C on buffers,
  * batched, every operand given in elements (for the algorithms built on GEMMs). */
 int clg__conv_gemm1x1_applies(const clg__conv_geom *g);
+int clg__conv_gemm1x1_fuses(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass);
 clg_status clg__conv_gemm1x1_run(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
                                  const clg_tensor *a, const clg_tensor *b, clg_tensor *out);
 clg_status clg__conv_gemm(clg_ctx *ctx, int ta, int tb, size_t m, size_t n, size_t k, cl_mem a,

@@ -1,5 +1,9 @@
 /* The 1x1 convolution (stride 1, no padding) as GEMMs on the tensors themselves: each image is
  * already a Cg x HW matrix per group. Also the batched GEMM on buffers the algorithms share. */
+#include <math.h>
+
+#include "clgrad/activation.h"
+#include "ops/activation_internal.h"
 #include "ops/conv/conv_internal.h"
 #include "ops/gemm_internal.h"
 
@@ -10,8 +14,41 @@ clg_status clg__conv_gemm(clg_ctx *ctx, int ta, int tb, size_t m, size_t n, size
                        size_t batch)
 {
     clg__gemm_call g = {ta ? CLG_TRANS : CLG_NO_TRANS, tb ? CLG_TRANS : CLG_NO_TRANS, m, n, k,
-                        batch, 1.0f, beta, a, b, c, a_off, b_off, c_off, lda, ldb, ldc, sa, sb, sc};
+                        batch, 1.0f, beta, a, b, c, a_off, b_off, c_off, lda, ldb, ldc, sa, sb, sc,
+                        NULL};
     return clg__gemm_dispatch(ctx, &g);
+}
+
+/* The forward pass's epilogue (bias, ReLU or its cap) in the GEMM's stores: one group only,
+ * where a product is the whole output (ResNet's and MobileNet's 1x1 layers). */
+int clg__conv_gemm1x1_fuses(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass)
+{
+    (void)ctx;
+    return pass == CLG_CONV_FWD && g->G == 1;
+}
+
+/* y = W . x per image with the epilogue in the stores where the GEMM kernel takes it, else
+ * (other kernels, CLBlast) as passes after. */
+static clg_status forward(clg_ctx *ctx, const clg__conv_geom *g, const clg_tensor *x,
+                          const clg_tensor *w, clg_tensor *y)
+{
+    size_t hw = g->H * g->W;
+    clg__gemm_epilogue epi = {g->bias ? g->bias->mem : NULL, g->bias ? g->bias->offset : 0,
+                              g->relu, g->relu_max, 0};
+    clg__gemm_call c = {CLG_NO_TRANS, CLG_NO_TRANS, g->K, hw, g->C, g->N, 1.0f, 0.0f, w->mem,
+                        x->mem, y->mem, w->offset, x->offset, y->offset, g->C, hw, hw, 0,
+                        g->C * hw, g->K * hw, g->bias || g->relu ? &epi : NULL};
+    clg_status st = clg__gemm_dispatch(ctx, &c);
+    if (st != CLG_OK || epi.done || (!g->bias && !g->relu))
+        return st;
+    int capped = g->relu && g->relu_max < INFINITY;
+    if (g->bias)
+        st = clg__bias_add_relu(ctx, g->bias, y, g->relu && !capped);
+    if (st == CLG_OK && g->relu && (capped || !g->bias)) {
+        clg_activation_desc a = {capped ? CLG_ACT_CLIP : CLG_ACT_RELU, 0.0f, g->relu_max};
+        st = clg_activation_forward_desc(ctx, &a, y, y);
+    }
+    return st;
 }
 
 int clg__conv_gemm1x1_applies(const clg__conv_geom *g)
@@ -25,6 +62,8 @@ clg_status clg__conv_gemm1x1_run(clg_ctx *ctx, const clg__conv_geom *g, clg_conv
                                  const clg_tensor *a, const clg_tensor *b, clg_tensor *out)
 {
     size_t hw = g->H * g->W, img_in = g->C * hw, img_out = g->K * hw;
+    if (pass == CLG_CONV_FWD && g->G == 1)
+        return forward(ctx, g, a, b, out);
     clg_status st = CLG_OK;
     for (size_t gi = 0; gi < g->G && st == CLG_OK; gi++) {
         size_t w_off = gi * g->Kg * g->Cg, in_off = gi * g->Cg * hw, out_off = gi * g->Kg * hw;
