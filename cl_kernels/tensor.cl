@@ -90,6 +90,50 @@ __kernel void clg_tensor_stack(__global float *narrow, ulong no, __global float 
     }
 }
 
+/* len floats from s to d, 16 at a time. */
+inline void clg_copy_run(const __global float *s, __global float *d, uint len)
+{
+    uint k = 0;
+    for (; k + 16 <= len; k += 16)
+        vstore16(vload16(0, s + k), 0, d + k);
+    for (; k < len; k++)
+        d[k] = s[k];
+}
+
+/* CPU form of clg_tensor_stack: each image's narrow block is one run in the wide tensor; a
+ * work-item per piece of a run (the elementwise form spent two 64-bit divisions an element). */
+__kernel void clg_tensor_stack_runs(__global float *narrow, ulong no, __global float *wide,
+                                    ulong wo, uint images, uint pieces, ulong per_narrow,
+                                    ulong per_wide, ulong at, uint to_wide)
+{
+    uint id = get_global_id(0);
+    if (id >= images * pieces)
+        return;
+    uint img = id / pieces, piece = id % pieces;
+    ulong chunk = (per_narrow + pieces - 1) / pieces, start = piece * chunk;
+    if (start >= per_narrow)
+        return;
+    uint len = (uint)min(chunk, per_narrow - start);
+    __global float *n = narrow + no + img * per_narrow + start;
+    __global float *w = wide + wo + img * per_wide + at + start;
+    if (to_wide)
+        clg_copy_run(n, w, len);
+    else
+        clg_copy_run(w, n, len);
+}
+
+/* CPU form of clg_tensor_shuffle: whole planes copied, `per` planes a work-item. */
+__kernel void clg_tensor_shuffle_planes(__global const float *x, ulong xo, __global float *y,
+                                        ulong yo, uint planes, uint per, uint C, uint g, uint hw)
+{
+    uint first = get_global_id(0) * per;
+    for (uint p = first; p < planes && p < first + per; p++) {
+        uint c = p % C, img = p / C;
+        clg_copy_run(x + xo + ((size_t)img * C + (c % g) * (C / g) + c / g) * hw,
+                     y + yo + (size_t)p * hw, hw);
+    }
+}
+
 /* Channel shuffle (ShuffleNet): y's channel c of C is x's channel (c % g) * (C / g) + c / g,
  * planes of hw values. Its inverse is the same with C / g groups (the backward pass). */
 __kernel void clg_tensor_shuffle(__global const float *x, ulong xo, __global float *y, ulong yo,

@@ -575,6 +575,33 @@ static void channel_split_and_shuffle_gradient_matches_finite_differences(void *
     clg_net_destroy(net);
 }
 
+/* The copies behind shuffle, slice and concat on planes of 65x65 (a concat's per-image block
+ * of 2 x 4,225 values cut into pieces on CPUs; runs that end off a 16-wide vector): the
+ * outputs against their definitions, exact. */
+static void channel_copies_on_large_planes(void **state)
+{
+    (void)state;
+    enum { C = 4, HW = 65 * 65, N = 2 };
+    clg_net *net = parse_ok("input 65x65x4\nshuffle 2 name=s\nslice 1:3 name=m\nconcat s name=c\n"
+                            "fc 2\nsoftmax\n");
+    CLG_ASSERT_STATUS(clg_net_init(net, 1), CLG_OK);
+    float *x = malloc(sizeof *x * N * C * HW), *y = malloc(sizeof *y * N * 6 * HW);
+    for (size_t i = 0; i < (size_t)N * C * HW; i++)
+        x[i] = (float)i;
+    clg_test_poison_nan(y, N * 6 * HW);
+    CLG_ASSERT_STATUS(clg_net_activations(net, x, N, "c", y, N * 6 * HW, NULL), CLG_OK);
+    /* shuffle 2 of 4: s = x channels 0, 2, 1, 3; m = s's 1, 2 = x's 2, 1; c = m then s */
+    const int from[6] = {2, 1, 0, 2, 1, 3};
+    for (int n = 0; n < N; n++)
+        for (int c = 0; c < 6; c++)
+            for (int k = 0; k < HW; k++)
+                assert_true(y[((size_t)n * 6 + (size_t)c) * HW + (size_t)k] ==
+                            x[((size_t)n * C + (size_t)from[c]) * HW + (size_t)k]);
+    free(x);
+    free(y);
+    clg_net_destroy(net);
+}
+
 /* Padding in the three modes between layers with weights, one cropping (negative constant
  * pads); the text form keeps each (shortest forms written as four sides), and the builder
  * makes the same layers. */
@@ -1535,6 +1562,7 @@ int main(void)
         cmocka_unit_test(gates_through_the_builder),
         cmocka_unit_test(channel_split_and_shuffle_gradient_matches_finite_differences),
         cmocka_unit_test(shuffle_permutes_channels),
+        cmocka_unit_test(channel_copies_on_large_planes),
         cmocka_unit_test(padding_gradient_matches_finite_differences),
         cmocka_unit_test(transposed_convolution_gradient_matches_finite_differences),
         cmocka_unit_test(transposed_convolution_matches_its_definition),

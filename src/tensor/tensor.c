@@ -343,6 +343,23 @@ clg_status clg__tensor_stack(clg_ctx *ctx, clg_tensor *narrow, clg_tensor *wide,
                          "of %zux%zux%zux%zu", s.n, s.c, s.h, s.w, at, w.n, w.c, w.h, w.w);
     size_t n = clg_tensor_numel(narrow), hw = s.h * s.w;
     clg__launch l;
+    if (!clg_ctx_decides_as_gpu(ctx)) { /* CPUs: each image's block a run, in pieces */
+        size_t per = s.c * hw, pieces = (per + 4095) / 4096;
+        clg_status st = clg__launch_begin(ctx, "tensor", CLG__TENSOR_OPTIONS,
+                                          "clg_tensor_stack_runs", &l);
+        if (st != CLG_OK)
+            return st;
+        clg__arg_tensor(&l, narrow);
+        clg__arg_tensor(&l, wide);
+        clg__arg_u32(&l, s.n);
+        clg__arg_u32(&l, pieces);
+        clg__arg_u64(&l, per);
+        clg__arg_u64(&l, w.c * hw);
+        clg__arg_u64(&l, at * hw);
+        clg__arg_u32(&l, to_wide != 0);
+        size_t global[3] = {s.n * pieces, 1, 1}, local[3] = {1, 1, 1};
+        return clg__launch_run(&l, global, local);
+    }
     clg_status st = clg__launch_begin(ctx, "tensor", CLG__TENSOR_OPTIONS, "clg_tensor_stack", &l);
     if (st != CLG_OK)
         return st;
@@ -362,8 +379,26 @@ clg_status clg__tensor_shuffle(clg_ctx *ctx, const clg_tensor *x, clg_tensor *y,
     if (!groups || s.c % groups || !clg__shape_equal(s, y->shape))
         return clg__fail(ctx, CLG_ERR_INTERNAL, "tensor shuffle: %zu groups of %zux%zux%zux%zu",
                          groups, s.n, s.c, s.h, s.w);
-    size_t n = clg_tensor_numel(x);
+    size_t n = clg_tensor_numel(x), hw = s.h * s.w, planes = s.n * s.c;
     clg__launch l;
+    if (!clg_ctx_decides_as_gpu(ctx)) { /* CPUs: whole planes, at least 2,048 values an item */
+        size_t per = (2048 + hw - 1) / hw, units = clg__compute_units(ctx);
+        size_t most = (planes + 4 * units - 1) / (4 * units);
+        per = per < most ? per : most > 0 ? most : 1;
+        clg_status st = clg__launch_begin(ctx, "tensor", CLG__TENSOR_OPTIONS,
+                                          "clg_tensor_shuffle_planes", &l);
+        if (st != CLG_OK)
+            return st;
+        clg__arg_tensor(&l, x);
+        clg__arg_tensor(&l, y);
+        clg__arg_u32(&l, planes);
+        clg__arg_u32(&l, per);
+        clg__arg_u32(&l, s.c);
+        clg__arg_u32(&l, groups);
+        clg__arg_u32(&l, hw);
+        size_t global[3] = {(planes + per - 1) / per, 1, 1}, local[3] = {1, 1, 1};
+        return clg__launch_run(&l, global, local);
+    }
     clg_status st = clg__launch_begin(ctx, "tensor", CLG__TENSOR_OPTIONS, "clg_tensor_shuffle", &l);
     if (st != CLG_OK)
         return st;
