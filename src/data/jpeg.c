@@ -25,8 +25,12 @@ clg_status clg__jpeg_size(const unsigned char *data, size_t len, int *w, int *h,
         return CLG_ERR_OUT_OF_HOST_MEMORY;
     }
     clg_status st = CLG_OK;
+    *w = *h = 0; /* a tables-only stream "succeeds" without a size (found by fuzzing) */
     if (tjDecompressHeader3(tj, data, (unsigned long)len, w, h, &sub, &space) != 0) {
         snprintf(msg, msg_cap, "corrupt JPEG: %s", tjGetErrorStr2(tj));
+        st = CLG_ERR_CORRUPT;
+    } else if (*w < 1 || *h < 1) {
+        snprintf(msg, msg_cap, "a JPEG without an image (tables only)");
         st = CLG_ERR_CORRUPT;
     }
     tjDestroy(tj);
@@ -59,14 +63,21 @@ clg_status clg__jpeg_decode(const unsigned char *data, size_t len, int channels,
         snprintf(msg, msg_cap, "out of host memory starting the JPEG decoder");
         return CLG_ERR_OUT_OF_HOST_MEMORY;
     }
-    int iw, ih, sub, space;
+    int iw = 0, ih = 0, sub, space;
     clg_status st = CLG_OK;
     if (tjDecompressHeader3(tj, data, (unsigned long)len, &iw, &ih, &sub, &space) != 0) {
         snprintf(msg, msg_cap, "corrupt JPEG: %s", tjGetErrorStr2(tj));
         st = CLG_ERR_CORRUPT;
+    } else if (iw < 1 || ih < 1 || iw > CLG_IMAGE_MAX_SIDE || ih > CLG_IMAGE_MAX_SIDE) {
+        snprintf(msg, msg_cap, "a JPEG of %dx%d pixels", iw, ih); /* the probe refused these */
+        st = CLG_ERR_CORRUPT;
     }
-    tjscalingfactor f = pick_scale(iw, ih, min_w, min_h);
-    int sw = TJSCALED(iw, f), sh = TJSCALED(ih, f);
+    tjscalingfactor f = {1, 1};
+    int sw = 0, sh = 0;
+    if (st == CLG_OK) { /* the header's size (the caller checked it against the limits) */
+        f = pick_scale(iw, ih, min_w, min_h);
+        sw = TJSCALED(iw, f), sh = TJSCALED(ih, f);
+    }
     unsigned char *out = st == CLG_OK ? clg__malloc((size_t)sw * (size_t)sh * (size_t)channels)
                                       : NULL;
     if (st == CLG_OK && !out) {
