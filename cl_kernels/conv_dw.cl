@@ -23,6 +23,13 @@ inline float dw_at(const __global float *xr, int u, uint W)
     return in ? v : 0.0f;
 }
 
+/* Channel c's taps into wr, reversed with flip (a data gradient through the flipped filter). */
+inline void dw_taps(const __global float *wc, uint flip, float *wr)
+{
+    for (int k = 0; k < DW_R * DW_S; k++)
+        wr[k] = wc[flip ? DW_R * DW_S - 1 - k : k];
+}
+
 /* The output (or input) index `at` / stride when it is a whole one in [0, n), else -1: which
  * output a tap of the data gradient reaches. */
 inline int dw_source(int at, uint stride, uint n)
@@ -102,8 +109,7 @@ __kernel void clg_dw_planes(__global const float *x, ulong xo, __global const fl
         const __global float *xp = x + xo + (size_t)plane * H * W;
         const __global float *wc = w + wo + (size_t)c * (DW_R * DW_S);
         float wr[DW_R * DW_S];
-        for (int k = 0; k < DW_R * DW_S; k++)
-            wr[k] = wc[flip ? DW_R * DW_S - 1 - k : k];
+        dw_taps(wc, flip, wr);
         float b = has_bias ? bias[bo + c] : 0.0f;
         /* the padded plane: row i is input row i - pt, column j input column j - pl */
         for (uint i = 0; i < PH; i++) {
@@ -171,8 +177,7 @@ __kernel void clg_dw_rows(__global const float *x, ulong xo, __global const floa
     const __global float *wc = w + wo + (size_t)c * (DW_R * DW_S);
     __global float *yr = y + yo + (size_t)row * Q;
     float wr[DW_R * DW_S];
-    for (int k = 0; k < DW_R * DW_S; k++)
-        wr[k] = wc[flip ? DW_R * DW_S - 1 - k : k];
+    dw_taps(wc, flip, wr);
     float b = has_bias ? bias[bo + c] : 0.0f;
     int h0 = (int)(p * sh) - pt;
     uint q = 0;

@@ -94,6 +94,11 @@ clg_status clg__layer_tensor(clg_net *net, clg_shape s, float fill, clg_tensor *
 /* Weights (param[0]) He normal or Glorot uniform from seed, bias (param[1]) 0. */
 clg_status clg__layer_init_weights(clg_net *net, size_t i, uint64_t seed);
 /* The options after the positional arguments (from tok[first]), each given to fn. */
+/* The settings a convolution and a transposed one share (pad, with same_ok also pad=same,
+ * stride, dilation, groups, bias; conv2d.c): 1 with *st when o is one of them, else 0. */
+int clg__conv_option(const clg__parser *p, const clg__option *o, int same_ok, clg__layer *l,
+                     clg_status *st);
+
 clg_status clg__layer_options(const clg__parser *p, const clg__token *tok, size_t ntok,
                               size_t first, clg__layer *l,
                               clg_status (*fn)(const clg__parser *p, const clg__option *o,

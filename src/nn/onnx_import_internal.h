@@ -98,6 +98,9 @@ long clg__oi_int_attr(const Onnx__NodeProto *node, const char *name, long def);
 clg_status clg__oi_int_list(importer *im, const Onnx__NodeProto *node, size_t k,
                             const char *name, int64_t *out, size_t cap, size_t *n);
 float clg__oi_float_attr(const Onnx__NodeProto *node, const char *name, float def);
+/* A string attribute into out (cut to cap - 1 characters), def when absent. */
+void clg__oi_string_attr(const Onnx__NodeProto *node, const char *name, const char *def,
+                         char *out, size_t cap);
 /* The one float of constant input k (Clip's bounds, Dropout's ratio, Pad's value). */
 clg_status clg__oi_scalar_input(importer *im, const Onnx__NodeProto *node, size_t k, float *out);
 clg_status clg__oi_known_attrs(importer *im, const Onnx__NodeProto *node, const char *known);

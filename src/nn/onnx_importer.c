@@ -217,6 +217,17 @@ clg_status clg__oi_int_list(importer *im, const Onnx__NodeProto *node, size_t k,
     return CLG_OK;
 }
 
+void clg__oi_string_attr(const Onnx__NodeProto *node, const char *name, const char *def,
+                         char *out, size_t cap)
+{
+    const Onnx__AttributeProto *a = clg__onnx_attr(node, name);
+    if (a && a->has_s)
+        snprintf(out, cap, "%.*s", (int)(a->s.len < cap - 1 ? a->s.len : cap - 1),
+                 (const char *)a->s.data);
+    else
+        snprintf(out, cap, "%s", def);
+}
+
 float clg__oi_float_attr(const Onnx__NodeProto *node, const char *name, float def)
 {
     const Onnx__AttributeProto *a = clg__onnx_attr(node, name);

@@ -19,11 +19,8 @@ static clg_status pads(importer *im, const Onnx__NodeProto *node, const int add[
         return st;
     if (n && n != 4)
         return clg__oi_fail(im, CLG_ERR_UNSUPPORTED, "pads has %zu values; 2-D layers take 4", n);
-    const Onnx__AttributeProto *a = clg__onnx_attr(node, "auto_pad");
-    char mode[16] = "NOTSET";
-    if (a && a->has_s)
-        snprintf(mode, sizeof mode, "%.*s", (int)(a->s.len < 15 ? a->s.len : 15),
-                 (const char *)a->s.data);
+    char mode[16];
+    clg__oi_string_attr(node, "auto_pad", "NOTSET", mode, sizeof mode);
     if (!strcmp(mode, "SAME_UPPER") || !strcmp(mode, "SAME_LOWER")) { /* from the input size */
         snprintf(out, cap, "pad=%s", mode[5] == 'U' ? "same" : "same-lower");
         return CLG_OK;
@@ -55,68 +52,30 @@ static int flatten_keeps_n(importer *im, const value *x, long axis)
     return 1;
 }
 
-static clg_status conv(importer *im, const Onnx__NodeProto *node, size_t k)
-{
-    value *x, *w, *b = NULL;
-    clg_status st = clg__oi_known_attrs(im, node, "kernel_shape,strides,pads,dilations,group,auto_pad");
-    if (st == CLG_OK)
-        st = clg__oi_input(im, node, 0, 0, &x);
-    if (st == CLG_OK)
-        st = clg__oi_input(im, node, 1, 2, &w);
-    if (st == CLG_OK && node->n_input > 2 && node->input[2][0])
-        st = clg__oi_input(im, node, 2, 2, &b);
-    if (st != CLG_OK)
-        return st;
-    const Onnx__TensorProto *wt = w->tensor;
-    if (wt->n_dims != 4)
-        return clg__oi_fail(im, CLG_ERR_UNSUPPORTED, "a %zu-D convolution (clgrad's are 2-D)",
-                    wt->n_dims - 2 > 0 ? wt->n_dims - 2 : 0);
-    long ksz[2] = {(long)wt->dims[2], (long)wt->dims[3]}, stride[2] = {1, 1}, dil[2] = {1, 1};
-    long ks[2];
-    size_t n;
-    if ((st = clg__oi_ints(im, node, "kernel_shape", ks, 2, &n)) != CLG_OK)
-        return st;
-    if (n == 2 && (ks[0] != ksz[0] || ks[1] != ksz[1]))
-        return clg__oi_fail(im, CLG_ERR_CORRUPT, "kernel_shape %ldx%ld against weights of %ldx%ld",
-                    ks[0], ks[1], ksz[0], ksz[1]);
-    if ((st = clg__oi_ints(im, node, "strides", stride, 2, &n)) != CLG_OK ||
-        (st = clg__oi_ints(im, node, "dilations", dil, 2, &n)) != CLG_OK)
-        return st;
-    char pad[96];
-    if ((st = pads(im, node, x->pad, pad, sizeof pad)) != CLG_OK)
-        return st;
-    long group = clg__oi_int_attr(node, "group", 1);
-    char name[CLG_LAYER_NAME];
-    st = clg__oi_layer(im, node, k, x->layer, name, "conv %ldx%ldx%lld %s stride=%ld,%ld dilation=%ld,%ld "
-               "groups=%ld bias=%d", ksz[0], ksz[1], (long long)wt->dims[0], pad, stride[0],
-               stride[1], dil[0], dil[1], group, b != NULL);
-    if (st == CLG_OK)
-        st = clg__oi_record(im, name, 0, wt, 1.0f, NULL);
-    if (st == CLG_OK && b)
-        st = clg__oi_record(im, name, 1, b->tensor, 1.0f, NULL);
-    return st;
-}
+/* A convolution's operands (a transposed one's too): data, 4-D weights, an optional bias,
+ * kernel_shape checked against the weights, strides and dilations. */
+typedef struct conv_operands {
+    value *x, *w, *b;
+    long stride[2], dil[2];
+} conv_operands;
 
-/* ConvTranspose: weights C_in x C_out/group x R x S, as clgrad's convt keeps them; explicit
- * pads (auto_pad SAME and output_shape are refused: say the pads). */
-static clg_status conv_transpose(importer *im, const Onnx__NodeProto *node, size_t k)
+static clg_status conv_operands_of(importer *im, const Onnx__NodeProto *node, const char *what,
+                                   conv_operands *o)
 {
-    value *x, *w, *b = NULL;
-    clg_status st = clg__oi_known_attrs(im, node, "kernel_shape,strides,pads,dilations,group,"
-                                                  "auto_pad,output_padding");
+    o->b = NULL;
+    o->stride[0] = o->stride[1] = o->dil[0] = o->dil[1] = 1;
+    clg_status st = clg__oi_input(im, node, 0, 0, &o->x);
     if (st == CLG_OK)
-        st = clg__oi_input(im, node, 0, 0, &x);
-    if (st == CLG_OK)
-        st = clg__oi_input(im, node, 1, 2, &w);
+        st = clg__oi_input(im, node, 1, 2, &o->w);
     if (st == CLG_OK && node->n_input > 2 && node->input[2][0])
-        st = clg__oi_input(im, node, 2, 2, &b);
+        st = clg__oi_input(im, node, 2, 2, &o->b);
     if (st != CLG_OK)
         return st;
-    const Onnx__TensorProto *wt = w->tensor;
+    const Onnx__TensorProto *wt = o->w->tensor;
     if (wt->n_dims != 4)
-        return clg__oi_fail(im, CLG_ERR_UNSUPPORTED, "a %zu-D transposed convolution (clgrad's "
-                            "are 2-D)", wt->n_dims > 2 ? wt->n_dims - 2 : 0);
-    long stride[2] = {1, 1}, dil[2] = {1, 1}, op[2] = {0, 0}, ks[2];
+        return clg__oi_fail(im, CLG_ERR_UNSUPPORTED, "a %zu-D %s (clgrad's are 2-D)",
+                            wt->n_dims > 2 ? wt->n_dims - 2 : 0, what);
+    long ks[2];
     size_t n;
     if ((st = clg__oi_ints(im, node, "kernel_shape", ks, 2, &n)) != CLG_OK)
         return st;
@@ -124,27 +83,69 @@ static clg_status conv_transpose(importer *im, const Onnx__NodeProto *node, size
         return clg__oi_fail(im, CLG_ERR_CORRUPT, "kernel_shape %ldx%ld against weights of "
                             "%lldx%lld", ks[0], ks[1], (long long)wt->dims[2],
                             (long long)wt->dims[3]);
-    if ((st = clg__oi_ints(im, node, "strides", stride, 2, &n)) != CLG_OK ||
-        (st = clg__oi_ints(im, node, "dilations", dil, 2, &n)) != CLG_OK ||
-        (st = clg__oi_ints(im, node, "output_padding", op, 2, &n)) != CLG_OK)
+    if ((st = clg__oi_ints(im, node, "strides", o->stride, 2, &n)) != CLG_OK)
         return st;
+    return clg__oi_ints(im, node, "dilations", o->dil, 2, &n);
+}
+
+static clg_status conv(importer *im, const Onnx__NodeProto *node, size_t k)
+{
+    conv_operands o;
+    clg_status st = clg__oi_known_attrs(im, node, "kernel_shape,strides,pads,dilations,group,auto_pad");
+    if (st == CLG_OK)
+        st = conv_operands_of(im, node, "convolution", &o);
     char pad[96];
-    if ((st = pads(im, node, NULL, pad, sizeof pad)) != CLG_OK)
+    if (st == CLG_OK)
+        st = pads(im, node, o.x->pad, pad, sizeof pad);
+    if (st != CLG_OK)
+        return st;
+    const Onnx__TensorProto *wt = o.w->tensor;
+    long group = clg__oi_int_attr(node, "group", 1);
+    char name[CLG_LAYER_NAME];
+    st = clg__oi_layer(im, node, k, o.x->layer, name, "conv %lldx%lldx%lld %s stride=%ld,%ld "
+                       "dilation=%ld,%ld groups=%ld bias=%d", (long long)wt->dims[2],
+                       (long long)wt->dims[3], (long long)wt->dims[0], pad, o.stride[0],
+                       o.stride[1], o.dil[0], o.dil[1], group, o.b != NULL);
+    if (st == CLG_OK)
+        st = clg__oi_record(im, name, 0, wt, 1.0f, NULL);
+    if (st == CLG_OK && o.b)
+        st = clg__oi_record(im, name, 1, o.b->tensor, 1.0f, NULL);
+    return st;
+}
+
+/* ConvTranspose: weights C_in x C_out/group x R x S, as clgrad's convt keeps them; explicit
+ * pads (auto_pad SAME and output_shape are refused: say the pads). */
+static clg_status conv_transpose(importer *im, const Onnx__NodeProto *node, size_t k)
+{
+    conv_operands o;
+    clg_status st = clg__oi_known_attrs(im, node, "kernel_shape,strides,pads,dilations,group,"
+                                                  "auto_pad,output_padding");
+    if (st == CLG_OK)
+        st = conv_operands_of(im, node, "transposed convolution", &o);
+    long op[2] = {0, 0};
+    size_t n;
+    if (st == CLG_OK)
+        st = clg__oi_ints(im, node, "output_padding", op, 2, &n);
+    char pad[96];
+    if (st == CLG_OK)
+        st = pads(im, node, NULL, pad, sizeof pad);
+    if (st != CLG_OK)
         return st;
     if (!strncmp(pad, "pad=same", 8))
         return clg__oi_fail(im, CLG_ERR_UNSUPPORTED, "auto_pad SAME on a transposed "
                             "convolution (give its pads)");
+    const Onnx__TensorProto *wt = o.w->tensor;
     long group = clg__oi_int_attr(node, "group", 1);
     char name[CLG_LAYER_NAME];
-    st = clg__oi_layer(im, node, k, x->layer, name, "convt %lldx%lldx%lld %s stride=%ld,%ld "
+    st = clg__oi_layer(im, node, k, o.x->layer, name, "convt %lldx%lldx%lld %s stride=%ld,%ld "
                        "outpad=%ld,%ld dilation=%ld,%ld groups=%ld bias=%d",
                        (long long)wt->dims[2], (long long)wt->dims[3],
-                       (long long)wt->dims[1] * group, pad, stride[0], stride[1], op[0], op[1],
-                       dil[0], dil[1], group, b != NULL);
+                       (long long)wt->dims[1] * group, pad, o.stride[0], o.stride[1], op[0],
+                       op[1], o.dil[0], o.dil[1], group, o.b != NULL);
     if (st == CLG_OK)
         st = clg__oi_record(im, name, 0, wt, 1.0f, NULL);
-    if (st == CLG_OK && b)
-        st = clg__oi_record(im, name, 1, b->tensor, 1.0f, NULL);
+    if (st == CLG_OK && o.b)
+        st = clg__oi_record(im, name, 1, o.b->tensor, 1.0f, NULL);
     return st;
 }
 

@@ -24,9 +24,9 @@ static int conv_takes_it(const importer *im, size_t k, const char *name)
     const Onnx__NodeProto *r = clg__oi_uses(im, name) == 1 ? reader(im, k, name) : NULL;
     if (!r || strcmp(r->op_type, "Conv") || !r->n_input || strcmp(r->input[0], name))
         return 0;
-    const Onnx__AttributeProto *a = clg__onnx_attr(r, "auto_pad");
-    return !a || !a->has_s || (a->s.len == 6 && !memcmp(a->s.data, "NOTSET", 6)) ||
-           (a->s.len == 5 && !memcmp(a->s.data, "VALID", 5));
+    char pad[16];
+    clg__oi_string_attr(r, "auto_pad", "NOTSET", pad, sizeof pad);
+    return !strcmp(pad, "NOTSET") || !strcmp(pad, "VALID");
 }
 
 /* ONNX's pads (begins, then ends, of each axis listed, or of all four) as T,B,L,R; the N and
@@ -79,11 +79,8 @@ clg_status clg__oi_pad(importer *im, const Onnx__NodeProto *node, size_t k)
         st = spatial_pads(im, p, n, axes, naxes, tblr);
     if (st != CLG_OK)
         return st;
-    const Onnx__AttributeProto *a = clg__onnx_attr(node, "mode");
-    char mode[16] = "constant";
-    if (a && a->has_s)
-        snprintf(mode, sizeof mode, "%.*s", (int)(a->s.len < 15 ? a->s.len : 15),
-                 (const char *)a->s.data);
+    char mode[16];
+    clg__oi_string_attr(node, "mode", "constant", mode, sizeof mode);
     if (strcmp(mode, "constant") && strcmp(mode, "reflect") && strcmp(mode, "edge"))
         return clg__oi_fail(im, CLG_ERR_UNSUPPORTED, "mode \"%s\" (clgrad pads constant, reflect "
                             "or edge)", mode);
@@ -100,18 +97,6 @@ clg_status clg__oi_pad(importer *im, const Onnx__NodeProto *node, size_t k)
         snprintf(value_opt, sizeof value_opt, " value=%.9g", (double)fill);
     return clg__oi_layer(im, node, k, x->layer, name, "pad %d,%d,%d,%d mode=%s%s", tblr[0],
                          tblr[1], tblr[2], tblr[3], mode, value_opt);
-}
-
-/* A string attribute into out (def when absent). */
-static void string_attr(const Onnx__NodeProto *node, const char *name, const char *def, char *out,
-                        size_t cap)
-{
-    const Onnx__AttributeProto *a = clg__onnx_attr(node, name);
-    if (a && a->has_s)
-        snprintf(out, cap, "%.*s", (int)(a->s.len < cap - 1 ? a->s.len : cap - 1),
-                 (const char *)a->s.data);
-    else
-        snprintf(out, cap, "%s", def);
 }
 
 /* The whole factors of 4 scales (1, 1, rows, columns), or of 4 sizes against x's shape. */
@@ -188,7 +173,7 @@ clg_status clg__oi_resize(importer *im, const Onnx__NodeProto *node, size_t k)
             sizes[2] = sizes[0], sizes[3] = sizes[1], sizes[0] = d[0], sizes[1] = d[1], nz = 4;
     }
     char policy[24];
-    string_attr(node, "keep_aspect_ratio_policy", "stretch", policy, sizeof policy);
+    clg__oi_string_attr(node, "keep_aspect_ratio_policy", "stretch", policy, sizeof policy);
     if (st == CLG_OK && nz && strcmp(policy, "stretch"))
         return clg__oi_fail(im, CLG_ERR_UNSUPPORTED, "sizes with keep_aspect_ratio_policy %s",
                             policy);
@@ -198,11 +183,11 @@ clg_status clg__oi_resize(importer *im, const Onnx__NodeProto *node, size_t k)
     if (st != CLG_OK)
         return st;
     char mode[16], coords[24], nearest[24];
-    string_attr(node, "mode", "nearest", mode, sizeof mode);
+    clg__oi_string_attr(node, "mode", "nearest", mode, sizeof mode);
     /* before opset 11 the coordinates were asymmetric and nearest took the floor */
-    string_attr(node, "coordinate_transformation_mode",
+    clg__oi_string_attr(node, "coordinate_transformation_mode",
                 legacy || opset < 11 ? "asymmetric" : "half_pixel", coords, sizeof coords);
-    string_attr(node, "nearest_mode", legacy || opset < 11 ? "floor" : "round_prefer_floor",
+    clg__oi_string_attr(node, "nearest_mode", legacy || opset < 11 ? "floor" : "round_prefer_floor",
                 nearest, sizeof nearest);
     int half = !strcmp(coords, "half_pixel") || !strcmp(coords, "pytorch_half_pixel");
     int bilinear = !strcmp(mode, "linear");

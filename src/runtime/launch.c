@@ -103,6 +103,13 @@ size_t clg__compute_units(const clg_ctx *ctx)
     return units ? units : 1;
 }
 
+size_t clg__runs_per_item(const clg_ctx *ctx, size_t runs, size_t run_len, size_t min_len)
+{
+    size_t per = (min_len + run_len - 1) / run_len, items = 4 * clg__compute_units(ctx);
+    size_t most = (runs + items - 1) / items;
+    return per < most ? per : most > 0 ? most : 1;
+}
+
 clg_status clg__launch_elementwise(clg__launch *l, size_t n)
 {
     size_t local = 64, most = clg_ctx_device(l->ctx)->max_work_group_size;

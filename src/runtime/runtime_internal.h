@@ -206,6 +206,9 @@ size_t clg__grid_groups(size_t wanted);
 /* Compute units to plan a launch's work-groups for (e.g. how many slices of a long sum): the
  * device's, at least 1, or what a test set (to plan a large GPU's work on a small device). */
 size_t clg__compute_units(const clg_ctx *ctx);
+/* How many runs of run_len values (small planes, say) a CPU work-item should take: enough for
+ * min_len values, yet at least 4 work-items a compute unit where there are runs for them. */
+size_t clg__runs_per_item(const clg_ctx *ctx, size_t runs, size_t run_len, size_t min_len);
 
 /* A second queue on the context's device (made on first use) for copies that should overlap
  * the main queue's kernels; order them against it with events. */

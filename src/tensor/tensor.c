@@ -382,9 +382,7 @@ clg_status clg__tensor_shuffle(clg_ctx *ctx, const clg_tensor *x, clg_tensor *y,
     size_t n = clg_tensor_numel(x), hw = s.h * s.w, planes = s.n * s.c;
     clg__launch l;
     if (!clg_ctx_decides_as_gpu(ctx)) { /* CPUs: whole planes, at least 2,048 values an item */
-        size_t per = (2048 + hw - 1) / hw, units = clg__compute_units(ctx);
-        size_t most = (planes + 4 * units - 1) / (4 * units);
-        per = per < most ? per : most > 0 ? most : 1;
+        size_t per = clg__runs_per_item(ctx, planes, hw, 2048);
         clg_status st = clg__launch_begin(ctx, "tensor", CLG__TENSOR_OPTIONS,
                                           "clg_tensor_shuffle_planes", &l);
         if (st != CLG_OK)

@@ -6,28 +6,38 @@
 #include "nn/layer_table.h"
 #include "nn/onnx_writer.h"
 
-static clg_status option(const clg__parser *p, const clg__option *o, clg__layer *l)
+int clg__conv_option(const clg__parser *p, const clg__option *o, int same_ok, clg__layer *l,
+                     clg_status *st)
 {
     clg_conv2d_desc *d = &l->conv;
     if (clg__option_is(o, "pad")) {
         int pad[4] = {0, 0, 0, 0};
-        clg_status st = clg__option_pad(p, o, 1, &l->pad_same, pad);
+        *st = clg__option_pad(p, o, same_ok, &l->pad_same, pad);
         d->pad_top = pad[0], d->pad_bottom = pad[1], d->pad_left = pad[2], d->pad_right = pad[3];
-        return st;
-    }
-    if (clg__option_is(o, "stride"))
-        return clg__option_pair(p, o, 1, &d->stride_h, &d->stride_w);
-    if (clg__option_is(o, "dilation"))
-        return clg__option_pair(p, o, 1, &d->dilation_h, &d->dilation_w);
-    if (clg__option_is(o, "groups")) {
+    } else if (clg__option_is(o, "stride")) {
+        *st = clg__option_pair(p, o, 1, &d->stride_h, &d->stride_w);
+    } else if (clg__option_is(o, "dilation")) {
+        *st = clg__option_pair(p, o, 1, &d->dilation_h, &d->dilation_w);
+    } else if (clg__option_is(o, "groups")) {
         long g;
-        if (clg__text_ints(o->v, o->vlen, ',', &g, 1) != 1 || g < 1)
-            return clg__option_bad(p, o, "a count >= 1");
-        d->groups = (int)g;
-        return CLG_OK;
+        int ok = clg__text_ints(o->v, o->vlen, ',', &g, 1) == 1 && g >= 1;
+        *st = ok ? CLG_OK : clg__option_bad(p, o, "a count >= 1");
+        if (ok)
+            d->groups = (int)g;
+    } else if (clg__option_is(o, "bias")) {
+        *st = clg__option_flag(p, o, &l->bias);
+    } else {
+        return 0;
     }
-    if (clg__option_is(o, "bias"))
-        return clg__option_flag(p, o, &l->bias);
+    return 1;
+}
+
+static clg_status option(const clg__parser *p, const clg__option *o, clg__layer *l)
+{
+    clg_conv2d_desc *d = &l->conv;
+    clg_status st;
+    if (clg__conv_option(p, o, 1, l, &st))
+        return st;
     if (clg__option_is(o, "algo")) {
         for (int a = CLG_CONV_ALGO_AUTO; a <= CLG_CONV_ALGO_DEPTHWISE; a++) {
             const char *name = clg_conv_algo_name((clg_conv_algo)a);

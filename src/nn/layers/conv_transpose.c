@@ -14,28 +14,11 @@
 
 static clg_status option(const clg__parser *p, const clg__option *o, clg__layer *l)
 {
-    clg_conv2d_desc *d = &l->conv;
-    if (clg__option_is(o, "pad")) {
-        int pad[4] = {0, 0, 0, 0}, same = 0;
-        clg_status st = clg__option_pad(p, o, 0, &same, pad);
-        d->pad_top = pad[0], d->pad_bottom = pad[1], d->pad_left = pad[2], d->pad_right = pad[3];
+    clg_status st;
+    if (clg__conv_option(p, o, 0, l, &st)) /* pad (explicit only), stride, dilation, groups, bias */
         return st;
-    }
-    if (clg__option_is(o, "stride"))
-        return clg__option_pair(p, o, 1, &d->stride_h, &d->stride_w);
-    if (clg__option_is(o, "dilation"))
-        return clg__option_pair(p, o, 1, &d->dilation_h, &d->dilation_w);
     if (clg__option_is(o, "outpad"))
         return clg__option_pair(p, o, 0, &l->out_pad_h, &l->out_pad_w);
-    if (clg__option_is(o, "groups")) {
-        long g;
-        if (clg__text_ints(o->v, o->vlen, ',', &g, 1) != 1 || g < 1)
-            return clg__option_bad(p, o, "a count >= 1");
-        d->groups = (int)g;
-        return CLG_OK;
-    }
-    if (clg__option_is(o, "bias"))
-        return clg__option_flag(p, o, &l->bias);
     return clg__option_unknown(p, o, "convt", "pad, stride, dilation, outpad, groups, bias");
 }
 

@@ -22,6 +22,20 @@ static clg_status run_pass(clg_ctx *ctx, const clg_conv2d_desc *d, clg_conv_pass
 
 /* The forward pass with its epilogue (bias, ReLU) fused where the algorithm can, else run
  * after it. */
+clg_status clg__conv_epilogue_after(clg_ctx *ctx, const clg_tensor *bias, int relu,
+                                    float relu_max, clg_tensor *y)
+{
+    int capped = relu && relu_max < INFINITY;
+    clg_status st = CLG_OK;
+    if (bias) /* a plain ReLU goes with the bias's pass */
+        st = clg__bias_add_relu(ctx, bias, y, relu && !capped);
+    if (st == CLG_OK && relu && (capped || !bias)) {
+        clg_activation_desc a = {capped ? CLG_ACT_CLIP : CLG_ACT_RELU, 0.0f, relu_max};
+        st = clg_activation_forward_desc(ctx, &a, y, y);
+    }
+    return st;
+}
+
 static clg_status forward_pass(clg_ctx *ctx, const clg_conv2d_desc *d, clg__conv_geom *g,
                                const clg_tensor *x, const clg_tensor *w, const clg_tensor *bias,
                                clg_tensor *y)
@@ -31,19 +45,14 @@ static clg_status forward_pass(clg_ctx *ctx, const clg_conv2d_desc *d, clg__conv
     if (st != CLG_OK)
         return st;
     int fused = clg__conv_fuses(ctx, g, CLG_CONV_FWD, algo);
-    int capped = d->relu && d->relu_max > 0.0f && d->relu_max < INFINITY;
-    g->relu_max = capped ? d->relu_max : INFINITY;
+    g->relu_max = d->relu && d->relu_max > 0.0f ? d->relu_max : INFINITY; /* 0: no cap */
     if (fused) {
         g->bias = bias;
         g->relu = d->relu != 0;
     }
     st = clg__conv_run(ctx, g, CLG_CONV_FWD, algo, x, w, y);
-    if (st == CLG_OK && bias && !fused) /* checked with the other arguments */
-        st = clg__bias_add_relu(ctx, bias, y, d->relu && !capped);
-    if (st == CLG_OK && d->relu && !fused && (capped || !bias)) {
-        clg_activation_desc a = {capped ? CLG_ACT_CLIP : CLG_ACT_RELU, 0.0f, g->relu_max};
-        st = clg_activation_forward_desc(ctx, &a, y, y);
-    }
+    if (st == CLG_OK && !fused) /* the bias was checked with the other arguments */
+        st = clg__conv_epilogue_after(ctx, bias, d->relu, g->relu_max, y);
     return st;
 }
 

@@ -111,6 +111,12 @@ clg_status clg__conv_depthwise_warm_up(clg_ctx *ctx);
 /* gemm1x1.c: 1x1, stride 1, no padding; and C = alpha op(A) op(B) + beta C on buffers,
  * batched, every operand given in elements (for the algorithms built on GEMMs). */
 int clg__conv_gemm1x1_applies(const clg__conv_geom *g);
+
+/* conv.c: the forward pass's epilogue as passes after it, for an algorithm (or a kernel of
+ * it) that did not apply it: y += bias (may be NULL), then with relu min(max(y, 0),
+ * relu_max) (INFINITY: a plain ReLU). */
+clg_status clg__conv_epilogue_after(clg_ctx *ctx, const clg_tensor *bias, int relu,
+                                    float relu_max, clg_tensor *y);
 int clg__conv_gemm1x1_fuses(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass);
 clg_status clg__conv_gemm1x1_run(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
                                  const clg_tensor *a, const clg_tensor *b, clg_tensor *out);

@@ -149,10 +149,8 @@ static clg_status rows(clg_ctx *ctx, const clg__conv_geom *g, int fwd, const clg
     clg__arg_u32(&l, (size_t)(fwd && g->relu));
     clg__arg_f32(&l, g->relu_max);
     clg__arg_u32(&l, (size_t)!fwd);
-    if (by_plane) { /* runs of planes of at least 4,096 outputs, 4 runs a compute unit */
-        size_t per = (4096 + out_h * out_w - 1) / (out_h * out_w), units = clg__compute_units(ctx);
-        size_t most = (planes + 4 * units - 1) / (4 * units);
-        per = per < most ? per : most > 0 ? most : 1;
+    if (by_plane) { /* runs of planes of at least 4,096 outputs (clg__runs_per_item) */
+        size_t per = clg__runs_per_item(ctx, planes, out_h * out_w, 4096);
         size_t v[] = {planes, per, g->C, in_h, in_w, out_h, out_w};
         for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
             clg__arg_u32(&l, v[i]);

@@ -1,9 +1,5 @@
 /* The 1x1 convolution (stride 1, no padding) as GEMMs on the tensors themselves: each image is
  * already a Cg x HW matrix per group. Also the batched GEMM on buffers the algorithms share. */
-#include <math.h>
-
-#include "clgrad/activation.h"
-#include "ops/activation_internal.h"
 #include "ops/conv/conv_internal.h"
 #include "ops/gemm_internal.h"
 
@@ -39,16 +35,8 @@ static clg_status forward(clg_ctx *ctx, const clg__conv_geom *g, const clg_tenso
                         x->mem, y->mem, w->offset, x->offset, y->offset, g->C, hw, hw, 0,
                         g->C * hw, g->K * hw, g->bias || g->relu ? &epi : NULL};
     clg_status st = clg__gemm_dispatch(ctx, &c);
-    if (st != CLG_OK || epi.done || (!g->bias && !g->relu))
-        return st;
-    int capped = g->relu && g->relu_max < INFINITY;
-    if (g->bias)
-        st = clg__bias_add_relu(ctx, g->bias, y, g->relu && !capped);
-    if (st == CLG_OK && g->relu && (capped || !g->bias)) {
-        clg_activation_desc a = {capped ? CLG_ACT_CLIP : CLG_ACT_RELU, 0.0f, g->relu_max};
-        st = clg_activation_forward_desc(ctx, &a, y, y);
-    }
-    return st;
+    return st != CLG_OK || epi.done ? st
+                                    : clg__conv_epilogue_after(ctx, g->bias, g->relu, g->relu_max, y);
 }
 
 int clg__conv_gemm1x1_applies(const clg__conv_geom *g)
