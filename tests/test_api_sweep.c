@@ -198,6 +198,12 @@ static void p_elementwise(void)
     BAD(clg_fc_backward_weights(ctx, NULL, NULL, NULL));
     BAD(clg_softmax_xent_forward(ctx, NULL, &label, 1, NULL, NULL, NULL));
     BAD(clg_softmax_xent_backward(ctx, NULL, &label, 1, 1.0f, NULL));
+    float tv = 0.0f;
+    double mean;
+    BAD(clg_regression_forward(ctx, CLG_REGRESSION_MSE, NULL, &tv, 1, &mean));
+    BAD(clg_regression_backward(ctx, CLG_REGRESSION_L1, NULL, &tv, 1, 1.0f, NULL));
+    BAD(clg_pixel_xent_forward(ctx, NULL, &label, 1, NULL, &mean, NULL, NULL));
+    BAD(clg_pixel_xent_backward(ctx, NULL, &label, 1, NULL, 1.0f, NULL));
     BAD(clg_batchnorm_forward_train(ctx, NULL, NULL, NULL, 0.1f, 1e-5f, NULL, NULL, NULL, NULL, NULL));
     BAD(clg_batchnorm_forward_infer(ctx, NULL, NULL, NULL, NULL, NULL, 1e-5f, NULL));
     BAD(clg_batchnorm_backward(ctx, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL));
@@ -272,6 +278,11 @@ static void p_nn(void)
     BAD(clg_net_add_conv_transpose(NULL, 2, 2, 2, NULL, 0, 0, 1));
     BAD(clg_net_add_upsample(NULL, CLG_UPSAMPLE_NEAREST, 2, 2));
     BAD(clg_net_add_crop(NULL, "a"));
+    BAD(clg_net_add_regression(NULL, CLG_REGRESSION_MSE));
+    BAD(clg_net_add_pixel_softmax(NULL, NULL, 0));
+    assert_int_equal(clg_net_task(NULL), CLG_TASK_NONE);
+    assert_int_equal(clg_net_output_count(NULL), 0);
+    assert_int_equal(clg_net_output_shape(NULL).c, 0);
     BAD(clg_net_set_input_normalization(NULL, f, f, 1));
     BAD(clg_net_input_normalization(NULL, f, f, 1, &len));
     BAD(clg_net_add_softmax_xent(NULL));
@@ -357,6 +368,18 @@ static void p_data(void)
     BAD(clg_datastore_shared(NULL, 2, 0, &ds));
     const char *one_name[] = {"a"};
     BAD(clg_datastore_match_classes(NULL, one_name, 1, &ds));
+    clg_pixel_label_options po = clg_pixel_label_options_default();
+    assert_int_equal(po.images.channels, 1);
+    BAD(clg_datastore_open_pixel_labels(NULL, ".", "c.txt", &po, &ds));
+    BAD(clg_datastore_open_paired_images(".", NULL, &fo, 0, &ds));
+    BAD(clg_datastore_open_image_values(".", NULL, &fo, &ds));
+    clg_denoise_options dno = clg_denoise_options_default();
+    assert_int_equal(dno.patches_per_image, 1);
+    BAD(clg_datastore_denoising(NULL, &dno, &ds));
+    BAD(clg_datastore_class_weights(NULL, 0, &f, 1));
+    assert_int_equal(clg_datastore_target(NULL, NULL), CLG_TARGET_CLASS);
+    BAD(clg_datastore_from_memory_targets(NULL, &l, 1, (clg_shape){1, 1, 1, 1}, CLG_TARGET_CLASS,
+                                          (clg_shape){1, 1, 1, 1}, 2, &ds));
     assert_false(clg_class_names_equal(NULL, "a"));
     assert_null(clg_datastore_skipped_file(NULL, 0));
     assert_int_equal(clg_datastore_decoded(NULL), 0);
@@ -454,6 +477,8 @@ static const entry table[] = {
                                    "clg_mul_backward clg_bias_add clg_bias_backward "
                                    "clg_fc_forward clg_fc_backward_data clg_fc_backward_weights "
                                    "clg_softmax_xent_forward clg_softmax_xent_backward "
+                                   "clg_regression_forward clg_regression_backward "
+                                   "clg_pixel_xent_forward clg_pixel_xent_backward "
                                    "clg_batchnorm_forward_train clg_batchnorm_forward_infer "
                                    "clg_batchnorm_backward clg_dropout_forward clg_dropout_backward"},
     {"optim", p_optim, "clg_sgd_step clg_adam_step clg_sgd_step_host clg_adam_step_host "
@@ -467,6 +492,8 @@ static const entry table[] = {
                  "clg_net_add_activation clg_net_add_activation_desc clg_net_add_mul clg_net_add_softmax_xent "
                  "clg_net_add_channel_slice clg_net_add_channel_shuffle clg_net_add_pad "
                  "clg_net_add_conv_transpose clg_net_add_upsample clg_net_add_crop "
+                 "clg_net_add_regression clg_net_add_pixel_softmax clg_net_task "
+                 "clg_net_output_count clg_net_output_shape "
                  "clg_net_set_input_normalization clg_net_input_normalization clg_net_parse clg_net_text "
                  "clg_net_layer_count clg_net_layer_info clg_net_input_shape clg_net_class_count "
                  "clg_net_ctx clg_net_set_class_names clg_net_class_name clg_net_init "
@@ -484,6 +511,11 @@ static const entry table[] = {
                      "clg_datastore_channel_stats "
                      "clg_datastore_partition clg_datastore_shared clg_datastore_decoded "
                      "clg_datastore_match_classes clg_class_names_equal clg_datastore_skipped_file "
+                     "clg_pixel_label_options_default clg_datastore_open_pixel_labels "
+                     "clg_datastore_open_paired_images clg_datastore_open_image_values "
+                     "clg_denoise_options_default clg_datastore_denoising "
+                     "clg_datastore_class_weights clg_datastore_target "
+                     "clg_datastore_from_memory_targets "
                      "clg_batch_reader_create "
                      "clg_batch_reader_start clg_batch_reader_next clg_batch_reader_samples_read "
                      "clg_batch_reader_last_error clg_batch_reader_destroy"},

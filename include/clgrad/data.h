@@ -1,4 +1,5 @@
-/* Datastores: labelled images read by index, as float32 NCHW plus integer labels. */
+/* Datastores: images read by index, as float32 NCHW, with their targets: a class label, a
+ * label per pixel, or float values (an image or a vector). */
 #ifndef CLGRAD_DATA_H
 #define CLGRAD_DATA_H
 
@@ -112,6 +113,89 @@ CLG_API clg_image_folder_options clg_image_folder_options_default(void);
 CLG_API clg_status clg_datastore_open_image_folder(const char *dir, const clg_image_folder_options *o,
                                              clg_datastore **out);
 
+/* Images paired with targets by file name (image-to-image tasks). Every image file under the
+ * input folder (at any depth, sorted as an image folder's) has its partner in the target
+ * folder at the same relative path, or the same name with another image extension (x.jpg's
+ * label x.png); a missing partner fails the open, naming it. Images are decoded and resized as
+ * an image folder's (clg_image_folder_options: channels, height and width, 0 0 for the first
+ * image's size). */
+
+typedef struct clg_pixel_label_options {
+    size_t struct_size;               /* set by the _default() (README "Compatibility") */
+    clg_image_folder_options images;  /* the images' channels and size */
+    int ignore_unlisted;              /* 1: label values the class list does not name are
+                                         CLG_LABEL_IGNORE; 0: a read fails naming the pixel */
+} clg_pixel_label_options;
+
+/** Gray images at the first image's size; unlisted label values fail. */
+CLG_API clg_pixel_label_options clg_pixel_label_options_default(void);
+
+/** Semantic segmentation data (MATLAB's pixelLabelImageDatastore): each image with a label
+ *  image of the same size holding a class per pixel, by gray value or by RGB colour (CamVid).
+ *  classes_file names the classes, a line each: "name value" (0-255) or "name red green blue";
+ *  '#' starts a comment. Targets: CLG_TARGET_PIXELS at the images' size (label maps resized by
+ *  nearest pixel when the images are).
+ *  @return CLG_OK; CLG_ERR_IO (unreadable folder or list); CLG_ERR_INVALID_ARG (a bad class
+ *          list, no images, an image without a label file, bad options). A read fails with
+ *          CLG_ERR_CORRUPT for a label image of another size than its image or, unless
+ *          ignored, a value the list does not name. */
+CLG_API clg_status clg_datastore_open_pixel_labels(const char *image_dir, const char *label_dir,
+                                                   const char *classes_file,
+                                                   const clg_pixel_label_options *o,
+                                                   clg_datastore **out);
+
+/** Image-to-image regression data: each input image with a target image (CLG_TARGET_VALUES,
+ *  target_channels x H x W, 0: the inputs' channels), both resized to the samples' size. */
+CLG_API clg_status clg_datastore_open_paired_images(const char *input_dir, const char *target_dir,
+                                                    const clg_image_folder_options *o,
+                                                    size_t target_channels,
+                                                    clg_datastore **out);
+
+/** Regression targets from a CSV file beside an image folder: each line "file,v1,...,vk"
+ *  (file relative to dir; k the same on every line, at most 4096; a first line that is not
+ *  of this form is a header). Targets: CLG_TARGET_VALUES, k x 1 x 1.
+ *  @return CLG_OK; CLG_ERR_IO; CLG_ERR_CORRUPT (a bad line, naming it); CLG_ERR_INVALID_ARG (a
+ *          file that does not exist, no rows). */
+CLG_API clg_status clg_datastore_open_image_values(const char *dir, const char *csv_path,
+                                                   const clg_image_folder_options *o,
+                                                   clg_datastore **out);
+
+/* Denoising data, like MATLAB's denoisingImageDatastore: patches of another store's images
+ * with Gaussian noise added. */
+typedef enum clg_denoise_target {
+    CLG_DENOISE_NOISE = 0, /* the target is the noise added (residual learning, DnCNN) */
+    CLG_DENOISE_CLEAN = 1  /* the target is the clean patch */
+} clg_denoise_target;
+
+typedef struct clg_denoise_options {
+    size_t struct_size;         /* set by the _default() (README "Compatibility") */
+    size_t patch_h, patch_w;    /* 0 0: whole images */
+    size_t patches_per_image;   /* samples per image of the parent (at least 1) */
+    float sigma[2];             /* noise standard deviation (pixels in [0, 1]), drawn
+                                   uniformly in [lo, hi] per patch */
+    clg_denoise_target target;
+    uint64_t seed;              /* places, levels and noise = f(seed, epoch, sample) only */
+} clg_denoise_options;
+
+/** Whole images, one a image, sigma 0.1, the noise as target, seed 0. */
+CLG_API clg_denoise_options clg_denoise_options_default(void);
+
+/** A view of parent (any image store; its labels are not used) whose sample i is a patch of
+ *  image i / patches_per_image at a random place, plus noise: the noisy patch, with the noise
+ *  or the clean patch as its CLG_TARGET_VALUES target. New places and noise every epoch
+ *  (clg_datastore_set_epoch). Borrows parent.
+ *  @return CLG_OK; CLG_ERR_INVALID_ARG (a patch larger than the images, naming both sizes;
+ *          sigma outside [0, 10] or lo > hi; no patches). */
+CLG_API clg_status clg_datastore_denoising(clg_datastore *parent, const clg_denoise_options *o,
+                                           clg_datastore **out);
+
+/** Class weights from the labels of a classification or segmentation store (read once), for
+ *  clg_net_add_pixel_softmax / softmax's imbalance: mode 0 inverse frequency (w_k = total /
+ *  (K x count_k)), 1 median frequency balancing (w_k = median(f) / f_k, f the frequencies of
+ *  classes present). A class never seen gets 0. cap >= the class count. */
+CLG_API clg_status clg_datastore_class_weights(clg_datastore *ds, int mode, float *weights,
+                                               size_t cap);
+
 /* Augmentation, like MATLAB's augmentedImageDatastore. */
 typedef enum clg_crop {
     CLG_CROP_NONE = 0,    /* output size = input size */
@@ -219,12 +303,35 @@ CLG_API int clg_class_names_equal(const char *a, const char *b);
 CLG_API clg_status clg_datastore_match_classes(clg_datastore *parent, const char *const *names,
                                                size_t count, clg_datastore **out);
 
+/* What a store's samples are paired with (clg_datastore_target). */
+typedef enum clg_target_kind {
+    CLG_TARGET_CLASS = 0,  /* an int32 class label per sample (shape 1 x 1 x 1) */
+    CLG_TARGET_PIXELS = 1, /* an int32 class label per pixel (1 x H x W), CLG_LABEL_IGNORE
+                              (-1) for pixels without one */
+    CLG_TARGET_VALUES = 2  /* float values (C x H x W: an image, or C x 1 x 1: a vector) */
+} clg_target_kind;
+
+/** The kind of the store's targets, and their shape per sample into *shape (n = 1; may be
+ *  NULL). Each target value takes 4 bytes (int32 or float). */
+CLG_API clg_target_kind clg_datastore_target(const clg_datastore *ds, clg_shape *shape);
+
+/** A datastore over n samples and their targets held in memory (copied): images n x sample,
+ *  targets n x target_shape values of the kind (int32 for classes and pixels, floats for
+ *  values). classes: for CLG_TARGET_CLASS and CLG_TARGET_PIXELS, labels are in [0, classes)
+ *  (pixels may also be CLG_LABEL_IGNORE); 0 for values. */
+CLG_API clg_status clg_datastore_from_memory_targets(const float *images, const void *targets,
+                                                     size_t n, clg_shape sample,
+                                                     clg_target_kind kind,
+                                                     clg_shape target_shape, size_t classes,
+                                                     clg_datastore **out);
+
 /** Reads samples indices[0..n) into images (n x C x H x W floats, sample after sample) and
- *  labels (n values); either output may be NULL to skip it.
+ *  targets (n x the store's target shape, clg_datastore_target: n int32 labels for a
+ *  classification store); either output may be NULL to skip it.
  *  @return CLG_OK; CLG_ERR_INVALID_ARG for an index >= size (naming it) or NULL arguments;
  *          CLG_ERR_IO / CLG_ERR_CORRUPT for a sample that cannot be read. */
 CLG_API clg_status clg_datastore_read(clg_datastore *ds, const size_t *indices, size_t n,
-                                      float *images, int32_t *labels);
+                                      float *images, void *targets);
 
 /** Per-channel mean and (population) standard deviation over every sample of ds, read once
  *  in chunks, summed in double and merged chunk by chunk (Chan et al.), for the network's
@@ -266,11 +373,12 @@ CLG_API clg_status clg_batch_reader_create(clg_datastore *ds, size_t batch, size
 CLG_API clg_status clg_batch_reader_start(clg_batch_reader *r, const size_t *order,
                                           size_t batches);
 
-/** Copies the next batch of the pass into images (batch x C x H x W) and labels (batch),
+/** Copies the next batch of the pass into images (batch x C x H x W) and targets (batch x
+ *  the store's target: batch labels for classification),
  *  waiting for it when a worker is still reading it. A failed read comes back at the batch it
  *  belongs to, whatever the worker count, with the store's message (naming the file): the
  *  status of clg_datastore_read. CLG_ERR_INVALID_ARG past the last batch of the pass. */
-CLG_API clg_status clg_batch_reader_next(clg_batch_reader *r, float *images, int32_t *labels);
+CLG_API clg_status clg_batch_reader_next(clg_batch_reader *r, float *images, void *targets);
 
 /** Samples read by this reader so far (decoded, for image stores). */
 CLG_API uint64_t clg_batch_reader_samples_read(const clg_batch_reader *r);

@@ -1,4 +1,5 @@
-/* Softmax cross-entropy with integer labels. */
+/* Losses: softmax cross-entropy with integer labels (one per sample, or one per pixel) and
+ * regression losses against float targets. */
 #ifndef CLGRAD_LOSS_H
 #define CLGRAD_LOSS_H
 
@@ -30,6 +31,52 @@ CLG_API clg_status clg_softmax_xent_forward(clg_ctx *ctx, const clg_tensor *logi
 CLG_API clg_status clg_softmax_xent_backward(clg_ctx *ctx, const clg_tensor *logits,
                                              const int32_t *labels, size_t n_labels, float scale,
                                              clg_tensor *dlogits);
+
+/* A pixel label that no loss or metric counts (an unlabelled pixel). */
+#define CLG_LABEL_IGNORE (-1)
+/* Most classes a class list or a per-pixel loss's class weights name. */
+#define CLG_CLASS_WEIGHTS_MAX 256
+
+/* Regression losses, per sample over its R values (MATLAB's regressionLayer, PyTorch's
+ * MSELoss / L1Loss with reduction "mean" when every sample has the same R): */
+typedef enum clg_regression_loss {
+    CLG_REGRESSION_MSE = 0, /* half mean squared error: 0.5 * mean((y - t)^2) */
+    CLG_REGRESSION_L1 = 1   /* mean absolute error: mean(|y - t|) */
+} clg_regression_loss;
+
+/** Regression loss of y (N samples of R values, any shape) against targets (N x R host floats,
+ *  in y's order). mean_loss: the mean of the samples' losses (summed in double, in order).
+ *  Blocks. @return CLG_OK; CLG_ERR_SHAPE when n_values != N x R; CLG_ERR_INVALID_ARG. */
+CLG_API clg_status clg_regression_forward(clg_ctx *ctx, clg_regression_loss loss,
+                                          const clg_tensor *y, const float *targets,
+                                          size_t n_values, double *mean_loss);
+
+/** dy = scale * d(sum of the samples' losses)/dy: scale * (y - t) / R (MSE) or scale * sign(y -
+ *  t) / R (L1, 0 where equal); scale 1/N for the mean. dy may be y. */
+CLG_API clg_status clg_regression_backward(clg_ctx *ctx, clg_regression_loss loss,
+                                           const clg_tensor *y, const float *targets,
+                                           size_t n_values, float scale, clg_tensor *dy);
+
+/** Per-pixel softmax cross-entropy (MATLAB's pixelClassificationLayer) of logits N x K x H x W
+ *  (K classes over the channels) against labels (N x H x W host integers in [0, K), or
+ *  CLG_LABEL_IGNORE): a sample's loss is the sum over its labelled pixels of w[label] *
+ *  (logsumexp - logit[label]), divided by H x W (every pixel: a per-sample mean, so that the
+ *  gradient of a batch is the sum of its samples'). weights: NULL (all 1) or K host values >= 0.
+ *  mean_loss: the mean over samples; correct: labelled pixels whose first largest logit is the
+ *  label; labelled: labelled pixels. Each output may be NULL. Blocks.
+ *  @return CLG_OK; CLG_ERR_INVALID_ARG for a label outside [0, K) other than CLG_LABEL_IGNORE
+ *          (naming it) or a negative weight; CLG_ERR_SHAPE when n_labels != N x H x W. */
+CLG_API clg_status clg_pixel_xent_forward(clg_ctx *ctx, const clg_tensor *logits,
+                                          const int32_t *labels, size_t n_labels,
+                                          const float *weights, double *mean_loss,
+                                          size_t *correct, size_t *labelled);
+
+/** dlogits = scale * w[label] / (H W) * (softmax - onehot(label)) at each labelled pixel, 0 at
+ *  ignored ones; scale 1/N for the mean. dlogits may be logits. */
+CLG_API clg_status clg_pixel_xent_backward(clg_ctx *ctx, const clg_tensor *logits,
+                                           const int32_t *labels, size_t n_labels,
+                                           const float *weights, float scale,
+                                           clg_tensor *dlogits);
 
 #ifdef __cplusplus
 }

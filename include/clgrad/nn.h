@@ -10,6 +10,7 @@
 #include "clgrad/activation.h"
 #include "clgrad/conv.h"
 #include "clgrad/data.h"
+#include "clgrad/loss.h"
 #include "clgrad/pad.h"
 #include "clgrad/pool.h"
 #include "clgrad/upsample.h"
@@ -37,7 +38,10 @@ typedef enum clg_layer_kind {
     CLG_LAYER_PAD = 13,            /* spatial padding: constant, reflect or edge (pad.h) */
     CLG_LAYER_CONV_TRANSPOSE = 14, /* transposed convolution: images made larger */
     CLG_LAYER_UPSAMPLE = 15,       /* up-sampling by whole factors, nearest or bilinear */
-    CLG_LAYER_CROP = 16            /* the centre of its input at another layer's size */
+    CLG_LAYER_CROP = 16,           /* the centre of its input at another layer's size */
+    CLG_LAYER_REGRESSION = 17,     /* output: regression loss (MSE or L1) over every value */
+    CLG_LAYER_PIXEL_SOFTMAX = 18   /* output: softmax over the channels at each pixel, with
+                                      cross-entropy against a label map (segmentation) */
 } clg_layer_kind;
 
 #define CLG_LAYER_NAME 32     /* bytes of a layer name, with its NUL */
@@ -91,6 +95,31 @@ CLG_API clg_status clg_net_add_activation_desc(clg_net *net, const clg_activatio
 /** The output layer: its input size is the class count. Every other layer must by then feed a
  *  later one. */
 CLG_API clg_status clg_net_add_softmax_xent(clg_net *net);
+/** The output of a regression network: its input is the prediction (any shape: an image for
+ *  image-to-image regression), trained against float targets of that shape with loss
+ *  (loss.h: half mean squared error or mean absolute error per sample). */
+CLG_API clg_status clg_net_add_regression(clg_net *net, clg_regression_loss loss);
+/** The output of a segmentation network: its input's channels are the classes (at least 2)
+ *  at each pixel, trained against a label map of the input's H x W (loss.h's per-pixel
+ *  softmax cross-entropy); weights: NULL or one per class (at most CLG_CLASS_WEIGHTS_MAX,
+ *  e.g. from clg_datastore_class_weights). */
+CLG_API clg_status clg_net_add_pixel_softmax(clg_net *net, const float *weights, size_t count);
+
+/* What a network's output layer trains it for. */
+typedef enum clg_task {
+    CLG_TASK_NONE = 0,           /* no output layer yet */
+    CLG_TASK_CLASSIFICATION = 1, /* softmax: a class per sample */
+    CLG_TASK_SEGMENTATION = 2,   /* pixelsoftmax: a class per pixel */
+    CLG_TASK_REGRESSION = 3      /* regression: values (an image, a vector) per sample */
+} clg_task;
+
+
+/** The net's task, from its output layer. */
+CLG_API clg_task clg_net_task(const clg_net *net);
+/** Values per sample of clg_net_predict's output (the output layer's input size). */
+CLG_API size_t clg_net_output_count(const clg_net *net);
+/** Shape per sample of that output (n = 1). */
+CLG_API clg_shape clg_net_output_shape(const clg_net *net);
 
 /* Layer graphs. A layer reads the previous layer's output unless told otherwise; layers are
  * named "l1", "l2", ... in order unless named. */
@@ -187,8 +216,11 @@ CLG_API clg_status clg_net_get_params(clg_net *net, clg_param_set which, float *
 CLG_API clg_status clg_net_set_params(clg_net *net, clg_param_set which, const float *host,
                                       size_t count);
 
-/** Class probabilities (n x classes) of n samples (n x C x H x W floats) in inference mode
- *  (dropout off, batch norm on running statistics). Works in chunks, any n. */
+/** The output of n samples (n x C x H x W floats) in inference mode (dropout off, batch norm
+ *  on running statistics), clg_net_output_count values each: class probabilities (n x
+ *  classes), per-pixel class probabilities (n x classes x H x W) or the regression's values.
+ *  Works in chunks, any n. A net whose input is another size than the samples' is rebuilt
+ *  with clg_net_resized first (fully convolutional networks on whole images). */
 CLG_API clg_status clg_net_predict(clg_net *net, const float *images, size_t n, float *probs);
 /** The outputs of the layer named `layer` ("l3", or a name it was given) for n samples in
  *  inference mode, as MATLAB's activations(net, X, layer): n x (its C x H x W) floats into

@@ -1,18 +1,25 @@
 /* Augmentation (like augmentedImageDatastore): random reflection, rotation, scale and
  * translation by one inverse-mapped bilinear resampling, crops to an output size (a random
  * resized crop from the decoded file where there is one), and normalisation. Each sample's
- * randomness comes from (seed, epoch, sample index) only. */
+ * randomness comes from (seed, epoch, sample index) only. A label map or target image moves
+ * with its image: the same geometry, labels by their nearest pixel (CLG_LABEL_IGNORE where
+ * the geometry reaches outside), target images bilinearly, neither normalised. */
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "clgrad/loss.h"
 #include "data/data_internal.h"
+
+enum { MOVE_LABELS = 1, MOVE_VALUES = 2 };
 
 typedef struct augment_store {
     clg_datastore *parent;     /* borrowed */
     clg_augment_options o;
     clg_shape in;              /* the parent's sample */
+    clg_shape tin;             /* the parent's target */
+    int tmode;                 /* 0: the target as it is; MOVE_LABELS, MOVE_VALUES */
     size_t buffer_floats;      /* of each spare: the larger of the input and output samples */
     /* sample buffers, one or two per thread reading at once (batch reader workers), kept */
     pthread_mutex_t lock;
@@ -78,9 +85,6 @@ static void give_buffer(augment_store *s, float *b)
     free(b);
 }
 
-static void transform(const augment_store *s, size_t index, const float *src, clg_shape in,
-                      clg_shape out, clg_crop crop, float *image);
-
 /* torchvision's RandomResizedCrop.get_params: up to 10 draws of an area and an aspect ratio
  * whose window fits, at a random place; else the whole image clamped to the aspect range, at
  * the centre. Draws 8.. of the sample. */
@@ -127,114 +131,172 @@ static clg_status pick_window(void *user, size_t ih, size_t iw, size_t h, size_t
     return CLG_OK;
 }
 
-/* A random resized crop of a sample already decoded (no file below): the window resampled
- * bilinearly at the output's pixel centres. */
-static void crop_sample(const augment_store *s, size_t index, const float *src, clg_shape out,
-                        float *image)
+/* Where output pixel (i, j) of a sample comes from in its input, for every plane of it. */
+typedef struct warp {
+    int window;                /* a random resized crop's window, else the general form */
+    double wy, wx, sy, sx;     /* window: top, left, and input pixels per output pixel */
+    double H1, W1;             /* window: the last row and column, for clamping */
+    double ca, sa, cy, cx, ty, tx, fy, fx, oh, ow; /* rotation, scale, reflections, shift */
+    int whole;                 /* only whole-pixel moves: (y0 + fy i, x0 + fx j) */
+    double y0, x0;
+} warp;
+
+/* The window of a random resized crop of an H x W sample (no file below), resampled at the
+ * output's pixel centres. */
+static void window_warp(const augment_store *s, size_t index, clg_shape out, warp *w)
 {
-    size_t win[4], H = s->in.h, W = s->in.w;
-    random_window(s, index, H, W, win);
-    double sy = (double)win[2] / (double)out.h, sx = (double)win[3] / (double)out.w;
-    for (size_t c = 0; c < out.c; c++)
-        for (size_t i = 0; i < out.h; i++)
-            for (size_t j = 0; j < out.w; j++) {
-                double y = (double)win[0] + ((double)i + 0.5) * sy - 0.5;
-                double x = (double)win[1] + ((double)j + 0.5) * sx - 0.5;
-                y = fmin(fmax(y, 0.0), (double)(H - 1)), x = fmin(fmax(x, 0.0), (double)(W - 1));
-                image[(c * out.h + i) * out.w + j] = bilinear(src + c * H * W, H, W, y, x, 0.0f);
+    size_t win[4];
+    random_window(s, index, s->in.h, s->in.w, win);
+    memset(w, 0, sizeof *w);
+    w->window = 1;
+    w->wy = (double)win[0], w->wx = (double)win[1];
+    w->sy = (double)win[2] / (double)out.h, w->sx = (double)win[3] / (double)out.w;
+    w->H1 = (double)(s->in.h - 1), w->W1 = (double)(s->in.w - 1);
+}
+
+/* The inverse of a rotation by angle, scaling, reflections and a translation, around the
+ * centres, within the crop window (centred, or random per sample). */
+static void general_warp(const augment_store *s, size_t index, clg_shape in, clg_shape out,
+                         clg_crop crop, warp *w)
+{
+    const clg_augment_options *o = &s->o;
+    size_t H = in.h, W = in.w, OH = out.h, OW = out.w;
+    memset(w, 0, sizeof *w);
+    double angle = between(s, index, 0, o->rotation) * 3.14159265358979323846 / 180.0;
+    double sc = between(s, index, 1, o->scale);
+    w->ty = between(s, index, 2, o->translation_y), w->tx = between(s, index, 3, o->translation_x);
+    w->fy = o->reflection_y && draw(s, index, 4) < 0.5 ? -1.0 : 1.0;
+    w->fx = o->reflection_x && draw(s, index, 5) < 0.5 ? -1.0 : 1.0;
+    w->cy = (H - 1) / 2.0, w->cx = (W - 1) / 2.0;
+    if (crop == CLG_CROP_RANDOM) {
+        w->cy = (OH - 1) / 2.0 + floor(draw(s, index, 6) * (double)(H - OH + 1));
+        w->cx = (OW - 1) / 2.0 + floor(draw(s, index, 7) * (double)(W - OW + 1));
+    }
+    w->ca = cos(angle) / sc, w->sa = sin(angle) / sc;
+    w->oh = (OH - 1) / 2.0, w->ow = (OW - 1) / 2.0;
+    w->y0 = w->cy - w->fy * w->oh - w->ty, w->x0 = w->cx - w->fx * w->ow - w->tx;
+    double y1 = w->y0 + w->fy * (double)(OH - 1), x1 = w->x0 + w->fx * (double)(OW - 1);
+    w->whole = angle == 0.0 && sc == 1.0 && w->y0 == floor(w->y0) && w->x0 == floor(w->x0) &&
+               w->y0 >= 0 && w->x0 >= 0 && y1 >= 0 && x1 >= 0 && y1 < (double)H &&
+               x1 < (double)W;
+}
+
+static void warp_point(const warp *w, size_t i, size_t j, double *y, double *x)
+{
+    if (w->window) {
+        *y = fmin(fmax(w->wy + ((double)i + 0.5) * w->sy - 0.5, 0.0), w->H1);
+        *x = fmin(fmax(w->wx + ((double)j + 0.5) * w->sx - 0.5, 0.0), w->W1);
+        return;
+    }
+    double v = ((double)i - w->oh) * w->fy, u = ((double)j - w->ow) * w->fx;
+    *y = w->ca * v - w->sa * u + w->cy - w->ty;
+    *x = w->sa * v + w->ca * u + w->cx - w->tx;
+}
+
+/* The C planes of src (in's H x W) resampled into image (out's), each value then (v - mean[c])
+ * * scale[c] (NULL: as they are). */
+static void warp_planes(const warp *w, const float *src, clg_shape in, clg_shape out, size_t C,
+                        float fill, const float *mean, const float *scale, float *image)
+{
+    size_t H = in.h, W = in.w, OH = out.h, OW = out.w;
+    for (size_t c = 0; c < C; c++) {
+        const float *plane = src + c * H * W;
+        float *o = image + c * OH * OW, m = mean ? mean[c] : 0.0f, k = scale ? scale[c] : 1.0f;
+        for (size_t i = 0; i < OH; i++) {
+            if (w->whole) { /* whole-pixel moves only (mirrors, crops): a copy, the same values
+                               bilinear gives */
+                const float *row = plane + (size_t)(w->y0 + w->fy * (double)i) * W;
+                long sx = (long)w->x0, dx = (long)w->fx;
+                for (size_t j = 0; j < OW; j++)
+                    o[i * OW + j] = (row[sx + dx * (long)j] - m) * k;
+                continue;
             }
+            for (size_t j = 0; j < OW; j++) {
+                double y, x;
+                warp_point(w, i, j, &y, &x);
+                o[i * OW + j] = (bilinear(plane, H, W, y, x, fill) - m) * k;
+            }
+        }
+    }
 }
 
-/* The random resized crop of sample index into crop (out's size): from its file, or else from
- * the parent's sample read into spare. */
-static clg_status resized_crop(augment_store *s, size_t index, clg_shape out, float *crop,
-                               float *spare, int32_t *label)
+/* A label map (in's H x W) resampled by nearest pixel into out's; outside: ignored. */
+static void warp_labels(const warp *w, const int32_t *src, clg_shape in, clg_shape out,
+                        int32_t *labels)
 {
-    window_pick p = {s, index};
-    clg_status st = clg__datastore_read_with(s->parent, index, pick_window, &p, out.h, out.w,
-                                             crop, label);
-    if (st != CLG_ERR_UNSUPPORTED)
-        return st;
-    st = clg_datastore_read(s->parent, &index, 1, spare, label);
-    if (st == CLG_OK)
-        crop_sample(s, index, spare, out, crop);
-    return st;
+    for (size_t i = 0; i < out.h; i++)
+        for (size_t j = 0; j < out.w; j++) {
+            double y, x;
+            warp_point(w, i, j, &y, &x);
+            double ry = floor(y + 0.5), rx = floor(x + 0.5);
+            labels[i * out.w + j] = ry < 0 || rx < 0 || ry >= (double)in.h || rx >= (double)in.w
+                                        ? CLG_LABEL_IGNORE
+                                        : src[(size_t)ry * in.w + (size_t)rx];
+        }
 }
 
-static clg_status augment_read(clg_datastore *ds, size_t index, float *image, int32_t *label)
+/* The target (of shape tin) moved with the image by w into out's size (a label map or a
+ * target image), or else copied. */
+static void warp_target(const augment_store *s, const warp *w, const void *src, clg_shape tin,
+                        clg_shape out, void *target, size_t target_bytes)
+{
+    clg_shape tout = {1, tin.c, out.h, out.w};
+    if (s->tmode == MOVE_LABELS)
+        warp_labels(w, src, tin, tout, target);
+    else if (s->tmode == MOVE_VALUES)
+        warp_planes(w, src, tin, tout, tin.c, s->o.fill, NULL, NULL, target);
+    else
+        memcpy(target, src, target_bytes);
+}
+
+static clg_status augment_read(clg_datastore *ds, size_t index, float *image, void *target)
 {
     augment_store *s = ds->impl;
-    if (!image) {
-        clg_status st = clg_datastore_read(s->parent, &index, 1, NULL, label);
+    size_t tb = clg__target_bytes(ds), C = s->in.c;
+    if (!image && !s->tmode) {
+        clg_status st = clg_datastore_read(s->parent, &index, 1, NULL, target);
         return st == CLG_OK ? st : clg__datastore_fail(ds, st, "%s", clg_last_error());
     }
     int resized = s->o.crop == CLG_CROP_RANDOM_RESIZED;
-    float *src = take_buffer(s), *spare = resized ? take_buffer(s) : NULL;
-    clg_status st = src && (spare || !resized) ? CLG_OK : CLG_ERR_OUT_OF_HOST_MEMORY;
-    if (st != CLG_OK)
+    clg_shape out = ds->sample, tout = {1, s->tin.c, out.h, out.w};
+    float *src = take_buffer(s), *tsrc = take_buffer(s);
+    float *crop = resized ? take_buffer(s) : NULL, *tcrop = resized ? take_buffer(s) : NULL;
+    clg_status st = src && tsrc && (!resized || (crop && tcrop)) ? CLG_OK
+                                                                 : CLG_ERR_OUT_OF_HOST_MEMORY;
+    warp w;
+    if (st != CLG_OK) {
         clg__datastore_fail(ds, st, "augment: out of host memory");
-    else if (resized) /* cropped first; the rest transforms the crop */
-        st = resized_crop(s, index, ds->sample, src, spare, label);
-    else
-        st = clg_datastore_read(s->parent, &index, 1, src, label);
-    if (st == CLG_OK)
-        transform(s, index, src, resized ? ds->sample : s->in, ds->sample,
-                  resized ? CLG_CROP_NONE : s->o.crop, image);
-    else if (st != CLG_ERR_OUT_OF_HOST_MEMORY)
+    } else if (resized && image && !s->tmode) { /* from the file, decoded at a reduced scale */
+        window_pick p = {s, index};
+        st = clg__datastore_read_with(s->parent, index, pick_window, &p, out.h, out.w, crop,
+                                      tcrop);
+    } else {
+        st = CLG_ERR_UNSUPPORTED;
+    }
+    if (st == CLG_ERR_UNSUPPORTED) { /* from the sample (and its target) */
+        st = clg_datastore_read(s->parent, &index, 1, image ? src : NULL, tsrc);
+        if (st == CLG_OK && resized) { /* the window, resampled to the output's size */
+            window_warp(s, index, out, &w);
+            if (image)
+                warp_planes(&w, src, s->in, out, C, 0.0f, NULL, NULL, crop);
+            warp_target(s, &w, tsrc, s->tin, out, tcrop, tb);
+        }
+    }
+    if (st == CLG_OK) { /* the other transformations (of the crop), then normalisation */
+        clg_shape from = resized ? out : s->in, tfrom = resized ? tout : s->tin;
+        general_warp(s, index, from, out, resized ? CLG_CROP_NONE : s->o.crop, &w);
+        warp_target(s, &w, resized ? tcrop : tsrc, tfrom, out, target, tb);
+        if (image)
+            warp_planes(&w, resized ? crop : src, from, out, C, s->o.fill, s->mean, s->scale,
+                        image);
+    } else if (st != CLG_ERR_OUT_OF_HOST_MEMORY) {
         clg__datastore_fail(ds, st, "%s", clg_last_error());
-    if (spare)
-        give_buffer(s, spare);
-    if (src)
-        give_buffer(s, src);
+    }
+    float *bufs[4] = {src, tsrc, crop, tcrop};
+    for (int b = 0; b < 4; b++)
+        if (bufs[b])
+            give_buffer(s, bufs[b]);
     return st;
-}
-
-/* One bilinear resampling of the sample src (of shape in) into image (of shape out). */
-static void transform(const augment_store *s, size_t index, const float *src, clg_shape in,
-                      clg_shape out, clg_crop crop, float *image)
-{
-    const clg_augment_options *o = &s->o;
-    size_t C = in.c, H = in.h, W = in.w, OH = out.h, OW = out.w;
-    /* Output pixel (i, j) maps to input (y, x) = A (i - oc) + ic + t: the inverse of a
-     * rotation by angle, scaling, reflections and a translation, around the centres. */
-    double angle = between(s, index, 0, o->rotation) * 3.14159265358979323846 / 180.0;
-    double sc = between(s, index, 1, o->scale);
-    double ty = between(s, index, 2, o->translation_y), tx = between(s, index, 3, o->translation_x);
-    double fy = o->reflection_y && draw(s, index, 4) < 0.5 ? -1.0 : 1.0;
-    double fx = o->reflection_x && draw(s, index, 5) < 0.5 ? -1.0 : 1.0;
-    /* the crop window inside the (transformed) input: centred, or random per sample */
-    double cy = (H - 1) / 2.0, cx = (W - 1) / 2.0;
-    if (crop == CLG_CROP_RANDOM) {
-        cy = (OH - 1) / 2.0 + floor(draw(s, index, 6) * (double)(H - OH + 1));
-        cx = (OW - 1) / 2.0 + floor(draw(s, index, 7) * (double)(W - OW + 1));
-    }
-    double y0 = cy - fy * (OH - 1) / 2.0 - ty, x0 = cx - fx * (OW - 1) / 2.0 - tx;
-    if (angle == 0.0 && sc == 1.0 && y0 == floor(y0) && x0 == floor(x0) && y0 >= 0 &&
-        x0 >= 0 && y0 + fy * (double)(OH - 1) < (double)H && x0 + fx * (double)(OW - 1) < (double)W &&
-        y0 + fy * (double)(OH - 1) >= 0 && x0 + fx * (double)(OW - 1) >= 0) {
-        /* whole-pixel moves only (mirrors, crops): a copy, the same values bilinear gives */
-        long sy = (long)y0, sx = (long)x0, dy = (long)fy, dx = (long)fx;
-        for (size_t c = 0; c < C; c++)
-            for (size_t i = 0; i < OH; i++) {
-                const float *row = src + (c * H + (size_t)(sy + dy * (long)i)) * W;
-                float *out = image + (c * OH + i) * OW, m = s->mean[c], k = s->scale[c];
-                for (size_t j = 0; j < OW; j++)
-                    out[j] = (row[sx + dx * (long)j] - m) * k;
-            }
-        return;
-    }
-    double ca = cos(angle) / sc, sa = sin(angle) / sc;
-    for (size_t c = 0; c < C; c++) {
-        const float *plane = src + c * H * W;
-        float *out = image + c * OH * OW;
-        for (size_t i = 0; i < OH; i++)
-            for (size_t j = 0; j < OW; j++) {
-                double v = ((double)i - (OH - 1) / 2.0) * fy, u = ((double)j - (OW - 1) / 2.0) * fx;
-                double y = ca * v - sa * u + cy - ty, x = sa * v + ca * u + cx - tx;
-                float p = bilinear(plane, H, W, y, x, o->fill);
-                out[i * OW + j] = (p - s->mean[c]) * s->scale[c];
-            }
-    }
 }
 
 static void augment_destroy(void *impl)
@@ -278,8 +340,7 @@ static clg_status statistics(augment_store *s, clg_datastore *parent)
     if (!buf)
         return clg__datastore_fail(NULL, CLG_ERR_OUT_OF_HOST_MEMORY, "augment: out of host memory");
     for (size_t i = 0; i < n; i++) {
-        int32_t l;
-        clg_status st = clg_datastore_read(parent, &i, 1, buf, &l);
+        clg_status st = clg_datastore_read(parent, &i, 1, buf, NULL);
         if (st != CLG_OK) {
             give_buffer(s, buf);
             return clg__datastore_fail(NULL, st, "augment statistics: %s", clg_datastore_last_error(parent));
@@ -340,8 +401,18 @@ clg_status clg_datastore_augment(clg_datastore *parent, const clg_augment_option
     clg_shape sample = in;
     if (o->crop != CLG_CROP_NONE)
         sample.h = o->height, sample.w = o->width;
-    s->buffer_floats = clg_shape_numel(in) > clg_shape_numel(sample) ? clg_shape_numel(in)
-                                                                       : clg_shape_numel(sample);
+    /* the target moves with the image when it is a map or image of the sample's size */
+    clg_target_kind kind = clg_datastore_target(parent, &s->tin);
+    int spatial = s->tin.h == in.h && s->tin.w == in.w && s->tin.h * s->tin.w > 1;
+    s->tmode = kind == CLG_TARGET_PIXELS ? MOVE_LABELS
+               : kind == CLG_TARGET_VALUES && spatial ? MOVE_VALUES : 0;
+    clg_shape tout = s->tin;
+    if (s->tmode)
+        tout.h = sample.h, tout.w = sample.w;
+    size_t sizes[4] = {clg_shape_numel(in), clg_shape_numel(sample), clg_shape_numel(s->tin),
+                       clg_shape_numel(tout)};
+    for (int k = 0; k < 4; k++)
+        s->buffer_floats = sizes[k] > s->buffer_floats ? sizes[k] : s->buffer_floats;
     s->spare[0] = clg__malloc(s->buffer_floats * sizeof(float));
     s->nspare = s->spare[0] != NULL;
     for (int c = 0; c < 4; c++)
@@ -354,6 +425,7 @@ clg_status clg_datastore_augment(clg_datastore *parent, const clg_augment_option
     st = clg__datastore_new(&augment_ops, s, clg_datastore_size(parent), sample,
                             clg_datastore_class_count(parent), out);
     if (st == CLG_OK) {
+        clg__datastore_set_target(*out, kind, tout);
         st = clg__datastore_copy_names(*out, parent);
         if (st != CLG_OK) {
             clg_datastore_destroy(*out);
@@ -370,5 +442,7 @@ clg_status clg_datastore_set_epoch(clg_datastore *ds, uint64_t epoch)
     for (clg_datastore *d = ds; d; d = clg__datastore_below(d))
         if (d->ops == &augment_ops)
             ((augment_store *)d->impl)->epoch = epoch;
+        else if (d->ops && d->ops->set_epoch)
+            d->ops->set_epoch(d->impl, epoch);
     return CLG_OK;
 }

@@ -17,7 +17,7 @@ enum { SLOT_FREE, SLOT_READING, SLOT_READY };
 
 typedef struct slot {
     float *images;
-    int32_t *labels;
+    void *targets;
     size_t batch_index;
     int state;
     clg_status st;
@@ -26,7 +26,7 @@ typedef struct slot {
 
 struct clg_batch_reader {
     clg_datastore *ds;
-    size_t batch, per, workers, depth;
+    size_t batch, per, target_bytes, workers, depth;
     pthread_t threads[MAX_WORKERS];
     size_t started;
     pthread_mutex_t lock;
@@ -44,9 +44,9 @@ struct clg_batch_reader {
 };
 
 static clg_status read_batch(clg_batch_reader *r, const size_t *indices, float *images,
-                             int32_t *labels, char *msg, size_t cap)
+                             void *targets, char *msg, size_t cap)
 {
-    clg_status st = clg_datastore_read(r->ds, indices, r->batch, images, labels);
+    clg_status st = clg_datastore_read(r->ds, indices, r->batch, images, targets);
     if (st != CLG_OK)
         snprintf(msg, cap, "%s", clg_last_error());
     else
@@ -76,7 +76,7 @@ static void *work(void *arg)
         const size_t *indices = r->order + b * r->batch;
         pthread_mutex_unlock(&r->lock);
         char msg[CLG__ERR_TEXT] = "";
-        clg_status st = read_batch(r, indices, s->images, s->labels, msg, sizeof msg);
+        clg_status st = read_batch(r, indices, s->images, s->targets, msg, sizeof msg);
         pthread_mutex_lock(&r->lock);
         s->st = st;
         memcpy(s->msg, msg, sizeof msg);
@@ -112,6 +112,7 @@ clg_status clg_batch_reader_create(clg_datastore *ds, size_t batch, size_t worke
     r->ds = ds;
     r->batch = batch;
     r->per = clg_shape_numel(clg_datastore_sample_shape(ds));
+    r->target_bytes = clg__target_bytes(ds);
     r->workers = workers;
     r->depth = workers ? depth : 0;
     atomic_init(&r->samples, 0);
@@ -127,8 +128,8 @@ clg_status clg_batch_reader_create(clg_datastore *ds, size_t batch, size_t worke
         ok = r->slots != NULL;
         for (size_t i = 0; ok && i < r->depth; i++) {
             r->slots[i].images = clg__malloc(batch * r->per * sizeof(float));
-            r->slots[i].labels = clg__malloc(batch * sizeof(int32_t));
-            ok = r->slots[i].images && r->slots[i].labels;
+            r->slots[i].targets = clg__malloc(batch * r->target_bytes);
+            ok = r->slots[i].images && r->slots[i].targets;
         }
     }
     /* decoding needs little stack: 2 MiB rather than the default 8 keeps a capped process's
@@ -190,16 +191,16 @@ clg_status clg_batch_reader_start(clg_batch_reader *r, const size_t *order, size
     return st == CLG_OK ? st : fail(r, st, "clg_batch_reader_start: out of host memory");
 }
 
-clg_status clg_batch_reader_next(clg_batch_reader *r, float *images, int32_t *labels)
+clg_status clg_batch_reader_next(clg_batch_reader *r, float *images, void *targets)
 {
-    if (!r || !images || !labels)
-        return fail(r, CLG_ERR_INVALID_ARG, "clg_batch_reader_next: r, images and labels must "
+    if (!r || !images || !targets)
+        return fail(r, CLG_ERR_INVALID_ARG, "clg_batch_reader_next: r, images and targets must "
                     "not be NULL");
     char msg[CLG__ERR_TEXT];
     if (!r->workers) { /* the caller's thread reads */
         if (r->taken >= r->batches)
             return fail(r, CLG_ERR_INVALID_ARG, "clg_batch_reader_next: no batch left in this pass");
-        clg_status st = read_batch(r, r->order + r->taken * r->batch, images, labels, msg,
+        clg_status st = read_batch(r, r->order + r->taken * r->batch, images, targets, msg,
                                    sizeof msg);
         r->taken++;
         return st == CLG_OK ? st : fail(r, st, msg);
@@ -220,7 +221,7 @@ clg_status clg_batch_reader_next(clg_batch_reader *r, float *images, int32_t *la
         snprintf(msg, sizeof msg, "clg_batch_reader_next: an earlier batch of this pass failed");
     else if (st == CLG_OK) {
         memcpy(images, s->images, r->batch * r->per * sizeof *images);
-        memcpy(labels, s->labels, r->batch * sizeof *labels);
+        memcpy(targets, s->targets, r->batch * r->target_bytes);
     } else
         memcpy(msg, s->msg, sizeof msg);
     pthread_mutex_lock(&r->lock);
@@ -254,7 +255,7 @@ void clg_batch_reader_destroy(clg_batch_reader *r)
         pthread_join(r->threads[i], NULL);
     for (size_t i = 0; r->slots && i < r->depth; i++) {
         free(r->slots[i].images);
-        free(r->slots[i].labels);
+        free(r->slots[i].targets);
     }
     free(r->slots);
     free(r->order);

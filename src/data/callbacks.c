@@ -18,8 +18,9 @@ static void callback_destroy(void *impl)
     free(s);
 }
 
-static clg_status callback_read(clg_datastore *ds, size_t index, float *image, int32_t *label)
+static clg_status callback_read(clg_datastore *ds, size_t index, float *image, void *target)
 {
+    int32_t *label = target;
     const callback_store *s = ds->impl;
     char why[256] = "";
     int32_t l = -1;

@@ -22,8 +22,9 @@ typedef clg_status (*clg__geometry_fn)(void *user, size_t ih, size_t iw, size_t 
                                        clg__image_geometry *g, char *msg, size_t msg_cap);
 
 typedef struct clg__datastore_ops {
-    /* Reads sample `index` (already checked < size) into image (C*H*W floats) and *label. */
-    clg_status (*read)(clg_datastore *ds, size_t index, float *image, int32_t *label);
+    /* Reads sample `index` (already checked < size) into image (C*H*W floats; NULL: only the
+     * target) and target (the store's target: one int32 label for a classification store). */
+    clg_status (*read)(clg_datastore *ds, size_t index, float *image, void *target);
     void (*destroy)(void *impl);
     /* Optional: files skipped as undecodable so far (reset 1 clears the count). */
     size_t (*skipped)(void *impl, int reset);
@@ -33,7 +34,9 @@ typedef struct clg__datastore_ops {
     const char *(*bad_file)(void *impl, size_t i);
     /* Optional, stores of image files: read, decoding with pick's geometry into h x w. */
     clg_status (*read_with)(clg_datastore *ds, size_t index, clg__geometry_fn pick, void *user,
-                            size_t h, size_t w, float *image, int32_t *label);
+                            size_t h, size_t w, float *image, void *target);
+    /* Optional: the epoch that the store's randomness depends on (clg_datastore_set_epoch). */
+    void (*set_epoch)(void *impl, uint64_t epoch);
 } clg__datastore_ops;
 
 struct clg_datastore {
@@ -45,6 +48,8 @@ struct clg_datastore {
     size_t size;
     clg_shape sample;       /* n = 1 */
     size_t classes;
+    clg_target_kind target; /* what samples are paired with (new stores: a class label) */
+    clg_shape target_shape; /* per sample, n = 1 */
     char **class_names;     /* classes entries, owned */
     char last_error[CLG__ERR_TEXT];
     atomic_int error_lock;  /* reads may fail on several threads at once (batch reader) */
@@ -55,6 +60,11 @@ struct clg_datastore {
  * class names "0", "1", ... */
 clg_status clg__datastore_new(const clg__datastore_ops *ops, void *impl, size_t size,
                               clg_shape sample, size_t classes, clg_datastore **out);
+
+/* Sets a new store's target kind and shape (after clg__datastore_new). */
+void clg__datastore_set_target(clg_datastore *ds, clg_target_kind kind, clg_shape shape);
+/* Bytes of one sample's target (4 per value). */
+size_t clg__target_bytes(const clg_datastore *ds);
 
 /* The store ds reads its samples through: a subset's parent, or a view's inner store; NULL
  * for a store with data of its own. */
@@ -119,7 +129,12 @@ clg_status clg__image_read_with(const char *path, size_t c, clg__geometry_fn pic
  * channels) when the store at the root of ds is a file store; CLG_ERR_UNSUPPORTED (no error
  * recorded) when it is not. */
 clg_status clg__datastore_read_with(clg_datastore *ds, size_t index, clg__geometry_fn pick,
-                                    void *user, size_t h, size_t w, float *image, int32_t *label);
+                                    void *user, size_t h, size_t w, float *image, void *target);
+
+/* Every image file (PNG, JPEG, BMP, PNM) under dir at any depth, as paths that start with dir,
+ * sorted as the image-folder store sorts them (thread-local error). */
+clg_status clg__image_files(const char *dir, char ***paths, size_t *n);
+void clg__image_files_free(char **paths, size_t n);
 
 /* Height and width of an image file, with the same checks as decoding (thread-local error). */
 clg_status clg__image_size(const char *path, size_t *h, size_t *w);

@@ -72,8 +72,29 @@ clg_status clg__datastore_new(const clg__datastore_ops *ops, void *impl, size_t 
     ds->sample = sample;
     ds->classes = classes;
     ds->class_names = names;
+    ds->target = CLG_TARGET_CLASS;
+    ds->target_shape = (clg_shape){1, 1, 1, 1};
     *out = ds;
     return CLG_OK;
+}
+
+void clg__datastore_set_target(clg_datastore *ds, clg_target_kind kind, clg_shape shape)
+{
+    shape.n = 1;
+    ds->target = kind;
+    ds->target_shape = shape;
+}
+
+size_t clg__target_bytes(const clg_datastore *ds)
+{
+    return 4 * clg_shape_numel(ds->target_shape);
+}
+
+clg_target_kind clg_datastore_target(const clg_datastore *ds, clg_shape *shape)
+{
+    if (shape)
+        *shape = ds ? ds->target_shape : (clg_shape){0, 0, 0, 0};
+    return ds ? ds->target : CLG_TARGET_CLASS;
 }
 
 void clg_datastore_destroy(clg_datastore *ds)
@@ -114,6 +135,8 @@ clg_status clg_datastore_subset(clg_datastore *parent, size_t first, size_t coun
     ds->sample = parent->sample;
     ds->classes = parent->classes;
     ds->class_names = names;
+    ds->target = parent->target;
+    ds->target_shape = parent->target_shape;
     *out = ds;
     return CLG_OK;
 }
@@ -283,7 +306,7 @@ static clg_datastore *root_of(clg_datastore *ds, size_t *index)
 }
 
 clg_status clg__datastore_read_with(clg_datastore *ds, size_t index, clg__geometry_fn pick,
-                                    void *user, size_t h, size_t w, float *image, int32_t *label)
+                                    void *user, size_t h, size_t w, float *image, void *target)
 {
     if (index >= ds->size)
         return clg__datastore_fail(ds, CLG_ERR_INVALID_ARG, "clg_datastore_read: index %zu is "
@@ -291,7 +314,7 @@ clg_status clg__datastore_read_with(clg_datastore *ds, size_t index, clg__geomet
     clg_datastore *src = root_of(ds, &index);
     if (!src->ops->read_with)
         return CLG_ERR_UNSUPPORTED;
-    clg_status st = src->ops->read_with(src, index, pick, user, h, w, image, label);
+    clg_status st = src->ops->read_with(src, index, pick, user, h, w, image, target);
     if (st == CLG_OK)
         atomic_fetch_add(&src->decoded, 1);
     else if (src != ds)
@@ -300,30 +323,39 @@ clg_status clg__datastore_read_with(clg_datastore *ds, size_t index, clg__geomet
 }
 
 clg_status clg_datastore_read(clg_datastore *ds, const size_t *indices, size_t n, float *images,
-                              int32_t *labels)
+                              void *targets)
 {
+    /* a target is a class label or per-pixel labels or values: 4 bytes each */
+    unsigned char scratch[64], *own = NULL, *tg = targets;
     if (!ds || (n && !indices))
         return clg__datastore_fail(ds, CLG_ERR_INVALID_ARG,
                                    "clg_datastore_read: ds and indices must not be NULL");
-    size_t per = clg_shape_numel(ds->sample);
+    size_t per = clg_shape_numel(ds->sample), tb = clg__target_bytes(ds);
+    if (!tg && tb > sizeof scratch && !(own = clg__malloc(tb)))
+        return clg__datastore_fail(ds, CLG_ERR_OUT_OF_HOST_MEMORY,
+                                   "clg_datastore_read: out of host memory");
     for (size_t i = 0; i < n; i++) {
-        if (indices[i] >= ds->size)
+        if (indices[i] >= ds->size) {
+            free(own);
             return clg__datastore_fail(ds, CLG_ERR_INVALID_ARG,
                                        "clg_datastore_read: index %zu (position %zu) is outside "
                                        "the %zu samples", indices[i], i, ds->size);
+        }
         size_t index = indices[i];
         clg_datastore *src = root_of(ds, &index);
         float *image = images ? images + i * per : NULL;
-        int32_t scratch_label;
-        clg_status st = src->ops->read(src, index, image, labels ? labels + i : &scratch_label);
+        void *target = tg ? tg + i * tb : own ? (void *)own : (void *)scratch;
+        clg_status st = src->ops->read(src, index, image, target);
         if (st == CLG_OK && image)
             atomic_fetch_add(&src->decoded, 1);
         if (st != CLG_OK) {
             if (src != ds)
                 set_error(ds, clg_last_error());
+            free(own);
             return st;
         }
     }
+    free(own);
     return CLG_OK;
 }
 

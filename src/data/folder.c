@@ -144,8 +144,9 @@ static void folder_destroy(void *impl)
 }
 
 static clg_status folder_read_with(clg_datastore *ds, size_t index, clg__geometry_fn pick,
-                                   void *user, size_t h, size_t w, float *image, int32_t *label)
+                                   void *user, size_t h, size_t w, float *image, void *target)
 {
+    int32_t *label = target;
     folder_store *s = ds->impl;
     const clg_image_folder_options *o = &s->o;
     for (size_t tries = 0; tries < s->n; tries++) {
@@ -168,8 +169,9 @@ static clg_status folder_read_with(clg_datastore *ds, size_t index, clg__geometr
                                "decoded", s->n);
 }
 
-static clg_status folder_read(clg_datastore *ds, size_t index, float *image, int32_t *label)
+static clg_status folder_read(clg_datastore *ds, size_t index, float *image, void *target)
 {
+    int32_t *label = target;
     folder_store *s = ds->impl;
     return folder_read_with(ds, index, clg__image_fit, &s->o.resize_shorter, s->o.height,
                             s->o.width, image, label);
@@ -287,4 +289,24 @@ clg_status clg_datastore_open_image_folder(const char *dir, const clg_image_fold
     }
     *out = ds;
     return CLG_OK;
+}
+
+clg_status clg__image_files(const char *dir, char ***paths, size_t *n)
+{
+    folder_store s;
+    memset(&s, 0, sizeof s);
+    clg_status st = collect(&s, dir, 0, 1);
+    free(s.labels);
+    if (st != CLG_OK) {
+        free_list(s.paths, s.n);
+        return st;
+    }
+    *paths = s.paths;
+    *n = s.n;
+    return CLG_OK;
+}
+
+void clg__image_files_free(char **paths, size_t n)
+{
+    free_list(paths, n);
 }

@@ -135,8 +135,9 @@ static void idx_destroy(void *impl)
     free(s);
 }
 
-static clg_status idx_read(clg_datastore *ds, size_t index, float *image, int32_t *label)
+static clg_status idx_read(clg_datastore *ds, size_t index, float *image, void *target)
 {
+    int32_t *label = target;
     const idx_store *s = ds->impl;
     if (image) {
         size_t per = s->images.c * s->images.h * s->images.w;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clgrad/loss.h"
 #include "data/data_internal.h"
 
 typedef struct relabel_store {
@@ -12,17 +13,24 @@ typedef struct relabel_store {
     int32_t map[];         /* the parent's label -> position among the names */
 } relabel_store;
 
-static clg_status relabel_read(clg_datastore *ds, size_t index, float *image, int32_t *label)
+/* Every label of the sample (one, or one per pixel) mapped; ignored pixels stay ignored. */
+static clg_status relabel_read(clg_datastore *ds, size_t index, float *image, void *target)
 {
     relabel_store *s = ds->impl;
-    int32_t l;
-    clg_status st = clg_datastore_read(s->parent, &index, 1, image, &l);
+    int32_t *label = target;
+    clg_status st = clg_datastore_read(s->parent, &index, 1, image, label);
     if (st != CLG_OK)
         return clg__datastore_fail(ds, st, "%s", clg_datastore_last_error(s->parent));
-    if (l < 0 || (size_t)l >= s->classes)
-        return clg__datastore_fail(ds, CLG_ERR_CORRUPT, "sample %zu: label %d is outside the "
-                                   "data's %zu classes", index, l, s->classes);
-    *label = s->map[l];
+    size_t n = clg_shape_numel(ds->target_shape);
+    for (size_t i = 0; i < n; i++) {
+        int32_t l = label[i];
+        if (ds->target == CLG_TARGET_PIXELS && l == CLG_LABEL_IGNORE)
+            continue;
+        if (l < 0 || (size_t)l >= s->classes)
+            return clg__datastore_fail(ds, CLG_ERR_CORRUPT, "sample %zu: label %d is outside "
+                                       "the data's %zu classes", index, l, s->classes);
+        label[i] = s->map[l];
+    }
     return CLG_OK;
 }
 
@@ -98,6 +106,9 @@ clg_status clg_datastore_match_classes(clg_datastore *parent, const char *const 
     if (!parent || !out || !count || !names)
         return clg__datastore_fail(parent, CLG_ERR_INVALID_ARG, "clg_datastore_match_classes: "
                                    "parent, names and out must not be NULL, count >= 1");
+    if (parent->target == CLG_TARGET_VALUES)
+        return clg__datastore_fail(parent, CLG_ERR_INVALID_ARG, "clg_datastore_match_classes: "
+                                   "the data's targets are values, not classes");
     size_t k = clg_datastore_class_count(parent);
     const char **have = clg__calloc(k, sizeof *have);
     relabel_store *s = clg__calloc(1, sizeof *s + k * sizeof s->map[0]);
@@ -143,6 +154,8 @@ clg_status clg_datastore_match_classes(clg_datastore *parent, const char *const 
     s->classes = k;
     st = clg__datastore_new(&relabel_ops, s, clg_datastore_size(parent),
                             clg_datastore_sample_shape(parent), count, out);
+    if (st == CLG_OK)
+        clg__datastore_set_target(*out, parent->target, parent->target_shape);
     if (st == CLG_OK && (st = clg_datastore_set_class_names(*out, names, count)) != CLG_OK) {
         clg_datastore_destroy(*out);
         *out = NULL;

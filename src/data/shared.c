@@ -8,8 +8,7 @@
 #include "data/data_internal.h"
 
 typedef struct kept {
-    float *image;     /* NULL while being read */
-    int32_t label;
+    float *image;     /* NULL while being read; its target after the pixels */
     unsigned left;    /* reads still to serve */
 } kept;
 
@@ -22,9 +21,10 @@ typedef struct shared_store {
     pthread_cond_t done;    /* a read in progress ended */
 } shared_store;
 
-static clg_status shared_read(clg_datastore *ds, size_t index, float *image, int32_t *label)
+static clg_status shared_read(clg_datastore *ds, size_t index, float *image, void *label)
 {
     shared_store *s = ds->impl;
+    size_t tb = clg__target_bytes(ds);
     if (!image) {
         clg_status st = clg_datastore_read(s->parent, &index, 1, NULL, label);
         return st == CLG_OK ? st : clg__datastore_fail(ds, st, "%s", clg_last_error());
@@ -35,17 +35,17 @@ static clg_status shared_read(clg_datastore *ds, size_t index, float *image, int
     kept *k = s->slot[index];
     if (k) { /* served from memory */
         memcpy(image, k->image, s->per * sizeof *image);
-        *label = k->label;
+        memcpy(label, k->image + s->per, tb);
         if (--k->left == 0) {
             s->slot[index] = NULL;
-            s->used_bytes -= s->per * sizeof *image;
+            s->used_bytes -= s->per * sizeof *image + tb;
             free(k->image);
             free(k);
         }
         pthread_mutex_unlock(&s->lock);
         return CLG_OK;
     }
-    size_t bytes = s->per * sizeof *image;
+    size_t bytes = s->per * sizeof *image + tb;
     int keep = s->consumers > 1 && s->used_bytes + bytes <= s->cap_bytes;
     kept *mine = keep ? clg__calloc(1, sizeof *mine) : NULL;
     if (mine)
@@ -55,12 +55,13 @@ static clg_status shared_read(clg_datastore *ds, size_t index, float *image, int
     if (!mine)
         return st == CLG_OK ? st : clg__datastore_fail(ds, st, "%s", clg_last_error());
     float *copy = st == CLG_OK ? clg__malloc(bytes) : NULL;
-    if (copy)
-        memcpy(copy, image, bytes);
+    if (copy) {
+        memcpy(copy, image, s->per * sizeof *image);
+        memcpy(copy + s->per, label, tb);
+    }
     pthread_mutex_lock(&s->lock);
     if (copy) {
         mine->image = copy;
-        mine->label = *label;
         mine->left = s->consumers - 1;
         s->used_bytes += bytes;
     } else { /* failed or no memory: the next reader reads it itself */
@@ -124,6 +125,7 @@ clg_status clg_datastore_shared(clg_datastore *parent, unsigned consumers, size_
                                        clg_datastore_class_count(parent), out);
     if (st != CLG_OK)
         return st;
+    clg__datastore_set_target(*out, parent->target, parent->target_shape);
     st = clg__datastore_copy_names(*out, parent);
     if (st != CLG_OK) {
         clg_datastore_destroy(*out);

@@ -21,6 +21,8 @@ static const clg__layer_def *const table[] = {
     [CLG_LAYER_CONV_TRANSPOSE] = &clg__layer_conv_transpose,
     [CLG_LAYER_UPSAMPLE] = &clg__layer_upsample,
     [CLG_LAYER_CROP] = &clg__layer_crop,
+    [CLG_LAYER_REGRESSION] = &clg__layer_regression,
+    [CLG_LAYER_PIXEL_SOFTMAX] = &clg__layer_pixel_softmax,
 };
 #define KINDS (sizeof table / sizeof table[0])
 

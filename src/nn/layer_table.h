@@ -61,8 +61,10 @@ typedef struct clg__layer_def {
     /* Whether it writes a buffer of its own for input k's gradient in training (else its
      * gradient is a view, set by its backward pass). NULL: every input's. */
     int (*owns_input_grad)(const clg__layer *l, size_t k);
-    /* The network's output: the last layer, its input the logits, its gradient the loss's. */
+    /* The network's output: the last layer, its input the logits, its gradient the loss's;
+     * the task it trains for. */
     int output;
+    clg_task task;
     /* clg_net_replace_output may give it another output count (a classifier's last layer). */
     int resizable_output;
     /* Sets explicit pads for pad=same (a slice's channels for J/K) now that l->in is known
@@ -120,6 +122,6 @@ extern const clg__layer_def clg__layer_conv2d, clg__layer_pool2d, clg__layer_glo
     clg__layer_fc, clg__layer_batchnorm, clg__layer_dropout, clg__layer_activation,
     clg__layer_softmax_xent, clg__layer_add, clg__layer_concat, clg__layer_mul, clg__layer_slice,
     clg__layer_shuffle, clg__layer_pad, clg__layer_conv_transpose,
-    clg__layer_upsample, clg__layer_crop;
+    clg__layer_upsample, clg__layer_crop, clg__layer_regression, clg__layer_pixel_softmax;
 
 #endif

@@ -164,8 +164,12 @@ clg_status clg__net_append(clg_net *net, clg__layer *l, const char *call)
         if (l->from[k] != CLG_NET_INPUT)
             net->layers[l->from[k]].nuse++;
     net->take_from_set = 0;
-    if (def->output)
-        net->classes = clg_shape_numel(l->in);
+    if (def->output) {
+        net->task = def->task;
+        net->classes = def->task == CLG_TASK_CLASSIFICATION ? clg_shape_numel(l->in)
+                       : def->task == CLG_TASK_SEGMENTATION ? l->in.c
+                                                            : 0;
+    }
     clg__net_plan_update(net);
     net->capacity = 0; /* buffers are remade for the new layer list */
     return CLG_OK;
@@ -201,6 +205,22 @@ clg_shape clg_net_input_shape(const clg_net *net)
 {
     clg_shape none = {0, 0, 0, 0};
     return net ? net->input : none;
+}
+
+clg_task clg_net_task(const clg_net *net)
+{
+    return net ? net->task : CLG_TASK_NONE;
+}
+
+size_t clg_net_output_count(const clg_net *net)
+{
+    return net ? clg__net_output_values(net) : 0;
+}
+
+clg_shape clg_net_output_shape(const clg_net *net)
+{
+    clg_shape none = {0, 0, 0, 0};
+    return net && net->count ? net->layers[net->count - 1].in : none;
 }
 
 size_t clg_net_class_count(const clg_net *net)

@@ -49,23 +49,74 @@ clg_status clg__net_forward(clg_net *net, int train, uint64_t step)
     return CLG_OK;
 }
 
-clg_status clg__net_loss(clg_net *net, const int32_t *labels, double *mean_loss, size_t *correct)
+/* The output's loss over every value (regression, per-pixel classes), or 0 for softmax. */
+static int dense_loss_of(const clg_net *net, clg__dense_loss *d)
 {
+    const clg__layer *out = &net->layers[net->count - 1];
+    if (out->kind == CLG_LAYER_REGRESSION)
+        *d = (clg__dense_loss){out->regress == CLG_REGRESSION_L1 ? CLG__DENSE_L1 : CLG__DENSE_MSE,
+                               NULL};
+    else if (out->kind == CLG_LAYER_PIXEL_SOFTMAX)
+        *d = (clg__dense_loss){CLG__DENSE_PIXEL, out->saved[0]};
+    else
+        return 0;
+    return 1;
+}
+
+size_t clg__net_target_values(const clg_net *net)
+{
+    if (!net->count)
+        return 0;
+    const clg__layer *out = &net->layers[net->count - 1];
+    switch (net->task) {
+    case CLG_TASK_CLASSIFICATION: return 1;
+    case CLG_TASK_SEGMENTATION: return out->in.h * out->in.w;
+    case CLG_TASK_REGRESSION: return clg_shape_numel(out->in);
+    default: return 0;
+    }
+}
+
+clg_status clg__net_loss(clg_net *net, const void *targets, double *mean_loss, size_t *correct)
+{
+    clg__dense_loss d;
     net->labels_staged = 0; /* the labels' buffer now holds these */
-    return clg_softmax_xent_forward(net->ctx, clg__net_logits(net), labels, net->n, NULL,
+    if (dense_loss_of(net, &d))
+        return clg__dense_forward(net->ctx, &d, clg__net_logits(net), targets, mean_loss, correct);
+    return clg_softmax_xent_forward(net->ctx, clg__net_logits(net), targets, net->n, NULL,
                                     mean_loss, correct);
 }
 
-clg_status clg__net_loss_begin(clg_net *net, const int32_t *labels)
+clg_status clg__net_loss_begin(clg_net *net, const void *targets)
 {
-    clg_status st = clg__xent_forward_begin(net->ctx, clg__net_logits(net), labels, net->n, &net->loss);
+    clg__dense_loss d;
+    clg_status st = dense_loss_of(net, &d)
+        ? clg__dense_forward_begin(net->ctx, &d, clg__net_logits(net), targets, &net->loss)
+        : clg__xent_forward_begin(net->ctx, clg__net_logits(net), targets, net->n, &net->loss);
     net->labels_staged = st == CLG_OK;
     return st;
 }
 
 clg_status clg__net_loss_end(clg_net *net, double *mean_loss, size_t *correct)
 {
+    clg__dense_loss d;
+    if (dense_loss_of(net, &d))
+        return clg__dense_forward_end(net->ctx, &net->loss, mean_loss, correct);
     return clg__xent_forward_end(net->ctx, &net->loss, mean_loss, correct);
+}
+
+/* The gradient of the loss into the output layer's input gradient: from the staged targets
+ * after clg__net_loss_begin, else uploading targets now. */
+static clg_status loss_backward(clg_net *net, const void *targets, float scale)
+{
+    clg__dense_loss d;
+    clg_tensor *z = clg__net_logits(net), *dz = &net->layers[net->count - 1].dx_n[0];
+    int staged = net->labels_staged;
+    net->labels_staged = 0;
+    if (dense_loss_of(net, &d))
+        return staged ? clg__dense_backward_staged(net->ctx, &d, z, scale, dz)
+                      : clg__dense_backward(net->ctx, &d, z, targets, scale, dz);
+    return staged ? clg__xent_backward_staged(net->ctx, z, scale, dz)
+                  : clg_softmax_xent_backward(net->ctx, z, targets, net->n, scale, dz);
 }
 
 void clg__net_loss_cancel(clg_net *net)
@@ -84,16 +135,11 @@ static clg_status layer_backward(clg_net *net, size_t i, uint64_t step)
     return st == CLG_OK ? def->backward(net, i, step) : st;
 }
 
-clg_status clg__net_backward_each(clg_net *net, const int32_t *labels, float scale,
+clg_status clg__net_backward_each(clg_net *net, const void *targets, float scale,
                                   uint64_t step, clg_status (*done)(void *user, size_t layer),
                                   void *user)
 {
-    clg__layer *out = &net->layers[net->count - 1];
-    clg_status st = net->labels_staged
-                        ? clg__xent_backward_staged(net->ctx, clg__net_logits(net), scale, &out->dx_n[0])
-                        : clg_softmax_xent_backward(net->ctx, clg__net_logits(net), labels,
-                                                    net->n, scale, &out->dx_n[0]);
-    net->labels_staged = 0;
+    clg_status st = loss_backward(net, targets, scale);
     for (size_t i = net->count - 1; st == CLG_OK && i-- > 0;) {
         st = layer_backward(net, i, step);
         if (st == CLG_OK && done)
@@ -102,9 +148,9 @@ clg_status clg__net_backward_each(clg_net *net, const int32_t *labels, float sca
     return st;
 }
 
-clg_status clg__net_backward(clg_net *net, const int32_t *labels, float scale, uint64_t step)
+clg_status clg__net_backward(clg_net *net, const void *targets, float scale, uint64_t step)
 {
-    return clg__net_backward_each(net, labels, scale, step, NULL, NULL);
+    return clg__net_backward_each(net, targets, scale, step, NULL, NULL);
 }
 
 /* Chunk of samples predict runs at once when the buffers are not yet larger. */
@@ -122,27 +168,36 @@ clg_status clg_net_predict(clg_net *net, const float *images, size_t n, float *p
     clg_status st = clg__net_reserve_infer(net, chunk);
     if (st != CLG_OK)
         return st;
-    size_t per = clg_shape_numel(net->input), C = net->classes;
+    size_t per = clg_shape_numel(net->input), out = clg__net_output_values(net);
+    /* softmax over C values a stride apart: each sample's classes, or each pixel's */
+    size_t C = net->task == CLG_TASK_SEGMENTATION ? net->classes : out;
+    size_t stride = net->task == CLG_TASK_SEGMENTATION ? out / C : 1, runs = out / C;
     for (size_t done = 0; done < n && st == CLG_OK;) {
         size_t m = n - done < net->capacity ? n - done : net->capacity;
         st = clg__net_upload(net, images + done * per, m);
         if (st == CLG_OK)
             st = clg__net_forward(net, 0, 0);
-        float *p = probs + done * C;
+        float *p = probs + done * out;
         if (st == CLG_OK)
-            st = clg_tensor_download(clg__net_logits(net), p, m * C);
-        for (size_t s = 0; st == CLG_OK && s < m; s++, p += C) { /* stable softmax, in double */
-            double top = p[0], sum = 0.0;
+            st = clg_tensor_download(clg__net_logits(net), p, m * out);
+        for (size_t r = 0; st == CLG_OK && net->task != CLG_TASK_REGRESSION && r < m * runs; r++) {
+            float *q = p + (r / runs) * out + r % runs; /* stable softmax, in double */
+            double top = q[0], sum = 0.0;
             for (size_t c = 1; c < C; c++)
-                top = p[c] > top ? p[c] : top;
+                top = q[c * stride] > top ? q[c * stride] : top;
             for (size_t c = 0; c < C; c++)
-                sum += exp((double)p[c] - top);
+                sum += exp((double)q[c * stride] - top);
             for (size_t c = 0; c < C; c++)
-                p[c] = (float)(exp((double)p[c] - top) / sum);
+                q[c * stride] = (float)(exp((double)q[c * stride] - top) / sum);
         }
         done += m;
     }
     return st;
+}
+
+size_t clg__net_output_values(const clg_net *net)
+{
+    return net->count ? clg_shape_numel(net->layers[net->count - 1].in) : 0;
 }
 
 /* Inference forward pass up to and including layer last. */
@@ -238,7 +293,8 @@ clg_status clg_net_profile(clg_net *net, size_t batch, int runs, clg_layer_time 
         return clg__fail(net ? net->ctx : NULL, CLG_ERR_INVALID_ARG,
                          "clg_net_profile: net and out must not be NULL, batch and runs >= 1");
     clg_status st = clg__net_reserve(net, batch);
-    int32_t *labels = st == CLG_OK ? clg__calloc(batch, sizeof *labels) : NULL;
+    int32_t *labels = st == CLG_OK ? clg__calloc(batch * clg__net_target_values(net),
+                                                  sizeof *labels) : NULL; /* class 0, or 0.0 */
     double *t = st == CLG_OK ? clg__malloc(2 * net->count * (size_t)runs * sizeof *t) : NULL;
     if (st == CLG_OK && (!labels || !t))
         st = clg__oom(net->ctx, "clg_net_profile");
@@ -260,10 +316,8 @@ clg_status clg_net_profile(clg_net *net, size_t batch, int runs, clg_layer_time 
             st = clg_ctx_finish(net->ctx);
             double t0 = clg__now();
             if (st == CLG_OK)
-                st = i + 1 == net->count
-                         ? clg_softmax_xent_backward(net->ctx, clg__net_logits(net), labels, batch,
-                                                     1.0f / (float)batch, &net->layers[i].dx_n[0])
-                         : layer_backward(net, i, 1);
+                st = i + 1 == net->count ? loss_backward(net, labels, 1.0f / (float)batch)
+                                         : layer_backward(net, i, 1);
             if (st == CLG_OK)
                 st = clg_ctx_finish(net->ctx);
             t[(2 * i + 1) * (size_t)runs + (size_t)r] = (clg__now() - t0) * 1e3;

@@ -55,6 +55,9 @@ typedef struct clg__layer {
     clg_pad2d_desc padding;          /* pad */
     int out_pad_h, out_pad_w;        /* convt: output padding */
     int up_h, up_w;                  /* upsample: factors */
+    clg_regression_loss regress;     /* regression: its loss */
+    size_t nclass_w;                 /* pixelsoftmax: class weights given (0: all 1), */
+    float class_w[CLG_CLASS_WEIGHTS_MAX]; /* their values (on the device in saved[0]) */
     clg_upsample_mode up_mode;
     float momentum, eps, p;
     int pad_same;                    /* while parsing: "pad=same" (or a slice's "J/K"),
@@ -67,7 +70,8 @@ typedef struct clg__layer {
     clg_tensor *param[2], *grad[2];
     int decay[2];                    /* 1: weights, which L2 regularisation applies to */
     clg_tensor *state[2];            /* running mean, running variance */
-    clg_tensor *saved[2];            /* batch mean and 1/std of the last training forward */
+    clg_tensor *saved[2];            /* batch mean and 1/std of the last training forward
+                                        (pixelsoftmax: saved[0] holds its class weights) */
     /* at the net's capacity, and views of the first n: the output; the gradient of each input
        (an add's are all its dy, or with a ReLU dx[0]); the output's gradient, which is the
        one reader's input gradient or, with several readers, their sum in dy */
@@ -84,7 +88,8 @@ struct clg_net {
     clg__layer *layers;
     size_t count, cap;
     char **class_names;    /* classes entries once set, else NULL */
-    size_t classes;
+    size_t classes;        /* classification, segmentation: the output's classes */
+    clg_task task;         /* from the output layer */
     size_t capacity;       /* batch the buffers hold */
     size_t n;              /* batch of the views */
     clg_tensor *x;         /* input buffer */
@@ -144,17 +149,21 @@ clg_status clg__net_forward(clg_net *net, int train, uint64_t step);
 clg_tensor *clg__net_logits(clg_net *net);
 
 /* Loss over the current batch: mean loss and correct count (blocks). */
-clg_status clg__net_loss(clg_net *net, const int32_t *labels, double *mean_loss,
+clg_status clg__net_loss(clg_net *net, const void *targets, double *mean_loss,
                          size_t *correct);
+/* Per sample: the values of the output (the loss's input), and of its targets (1 label, H x W
+ * pixel labels, or the output's values for regression). */
+size_t clg__net_output_values(const clg_net *net);
+size_t clg__net_target_values(const clg_net *net);
 /* The same for a training step without waiting: begin queues it (labels unchanged until end),
  * the backward pass that follows reuses its labels, end waits for the figures. */
-clg_status clg__net_loss_begin(clg_net *net, const int32_t *labels);
+clg_status clg__net_loss_begin(clg_net *net, const void *targets);
 clg_status clg__net_loss_end(clg_net *net, double *mean_loss, size_t *correct);
 void clg__net_loss_cancel(clg_net *net); /* after a failure: waits, keeps the error message */
 
 /* Backward from the loss (gradient scaled by `scale`: 1/n for the mean, 1 for the sum),
  * filling every parameter gradient (overwritten). After a training forward with the same step. */
-clg_status clg__net_backward(clg_net *net, const int32_t *labels, float scale, uint64_t step);
+clg_status clg__net_backward(clg_net *net, const void *targets, float scale, uint64_t step);
 
 /* CLGRAD_CHECK_NUMERICS: after the forward pass (backward 0), the first layer whose output
  * holds a NaN or infinity; after the backward pass, the first (in backward order) whose
@@ -164,7 +173,7 @@ clg_status clg__net_check_numerics(clg_net *net, int backward, uint64_t step);
 /* The same, calling done(user, i) as soon as layer i's backward is queued (its gradients are
  * final once the queue reaches that point): for reading them back while earlier layers still
  * compute. */
-clg_status clg__net_backward_each(clg_net *net, const int32_t *labels, float scale,
+clg_status clg__net_backward_each(clg_net *net, const void *targets, float scale,
                                   uint64_t step, clg_status (*done)(void *user, size_t layer),
                                   void *user);
 

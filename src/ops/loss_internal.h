@@ -10,6 +10,8 @@ typedef struct clg__xent_pending {
     float *losses;  /* read-back targets, grown to the largest batch */
     cl_int *hits;
     size_t cap, n;
+    float *dense;   /* dense losses: N losses then N correct-pixel counts */
+    size_t dense_cap;
     cl_event done;  /* the last read; NULL when nothing is pending */
 } clg__xent_pending;
 
@@ -26,5 +28,29 @@ clg_status clg__xent_forward_end(clg_ctx *ctx, clg__xent_pending *p, double *mea
 /* Waits for a read-back still queued (after a failure), reporting nothing. */
 void clg__xent_pending_cancel(clg__xent_pending *p);
 void clg__xent_pending_free(clg__xent_pending *p);
+
+/* The losses over every output value (dense_loss.c) as the net's output layers use them:
+ * regression against N x R floats, or per-pixel classes against N x H x W int32 labels with
+ * the layer's class weights (a tensor of K on the device, or NULL for all 1). */
+typedef enum clg__dense_kind { CLG__DENSE_MSE, CLG__DENSE_L1, CLG__DENSE_PIXEL } clg__dense_kind;
+typedef struct clg__dense_loss {
+    clg__dense_kind kind;
+    const clg_tensor *weights;
+} clg__dense_loss;
+
+/* Blocking forward (mean loss, correct pixels) and backward with targets uploaded now. */
+clg_status clg__dense_forward(clg_ctx *ctx, const clg__dense_loss *d, const clg_tensor *out,
+                              const void *targets, double *mean_loss, size_t *correct);
+clg_status clg__dense_backward(clg_ctx *ctx, const clg__dense_loss *d, const clg_tensor *out,
+                               const void *targets, float scale, clg_tensor *dout);
+/* The training step's: begin queues the upload, the loss and its read-back (targets unchanged
+ * until end), backward_staged reuses the staged targets, end waits for the figures. */
+clg_status clg__dense_forward_begin(clg_ctx *ctx, const clg__dense_loss *d,
+                                    const clg_tensor *out, const void *targets,
+                                    clg__xent_pending *p);
+clg_status clg__dense_backward_staged(clg_ctx *ctx, const clg__dense_loss *d,
+                                      const clg_tensor *out, float scale, clg_tensor *dout);
+clg_status clg__dense_forward_end(clg_ctx *ctx, clg__xent_pending *p, double *mean_loss,
+                                  size_t *correct);
 
 #endif

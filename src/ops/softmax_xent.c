@@ -247,5 +247,6 @@ void clg__xent_pending_free(clg__xent_pending *p)
     clg__xent_pending_cancel(p);
     free(p->losses);
     free(p->hits);
+    free(p->dense);
     memset(p, 0, sizeof *p);
 }

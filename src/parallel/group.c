@@ -373,7 +373,7 @@ static void *work(void *arg)
     for (unsigned rep = 1; st == CLG_OK && rep < slow; rep++) { /* injected slowness: */
         st = clg__net_forward(net, 1, g->step);                       /* the same work again, */
         if (st == CLG_OK)
-            st = clg__net_backward(net, g->labels + r->first, 1.0f, g->step);
+            st = clg__net_backward(net, g->targets + r->first * g->target_bytes, 1.0f, g->step);
         if (st == CLG_OK && g->nstate) /* without its effect on the running statistics */
             st = clg_net_set_params(net, CLG_PARAMS_STATE, g->state, g->nstate);
     }
@@ -382,7 +382,7 @@ static void *work(void *arg)
     if (st == CLG_OK && g->check_numerics)
         st = clg__net_check_numerics(net, 0, g->step);
     if (st == CLG_OK) /* read back while backward runs */
-        st = clg__net_loss_begin(net, g->labels + r->first);
+        st = clg__net_loss_begin(net, g->targets + r->first * g->target_bytes);
     overlap ov;
     memset(&ov, 0, sizeof ov);
     ov.r = r;
@@ -393,7 +393,7 @@ static void *work(void *arg)
     if (st == CLG_OK && overlapped && !r->shared)
         st = clg__ctx_transfer_queue(net->ctx, &ov.tq);
     if (st == CLG_OK) /* the sum over the shard: the host divides by the whole batch */
-        st = clg__net_backward_each(net, g->labels + r->first, 1.0f, g->step,
+        st = clg__net_backward_each(net, g->targets + r->first * g->target_bytes, 1.0f, g->step,
                                     !overlapped ? NULL : r->shared ? map_layer : read_layer,
                                     &ov);
     /* each layer's range as it lands, while the layers before compute; the read-back left
@@ -439,7 +439,7 @@ static void *work(void *arg)
     return NULL;
 }
 
-clg_status clg__group_step(clg__group *g, const float *images, const int32_t *labels,
+clg_status clg__group_step(clg__group *g, const float *images, const void *targets,
                            size_t batch, uint64_t step, size_t skip, float *grad, double *loss,
                            size_t *correct, size_t *failed)
 {
@@ -455,7 +455,8 @@ clg_status clg__group_step(clg__group *g, const float *images, const int32_t *la
     if (st != CLG_OK)
         return st;
     g->images = images;
-    g->labels = labels;
+    g->targets = targets;
+    g->target_bytes = 4 * clg__net_target_values(g->r[0].net);
     g->step = step;
     size_t first = 0, whole = g->global_batch ? g->global_batch : batch;
     unsigned working = 0;

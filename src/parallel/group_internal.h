@@ -68,7 +68,8 @@ struct clg__group {
     clg__crew *crew;         /* worker i runs device i's step (and a slice of the host pass) */
     /* inputs of the current step, read by the workers */
     const float *images;
-    const int32_t *labels;
+    const unsigned char *targets; /* the step's: target_bytes a sample */
+    size_t target_bytes;
     size_t per_sample;
     uint64_t step;
     /* cluster training: this group's samples start at global_first of a global batch of

@@ -31,7 +31,7 @@ float *clg__group_state(clg__group *g, size_t *count);
  * dropout drawn for the whole-batch positions, backward of the summed loss), then
  * grad[i] = (sum over devices, in order, of the shard gradient sums) / batch; the state becomes
  * the shard-weighted mean of the replicas' running statistics. *loss is the batch mean loss. */
-clg_status clg__group_step(clg__group *g, const float *images, const int32_t *labels,
+clg_status clg__group_step(clg__group *g, const float *images, const void *targets,
                            size_t batch, uint64_t step, size_t skip, float *grad, double *loss,
                            size_t *correct, size_t *failed);
 /* (skip: a device that sits this step out, or (size_t)-1; on a device's failure *failed is

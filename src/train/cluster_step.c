@@ -144,7 +144,8 @@ clg_status clg__cluster_verify(clg__trainer *t)
     return broadcast_master(t);
 }
 
-/* The ranks' shares of gradient, batch-norm state, loss and correct count, summed. */
+/* The ranks' shares of gradient, batch-norm state, loss, correct count and labels that count,
+ * summed. */
 clg_status clg__cluster_combine(clg__trainer *t, double *loss, size_t *correct)
 {
     size_t np, ns;
@@ -155,11 +156,12 @@ clg_status clg__cluster_combine(clg__trainer *t, double *loss, size_t *correct)
                         : clg__cluster_sum_floats(t->cluster, t->hgrad, np, t->x.bucket_bytes);
     if (st == CLG_OK && ns)
         st = clg__cluster_sum_floats(t->cluster, s, ns, t->x.bucket_bytes);
-    double both[2] = {*loss, (double)*correct};
+    double sums[3] = {*loss, (double)*correct, (double)t->labelled};
     if (st == CLG_OK)
-        st = clg__cluster_sum_doubles(t->cluster, both, 2);
-    *loss = both[0];
-    *correct = (size_t)(both[1] + 0.5);
+        st = clg__cluster_sum_doubles(t->cluster, sums, 3);
+    *loss = sums[0];
+    *correct = (size_t)(sums[1] + 0.5);
+    t->units = (size_t)(sums[2] + 0.5);
     return st == CLG_OK ? st : clg__fail(t->ctx, st, "clg_train: %s", clg_last_error());
 }
 

@@ -2,6 +2,7 @@
  * (DispatchInBackground) by worker threads ahead of the steps, in the same order either way. */
 #include <string.h>
 
+#include "clgrad/loss.h"
 #include "train/train_internal.h"
 
 clg_status clg__start_epoch_reads(clg__trainer *t)
@@ -18,14 +19,29 @@ clg_status clg__start_epoch_reads(clg__trainer *t)
     return st == CLG_OK ? st : clg__fail(t->ctx, st, "clg_train: %s", clg_last_error());
 }
 
+/* Labels of a classification or segmentation batch within the net's classes (pixels may be
+ * ignored); t->labelled counts those that count. */
+static clg_status check_labels(clg__trainer *t)
+{
+    int pixels = t->net->task == CLG_TASK_SEGMENTATION;
+    size_t n = t->local_batch * (t->target_bytes / 4), labelled = 0;
+    const int32_t *label = t->targets;
+    for (size_t i = 0; i < n; i++) {
+        if (pixels && label[i] == CLG_LABEL_IGNORE)
+            continue;
+        if (label[i] < 0 || (size_t)label[i] >= t->net->classes)
+            return clg__fail(t->ctx, CLG_ERR_SHAPE, "clg_train: label %d is outside the net's "
+                             "%zu classes", label[i], t->net->classes);
+        labelled++;
+    }
+    t->labelled = labelled;
+    return CLG_OK;
+}
+
 clg_status clg__read_batch(clg__trainer *t)
 {
-    clg_status st = clg_batch_reader_next(t->reader, t->images, t->labels);
+    clg_status st = clg_batch_reader_next(t->reader, t->images, t->targets);
     if (st != CLG_OK)
         return clg__fail(t->ctx, st, "clg_train: %s", clg_batch_reader_last_error(t->reader));
-    for (size_t i = 0; i < t->local_batch; i++)
-        if (t->labels[i] < 0 || (size_t)t->labels[i] >= t->net->classes)
-            return clg__fail(t->ctx, CLG_ERR_SHAPE, "clg_train: label %d is outside the net's "
-                             "%zu classes", t->labels[i], t->net->classes);
-    return CLG_OK;
+    return t->net->task == CLG_TASK_REGRESSION ? CLG_OK : check_labels(t);
 }

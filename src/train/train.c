@@ -211,6 +211,7 @@ clg_status clg__train_run(clg__trainer *t)
             double loss = 0.0;
             size_t correct = 0;
             st = clg__read_batch(t);
+            t->units = t->labelled; /* cluster: all ranks' (clg__cluster_combine) */
             if (st == CLG_OK)
                 st = train_step(t, lr, &loss, &correct);
             if (st == CLG_OK && !isfinite(loss))
@@ -220,7 +221,7 @@ clg_status clg__train_run(clg__trainer *t)
             trained += t->batch;
             since_report += t->batch;
             t->rep.loss = loss;
-            t->rep.accuracy = (double)correct / (double)t->batch;
+            t->rep.accuracy = clg__task_metric(t->net, loss, correct, t->units);
             clg__train_log_row(t, "iteration", loss, t->rep.accuracy, NAN, NAN, lr);
             int last = t->next_iter + 1 == t->iters_per_epoch && t->epoch + 1 == o->max_epochs;
             if (t->step == 1 || t->step % o->verbose_frequency == 0 || last) {
@@ -327,8 +328,9 @@ clg_status clg__trainer_init(clg__trainer *t, clg_net *net, clg_datastore *train
     const clg_train_options *o = &t->o;
     t->seed = o->seed;
     t->check_numerics = t->x.check_numerics || clg__ctx_check_numerics(net->ctx);
-    if (net->classes == 0)
-        return clg__fail(net->ctx, CLG_ERR_INVALID_ARG, "clg_train: the net has no softmax output");
+    if (net->task == CLG_TASK_NONE)
+        return clg__fail(net->ctx, CLG_ERR_INVALID_ARG, "clg_train: the net has no output layer "
+                         "(softmax, pixelsoftmax or regression)");
     if (o->learn_rate_schedule == CLG_LR_PLATEAU && !val)
         return clg__fail(net->ctx, CLG_ERR_INVALID_ARG, "clg_train: the plateau schedule drops "
                          "the rate when the validation loss stops falling: it needs validation "
@@ -337,19 +339,19 @@ clg_status clg__trainer_init(clg__trainer *t, clg_net *net, clg_datastore *train
     for (int i = 0; i < 2; i++) {
         if (!stores[i])
             continue;
-        clg_shape s = clg_datastore_sample_shape(stores[i]);
-        if (s.c != net->input.c || s.h != net->input.h || s.w != net->input.w)
-            return clg__fail(net->ctx, CLG_ERR_SHAPE, "clg_train: %s samples are %zux%zux%zu "
-                             "(CxHxW), the net takes %zux%zux%zu", i ? "validation" : "training",
-                             s.c, s.h, s.w, net->input.c, net->input.h, net->input.w);
-        clg_status st = clg__match_to_net(net, stores[i], i ? "clg_train: validation data"
+        clg_status st = clg__check_data(net, stores[i], i ? "clg_train: validation data"
+                                                           : "clg_train: training data");
+        if (st != CLG_OK)
+            return st;
+        st = clg__match_to_net(net, stores[i], i ? "clg_train: validation data"
                                                           : "clg_train: training data",
                                           &t->matched[i]);
         if (st != CLG_OK)
             return st;
         if (t->matched[i])
             stores[i] = t->matched[i];
-        if (clg_datastore_class_count(stores[i]) > net->classes)
+        if (net->task != CLG_TASK_REGRESSION &&
+            clg_datastore_class_count(stores[i]) > net->classes)
             return clg__fail(net->ctx, CLG_ERR_SHAPE, "clg_train: the %s data has %zu classes, "
                              "the net's output %zu", i ? "validation" : "training",
                              clg_datastore_class_count(stores[i]), net->classes);
@@ -372,8 +374,9 @@ clg_status clg__trainer_init(clg__trainer *t, clg_net *net, clg_datastore *train
                     clg_net_param_count(net, CLG_PARAMS_STATE);
     t->perm = clg__malloc(t->samples * sizeof *t->perm);
     t->images = clg__malloc(t->local_batch * t->per_sample * sizeof *t->images);
-    t->labels = clg__malloc(t->local_batch * sizeof *t->labels);
-    if (!t->perm || !t->images || !t->labels)
+    t->target_bytes = 4 * clg__net_target_values(net);
+    t->targets = clg__malloc(t->local_batch * t->target_bytes);
+    if (!t->perm || !t->images || !t->targets)
         return clg__oom(net->ctx, "clg_train");
     size_t workers = !t->x.dispatch_in_background ? 0
                      : t->x.dispatch_workers ? t->x.dispatch_workers : 1;
@@ -414,7 +417,7 @@ void clg__trainer_free(clg__trainer *t)
     clg__optim_destroy(&t->opt);
     free(t->perm);
     free(t->images);
-    free(t->labels);
+    free(t->targets);
     free(t->best);
     if (t->log)
         fclose(t->log);

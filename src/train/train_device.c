@@ -11,9 +11,9 @@ static clg_status compute(clg__trainer *t, float lr)
     if (st == CLG_OK && t->check_numerics)
         st = clg__net_check_numerics(t->net, 0, t->step);
     if (st == CLG_OK) /* no pause between forward and backward: the loss arrives meanwhile */
-        st = clg__net_loss_begin(t->net, t->labels);
+        st = clg__net_loss_begin(t->net, t->targets);
     if (st == CLG_OK)
-        st = clg__net_backward(t->net, t->labels, 1.0f / (float)t->batch, t->step);
+        st = clg__net_backward(t->net, t->targets, 1.0f / (float)t->batch, t->step);
     if (st == CLG_OK && t->check_numerics)
         st = clg__net_check_numerics(t->net, 1, t->step);
     return st;

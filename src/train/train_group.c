@@ -194,7 +194,7 @@ static clg_status compute(clg__trainer *t, float lr)
     t->update_st = CLG_OK;
     for (;;) {
         size_t failed = (size_t)-1;
-        clg_status st = clg__group_step(t->group, t->images, t->labels, t->local_batch, t->step,
+        clg_status st = clg__group_step(t->group, t->images, t->targets, t->local_batch, t->step,
                                         skip, t->fused ? NULL : t->hgrad, &t->step_loss,
                                         &t->step_correct, &failed);
         if (st == CLG_OK)

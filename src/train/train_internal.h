@@ -47,7 +47,11 @@ struct clg__trainer {
     size_t samples, batch, iters_per_epoch, per_sample;
     size_t *perm;                 /* this epoch's sample order */
     float *images;                /* one host mini-batch */
-    int32_t *labels;
+    void *targets;                /* ... its targets (target_bytes a sample) */
+    size_t target_bytes;
+    size_t labelled;              /* labels of this process's batch that count (samples, or
+                                     labelled pixels) */
+    size_t units;                 /* ... of the whole batch (all ranks): accuracy's divisor */
     const clg__strategy *strategy;
     clg__optimizer opt;           /* with a group, its device moments stage checkpoints only */
     clg__group *group;            /* multi-device: replicas, host master weights */
@@ -149,6 +153,15 @@ clg_status clg__train_state_load(clg__trainer *t, const unsigned char *blob, siz
  * starts the error. */
 clg_status clg__match_to_net(clg_net *net, clg_datastore *ds, const char *what,
                              clg_datastore **view);
+/* Whether ds fits net: its samples the net's input, its targets what the net's output layer
+ * trains against (CLG_ERR_SHAPE / CLG_ERR_INVALID_ARG naming both, `what` first). */
+clg_status clg__check_data(clg_net *net, clg_datastore *ds, const char *what);
+/* Labels of n that count (all but ignored pixels); *bad: the first outside the net's classes,
+ * or -1. */
+size_t clg__count_labelled(const clg_net *net, const int32_t *labels, size_t n, long long *bad);
+/* The task's figure of merit after a loss: accuracy (correct / units: samples, or labelled
+ * pixels), or for regression the RMSE (MSE loss) or mean absolute error (L1). */
+double clg__task_metric(const clg_net *net, double loss, size_t correct, size_t units);
 
 
 /* The trainer's life (train.c): set up for net and its data (resuming: append to the

@@ -52,7 +52,7 @@ static void export_onnx(clg__onnx_out *ex, size_t i)
 const clg__layer_def clg__layer_softmax_xent = {
     .kind = CLG_LAYER_SOFTMAX_XENT, .keywords = keywords, .parse = parse, .format = format,
     .infer = infer, .forward = forward, .flops = flops,
-    .output = 1, .view = CLG__VIEW_ALWAYS, /* its output is its input, the logits */
+    .output = 1, .task = CLG_TASK_CLASSIFICATION, .view = CLG__VIEW_ALWAYS, /* its output is its input, the logits */
     .onnx_export = export_onnx,
 };
 
