@@ -13,7 +13,7 @@
 #include "clgrad/cluster.h"
 
 static clg_ctx *ctx;
-static clg_datastore *data;
+static clg_datastore *data, *class_data, *seg_data;
 static float images[200 * 64];
 static int32_t labels[200];
 static int rank, ranks;
@@ -155,6 +155,31 @@ static void mobile_layers_equal_one_process(void **state)
     net_text = plain_net;
 }
 
+/* A small U-Net segmenter on label maps (every fifth pixel unlabelled): the per-pixel loss and
+ * the pixel accuracy (correct over labelled pixels of every rank) as one process's. */
+static const char unet_net[] = "input 8x8x1\nconv 3x3x4 pad=1\nrelu name=skip\nmaxpool 2x2\n"
+                               "conv 3x3x4 pad=1\nrelu\nupsample 2 mode=bilinear\nconcat skip\n"
+                               "conv 1x1x3\npixelsoftmax weights=1,0.5,2\n";
+
+static void segmenter_equals_one_process(void **state)
+{
+    (void)state;
+    net_text = unet_net;
+    data = seg_data;
+    compare_with_one_process("parallel");
+    double acc_parallel = last.accuracy;
+    losses l = {{0}, 0};
+    size_t n;
+    free(train("cpu", &l, &n));
+    if (rank == 0)
+        printf("%d rank(s): last pixel accuracy %.6f, one process %.6f\n", ranks, acc_parallel,
+               last.accuracy);
+    assert_true(fabs(acc_parallel - last.accuracy) < 1e-12); /* labelled pixels counted alike */
+    assert_true(last.accuracy > 0.2 && last.accuracy <= 1.0);
+    data = class_data;
+    net_text = plain_net;
+}
+
 /* Rank loads 1, 2, 3 (MATLAB's WorkerLoad for the ranks): shards grow with the load and add
  * up to the batch, and the weights still equal one process's. */
 static void rank_loads_split_the_batch(void **state)
@@ -240,14 +265,23 @@ static int setup(void **state)
         for (size_t k = 0; k < 64; k++) /* a class-dependent pattern plus noise */
             images[i * 64 + k] = (float)(k % 4 == (size_t)labels[i]) + clg_test_uniform(&rng, 0.0f, 0.5f);
     }
-    return ctx && clg_datastore_from_memory(images, labels, 200, (clg_shape){1, 1, 8, 8}, 4,
-                                            &data) == CLG_OK ? 0 : -1;
+    static int32_t maps[200 * 64];
+    for (size_t i = 0; i < 200 * 64; i++)
+        maps[i] = i % 5 == 2 ? CLG_LABEL_IGNORE : images[i] > 1.0f ? 1 : images[i] > 0.25f ? 2 : 0;
+    clg_shape plane = {1, 1, 8, 8};
+    if (!ctx || clg_datastore_from_memory(images, labels, 200, plane, 4, &data) != CLG_OK ||
+        clg_datastore_from_memory_targets(images, maps, 200, plane, CLG_TARGET_PIXELS, plane, 3,
+                                          &seg_data) != CLG_OK)
+        return -1;
+    class_data = data;
+    return 0;
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    clg_datastore_destroy(data);
+    clg_datastore_destroy(class_data);
+    clg_datastore_destroy(seg_data);
     clg_ctx_destroy(ctx);
     return 0;
 }
@@ -260,6 +294,7 @@ int main(int argc, char **argv)
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(parallel_equals_one_process),
+        cmocka_unit_test(segmenter_equals_one_process),
         cmocka_unit_test(streamed_sums_equal_one_process),
         cmocka_unit_test(mobile_layers_equal_one_process),
         cmocka_unit_test(rank_loads_split_the_batch),

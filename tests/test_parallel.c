@@ -187,6 +187,31 @@ static void mobile_nets_agree_on_one_two_and_three_devices(void **state)
     one_two_and_three_devices_agree(&mobile);
 }
 
+/* Image-to-image tasks: a small U-Net segmenter (per-pixel softmax with class weights and
+ * unlabelled pixels) and a denoiser (regression of the noise), without batch norm as above:
+ * each shard's targets and the per-pixel losses' sums as for classification. */
+static const char unet_text[] =
+    "input 8x8x1\nconv 3x3x4 pad=1\nrelu name=skip\nmaxpool 2x2\nconv 3x3x8 pad=1\n"
+    "relu\nconvt 2x2x4 stride=2\nconcat skip\nconv 3x3x4 pad=1\nrelu\n"
+    "conv 1x1x3\npixelsoftmax weights=1,2,0.5\n";
+static const char denoiser_text[] =
+    "input 8x8x1\nconv 3x3x8 pad=1\nrelu\nconv 3x3x8 pad=1\nelu\n"
+    "conv 3x3x1 pad=1\nregression\n";
+static clg_datastore *seg_data, *noisy_data, *base_data;
+
+static void segmenters_and_denoisers_agree_on_one_two_and_three_devices(void **state)
+{
+    (void)state;
+    clg_datastore *keep = data;
+    void *text = (void *)unet_text;
+    data = seg_data;
+    one_two_and_three_devices_agree(&text);
+    text = (void *)denoiser_text;
+    data = noisy_data;
+    one_two_and_three_devices_agree(&text);
+    data = keep;
+}
+
 /* One group over two OpenCL platforms (POCL and Intel's CPU runtime here; a GPU and a CPU,
  * or two vendors' GPUs, elsewhere): the same weights as one device, with the auto split and
  * a fixed one. Run by the parallel_mixed test with both platforms' ICD files. */
@@ -774,6 +799,18 @@ static int setup(void **state)
     }
     CLG_ASSERT_STATUS(clg_datastore_from_memory(x, y, SAMPLES, (clg_shape){1, 1, SIDE, SIDE},
                                                 CLASSES, &data), CLG_OK);
+    /* segmentation: bright, dark and middle pixels, every seventh unlabelled; denoising */
+    int32_t *maps = malloc(SAMPLES * SIDE * SIDE * sizeof *maps);
+    for (int i = 0; i < SAMPLES * SIDE * SIDE; i++)
+        maps[i] = i % 7 == 3 ? -1 : x[i] > 0.5f ? 1 : x[i] < 0.2f ? 2 : 0;
+    clg_shape plane = {1, 1, SIDE, SIDE};
+    CLG_ASSERT_STATUS(clg_datastore_from_memory_targets(x, maps, SAMPLES, plane, CLG_TARGET_PIXELS,
+                                                        plane, 3, &seg_data), CLG_OK);
+    clg_denoise_options dn = clg_denoise_options_default();
+    dn.seed = 4;
+    CLG_ASSERT_STATUS(clg_datastore_denoising(data, &dn, &noisy_data), CLG_OK);
+    base_data = data;
+    free(maps);
     free(x);
     clg_ctx_options co = clg_ctx_options_default();
     co.cache_dir = getenv("CLGRAD_CACHE_DIR");
@@ -806,7 +843,9 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    clg_datastore_destroy(data);
+    clg_datastore_destroy(noisy_data);
+    clg_datastore_destroy(seg_data);
+    clg_datastore_destroy(base_data); /* data may be another store after a failure */
     for (int i = 0; i < 2; i++)
         clg_ctx_destroy(sub[i]);
     if (subs)
@@ -826,6 +865,7 @@ int main(void)
         cmocka_unit_test(one_two_and_three_devices_agree),
         cmocka_unit_test(graph_nets_agree_on_one_two_and_three_devices),
         cmocka_unit_test(mobile_nets_agree_on_one_two_and_three_devices),
+        cmocka_unit_test(segmenters_and_denoisers_agree_on_one_two_and_three_devices),
         cmocka_unit_test(multi_device_checkpoints_resume_exactly),
         cmocka_unit_test(device_faults_continue_or_stop),
         cmocka_unit_test(auto_split_follows_a_slow_device),
