@@ -2,6 +2,7 @@
  * a message (or, for destroy/free/getters, does nothing harmful). The table must name every
  * CLG_API function in include/clgrad/ (argv[1]): a new function without an entry fails here. */
 #include <dirent.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -283,6 +284,12 @@ static void p_nn(void)
     assert_int_equal(clg_net_task(NULL), CLG_TASK_NONE);
     assert_int_equal(clg_net_output_count(NULL), 0);
     assert_int_equal(clg_net_output_shape(NULL).c, 0);
+    BAD(clg_net_resized(NULL, 8, 8, &net));
+    BAD(clg_segmentation_metrics_from(NULL, 2, NULL, NULL, NULL));
+    BAD(clg_net_evaluate_restoration(NULL, NULL, 1, 0, NULL));
+    f[0] = 0.5f;
+    assert_true(isinf(clg_psnr(f, f, 1, 1.0)));
+    assert_true(clg_ssim(f, f, 1, 1, 1, 1.0) > 0.999);
     BAD(clg_net_set_input_normalization(NULL, f, f, 1));
     BAD(clg_net_input_normalization(NULL, f, f, 1, &len));
     BAD(clg_net_add_softmax_xent(NULL));
@@ -493,7 +500,8 @@ static const entry table[] = {
                  "clg_net_add_channel_slice clg_net_add_channel_shuffle clg_net_add_pad "
                  "clg_net_add_conv_transpose clg_net_add_upsample clg_net_add_crop "
                  "clg_net_add_regression clg_net_add_pixel_softmax clg_net_task "
-                 "clg_net_output_count clg_net_output_shape "
+                 "clg_net_output_count clg_net_output_shape clg_net_resized "
+                 "clg_segmentation_metrics_from clg_psnr clg_ssim clg_net_evaluate_restoration "
                  "clg_net_set_input_normalization clg_net_input_normalization clg_net_parse clg_net_text "
                  "clg_net_layer_count clg_net_layer_info clg_net_input_shape clg_net_class_count "
                  "clg_net_ctx clg_net_set_class_names clg_net_class_name clg_net_init "

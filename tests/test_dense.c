@@ -599,6 +599,37 @@ static void label_and_target_folders(void **state)
     assert_non_null(strstr(clg_last_error(), "line 2: 2 values"));
 }
 
+/* --- measures --- */
+
+static void measures_match_hand_computed_values(void **state)
+{
+    (void)state;
+    /* 3 classes: rows true, columns predicted; class 2 never occurs */
+    const size_t counts[9] = {8, 2, 0, 1, 4, 5, 0, 0, 0};
+    clg_segmentation_metrics m;
+    double acc[3], iou[3];
+    CLG_ASSERT_STATUS(clg_segmentation_metrics_from(counts, 3, &m, acc, iou), CLG_OK);
+    assert_true(fabs(m.global_accuracy - 12.0 / 20) < 1e-12);
+    assert_true(fabs(acc[0] - 0.8) < 1e-12 && fabs(acc[1] - 0.4) < 1e-12 && isnan(acc[2]));
+    assert_true(fabs(iou[0] - 8.0 / 11) < 1e-12 && fabs(iou[1] - 4.0 / 12) < 1e-12);
+    assert_true(fabs(m.mean_iou - (8.0 / 11 + 4.0 / 12) / 2) < 1e-12);
+    assert_true(fabs(m.weighted_iou - (10 * 8.0 / 11 + 10 * 4.0 / 12) / 20) < 1e-12);
+    assert_int_equal(m.classes_present, 2);
+    float a[121], b[121];
+    for (int i = 0; i < 121; i++)
+        a[i] = 0.5f, b[i] = 0.6f;
+    assert_true(fabs(clg_psnr(a, b, 121, 1.0) - 20.0) < 1e-5); /* MSE 0.01 */
+    assert_true(isinf(clg_psnr(a, a, 121, 1.0)));
+    /* flat images: only the means' term, (2 ab + c1) / (a^2 + b^2 + c1) */
+    double c1 = 1e-4, want = (2 * 0.5 * 0.6 + c1) / (0.25 + 0.36 + c1);
+    assert_true(fabs(clg_ssim(a, b, 1, 11, 11, 1.0) - want) < 1e-6);
+    clg_test_fill_uniform(&rng, a, 121, 0, 1);
+    assert_true(fabs(clg_ssim(a, a, 1, 11, 11, 1.0) - 1.0) < 1e-9);
+    for (int i = 0; i < 121; i++)
+        b[i] = 1.0f - a[i]; /* anticorrelated: negative */
+    assert_true(clg_ssim(a, b, 1, 11, 11, 1.0) < 0);
+}
+
 /* --- training and evaluation --- */
 
 static void nets_learn_label_maps_and_images(void **state)
@@ -645,7 +676,29 @@ static void nets_learn_label_maps_and_images(void **state)
     CLG_ASSERT_STATUS(clg_net_predict(net, x, 2, probs), CLG_OK);
     for (size_t p = 0; p < S * S; p++) /* a distribution over the classes at every pixel */
         assert_true(fabs(probs[p] + probs[S * S + p] + probs[2 * S * S + p] - 1.0) < 1e-5);
+    /* the same net on whole images of another size (its convolutions are 1x1: a tiled image
+     * gives the tiles' probabilities) */
+    clg_net *big = NULL;
+    CLG_ASSERT_STATUS(clg_net_resized(net, 16, 8, &big), CLG_OK); /* two samples, one on top */
+    float *pbig = malloc(3 * 16 * S * sizeof *pbig);
+    CLG_ASSERT_STATUS(clg_net_predict(big, x, 1, pbig), CLG_OK);
+    for (size_t k = 0; k < 3; k++)
+        for (size_t p = 0; p < 2 * S * S; p++)
+            assert_true(fabs(pbig[k * 2 * S * S + p] - probs[(p / (S * S)) * 3 * S * S +
+                                                              k * S * S + p % (S * S)]) < 1e-6);
+    assert_string_equal(clg_net_class_name(big, 2), clg_net_class_name(net, 2));
+    clg_net_destroy(big);
+    free(pbig);
     free(probs);
+    clg_net *fc = parse_ok("input 8x8x1\nconv 1x1x3\nfc 2\nsoftmax\n");
+    CLG_ASSERT_STATUS(clg_net_resized(fc, 16, 16, &big), CLG_ERR_SHAPE);
+    clg_net_destroy(fc);
+    /* segmentation metrics from the confusion matrix */
+    clg_segmentation_metrics sm;
+    double cacc[3], ciou[3];
+    CLG_ASSERT_STATUS(clg_segmentation_metrics_from(counts, 3, &sm, cacc, ciou), CLG_OK);
+    assert_true(fabs(sm.global_accuracy - acc1) < 1e-12); /* evaluate's pixel accuracy */
+    assert_true(sm.mean_iou > 0.8 && sm.mean_iou <= sm.mean_accuracy + 1e-12);
     /* the wrong kind of data is refused, naming both */
     clg_net *reg = parse_ok("input 8x8x1\nconv 3x3x1 pad=1\nregression\n");
     CLG_ASSERT_STATUS(clg_train(reg, seg, NULL, &o, NULL), CLG_ERR_INVALID_ARG);
@@ -668,6 +721,12 @@ static void nets_learn_label_maps_and_images(void **state)
     assert_true(fabs(acc1 - sqrt(2 * loss1)) < 1e-9); /* the RMSE of half the MSE */
     assert_true(acc1 < 0.2 && loss1 < 0.8 * loss0);
     assert_true(rep.accuracy > 0 && rep.accuracy < 0.25); /* the last batch's RMSE */
+    clg_restoration_quality q;
+    CLG_ASSERT_STATUS(clg_net_evaluate_restoration(reg, noisy, 7, 1, &q), CLG_OK);
+    print_message("denoised PSNR %.2f dB SSIM %.3f; noisy %.2f dB %.3f\n", q.psnr, q.ssim,
+                  q.input_psnr, q.input_ssim);
+    assert_int_equal(q.images, N);
+    assert_true(q.psnr > q.input_psnr + 1.0 && fabs(q.input_psnr - 14.0) < 0.5); /* sigma 0.2 */
     clg_datastore_destroy(noisy);
     clg_datastore_destroy(clean);
     clg_net_destroy(reg);
@@ -704,6 +763,7 @@ int main(void)
         cmocka_unit_test(memory_targets_and_augmentation_move_together),
         cmocka_unit_test(denoising_patches_are_noisy_and_reproducible),
         cmocka_unit_test(label_and_target_folders),
+        cmocka_unit_test(measures_match_hand_computed_values),
         cmocka_unit_test(nets_learn_label_maps_and_images),
     };
     clg_test_apply_filters();

@@ -12,6 +12,7 @@
 #include "clgrad/data.h"
 #include "clgrad/parallel.h"
 #include "clgrad/train.h"
+#include "clgrad/metrics.h"
 #include "clgrad/cluster.h"
 #include "clgrad/experiment.h"
 

@@ -270,6 +270,15 @@ CLG_API clg_status clg_net_set_learn_rate_factor(clg_net *net, const char *layer
 CLG_API clg_status clg_net_replace_output(const clg_net *net, size_t classes, uint64_t seed,
                                           clg_net **out);
 
+/** A copy of a fully convolutional net (no fully connected layer) that takes height x width
+ *  images, with the same weights, state and class names: a denoiser or segmenter trained on
+ *  patches run on whole images of any size. Sizes its layers cannot take (a pooling that does
+ *  not divide, a crop's reference) fail as parsing would, naming the layer.
+ *  @return CLG_OK; CLG_ERR_SHAPE (a size the net cannot take, or a net whose weights depend
+ *          on the size); CLG_ERR_INVALID_ARG. */
+CLG_API clg_status clg_net_resized(const clg_net *net, size_t height, size_t width,
+                                   clg_net **out);
+
 /** Saves the network (text, class names, parameters and batch-norm state) as a model file,
  *  atomically: the file at path is the old one or the complete new one, never a mix.
  *  @return CLG_OK; CLG_ERR_IO naming the path; CLG_ERR_NUMERICS when a weight or statistic

@@ -88,3 +88,64 @@ clg_status clg_net_replace_output(const clg_net *net, size_t classes, uint64_t s
     *out = fresh;
     return CLG_OK;
 }
+
+/* The text of net with its input line's size made h x w (its channels and options kept). */
+static char *resize_input(const clg_net *net, size_t h, size_t w)
+{
+    size_t len;
+    if (clg_net_text(net, NULL, 0, &len) != CLG_OK)
+        return NULL;
+    char *text = clg__malloc(len + 1), *out = clg__malloc(len + 64);
+    if (!text || !out || clg_net_text(net, text, len + 1, NULL) != CLG_OK) {
+        free(text), free(out);
+        return NULL;
+    }
+    /* "input HxWxC ...": the first line */
+    size_t word = strcspn(text + 6, " \n");
+    int n = sprintf(out, "input %zux%zux%zu", h, w, net->input.c);
+    memcpy(out + n, text + 6 + word, len - 6 - word + 1);
+    free(text);
+    return out;
+}
+
+clg_status clg_net_resized(const clg_net *net, size_t height, size_t width, clg_net **out)
+{
+    if (out)
+        *out = NULL;
+    if (!net || !out || !height || !width || height > 65536 || width > 65536)
+        return clg__fail(net ? net->ctx : NULL, CLG_ERR_INVALID_ARG, "clg_net_resized: net and "
+                         "out must not be NULL, a size of 1 to 65536");
+    char *text = resize_input(net, height, width);
+    if (!text)
+        return clg__oom(net->ctx, "clg_net_resized");
+    clg_net *fresh = NULL;
+    clg_status st = clg_net_parse(net->ctx, text, &fresh);
+    free(text);
+    if (st != CLG_OK)
+        return clg__fail(net->ctx, st, "clg_net_resized: the network does not take %zux%zu "
+                         "images: %s", height, width, clg_ctx_last_error(net->ctx));
+    if (clg_net_param_count(fresh, CLG_PARAMS_LEARNABLE) !=
+        clg_net_param_count(net, CLG_PARAMS_LEARNABLE))
+        st = clg__fail(net->ctx, CLG_ERR_SHAPE, "clg_net_resized: at %zux%zu the network has "
+                       "other weights (a fully connected layer's size follows its input's): it "
+                       "is not fully convolutional", height, width);
+    for (size_t i = 0; st == CLG_OK && i < net->count; i++) {
+        const clg__layer *a = &net->layers[i];
+        clg__layer *b = &fresh->layers[i];
+        for (size_t p = 0; st == CLG_OK && p < a->nparams; p++)
+            st = clg_tensor_copy(b->param[p], a->param[p]);
+        for (size_t p = 0; st == CLG_OK && p < 2; p++)
+            if (a->state[p])
+                st = clg_tensor_copy(b->state[p], a->state[p]);
+        b->lr_set = a->lr_set, b->lr_factor = a->lr_factor;
+    }
+    if (st == CLG_OK && net->class_names)
+        st = clg_net_set_class_names(fresh, (const char *const *)net->class_names, net->classes);
+    if (st != CLG_OK) {
+        clg_net_destroy(fresh);
+        return st;
+    }
+    fresh->dropout_seed = net->dropout_seed;
+    *out = fresh;
+    return CLG_OK;
+}
