@@ -281,6 +281,7 @@ static void p_nn(void)
     BAD(clg_net_add_crop(NULL, "a"));
     BAD(clg_net_add_regression(NULL, CLG_REGRESSION_MSE));
     BAD(clg_net_add_pixel_softmax(NULL, NULL, 0));
+    BAD(clg_net_set_class_weights(NULL, NULL, 0));
     assert_int_equal(clg_net_task(NULL), CLG_TASK_NONE);
     assert_int_equal(clg_net_output_count(NULL), 0);
     assert_int_equal(clg_net_output_shape(NULL).c, 0);
@@ -499,7 +500,7 @@ static const entry table[] = {
                  "clg_net_add_activation clg_net_add_activation_desc clg_net_add_mul clg_net_add_softmax_xent "
                  "clg_net_add_channel_slice clg_net_add_channel_shuffle clg_net_add_pad "
                  "clg_net_add_conv_transpose clg_net_add_upsample clg_net_add_crop "
-                 "clg_net_add_regression clg_net_add_pixel_softmax clg_net_task "
+                 "clg_net_add_regression clg_net_add_pixel_softmax clg_net_set_class_weights clg_net_task "
                  "clg_net_output_count clg_net_output_shape clg_net_resized "
                  "clg_segmentation_metrics_from clg_psnr clg_ssim clg_net_evaluate_restoration "
                  "clg_net_set_input_normalization clg_net_input_normalization clg_net_parse clg_net_text "

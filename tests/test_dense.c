@@ -247,6 +247,14 @@ static void output_layers_parse_and_round_trip(void **state)
     assert_int_equal(clg_net_task(net), CLG_TASK_SEGMENTATION);
     assert_int_equal(clg_net_class_count(net), 3);
     assert_int_equal(clg_net_output_count(net), 3 * 64);
+    const float w2[3] = {0.5f, 0.5f, 4.0f}, w4[2] = {1, 1};
+    CLG_ASSERT_STATUS(clg_net_set_class_weights(net, w2, 3), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_text(net, text, sizeof text, NULL), CLG_OK);
+    assert_non_null(strstr(text, "pixelsoftmax weights=0.5,0.5,4"));
+    CLG_ASSERT_STATUS(clg_net_set_class_weights(net, w4, 2), CLG_ERR_INVALID_ARG);
+    CLG_ASSERT_STATUS(clg_net_set_class_weights(net, NULL, 0), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_text(net, text, sizeof text, NULL), CLG_OK);
+    assert_null(strstr(text, "weights="));
     clg_net_destroy(net);
     net = parse_ok("input 8x8x1\nconv 3x3x2 pad=1\nregression loss=l1\n");
     CLG_ASSERT_STATUS(clg_net_text(net, text, sizeof text, NULL), CLG_OK);

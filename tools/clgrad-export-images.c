@@ -10,15 +10,9 @@
 
 #include "clgrad/clgrad.h"
 #include "opts.h"
+#include "png_out.h"
 #include "tool_error.h"
 
-#define STB_IMAGE_WRITE_STATIC
-#define STB_IMAGE_WRITE_IMPLEMENTATION
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
-#pragma GCC diagnostic ignored "-Wsign-compare"
-#include <stb/stb_image_write.h>
-#pragma GCC diagnostic pop
 
 static const char *const fashion_names[10] = {"T-shirt_top", "Trouser", "Pullover", "Dress",
                                               "Coat", "Sandal", "Shirt", "Sneaker", "Bag",
@@ -43,28 +37,6 @@ static const opt_tool tool = {
     "are the label numbers, or Fashion-MNIST's names with --fashion-names.\n",
     "  -h, --help, --version\n", defs, sizeof defs / sizeof defs[0], 3, 3,
     "IDX_IMAGES IDX_LABELS OUT_DIR"};
-
-/* mkdir -p; 0 (errno set) unless path is a folder at the end */
-static int make_dir(const char *path)
-{
-    char buf[4096];
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char *p = buf + 1; *p; p++)
-        if (*p == '/') {
-            *p = '\0';
-            if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-                return 0;
-            *p = '/';
-        }
-    struct stat sb;
-    if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-        return 0;
-    if (stat(buf, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-        errno = ENOTDIR;
-        return 0;
-    }
-    return 1;
-}
 
 int main(int argc, char **argv)
 {
@@ -97,9 +69,8 @@ int main(int argc, char **argv)
     }
     n = n < limit ? n : limit;
     float *x = malloc(per * sizeof *x);
-    unsigned char *pix = malloc(per);
     char path[4096];
-    int rc = x && pix ? 0 : 1;
+    int rc = x ? 0 : 1;
     if (rc == 0 && !make_dir(out)) {
         fprintf(stderr, "clgrad-export-images: cannot create %s: %s\n", out, strerror(errno));
         rc = 1;
@@ -118,22 +89,18 @@ int main(int argc, char **argv)
             rc = 1;
             break;
         }
-        for (size_t p = 0; p < s.h * s.w; p++) /* planar floats to interleaved bytes */
-            for (size_t c = 0; c < s.c; c++)
-                pix[p * s.c + c] = (unsigned char)(x[c * s.h * s.w + p] * 255.0f + 0.5f);
         snprintf(path, sizeof path, "%s/%s/%06zu.png", out,
                  names ? fashion_names[label] : clg_datastore_class_name(ds, (size_t)label), k);
-        if (!stbi_write_png(path, (int)s.w, (int)s.h, (int)s.c, pix, (int)(s.w * s.c))) {
+        if (!write_png_planar(path, x, s.c, s.h, s.w)) {
             fprintf(stderr, "clgrad-export-images: cannot write %s\n", path);
             rc = 1;
         }
     }
     if (rc == 0)
         printf("wrote %zu images in %zu class folders under %s\n", n, classes, out);
-    else if (!x || !pix)
+    else if (!x)
         fprintf(stderr, "clgrad-export-images: out of memory\n");
     free(x);
-    free(pix);
     clg_datastore_destroy(ds);
     return rc;
 }

@@ -12,6 +12,7 @@
 
 #include "clgrad/clgrad.h"
 #include "train_args.h"
+#include "train_dense.h"
 #include "train_display.h"
 #include "model_io.h"
 #include "train_network.h"
@@ -163,13 +164,21 @@ static void close_devices(devices *d)
     clg_devices_free(d->all, d->nall);
 }
 
-/* An IDX folder (train-/t10k- files), or image folders DIR/train and DIR/test. */
-static clg_status open_data(const cli *c, const char *subset, clg_datastore **out)
+/* An IDX folder (train-/t10k- files), image folders DIR/train and DIR/test, or an
+ * image-to-image layout (train_dense.h); with --denoise, a denoising view of it, whose images'
+ * store moves to *base. */
+static clg_status open_data(const cli *c, const char *subset, clg_datastore **out,
+                            clg_datastore **base)
 {
     char path[4096];
-    if (data_folder(c, subset, path, sizeof path))
-        return clg_datastore_open_image_folder(path, &c->images, out);
-    return clg_datastore_open_idx_folder(c->data, subset, out);
+    data_layout layout = data_layout_of(c);
+    clg_status st = layout != LAYOUT_CLASSES ? open_dense_data(c, layout, subset, out)
+                    : data_folder(c, subset, path, sizeof path)
+                        ? clg_datastore_open_image_folder(path, &c->images, out)
+                        : clg_datastore_open_idx_folder(c->data, subset, out);
+    if (st == CLG_OK && c->denoising)
+        st = denoise_view(c, !strcmp(subset, "test"), out, base);
+    return st;
 }
 
 /* Fashion-MNIST's class names when the data is the Debian package's folder. */
@@ -214,8 +223,11 @@ static void warn_unlikely(const cli *c, size_t train_images, size_t total)
                 "to train on\n", c->val_split, train_images, total);
 }
 
-static int evaluate_and_report(clg_net *net, clg_datastore *test, size_t batch, display *d)
+static int evaluate_and_report(const cli *c, clg_net *net, clg_datastore *test, size_t batch,
+                               display *d)
 {
+    if (clg_net_task(net) != CLG_TASK_CLASSIFICATION)
+        return report_dense(net, test, c, d);
     double loss, acc;
     clg_status st = clg_net_evaluate(net, test, batch, &loss, &acc);
     display_close_builds(d);
@@ -301,6 +313,7 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
     }
     clg_datastore *train = NULL, *test = NULL, *fit = NULL, *val = NULL, *augmented = NULL;
     clg_datastore *train_all[2] = {NULL, NULL}, *test_all[2] = {NULL, NULL}; /* --limit-* */
+    clg_datastore *train_base = NULL, *test_base = NULL; /* --denoise: the images */
     clg_net *net = NULL;
     rc = 1;
     char folder[4096];
@@ -311,7 +324,7 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
         rc = 2;
         goto done;
     }
-    st = open_data(&c, "test", &test);
+    st = open_data(&c, "test", &test, &test_base);
     if (st != CLG_OK) {
         train_fail("opening the test set", st, clg_last_error());
         goto done;
@@ -331,10 +344,12 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
         }
         if (c.export_onnx && !c.json)
             printf("ONNX model written to %s\n", c.export_onnx);
-        rc = report_evaluation(net, test, c.json, c.plot, &d);
+        rc = clg_net_task(net) == CLG_TASK_CLASSIFICATION
+                 ? report_evaluation(net, test, c.json, c.plot, &d)
+                 : report_dense(net, test, &c, &d);
         goto done;
     }
-    st = open_data(&c, "train", &train);
+    st = open_data(&c, "train", &train, &train_base);
     if (st != CLG_OK) {
         train_fail("opening the training set", st, clg_last_error());
         goto done;
@@ -394,7 +409,20 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
         st = make_net("clgrad-train", ctx, c.net_file, default_net, &net, &trained);
         if (st != CLG_OK)
             goto done;
-        if (trained && !transfer(&c, &net, clg_datastore_class_count(train))) {
+        int classifying = clg_datastore_target(train, NULL) == CLG_TARGET_CLASS;
+        if (!c.net_file && !classifying) {
+            fprintf(stderr, "clgrad-train: the default network classifies images; the data in "
+                    "%s%s needs --net: tools/nets/dncnn.net (denoising), tools/nets/unet.net "
+                    "(segmentation) or one of your own\n", c.data,
+                    c.denoising ? " with --denoise" : "");
+            rc = 2;
+            goto done;
+        }
+        if (!net_fits_task(&c, net, train)) {
+            rc = 2;
+            goto done;
+        }
+        if (trained && classifying && !transfer(&c, &net, clg_datastore_class_count(train))) {
             rc = 1;
             goto done;
         }
@@ -409,7 +437,8 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
         if (names && classes == clg_net_class_count(net))
             clg_net_set_class_names(net, names, classes);
         free(names);
-        if (!net_fits_data(&c, net, train) || !test_classes_known(&c, net, test)) {
+        if (!net_fits_data(&c, net, train) || !test_classes_known(&c, net, test) ||
+            !apply_class_weights(&c, net, fit)) {
             rc = 2;
             goto done;
         }
@@ -433,6 +462,8 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
                    clg_solver_name(c.o.solver), (double)c.o.initial_learn_rate,
                    c.o.mini_batch_size, c.o.max_epochs, c.o.max_epochs == 1 ? "" : "s");
         }
+        d.task = clg_net_task(net);
+        d.plot.error_metric = d.task == CLG_TASK_REGRESSION;
         st = trained ? CLG_OK : clg_net_init(net, c.o.seed);
         if (st == CLG_OK) {
             catch_interrupts(&c.o);
@@ -471,10 +502,16 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
     if (mpi->on)
         printf("%d ranks; each sent %.2f MB per step (MPI payload: the gradient sums)\n",
                mpi->size, rep.cluster_bytes_per_step / 1e6);
-    if (rep.has_validation)
-        printf("Validation accuracy: %.2f%%, loss %.4f; the lowest validation loss, %.4f, was at "
-               "iteration %zu (accuracy %.2f%% there)%s\n", 100 * rep.val_accuracy, rep.val_loss,
-               rep.best_val_loss, rep.best_iteration, 100 * rep.best_val_accuracy,
+    if (rep.has_validation && clg_net_task(net) == CLG_TASK_REGRESSION)
+        printf("Validation RMSE: %.5f, loss %.6f; the lowest validation loss, %.6f, was at "
+               "iteration %zu (RMSE %.5f there)%s\n", rep.val_accuracy, rep.val_loss,
+               rep.best_val_loss, rep.best_iteration, rep.best_val_accuracy,
+               c.o.output_network == CLG_OUTPUT_BEST_VALIDATION ? ": the network saved" : "");
+    else if (rep.has_validation)
+        printf("Validation %saccuracy: %.2f%%, loss %.4f; the lowest validation loss, %.4f, was "
+               "at iteration %zu (accuracy %.2f%% there)%s\n",
+               clg_net_task(net) == CLG_TASK_SEGMENTATION ? "pixel " : "", 100 * rep.val_accuracy,
+               rep.val_loss, rep.best_val_loss, rep.best_iteration, 100 * rep.best_val_accuracy,
                c.o.output_network == CLG_OUTPUT_BEST_VALIDATION ? ": the network saved" : "");
     rc = c.save ? save_model(net, c.save, &c) : 0; /* first: evaluation can fail */
     if (rep.checkpoint_failures) {
@@ -500,7 +537,7 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
         else
             printf("ONNX model written to %s\n", c.export_onnx);
     }
-    rc |= evaluate_and_report(net, test, 256, &d);
+    rc |= evaluate_and_report(&c, net, test, 256, &d);
     if (d.plot_failed) {
         fprintf(stderr, "clgrad-train: --plot %s was not written (see above)\n", c.plot);
         rc = 1;
@@ -520,6 +557,8 @@ done:
         clg_datastore_destroy(test_all[i]);
         clg_datastore_destroy(train_all[i]);
     }
+    clg_datastore_destroy(test_base);
+    clg_datastore_destroy(train_base);
     close_devices(&devs);
     return rc;
 }

@@ -104,6 +104,9 @@ CLG_API clg_status clg_net_add_regression(clg_net *net, clg_regression_loss loss
  *  softmax cross-entropy); weights: NULL or one per class (at most CLG_CLASS_WEIGHTS_MAX,
  *  e.g. from clg_datastore_class_weights). */
 CLG_API clg_status clg_net_add_pixel_softmax(clg_net *net, const float *weights, size_t count);
+/** Replaces the class weights of a net's pixelsoftmax output (count 0: all 1); they are part
+ *  of its text form, so replicas and model files keep them. */
+CLG_API clg_status clg_net_set_class_weights(clg_net *net, const float *weights, size_t count);
 
 /* What a network's output layer trains it for. */
 typedef enum clg_task {

@@ -96,6 +96,42 @@ static const char *crop_aspect(void *s, const char *v)
     return range(v, 1e6, ((cli *)s)->augment.crop_aspect);
 }
 
+/* "S" or "LO:HI" (0 <= LO <= HI <= 10): the noise level's range */
+static const char *denoise(void *s, const char *v)
+{
+    cli *c = s;
+    double a, b;
+    const char *colon = strchr(v, ':');
+    char lo[64];
+    c->denoising = 1;
+    if (!colon) {
+        if (!opts_double(v, &a) || a < 0 || a > 10)
+            return "must be a noise level S (0 to 10, pixels in [0, 1]) or a range LO:HI";
+        c->denoise.sigma[0] = c->denoise.sigma[1] = (float)a;
+        return NULL;
+    }
+    if ((size_t)(colon - v) >= sizeof lo)
+        return "must be S or LO:HI";
+    memcpy(lo, v, (size_t)(colon - v));
+    lo[colon - v] = 0;
+    if (!opts_double(lo, &a) || !opts_double(colon + 1, &b) || a < 0 || b < a || b > 10)
+        return "must be S or LO:HI with 0 <= LO <= HI <= 10";
+    c->denoise.sigma[0] = (float)a, c->denoise.sigma[1] = (float)b;
+    return NULL;
+}
+
+static const char *patch(void *s, const char *v)
+{
+    cli *c = s;
+    unsigned long h = 0, w = 0;
+    char x = 0, extra = 0;
+    if (sscanf(v, "%lu%c%lu%c", &h, &x, &w, &extra) != 3 || x != 'x' || !h || !w ||
+        h > 65536 || w > 65536)
+        return "expected HxW (e.g. 40x40)";
+    c->denoise.patch_h = h, c->denoise.patch_w = w;
+    return NULL;
+}
+
 static const char *environment(void *s, const char *v)
 {
     cli *c = s;
@@ -164,6 +200,7 @@ static const int units[] = {CLG_CHECKPOINT_EPOCHS, CLG_CHECKPOINT_ITERATIONS};
 static const int bad_files[] = {CLG_BAD_FILES_FAIL, CLG_BAD_FILES_SKIP};
 static const int faults[] = {CLG_FAULT_STOP, CLG_FAULT_CONTINUE};
 static const int normalizations[] = {0, 1, 2};
+static const int denoise_targets[] = {CLG_DENOISE_NOISE, CLG_DENOISE_CLEAN};
 
 #define BIG UNBOUNDED
 
@@ -179,7 +216,24 @@ static const opt_def defs[] = {
              "learning)"},
     {OPT_TEXT, "data", AT(data), ANY, .value = "DIR",
      .help = "folder with train-/t10k- IDX files (.gz or plain), or with train/ and test/\n"
-             "image folders (one sub-folder per class); default " DEFAULT_DATA},
+             "image folders (one sub-folder per class), or for image-to-image networks\n"
+             "train/ and test/ each holding images/ and labels/ (segmentation, with\n"
+             "DIR/classes.txt), inputs/ and targets/ (paired images), or images/ and\n"
+             "values.csv (regression); default " DEFAULT_DATA},
+    {OPT_CALL, "denoise", 0, ANY, .value = "S|LO:HI", .parse = denoise,
+     .help = "train a denoiser: each image (patch) with Gaussian noise of level S (or drawn\n"
+             "in LO:HI per patch; pixels in [0, 1]) as input, the noise as target (MATLAB's\n"
+             "denoisingImageDatastore); the test set's noise is fixed"},
+    {OPT_CALL, "patch", 0, ANY, .value = "HxW", .parse = patch,
+     .help = "--denoise: training patches of HxW at random places (default: whole images)"},
+    {OPT_SIZE, "patches", AT(denoise.patches_per_image), 1, 1024, .value = "N",
+     .help = "--denoise: patches per training image and epoch (default 1)"},
+    {OPT_CHOICE, "denoise-target", AT(denoise.target), ANY, "noise|clean", denoise_targets,
+     .help = "--denoise: the network learns the noise (residual, DnCNN; default) or the\n"
+             "clean image"},
+    {OPT_TEXT, "class-weights", AT(class_weights), ANY, .value = "inverse|median|W1,...",
+     .help = "segmentation: the per-pixel loss's class weights, from the training labels'\n"
+             "frequencies (inverse, or median frequency balancing) or given"},
     {OPT_CALL, "image-size", 0, ANY, .value = "HxW", .parse = image_size,
      .help = "image folders: the size images are read at (default: the first image's)"},
     {OPT_CALL, "channels", 0, ANY, .value = "1|3", .parse = channels,
@@ -392,6 +446,9 @@ static int options_agree(const cli *c)
         {c->sweep && c->evaluate, "--sweep and --evaluate exclude each other"},
         {c->results && !c->sweep, "--results is the CSV of a --sweep: give --sweep FILE"},
         {c->json && !c->evaluate, "--json is --evaluate's report: give --evaluate MODEL"},
+        {!c->denoising && (c->denoise.patch_h || c->denoise.patches_per_image != 1 ||
+                           c->denoise.target != CLG_DENOISE_NOISE),
+         "--patch, --patches and --denoise-target shape --denoise's data: give --denoise S"},
         {!val && c->o.output_network == CLG_OUTPUT_BEST_VALIDATION,
          "--output-network best-validation needs validation data (--validation-split F or "
          "--validate-on-test)"},
@@ -420,6 +477,7 @@ int cli_parse(int argc, char **argv, cli *c)
     c->x = clg_exec_options_default();
     c->images = clg_image_folder_options_default();
     c->augment = clg_augment_options_default();
+    c->denoise = clg_denoise_options_default();
     c->o.solver = CLG_SOLVER_ADAM;
     c->o.initial_learn_rate = 0.001f;
     c->o.max_epochs = 2;

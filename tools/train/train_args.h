@@ -30,6 +30,9 @@ typedef struct cli {
     int summary;                  /* --summary: print the network's layers and stop */
     int json;                     /* --json: --evaluate's report as one JSON object */
     int image_options;            /* --image-size or --channels given (image folders only) */
+    int denoising;                /* --denoise: the images become (noisy patch, target) pairs */
+    clg_denoise_options denoise;
+    const char *class_weights;    /* --class-weights inverse|median|W1,W2,...: pixelsoftmax */
     clg_train_options o;   /* o.execution is set where training starts: cli is copied */
     clg_exec_options x;
 } cli;

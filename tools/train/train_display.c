@@ -49,24 +49,38 @@ static int bar_columns(void)
     return 79;
 }
 
-void display_table_header(void)
+void display_table_header(clg_task task)
 {
+    /* MATLAB's columns; a regression's figure is its RMSE, a segmentation's its pixels' */
+    const char *fig = task == CLG_TASK_REGRESSION     ? "    RMSE    "
+                      : task == CLG_TASK_SEGMENTATION ? " Pixel Acc. "
+                                                      : "  Accuracy  ";
     printf("%s", rule);
     printf("|  Epoch  |  Iteration  |  Time Elapsed  |  Mini-batch  |  Validation  |  Mini-batch  |  Validation  |  Base Learning  |\n"
-           "|         |             |   (hh:mm:ss)   |   Accuracy   |   Accuracy   |     Loss     |     Loss     |      Rate       |\n");
+           "|         |             |   (hh:mm:ss)   | %s | %s |     Loss     |     Loss     |      Rate       |\n", fig, fig);
     printf("%s", rule);
 }
 
-static void table_row(const clg_train_progress *p, int with_val)
+/* The figure in a 12-character cell: a percentage, or an error as a number. */
+static void figure(char *out, size_t cap, clg_task task, double v)
 {
-    char t[32], va[16] = "", vl[16] = "";
+    if (task == CLG_TASK_REGRESSION)
+        snprintf(out, cap, "%.5f", v);
+    else
+        snprintf(out, cap, "%.2f%%", 100 * v);
+}
+
+static void table_row(const clg_train_progress *p, int with_val, clg_task task)
+{
+    char t[32], a[32], va[32] = "", vl[16] = "";
     hms(p->elapsed_s, t, sizeof t);
+    figure(a, sizeof a, task, p->accuracy);
     if (with_val && p->has_validation) {
-        snprintf(va, sizeof va, "%.2f%%", 100 * p->val_accuracy);
+        figure(va, sizeof va, task, p->val_accuracy);
         snprintf(vl, sizeof vl, "%.4f", p->val_loss);
     }
-    printf("| %7d | %11zu | %14s | %11.2f%% | %12s | %12.4f | %12s | %15.4g |\n", p->epoch,
-           p->iteration, t, 100 * p->accuracy, va, p->loss, vl, p->learn_rate);
+    printf("| %7d | %11zu | %14s | %12s | %12s | %12.4f | %12s | %15.4g |\n", p->epoch,
+           p->iteration, t, a, va, p->loss, vl, p->learn_rate);
 }
 
 static void redraw_plot(display *d)
@@ -114,7 +128,7 @@ static void begin_table(display *d)
     close_builds(d);
     if (d->phase == 0) {
         if (!d->quiet)
-            display_table_header();
+            display_table_header(d->task);
         d->phase = 1;
     }
 }
@@ -268,7 +282,7 @@ static int progress_locked(const clg_train_progress *p, display *d)
         if (!validated &&
             (p->iteration == 1 || p->iteration % d->table_every == 0 || p->iteration == d->max_it)) {
             display_clear_bar(d);
-            table_row(p, 0);
+            table_row(p, 0, d->task);
         }
         if (d->tty) {
             double now = p->elapsed_s;
@@ -308,7 +322,7 @@ static int progress_locked(const clg_train_progress *p, display *d)
         plot_add(&d->plot.val_acc, (double)p->iteration, p->val_accuracy);
         if (!d->quiet) {
             display_clear_bar(d);
-            table_row(p, 1);
+            table_row(p, 1, d->task);
         }
         break;
     case CLG_PROGRESS_EPOCH:

@@ -20,6 +20,7 @@ typedef struct display {
     double last_t;
     size_t last_it, max_it;
     size_t val_every;       /* validations every this many iterations (and at the end), or 0 */
+    clg_task task;          /* the accuracy column: accuracy, pixel accuracy, or RMSE */
     int bar_shown;          /* columns the progress bar takes, 0 when none is shown */
     int plot_failed;        /* said once; no more tries */
     int phase;              /* 0 before the table (its header waits for its first line), 1 in
@@ -43,7 +44,7 @@ void display_close_builds(display *d);
 
 /* The clg_train progress callback (user: the display). */
 int display_progress(const clg_train_progress *p, void *user);
-void display_table_header(void);
+void display_table_header(clg_task task);
 /* A line in the table (checkpoints, device splits, skipped files), closed by a bar. */
 void display_note(display *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

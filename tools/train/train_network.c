@@ -134,6 +134,14 @@ int net_fits_data(const cli *c, clg_net *net, clg_datastore *train)
         return 0;
     }
     size_t k = clg_datastore_class_count(train), out = clg_net_class_count(net);
+    if (clg_net_task(net) == CLG_TASK_SEGMENTATION && k != out) {
+        fprintf(stderr, "clgrad-train: %s/classes.txt names %zu classes, %s's pixelsoftmax has "
+                "%zu (the channels of its input): make its last convolution give %zu\n",
+                c->data, k, c->net_file ? c->net_file : "the network", out, k);
+        return 0;
+    }
+    if (clg_net_task(net) != CLG_TASK_CLASSIFICATION)
+        return 1; /* the targets' shape: clg_train's check names it */
     char folder[4096];
     /* named classes (folders) fewer than the outputs: outputs no image teaches, a mistake */
     if (k > out || (k < out && data_folder(c, "train", folder, sizeof folder))) {
@@ -173,6 +181,8 @@ int test_classes_known(const cli *c, clg_net *net, clg_datastore *test)
 {
     size_t k = clg_datastore_class_count(test), out = clg_net_class_count(net);
     char folder[4096];
+    if (clg_net_task(net) != CLG_TASK_CLASSIFICATION)
+        return 1; /* one class list for both, or no classes */
     if (!data_folder(c, "test", folder, sizeof folder)) {
         if (k <= out)
             return 1;

@@ -227,14 +227,16 @@ int plot_write_png(const plot_data *d, const char *path, const char *title, char
     cairo_surface_t *surface = cairo_image_surface_create(CAIRO_FORMAT_RGB24, W, H);
     cairo_t *cr = begin(surface, title);
     double xmax = d->max_iteration > 0 ? d->max_iteration : 1;
-    panel acc = {80, 45, W - 110, 250, xmax, 0, 100};
+    double scale = d->error_metric ? 1 : 100; /* an error: on the scale of its values */
+    panel acc = {80, 45, W - 110, 250, xmax, 0,
+                 d->error_metric ? plot_loss_top(&d->acc, &d->val_acc) : 100};
     panel loss = {80, 345, W - 110, 250, xmax, 0, plot_loss_top(&d->loss, &d->val_loss)};
     double smooth = plot_smoothing(d->loss.n);
-    axes(cr, &acc, d, "Accuracy (%)");
+    axes(cr, &acc, d, d->error_metric ? "RMSE" : "Accuracy (%)");
     axes(cr, &loss, d, "Loss");
-    curve(cr, &acc, &d->acc, 100, 0, 0.65, 0.8, 0.95, 1);      /* raw, light */
-    curve(cr, &acc, &d->acc, 100, smooth, 0.0, 0.45, 0.74, 2); /* smoothed */
-    points(cr, &acc, &d->val_acc, 100);
+    curve(cr, &acc, &d->acc, scale, 0, 0.65, 0.8, 0.95, 1);      /* raw, light */
+    curve(cr, &acc, &d->acc, scale, smooth, 0.0, 0.45, 0.74, 2); /* smoothed */
+    points(cr, &acc, &d->val_acc, scale);
     curve(cr, &loss, &d->loss, 1, 0, 0.98, 0.75, 0.6, 1);
     curve(cr, &loss, &d->loss, 1, smooth, 0.85, 0.33, 0.1, 2);
     points(cr, &loss, &d->val_loss, 1);

@@ -18,6 +18,7 @@ typedef struct plot_data {
     double *epoch_ends;  /* iterations where epochs ended */
     size_t epochs, epochs_cap;
     double max_iteration;
+    int error_metric;    /* the top panel is an error (RMSE) on its own scale, not accuracy */
 } plot_data;
 
 /* Appends a point; returns 0 when out of memory. */

@@ -183,3 +183,29 @@ clg_status clg_net_add_pixel_softmax(clg_net *net, const float *weights, size_t 
     l.nclass_w = count;
     return clg__net_append(net, &l, "clg_net_add_pixel_softmax");
 }
+
+clg_status clg_net_set_class_weights(clg_net *net, const float *weights, size_t count)
+{
+    const char *call = "clg_net_set_class_weights";
+    if (!net || (count && !weights))
+        return clg__fail(net ? net->ctx : NULL, CLG_ERR_INVALID_ARG, "%s: net and weights must "
+                         "not be NULL", call);
+    clg__layer *l = net->count ? &net->layers[net->count - 1] : NULL;
+    if (!l || l->kind != CLG_LAYER_PIXEL_SOFTMAX || (count && count != l->in.c))
+        return clg__fail(net->ctx, CLG_ERR_INVALID_ARG, "%s: %s", call,
+                         !l || l->kind != CLG_LAYER_PIXEL_SOFTMAX
+                             ? "the net's output is not a pixelsoftmax layer"
+                             : "one weight per class (channel of its input)");
+    clg__layer trial = *l;
+    if (count)
+        memcpy(trial.class_w, weights, count * sizeof *weights);
+    trial.nclass_w = count;
+    char why[160];
+    if (pixel_check(&trial, why, sizeof why) != CLG_OK)
+        return clg__fail(net->ctx, CLG_ERR_INVALID_ARG, "%s: %s", call, why);
+    clg_tensor_destroy(l->saved[0]);
+    l->saved[0] = NULL;
+    memcpy(l->class_w, trial.class_w, sizeof l->class_w);
+    l->nclass_w = count;
+    return pixel_alloc(net, l);
+}
