@@ -371,6 +371,8 @@ static void p_data(void)
     BAD(clg_image_read("x.png", 2, 2, 2, &f));
     BAD(clg_image_read("x.png", 1, 0, 2, &f));
     BAD(clg_image_read_cropped(NULL, 1, 4, 2, 2, &f));
+    size_t ih, iw;
+    BAD(clg_image_size(NULL, &ih, &iw));
     BAD(clg_image_read_cropped("x.png", 1, 1, 2, 2, &f)); /* a shorter side under the crop */
     BAD(clg_datastore_shuffle(NULL, 1, &ds));
     BAD(clg_datastore_shared(NULL, 2, 0, &ds));
@@ -513,6 +515,7 @@ static const entry table[] = {
                      "clg_datastore_destroy clg_datastore_size clg_datastore_sample_shape "
                      "clg_datastore_class_count clg_datastore_class_name clg_datastore_set_class_names "
                      "clg_datastore_read clg_datastore_last_error clg_image_read clg_image_read_cropped clg_datastore_from_memory "
+                     "clg_image_size "
                      "clg_datastore_from_callbacks clg_datastore_callbacks_default "
                      "clg_datastore_select clg_datastore_split clg_image_folder_options_default "
                      "clg_datastore_open_image_folder clg_datastore_skipped clg_augment_options_default "

@@ -17,6 +17,7 @@
 #include "model_io.h"
 #include "opts.h"
 #include "pocl_pin.h"
+#include "predict_dense.h"
 #include "tool_error.h"
 
 typedef struct settings {
@@ -24,6 +25,7 @@ typedef struct settings {
     const char *filter, *layer, *out, *npy;
     int json;
     size_t shorter; /* --resize-shorter: torchvision's Resize(S) + CenterCrop, or 0 */
+    dense_settings dense; /* image-to-image models */
 } settings;
 
 static const opt_def defs[] = {
@@ -42,6 +44,15 @@ static const opt_def defs[] = {
              "then N*C*H*W little-endian float32"},
     {OPT_TEXT, "out", offsetof(settings, out), 0, 0, .value = "FILE",
      .help = "with --activations: the file"},
+    {OPT_TEXT, "out-dir", offsetof(settings, dense.out_dir), 0, 0, .value = "DIR",
+     .help = "image-to-image models (segmentation, denoising): each image's result as\n"
+             "DIR/<name>.png, from the whole image at its own size: the label map (each\n"
+             "pixel's class as its gray value) or the output image"},
+    {OPT_FLAG, "overlay", offsetof(settings, dense.overlay), 0, 0,
+     .help = "segmentation: also DIR/<name>-overlay.png, the image tinted by class"},
+    {OPT_FLAG, "residual", offsetof(settings, dense.residual), 0, 0,
+     .help = "the model predicts the noise (DnCNN, clgrad-train --denoise): the result is\n"
+             "the image minus it"},
     {OPT_SIZE, "resize-shorter", offsetof(settings, shorter), 1, 16384, .value = "S",
      .help = "resize each image's shorter side to S, then take the centre at the model's\n"
              "input size (torchvision's Resize(256) + CenterCrop(224) for ImageNet models);\n"
@@ -528,7 +539,15 @@ static int predict(const settings *set, char **ops, size_t nops)
         fprintf(stderr, "clgrad-predict: no images (PNG, JPEG, BMP or PNM files) found\n");
         rc = 1;
     }
-    if (rc == 0 && layer) {
+    if (rc == 0 && clg_net_task(net) != CLG_TASK_CLASSIFICATION && !layer) {
+        char **paths = malloc(l.n * sizeof *paths);
+        for (size_t j = 0; paths && j < l.n; j++)
+            paths[j] = l.v[j].path;
+        dense_settings ds = set->dense;
+        ds.json = json;
+        rc = paths ? predict_dense(net, paths, l.n, &ds) : 1;
+        free(paths);
+    } else if (rc == 0 && layer) {
         char **paths = malloc(l.n * sizeof *paths);
         for (size_t j = 0; paths && j < l.n; j++)
             paths[j] = l.v[j].path;
@@ -548,7 +567,7 @@ static int predict(const settings *set, char **ops, size_t nops)
 int main(int argc, char **argv)
 {
     pocl_pin_threads(1); /* before the first OpenCL call: see pocl_pin.h */
-    settings set = {3, NULL, NULL, NULL, NULL, 0, 0};
+    settings set = {3, NULL, NULL, NULL, NULL, 0, 0, {NULL, 0, 0, 0}};
     size_t nops = 0;
     int rc = opts_parse(&tool, argc, argv, &set, &nops);
     char **ops = argv + 1;

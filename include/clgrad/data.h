@@ -348,6 +348,10 @@ CLG_API clg_status clg_datastore_channel_stats(clg_datastore *ds, float *mean, f
  *          oversized image, with the reason); CLG_ERR_INVALID_ARG. */
 CLG_API clg_status clg_image_read(const char *path, size_t c, size_t h, size_t w, float *out);
 
+/** The height and width of an image file, read from its header with the checks and limits
+ *  of clg_image_read (nothing is decoded). */
+CLG_API clg_status clg_image_size(const char *path, size_t *height, size_t *width);
+
 /** The same, resized the way torchvision's ImageNet preprocessing does: the shorter side to
  *  `shorter` pixels (the longer in proportion, truncated), then the centre h x w (Resize(256)
  *  then CenterCrop(224)); shorter 0 is clg_image_read. shorter >= h and w. */

@@ -346,3 +346,11 @@ clg_status clg__image_size(const char *path, size_t *h, size_t *w)
     *w = (size_t)iw;
     return st;
 }
+
+clg_status clg_image_size(const char *path, size_t *height, size_t *width)
+{
+    if (!path || !height || !width)
+        return clg__datastore_fail(NULL, CLG_ERR_INVALID_ARG, "clg_image_size: path, height "
+                                   "and width must not be NULL");
+    return clg__image_size(path, height, width);
+}

@@ -286,10 +286,11 @@ static clg_status load_classes(clg_net *net, const char *path, const clg__model_
                 names[n] = line;
             n++;
         }
-        if (n != net->classes || memchr(text, '\0', s->len[CLG__SEC_CLASSES]) != text + strlen(text))
+        size_t len = s->len[CLG__SEC_CLASSES]; /* no NUL inside the names */
+        if (n != net->classes || (len && memchr(text, '\0', len) != text + strlen(text)))
             st = corrupt(net->ctx, path, "class names do not match the class count");
     }
-    if (st == CLG_OK)
+    if (st == CLG_OK && n) /* a regression net has none */
         st = clg_net_set_class_names(net, names, n);
     if (st != CLG_OK && st != CLG_ERR_OUT_OF_HOST_MEMORY)
         st = corrupt(net->ctx, path, "bad class names");
