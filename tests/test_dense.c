@@ -262,6 +262,20 @@ static void output_layers_parse_and_round_trip(void **state)
     assert_int_equal(clg_net_task(net), CLG_TASK_REGRESSION);
     assert_int_equal(clg_net_class_count(net), 0);
     clg_net_destroy(net);
+    /* both export to ONNX (their outputs against ONNX Runtime's: tools/peers/dense_quality.py;
+     * here: written, of a sane size) */
+    char onnx[600];
+    snprintf(onnx, sizeof onnx, "%s/reg.onnx", dir);
+    net = parse_ok("input 8x8x1\nconv 3x3x2 pad=1\nregression\n");
+    CLG_ASSERT_STATUS(clg_net_init(net, 1), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_export_onnx(net, onnx), CLG_OK);
+    struct stat sb;
+    assert_true(stat(onnx, &sb) == 0 && sb.st_size > 100);
+    clg_net_destroy(net);
+    net = parse_ok(seg);
+    CLG_ASSERT_STATUS(clg_net_init(net, 1), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_export_onnx(net, onnx), CLG_OK);
+    clg_net_destroy(net);
     clg_net *bad = NULL;
     CLG_ASSERT_STATUS(clg_net_parse(ctx, "input 8x8x1\nconv 3x3x4 pad=1\npixelsoftmax weights=1,2\n",
                                     &bad), CLG_ERR_SHAPE);

@@ -66,9 +66,9 @@ clg_status clg_net_export_onnx(clg_net *net, const char *path)
     if (!net || !path)
         return clg__fail(net ? net->ctx : NULL, CLG_ERR_INVALID_ARG,
                          "clg_net_export_onnx: net and path must not be NULL");
-    if (!net->classes || !clg__net_has_output(net))
+    if (net->task == CLG_TASK_NONE || !clg__net_has_output(net))
         return clg__fail(net->ctx, CLG_ERR_INVALID_ARG, "clg_net_export_onnx: the network has "
-                         "no softmax output layer");
+                         "no output layer (softmax, pixelsoftmax or regression)");
     clg__onnx_out ex = {0};
     ex.net = net;
     ex.input = "input";
@@ -88,9 +88,17 @@ clg_status clg_net_export_onnx(clg_net *net, const char *path)
     Onnx__OperatorSetIdProto opset = ONNX__OPERATOR_SET_ID_PROTO__INIT, *opsets[1] = {&opset};
     Onnx__StringStringEntryProto meta = ONNX__STRING_STRING_ENTRY_PROTO__INIT, *metas[1] = {&meta};
     int64_t in_dims[4] = {-1, (int64_t)net->input.c, (int64_t)net->input.h, (int64_t)net->input.w};
-    int64_t out_dims[2] = {-1, (int64_t)net->classes};
+    /* a classifier's probabilities (N x classes); a segmenter's per pixel (N x K x H x W); a
+     * regression's output, of its input's rank */
+    const clg__layer *last = &net->layers[net->count - 1];
+    clg_shape o = last->in;
+    int flat = net->task == CLG_TASK_CLASSIFICATION ||
+               (net->task == CLG_TASK_REGRESSION && ex.rank2[net->count - 1]);
+    int64_t out_dims[4] = {-1, flat ? (int64_t)clg_shape_numel(o) : (int64_t)o.c, (int64_t)o.h,
+                           (int64_t)o.w};
     Onnx__ValueInfoProto *in = value_info(&ex, "input", in_dims, 4);
-    Onnx__ValueInfoProto *out = value_info(&ex, "probabilities", out_dims, 2);
+    Onnx__ValueInfoProto *out = value_info(
+        &ex, net->task == CLG_TASK_REGRESSION ? "output" : "probabilities", out_dims, flat ? 2 : 4);
     opset.domain = "", opset.has_version = 1, opset.version = OPSET;
     meta.key = "clgrad.classes", meta.value = class_lines(&ex);
     m.has_ir_version = 1, m.ir_version = 7; /* what opset 13 came with */

@@ -1,5 +1,7 @@
 /* clgrad-bench conv / pool: per layer, pass and algorithm, ms and GFLOP/s (2*N*K*C*R*S*P*Q /
- * time), beside CLBlast's convgemm forward on the same device; max-pool GB/s. */
+ * time), beside CLBlast's convgemm forward on the same device; max-pool GB/s. A transposed
+ * convolution's passes are the passes of the convolution it mirrors (its forward pass that
+ * convolution's data gradient, and back): its rows name both. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,24 +16,35 @@
 typedef struct layer {
     const char *name;
     size_t N, C, H, W, K, R, pad, stride;
+    int transposed; /* the rows are a transposed convolution's (from K to C channels) */
 } layer;
 
 static const layer layers[] = {
-    {"c1", 64, 1, 28, 28, 32, 5, 2, 1},
-    {"c2", 64, 32, 14, 14, 64, 5, 2, 1},
-    {"r3", 32, 64, 56, 56, 64, 3, 1, 1},
+    {"c1", 64, 1, 28, 28, 32, 5, 2, 1, 0},
+    {"c2", 64, 32, 14, 14, 64, 5, 2, 1, 0},
+    {"r3", 32, 64, 56, 56, 64, 3, 1, 1, 0},
     /* the three stages of tools/nets/fashion-resnet20.net, batch 64, and the stride-2
      * transitions between them with their 1x1 projection shortcuts */
-    {"res16", 64, 16, 28, 28, 16, 3, 1, 1},
-    {"res32", 64, 32, 14, 14, 32, 3, 1, 1},
-    {"res64", 64, 64, 7, 7, 64, 3, 1, 1},
-    {"res32s2", 64, 16, 28, 28, 32, 3, 1, 2},
-    {"res64s2", 64, 32, 14, 14, 64, 3, 1, 2},
-    {"proj32", 64, 16, 28, 28, 32, 1, 0, 2},
-    {"proj64", 64, 32, 14, 14, 64, 1, 0, 2},
+    {"res16", 64, 16, 28, 28, 16, 3, 1, 1, 0},
+    {"res32", 64, 32, 14, 14, 32, 3, 1, 1, 0},
+    {"res64", 64, 64, 7, 7, 64, 3, 1, 1, 0},
+    {"res32s2", 64, 16, 28, 28, 32, 3, 1, 2, 0},
+    {"res64s2", 64, 32, 14, 14, 64, 3, 1, 2, 0},
+    {"proj32", 64, 16, 28, 28, 32, 1, 0, 2, 0},
+    {"proj64", 64, 32, 14, 14, 64, 1, 0, 2, 0},
+    /* tools/nets/unet.net at batch 32: its two 2x2 stride-2 up-samplings (convt 2x2x32 from
+     * 64 channels at 16x16, convt 2x2x16 from 32 at 32x32), as the convolutions they mirror,
+     * and its 3x3 convolutions at full and half size */
+    {"up32", 32, 32, 32, 32, 64, 2, 0, 2, 1},
+    {"up16", 32, 16, 64, 64, 32, 2, 0, 2, 1},
+    {"unet16", 32, 16, 64, 64, 16, 3, 1, 1, 0},
+    {"unet32", 32, 32, 32, 32, 32, 3, 1, 1, 0},
 };
 
 static const char *const pass_names[] = {"fwd", "bwd_data", "bwd_weights"};
+/* a transposed convolution's pass computed by each pass of the convolution it mirrors */
+static const char *const transposed_names[] = {"convt.bwd_data", "convt.fwd",
+                                               "convt.bwd_weights"};
 
 typedef clg_status (*op_fn)(clg_ctx *, const clg_conv2d_desc *, clg_tensor *const t[4], int pass);
 
@@ -73,7 +86,7 @@ static void report(const bench_opts *o, const clg_ctx *ctx, const char *layer_na
                        "\"ms\":%.3f,\"gflops\":%.1f", layer_name, pass, algo,
                        chosen ? "true" : "false", 1e3 * sec, 1e-9 * flops / sec);
     else
-        printf("%-7s %-12s %-17s %9.3f %9.1f%s\n", layer_name, pass, algo, 1e3 * sec,
+        printf("%-7s %-17s %-17s %9.3f %9.1f%s\n", layer_name, pass, algo, 1e3 * sec,
                1e-9 * flops / sec, chosen ? "  (chosen)" : "");
     fflush(stdout);
 }
@@ -109,7 +122,7 @@ int bench_conv(const bench_opts *o, const char *only)
     if (!ctx)
         return 1;
     if (!o->json)
-        printf("convolution on %s, median of %d\n%-7s %-12s %-17s %9s %9s\n", clg_ctx_device(ctx)->name,
+        printf("convolution on %s, median of %d\n%-7s %-17s %-17s %9s %9s\n", clg_ctx_device(ctx)->name,
                o->runs, "layer", "pass", "algorithm", "ms", "GFLOP/s");
     int rc = 0;
     for (size_t li = 0; li < sizeof layers / sizeof layers[0] && rc == 0; li++) {
@@ -140,7 +153,8 @@ int bench_conv(const bench_opts *o, const char *only)
                 if (sec < 0)
                     rc = 1;
                 else
-                    report(o, ctx, L->name, pass_names[pass], clg_conv_algo_name(d.algo), a == (int)chosen, sec, flops);
+                    report(o, ctx, L->name, (L->transposed ? transposed_names : pass_names)[pass],
+                           clg_conv_algo_name(d.algo), a == (int)chosen, sec, flops);
             }
         }
 #ifdef CLGRAD_BENCH_CLBLAST

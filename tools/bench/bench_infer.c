@@ -65,7 +65,7 @@ int bench_infer(const bench_opts *o, const char *path, size_t batch)
     if (s == CLG_OK && !trained)
         s = clg_net_init(net, 1);
     size_t per = s == CLG_OK ? clg_shape_numel(clg_net_input_shape(net)) : 0;
-    size_t classes = s == CLG_OK ? clg_net_class_count(net) : 0;
+    size_t classes = s == CLG_OK ? clg_net_output_count(net) : 0; /* values per sample */
     float *x = malloc(batch * per * sizeof *x + 1), *p = malloc(batch * classes * sizeof *p + 1);
     double *t = malloc((size_t)o->runs * sizeof *t), flops = 0;
     for (size_t i = 0; x && i < batch * per; i++)

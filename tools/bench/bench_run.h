@@ -13,7 +13,7 @@ typedef struct step_times {
 /* `iters` steps of `batch` (Adam, no shuffling), recording the time of every step. */
 typedef struct bench_run {
     float *x;
-    int32_t *y;
+    int32_t *y;                /* targets: labels (per sample or pixel), or values */
     step_times st;
     clg_net *net;
     clg_datastore *ds;

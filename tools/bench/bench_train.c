@@ -19,15 +19,22 @@ static int record(const clg_train_progress *p, void *user)
     return 0;
 }
 
-static void fill_synthetic(float *x, int32_t *y, size_t n, size_t per, size_t classes)
+/* Uniform inputs, and targets of the net's task: a class per sample or per pixel in turn, or
+ * values (the input's own, for an image-to-image net). tper: targets per sample. */
+static void fill_synthetic(float *x, int32_t *y, size_t n, size_t per, size_t tper,
+                           size_t classes)
 {
     uint64_t s = 12345;
     for (size_t i = 0; i < n * per; i++) {
         s = s * 6364136223846793005ull + 1442695040888963407ull;
         x[i] = (float)(s >> 40) / (float)(1 << 24);
     }
-    for (size_t i = 0; i < n; i++)
-        y[i] = (int32_t)(i % classes);
+    for (size_t i = 0; i < n * tper; i++) {
+        if (classes)
+            y[i] = (int32_t)((tper == 1 ? i : i * 7 + i / tper) % classes);
+        else
+            memcpy(&y[i], &x[i % (n * per)], sizeof *x); /* floats in the targets' bytes */
+    }
 }
 
 clg_status bench_run_setup(bench_run *r, clg_ctx *ctx, size_t batch, size_t iters,
@@ -40,13 +47,23 @@ clg_status bench_run_setup(bench_run *r, clg_ctx *ctx, size_t batch, size_t iter
     clg_shape in = clg_net_input_shape(r->net);
     const size_t per = clg_shape_numel(in), n = batch * iters;
     size_t classes = clg_net_class_count(r->net);
+    clg_task task = clg_net_task(r->net);
+    clg_shape out = clg_net_output_shape(r->net), ts = {1, 1, 1, 1};
+    if (task == CLG_TASK_SEGMENTATION)
+        ts = (clg_shape){1, 1, out.h, out.w};
+    else if (task == CLG_TASK_REGRESSION)
+        ts = out;
+    size_t tper = clg_shape_numel(ts);
     r->x = malloc(n * per * sizeof *r->x);
-    r->y = malloc(n * sizeof *r->y);
+    r->y = malloc(n * tper * sizeof *r->y);
     r->st = (step_times){calloc(iters, sizeof(double)), 0, iters};
     if (!r->x || !r->y || !r->st.t)
         return CLG_ERR_OUT_OF_HOST_MEMORY;
-    fill_synthetic(r->x, r->y, n, per, classes);
-    s = clg_datastore_from_memory(r->x, r->y, n, in, classes, &r->ds);
+    fill_synthetic(r->x, r->y, n, per, tper, classes);
+    clg_target_kind kind = task == CLG_TASK_SEGMENTATION ? CLG_TARGET_PIXELS
+                           : task == CLG_TASK_REGRESSION ? CLG_TARGET_VALUES
+                                                         : CLG_TARGET_CLASS;
+    s = clg_datastore_from_memory_targets(r->x, r->y, n, in, kind, ts, classes, &r->ds);
     if (s == CLG_OK)
         s = clg_net_init(r->net, 1);
     r->opt = clg_train_options_default();
@@ -119,8 +136,8 @@ int bench_train(const bench_opts *o, size_t batch)
     size_t k;
     double step = bench_median_step(&r.st, &k), train_ips = (double)batch / step;
     /* inference, batch 256 */
-    size_t ni = infer_batch;
-    float *probs = malloc(ni * clg_net_class_count(net) * sizeof *probs), *xi = r.x;
+    size_t ni = infer_batch < batch * iters ? infer_batch : batch * iters; /* of r.x's */
+    float *probs = malloc(ni * clg_net_output_count(net) * sizeof *probs), *xi = r.x;
     double *it = malloc((size_t)o->runs * sizeof *it);
     s = clg_net_predict(net, xi, ni, probs); /* warm-up: buffers grow to 256 */
     for (int r = 0; s == CLG_OK && r < o->runs; r++) {

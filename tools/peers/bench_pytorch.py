@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """PyTorch peer for `clgrad-bench train --net FILE`: builds the same network from clgrad's
-text format, trains it on synthetic data of its input shape (Adam, lr 0.001, batch 64 by
+text format (classifiers, segmenters and regression nets), trains it on synthetic data of its
+input shape (Adam, lr 0.001, batch 64 by
 default) on the CPU and prints training and inference images/s (median step after 10 warm-up
 steps), so that the two run on the same machine in the same session. A benchmark peer only:
 clgrad never needs PyTorch.
@@ -58,6 +59,7 @@ class Net(nn.Module):
     def __init__(self, text):
         super().__init__()
         self.nodes = nn.ModuleList()
+        self.task, self.loss_opts = "softmax", {}
         names, shapes = {"input": -1}, {}
         lines = [l.split("#")[0].split() for l in text.splitlines()]
         lines = [l for l in lines if l]
@@ -118,8 +120,24 @@ class Net(nn.Module):
                 m, out, relu = None, (cin, hin, win), opts.get("relu", "0") == "1"
             elif kind == "concat":
                 m, out = None, (sum(shapes[j][0] for j in inputs), hin, win)
-            elif kind == "softmax":
-                break  # the loss: nn.CrossEntropyLoss on the logits
+            elif kind == "convt":
+                kh, kw, k = sizes(pos[0])
+                s = pair(opts.get("stride", "1"))
+                t, b, l, r = pads(opts.get("pad", "0"), (kh, kw))
+                assert (t, l) == (b, r), "bench_pytorch: symmetric transposed padding only"
+                m = nn.ConvTranspose2d(cin, k, (kh, kw), s, (t, l),
+                                       bias=opts.get("bias", "1") == "1")
+                out = (k, (hin - 1) * s[0] - t - b + kh, (win - 1) * s[1] - l - r + kw)
+            elif kind == "upsample":
+                f = pair(pos[0])
+                mode = opts.get("mode", "nearest")
+                m = nn.Upsample(scale_factor=f, mode=mode,
+                                align_corners=False if mode == "bilinear" else None)
+                out = (cin, hin * f[0], win * f[1])
+            elif kind in ("softmax", "pixelsoftmax", "regression"):
+                self.task = kind  # the loss reads the logits (or the prediction)
+                self.loss_opts = opts
+                break
             else:
                 sys.exit(f"bench_pytorch: unknown layer {kind}")
             self.nodes.append(Node(kind, m, inputs, relu))
@@ -132,6 +150,31 @@ class Net(nn.Module):
         for i, node in enumerate(self.nodes):
             outs[i] = node([outs[j] for j in node.inputs])
         return outs[len(self.nodes) - 1]
+
+    def loss(self, y, t):
+        """clgrad's losses: softmax cross-entropy per sample; per pixel (each sample's sum over
+        its pixels / H W, weighted by class); regression's half mean squared error or mean
+        absolute error."""
+        if self.task == "regression":
+            if self.loss_opts.get("loss", "mse") == "l1":
+                return (y - t).abs().mean()
+            return 0.5 * ((y - t) ** 2).mean()
+        if self.task == "pixelsoftmax":
+            w = self.loss_opts.get("weights")
+            w = torch.tensor([float(v) for v in w.split(",")]) if w else None
+            n, _, h, ww = y.shape
+            return nn.functional.cross_entropy(y, t, weight=w, ignore_index=-1,
+                                               reduction="sum") / (n * h * ww)
+        return nn.functional.cross_entropy(y, t)
+
+    def targets(self, y):
+        """Synthetic targets of the output's task for outputs shaped as y."""
+        if self.task == "regression":
+            return torch.rand_like(y)
+        if self.task == "pixelsoftmax":
+            n, k, h, w = y.shape
+            return torch.randint(0, k, (n, h, w))
+        return torch.randint(0, y.shape[1], (y.shape[0],))
 
 
 def main():
@@ -147,15 +190,15 @@ def main():
     net = Net(open(a.net).read())
     c, h, w = net.input
     x = torch.rand(a.batch, c, h, w)
-    y = torch.randint(0, 10, (a.batch,))
+    with torch.no_grad():
+        y = net.targets(net(x))
     opt = torch.optim.Adam(net.parameters(), lr=1e-3)
-    loss_fn = nn.CrossEntropyLoss()
     times = []
     net.train()
     for step in range(10 + a.steps):
         t0 = time.perf_counter()
         opt.zero_grad()
-        loss = loss_fn(net(x), y)
+        loss = net.loss(net(x), y)
         loss.backward()
         opt.step()
         if step >= 10:

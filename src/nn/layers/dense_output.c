@@ -60,6 +60,7 @@ static double regression_flops(const clg__layer *l)
 static void regression_export(clg__onnx_out *ex, size_t i)
 {
     clg__onnx_node(ex, "Identity", "output", clg__onnx_input(ex, i, 0), NULL, NULL);
+    clg__onnx_keep_rank(ex, i);
 }
 
 static const char *const regression_words[] = {"regression", NULL};
@@ -154,6 +155,7 @@ static void pixel_export(clg__onnx_out *ex, size_t i)
     Onnx__NodeProto *n =
         clg__onnx_node(ex, "Softmax", "probabilities", clg__onnx_input(ex, i, 0), NULL, NULL);
     clg__onnx_attr_int(ex, n, "axis", 1);
+    clg__onnx_keep_rank(ex, i);
 }
 
 static const char *const pixel_words[] = {"pixelsoftmax", NULL};
