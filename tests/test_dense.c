@@ -756,6 +756,70 @@ static void nets_learn_label_maps_and_images(void **state)
     clg_datastore_destroy(seg);
 }
 
+static float *learnables(clg_net *net, size_t *n)
+{
+    *n = clg_net_param_count(net, CLG_PARAMS_LEARNABLE);
+    float *w = malloc(*n * sizeof *w);
+    CLG_ASSERT_STATUS(clg_net_get_params(net, CLG_PARAMS_LEARNABLE, w, *n), CLG_OK);
+    return w;
+}
+
+/* A denoiser stopped after an epoch and resumed from its checkpoint ends with the weights of
+ * one run through, bit for bit (the noise of each epoch drawn again as it was), validating on
+ * held-out noisy images (the RMSE as its figure). */
+static void denoisers_resume_exactly(void **state)
+{
+    (void)state;
+    enum { N = 48, S = 8 };
+    float x[N * S * S];
+    int32_t none[N] = {0};
+    clg_test_fill_uniform(&rng, x, N * S * S, 0, 1);
+    clg_datastore *clean, *noisy, *fit, *val;
+    CLG_ASSERT_STATUS(clg_datastore_from_memory(x, none, N, (clg_shape){1, 1, S, S}, 2, &clean),
+                      CLG_OK);
+    clg_denoise_options d = clg_denoise_options_default();
+    d.patch_h = d.patch_w = 6, d.patches_per_image = 2;
+    CLG_ASSERT_STATUS(clg_datastore_denoising(clean, &d, &noisy), CLG_OK);
+    CLG_ASSERT_STATUS(clg_datastore_subset(noisy, 0, 80, &fit), CLG_OK);
+    CLG_ASSERT_STATUS(clg_datastore_subset(noisy, 80, 16, &val), CLG_OK);
+    const char *text = "input 6x6x1\nconv 3x3x4 pad=1\nbatchnorm\nrelu\nconv 3x3x1 pad=1\n"
+                       "regression\n";
+    clg_train_options o = clg_train_options_default();
+    o.mini_batch_size = 16;
+    o.max_epochs = 3;
+    o.solver = CLG_SOLVER_ADAM;
+    o.initial_learn_rate = 0.01f;
+    o.validation_frequency = 2;
+    clg_net *whole = parse_ok(text);
+    CLG_ASSERT_STATUS(clg_net_init(whole, 5), CLG_OK);
+    clg_train_report rep;
+    CLG_ASSERT_STATUS(clg_train(whole, fit, val, &o, &rep), CLG_OK);
+    assert_true(rep.has_validation && rep.val_accuracy > 0 && rep.val_accuracy < 1);
+    size_t n, m;
+    float *ref = learnables(whole, &n);
+    char ckdir[600];
+    snprintf(ckdir, sizeof ckdir, "%s/ck", dir);
+    clg_train_options first = o;
+    first.max_epochs = 1;
+    first.checkpoint_path = ckdir;
+    clg_net *part = parse_ok(text), *resumed = NULL;
+    CLG_ASSERT_STATUS(clg_net_init(part, 5), CLG_OK);
+    CLG_ASSERT_STATUS(clg_train(part, fit, val, &first, NULL), CLG_OK);
+    CLG_ASSERT_STATUS(clg_train_resume(ctx, ckdir, fit, val, &o, &resumed, &rep), CLG_OK);
+    float *got = learnables(resumed, &m);
+    assert_int_equal(n, m);
+    if (memcmp(got, ref, n * sizeof *got))
+        fail_msg("resumed weights differ (max |diff| %g)", clg_test_max_abs_diff(got, ref, n));
+    free(got), free(ref);
+    clg_net_destroy(resumed);
+    clg_net_destroy(part);
+    clg_net_destroy(whole);
+    clg_datastore_destroy(val);
+    clg_datastore_destroy(fit);
+    clg_datastore_destroy(noisy);
+    clg_datastore_destroy(clean);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -787,6 +851,7 @@ int main(void)
         cmocka_unit_test(label_and_target_folders),
         cmocka_unit_test(measures_match_hand_computed_values),
         cmocka_unit_test(nets_learn_label_maps_and_images),
+        cmocka_unit_test(denoisers_resume_exactly),
     };
     clg_test_apply_filters();
     return cmocka_run_group_tests(tests, setup, teardown);
