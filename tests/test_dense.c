@@ -820,6 +820,55 @@ static void denoisers_resume_exactly(void **state)
     clg_datastore_destroy(clean);
 }
 
+/* Two segmenters trained at once (clg_experiments_run) on one shared view of label maps:
+ * each as alone, bit for bit. */
+static void segmenters_in_experiments(void **state)
+{
+    (void)state;
+    enum { N = 32, S = 8 };
+    float x[N * S * S];
+    int32_t lab[N * S * S];
+    clg_test_fill_uniform(&rng, x, N * S * S, 0, 1);
+    for (size_t i = 0; i < N * S * S; i++)
+        lab[i] = i % 9 == 4 ? CLG_LABEL_IGNORE : x[i] > 0.5f;
+    clg_shape plane = {1, 1, S, S};
+    clg_datastore *seg, *shared;
+    CLG_ASSERT_STATUS(clg_datastore_from_memory_targets(x, lab, N, plane, CLG_TARGET_PIXELS, plane,
+                                                        2, &seg), CLG_OK);
+    CLG_ASSERT_STATUS(clg_datastore_shared(seg, 2, 0, &shared), CLG_OK);
+    clg_experiment e[2];
+    for (int i = 0; i < 2; i++) {
+        memset(&e[i], 0, sizeof e[i]);
+        e[i].name = i ? "b" : "a";
+        e[i].net_text = "input 8x8x1\nconv 3x3x4 pad=1\nrelu\nconv 1x1x2\npixelsoftmax\n";
+        e[i].init_seed = 3 + (uint64_t)i;
+        e[i].options = clg_train_options_default();
+        e[i].options.mini_batch_size = 8;
+        e[i].options.max_epochs = 2;
+        e[i].options.initial_learn_rate = i ? 0.02f : 0.01f;
+        e[i].train = shared;
+    }
+    clg_experiment_result res[2];
+    CLG_ASSERT_STATUS(clg_experiments_run(&ctx, 1, e, 2, NULL, NULL, res), CLG_OK);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(res[i].status, CLG_OK);
+        clg_net *alone = parse_ok(e[i].net_text);
+        CLG_ASSERT_STATUS(clg_net_init(alone, e[i].init_seed), CLG_OK);
+        CLG_ASSERT_STATUS(clg_train(alone, seg, NULL, &e[i].options, NULL), CLG_OK);
+        size_t n, m;
+        float *a = learnables(res[i].net, &n), *b = learnables(alone, &m);
+        assert_int_equal(n, m);
+        assert_memory_equal(a, b, n * sizeof *a);
+        print_message("%s: last batch pixel accuracy %.3f\n", e[i].name, res[i].report.accuracy);
+        assert_true(res[i].report.accuracy > 0.3 && res[i].report.accuracy <= 1.0);
+        free(a), free(b);
+        clg_net_destroy(alone);
+        clg_net_destroy(res[i].net);
+    }
+    clg_datastore_destroy(shared);
+    clg_datastore_destroy(seg);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -852,6 +901,7 @@ int main(void)
         cmocka_unit_test(measures_match_hand_computed_values),
         cmocka_unit_test(nets_learn_label_maps_and_images),
         cmocka_unit_test(denoisers_resume_exactly),
+        cmocka_unit_test(segmenters_in_experiments),
     };
     clg_test_apply_filters();
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -386,6 +386,12 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
     }
     if (c.val_on_test)
         val = test;
+    /* the table's figure, from the data's targets (a resumed run's net is not built yet) */
+    clg_target_kind kind = clg_datastore_target(train, NULL);
+    d.task = kind == CLG_TARGET_VALUES   ? CLG_TASK_REGRESSION
+             : kind == CLG_TARGET_PIXELS ? CLG_TASK_SEGMENTATION
+                                         : CLG_TASK_CLASSIFICATION;
+    d.plot.error_metric = d.task == CLG_TASK_REGRESSION;
     if (c.images.bad_files == CLG_BAD_FILES_SKIP)
         d.skips = train;
     d.val_every = val ? c.o.validation_frequency : 0;
@@ -462,8 +468,6 @@ static int run(cli *cp, const ranks *mpi, int argc, char **argv)
                    clg_solver_name(c.o.solver), (double)c.o.initial_learn_rate,
                    c.o.mini_batch_size, c.o.max_epochs, c.o.max_epochs == 1 ? "" : "s");
         }
-        d.task = clg_net_task(net);
-        d.plot.error_metric = d.task == CLG_TASK_REGRESSION;
         st = trained ? CLG_OK : clg_net_init(net, c.o.seed);
         if (st == CLG_OK) {
             catch_interrupts(&c.o);
