@@ -1065,17 +1065,14 @@ static void same_padding_with_strides(void **state)
 static int setup(void **state)
 {
     (void)state;
-    clg_test_fixture_setup(&ctx, &rng);
-    dir = clg_test_tempdir("onnx");
+    clg_test_fixture_setup_dir(&ctx, &rng, &dir, "onnx");
     return 0;
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    clg_test_rmtree(dir);
-    free(dir);
-    clg_test_fixture_teardown(ctx);
+    clg_test_fixture_teardown_dir(ctx, dir);
     return 0;
 }
 

@@ -20,22 +20,13 @@ typedef struct augment_store {
     clg_shape in;              /* the parent's sample */
     clg_shape tin;             /* the parent's target */
     int tmode;                 /* 0: the target as it is; MOVE_LABELS, MOVE_VALUES */
-    size_t buffer_floats;      /* of each spare: the larger of the input and output samples */
+    clg__buffer_pool pool;     /* buffers of the largest of the samples and targets in and out */
     /* sample buffers, one or two per thread reading at once (batch reader workers), kept */
-    pthread_mutex_t lock;
-    float *spare[16];
-    size_t nspare;
     float mean[4], scale[4];   /* normalisation per channel: (x - mean) * scale */
     uint64_t epoch;
 } augment_store;
 
-static uint64_t mix(uint64_t z)
-{
-    z += 0x9E3779B97F4A7C15ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
+#define mix clg__mix64
 
 /* The k-th uniform in [0, 1) of a sample: a hash of (seed, epoch, index, k). */
 static double draw(const augment_store *s, size_t index, unsigned k)
@@ -62,27 +53,6 @@ static float bilinear(const float *plane, size_t h, size_t w, double y, double x
             acc += wgt * v;
         }
     return (float)acc;
-}
-
-static float *take_buffer(augment_store *s)
-{
-    float *b = NULL;
-    pthread_mutex_lock(&s->lock);
-    if (s->nspare)
-        b = s->spare[--s->nspare];
-    pthread_mutex_unlock(&s->lock);
-    return b ? b : clg__malloc(s->buffer_floats * sizeof *b);
-}
-
-static void give_buffer(augment_store *s, float *b)
-{
-    pthread_mutex_lock(&s->lock);
-    if (s->nspare < sizeof s->spare / sizeof *s->spare) {
-        s->spare[s->nspare++] = b;
-        b = NULL;
-    }
-    pthread_mutex_unlock(&s->lock);
-    free(b);
 }
 
 /* torchvision's RandomResizedCrop.get_params: up to 10 draws of an area and an aspect ratio
@@ -259,8 +229,8 @@ static clg_status augment_read(clg_datastore *ds, size_t index, float *image, vo
     }
     int resized = s->o.crop == CLG_CROP_RANDOM_RESIZED;
     clg_shape out = ds->sample, tout = {1, s->tin.c, out.h, out.w};
-    float *src = take_buffer(s), *tsrc = take_buffer(s);
-    float *crop = resized ? take_buffer(s) : NULL, *tcrop = resized ? take_buffer(s) : NULL;
+    float *src = clg__pool_take(&s->pool), *tsrc = clg__pool_take(&s->pool);
+    float *crop = resized ? clg__pool_take(&s->pool) : NULL, *tcrop = resized ? clg__pool_take(&s->pool) : NULL;
     clg_status st = src && tsrc && (!resized || (crop && tcrop)) ? CLG_OK
                                                                  : CLG_ERR_OUT_OF_HOST_MEMORY;
     warp w;
@@ -295,7 +265,7 @@ static clg_status augment_read(clg_datastore *ds, size_t index, float *image, vo
     float *bufs[4] = {src, tsrc, crop, tcrop};
     for (int b = 0; b < 4; b++)
         if (bufs[b])
-            give_buffer(s, bufs[b]);
+            clg__pool_give(&s->pool, bufs[b]);
     return st;
 }
 
@@ -304,9 +274,7 @@ static void augment_destroy(void *impl)
     augment_store *s = impl;
     if (!s)
         return;
-    while (s->nspare)
-        free(s->spare[--s->nspare]);
-    pthread_mutex_destroy(&s->lock);
+    clg__pool_free(&s->pool);
     free(s);
 }
 
@@ -336,13 +304,13 @@ static clg_status statistics(augment_store *s, clg_datastore *parent)
 {
     size_t n = clg_datastore_size(parent), C = s->in.c, HW = s->in.h * s->in.w;
     double sum[4] = {0}, sq[4] = {0};
-    float *buf = take_buffer(s);
+    float *buf = clg__pool_take(&s->pool);
     if (!buf)
         return clg__datastore_fail(NULL, CLG_ERR_OUT_OF_HOST_MEMORY, "augment: out of host memory");
     for (size_t i = 0; i < n; i++) {
         clg_status st = clg_datastore_read(parent, &i, 1, buf, NULL);
         if (st != CLG_OK) {
-            give_buffer(s, buf);
+            clg__pool_give(&s->pool, buf);
             return clg__datastore_fail(NULL, st, "augment statistics: %s", clg_datastore_last_error(parent));
         }
         for (size_t c = 0; c < C; c++)
@@ -352,7 +320,7 @@ static clg_status statistics(augment_store *s, clg_datastore *parent)
                 sq[c] += v * v;
             }
     }
-    give_buffer(s, buf);
+    clg__pool_give(&s->pool, buf);
     for (size_t c = 0; c < C; c++) {
         double count = (double)n * (double)HW, mean = sum[c] / count;
         double var = sq[c] / count - mean * mean;
@@ -391,10 +359,8 @@ clg_status clg_datastore_augment(clg_datastore *parent, const clg_augment_option
                                    "random crop); a random resized crop's area in (0, 1], its "
                                    "aspect > 0; at most 4 channels");
     augment_store *s = clg__calloc(1, sizeof *s);
-    if (!s || pthread_mutex_init(&s->lock, NULL) != 0) {
-        free(s);
+    if (!s)
         return clg__datastore_fail(parent, CLG_ERR_OUT_OF_HOST_MEMORY, "clg_datastore_augment: out of host memory");
-    }
     s->parent = parent;
     s->o = *o;
     s->in = in;
@@ -410,11 +376,14 @@ clg_status clg_datastore_augment(clg_datastore *parent, const clg_augment_option
     if (s->tmode)
         tout.h = sample.h, tout.w = sample.w;
     size_t sizes[4] = {clg_shape_numel(in), clg_shape_numel(sample), clg_shape_numel(s->tin),
-                       clg_shape_numel(tout)};
+                       clg_shape_numel(tout)}, floats = 0;
     for (int k = 0; k < 4; k++)
-        s->buffer_floats = sizes[k] > s->buffer_floats ? sizes[k] : s->buffer_floats;
-    s->spare[0] = clg__malloc(s->buffer_floats * sizeof(float));
-    s->nspare = s->spare[0] != NULL;
+        floats = sizes[k] > floats ? sizes[k] : floats;
+    if (!clg__pool_init(&s->pool, floats)) {
+        free(s);
+        return clg__datastore_fail(parent, CLG_ERR_OUT_OF_HOST_MEMORY, "clg_datastore_augment: no mutex");
+    }
+    clg__pool_give(&s->pool, clg__pool_take(&s->pool)); /* one kept from the start */
     for (int c = 0; c < 4; c++)
         s->mean[c] = 0.0f, s->scale[c] = 1.0f;
     clg_status st = o->normalization != CLG_NORM_NONE ? statistics(s, parent) : CLG_OK;

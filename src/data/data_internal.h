@@ -2,6 +2,7 @@
 #ifndef CLGRAD_DATA_INTERNAL_H
 #define CLGRAD_DATA_INTERNAL_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 
 #include "clgrad/data.h"
@@ -60,6 +61,21 @@ struct clg_datastore {
  * class names "0", "1", ... */
 clg_status clg__datastore_new(const clg__datastore_ops *ops, void *impl, size_t size,
                               clg_shape sample, size_t classes, clg_datastore **out);
+
+/* Buffers of `floats` floats kept between reads by views that transform samples (buffers.c):
+ * take one (malloc'd when none is kept), give it back (kept, up to 16, else freed). */
+typedef struct clg__buffer_pool {
+    pthread_mutex_t lock;
+    float *spare[16];
+    size_t n, floats;
+} clg__buffer_pool;
+int clg__pool_init(clg__buffer_pool *p, size_t floats); /* 0: no mutex */
+float *clg__pool_take(clg__buffer_pool *p);
+void clg__pool_give(clg__buffer_pool *p, float *b);     /* NULL is a no-op */
+void clg__pool_free(clg__buffer_pool *p);
+
+/* SplitMix64's finaliser: the hash views draw their randomness from (seed, epoch, sample). */
+uint64_t clg__mix64(uint64_t z);
 
 /* Sets a new store's target kind and shape (after clg__datastore_new). */
 void clg__datastore_set_target(clg_datastore *ds, clg_target_kind kind, clg_shape shape);

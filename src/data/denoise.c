@@ -4,7 +4,6 @@
  * (seed, epoch, sample, k) only, so any reader order gives the same samples. Also class weights
  * from a store's labels. */
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,18 +15,10 @@ typedef struct denoise_store {
     clg_denoise_options o;
     clg_shape in;          /* the parent's sample */
     uint64_t epoch;
-    pthread_mutex_t lock;  /* parent-sized buffers kept for the next read */
-    float *spare[16];
-    size_t nspare;
+    clg__buffer_pool pool; /* parent-sized buffers kept for the next read */
 } denoise_store;
 
-static uint64_t mix(uint64_t z)
-{
-    z += 0x9E3779B97F4A7C15ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
+#define mix clg__mix64
 
 /* The k-th uniform in (0, 1) of sample i. */
 static double draw(uint64_t base, uint64_t k)
@@ -40,31 +31,8 @@ static void denoise_destroy(void *impl)
     denoise_store *s = impl;
     if (!s)
         return;
-    while (s->nspare)
-        free(s->spare[--s->nspare]);
-    pthread_mutex_destroy(&s->lock);
+    clg__pool_free(&s->pool);
     free(s);
-}
-
-static float *take(denoise_store *s)
-{
-    float *b = NULL;
-    pthread_mutex_lock(&s->lock);
-    if (s->nspare)
-        b = s->spare[--s->nspare];
-    pthread_mutex_unlock(&s->lock);
-    return b ? b : clg__malloc(clg_shape_numel(s->in) * sizeof *b);
-}
-
-static void give(denoise_store *s, float *b)
-{
-    pthread_mutex_lock(&s->lock);
-    if (s->nspare < sizeof s->spare / sizeof *s->spare) {
-        s->spare[s->nspare++] = b;
-        b = NULL;
-    }
-    pthread_mutex_unlock(&s->lock);
-    free(b);
 }
 
 static clg_status denoise_read(clg_datastore *ds, size_t index, float *image, void *target)
@@ -73,12 +41,12 @@ static clg_status denoise_read(clg_datastore *ds, size_t index, float *image, vo
     const clg_denoise_options *o = &s->o;
     size_t src = index / o->patches_per_image, H = s->in.h, W = s->in.w, C = s->in.c;
     size_t ph = ds->sample.h, pw = ds->sample.w;
-    float *full = take(s), *t = target;
+    float *full = clg__pool_take(&s->pool), *t = target;
     if (!full)
         return clg__datastore_fail(ds, CLG_ERR_OUT_OF_HOST_MEMORY, "denoising: out of memory");
     clg_status st = clg_datastore_read(s->parent, &src, 1, full, NULL);
     if (st != CLG_OK) {
-        give(s, full);
+        clg__pool_give(&s->pool, full);
         return clg__datastore_fail(ds, st, "%s", clg_datastore_last_error(s->parent));
     }
     uint64_t base = mix(mix(mix(o->seed) ^ s->epoch) ^ (uint64_t)index);
@@ -97,7 +65,7 @@ static clg_status denoise_read(clg_datastore *ds, size_t index, float *image, vo
                     image[p] = clean + noise;
                 t[p] = o->target == CLG_DENOISE_NOISE ? noise : clean;
             }
-    give(s, full);
+    clg__pool_give(&s->pool, full);
     return CLG_OK;
 }
 
@@ -151,7 +119,7 @@ clg_status clg_datastore_denoising(clg_datastore *parent, const clg_denoise_opti
                                    "<= high, at least 1 patch an image, target noise or clean",
                                    call);
     denoise_store *s = clg__calloc(1, sizeof *s);
-    if (!s || pthread_mutex_init(&s->lock, NULL) != 0) {
+    if (!s || !clg__pool_init(&s->pool, clg_shape_numel(in))) {
         free(s);
         return clg__datastore_fail(parent, CLG_ERR_OUT_OF_HOST_MEMORY, "%s: out of memory", call);
     }

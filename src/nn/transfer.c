@@ -18,17 +18,28 @@ clg_status clg_net_set_learn_rate_factor(clg_net *net, const char *layer, float 
     return CLG_OK;
 }
 
+/* The net's text (malloc'd, *len its length) and room for it and `more` bytes in *out; NULL
+ * when out of memory. */
+static char *text_and_room(const clg_net *net, size_t more, size_t *len, char **out)
+{
+    if (clg_net_text(net, NULL, 0, len) != CLG_OK)
+        return NULL;
+    char *text = clg__malloc(*len + 1);
+    *out = clg__malloc(*len + more);
+    if (!text || !*out || clg_net_text(net, text, *len + 1, NULL) != CLG_OK) {
+        free(text), free(*out);
+        return NULL;
+    }
+    return text;
+}
+
 /* The text of net with layer `fc`'s line made "fc <classes>" (its options kept). */
 static char *retarget(const clg_net *net, size_t fc, size_t classes)
 {
     size_t len;
-    if (clg_net_text(net, NULL, 0, &len) != CLG_OK)
+    char *out, *text = text_and_room(net, 64, &len, &out);
+    if (!text)
         return NULL;
-    char *text = clg__malloc(len + 1), *out = clg__malloc(len + 64);
-    if (!text || !out || clg_net_text(net, text, len + 1, NULL) != CLG_OK) {
-        free(text), free(out);
-        return NULL;
-    }
     char *line = text, *w = out;
     for (size_t k = 0; *line; k++) { /* line k: layer k - 1 (the input's is first) */
         size_t n = strcspn(line, "\n");
@@ -93,13 +104,9 @@ clg_status clg_net_replace_output(const clg_net *net, size_t classes, uint64_t s
 static char *resize_input(const clg_net *net, size_t h, size_t w)
 {
     size_t len;
-    if (clg_net_text(net, NULL, 0, &len) != CLG_OK)
+    char *out, *text = text_and_room(net, 64, &len, &out);
+    if (!text)
         return NULL;
-    char *text = clg__malloc(len + 1), *out = clg__malloc(len + 64);
-    if (!text || !out || clg_net_text(net, text, len + 1, NULL) != CLG_OK) {
-        free(text), free(out);
-        return NULL;
-    }
     /* "input HxWxC ...": the first line */
     size_t word = strcspn(text + 6, " \n");
     int n = sprintf(out, "input %zux%zux%zu", h, w, net->input.c);

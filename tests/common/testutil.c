@@ -249,6 +249,19 @@ void clg_test_fixture_teardown(clg_ctx *ctx)
     clg_test_devices_release();
 }
 
+void clg_test_fixture_setup_dir(clg_ctx **ctx, clg_test_rng *rng, char **dir, const char *tag)
+{
+    clg_test_fixture_setup(ctx, rng);
+    *dir = clg_test_tempdir(tag);
+}
+
+void clg_test_fixture_teardown_dir(clg_ctx *ctx, char *dir)
+{
+    clg_test_rmtree(dir);
+    free(dir);
+    clg_test_fixture_teardown(ctx);
+}
+
 void clg_test_skip_under_simulator(const char *why)
 {
     if (getenv("CLG_TEST_SMALL")) {

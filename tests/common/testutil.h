@@ -74,6 +74,10 @@ void clg_test_guards_check(void);
 void clg_test_fixture_setup(clg_ctx **ctx, clg_test_rng *rng);
 void clg_test_fixture_teardown(clg_ctx *ctx);
 
+/* The same with a temporary folder (clg_test_tempdir(tag) into *dir), removed at teardown. */
+void clg_test_fixture_setup_dir(clg_ctx **ctx, clg_test_rng *rng, char **dir, const char *tag);
+void clg_test_fixture_teardown_dir(clg_ctx *ctx, char *dir);
+
 /* mkdtemp under $TMPDIR or /tmp; returns a malloc'd path. rm -r with clg_test_rmtree. */
 char *clg_test_tempdir(const char *tag);
 void clg_test_rmtree(const char *path);

@@ -13,15 +13,23 @@
 #define AT(field) offsetof(cli, field)
 #define ANY 0, 0 /* no range: the library's checks name what is wrong */
 
+/* "HxW", each from 1 to 65536; 0 when not. */
+static int hw(const char *v, size_t *h, size_t *w)
+{
+    unsigned long a = 0, b = 0;
+    char x = 0, extra = 0;
+    if (sscanf(v, "%lu%c%lu%c", &a, &x, &b, &extra) != 3 || x != 'x' || !a || !b ||
+        a > 65536 || b > 65536)
+        return 0;
+    *h = a, *w = b;
+    return 1;
+}
+
 static const char *image_size(void *s, const char *v)
 {
     cli *c = s;
-    unsigned long h = 0, w = 0;
-    char x = 0, extra = 0;
-    if (sscanf(v, "%lu%c%lu%c", &h, &x, &w, &extra) != 3 || x != 'x' || !h || !w ||
-        h > 65536 || w > 65536)
+    if (!hw(v, &c->images.height, &c->images.width))
         return "expected HxW, each from 1 to 65536 (28x28)";
-    c->images.height = h, c->images.width = w;
     c->image_options = 1;
     return NULL;
 }
@@ -123,13 +131,7 @@ static const char *denoise(void *s, const char *v)
 static const char *patch(void *s, const char *v)
 {
     cli *c = s;
-    unsigned long h = 0, w = 0;
-    char x = 0, extra = 0;
-    if (sscanf(v, "%lu%c%lu%c", &h, &x, &w, &extra) != 3 || x != 'x' || !h || !w ||
-        h > 65536 || w > 65536)
-        return "expected HxW (e.g. 40x40)";
-    c->denoise.patch_h = h, c->denoise.patch_w = w;
-    return NULL;
+    return hw(v, &c->denoise.patch_h, &c->denoise.patch_w) ? NULL : "expected HxW (e.g. 40x40)";
 }
 
 static const char *environment(void *s, const char *v)
