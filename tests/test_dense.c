@@ -869,6 +869,51 @@ static void segmenters_in_experiments(void **state)
     clg_datastore_destroy(seg);
 }
 
+/* CLG_BN_POPULATION: the statistics after training are the mean of the training batches'
+ * (here of a batch norm on the input, whose batches' mean and unbiased variance the host
+ * computes), not the moving average of the last steps. */
+static void population_statistics_after_training(void **state)
+{
+    (void)state;
+    enum { N = 24, B = 8, C = 2, S = 3, HW = S * S };
+    float x[N * C * HW], t[N * C * HW];
+    clg_test_fill_uniform(&rng, x, N * C * HW, -1, 3);
+    clg_test_fill_uniform(&rng, t, N * C * HW, 0, 1);
+    clg_shape s = {1, C, S, S};
+    clg_datastore *ds;
+    CLG_ASSERT_STATUS(clg_datastore_from_memory_targets(x, t, N, s, CLG_TARGET_VALUES, s, 0, &ds),
+                      CLG_OK);
+    clg_train_options o = clg_train_options_default();
+    o.mini_batch_size = B;
+    o.max_epochs = 2;
+    o.shuffle = CLG_SHUFFLE_NEVER;
+    o.batchnorm_statistics = CLG_BN_POPULATION;
+    clg_net *net = parse_ok("input 3x3x2\nbatchnorm\nconv 1x1x2\nregression\n");
+    CLG_ASSERT_STATUS(clg_net_init(net, 1), CLG_OK);
+    CLG_ASSERT_STATUS(clg_train(net, ds, NULL, &o, NULL), CLG_OK);
+    float st[2 * C];
+    CLG_ASSERT_STATUS(clg_net_get_params(net, CLG_PARAMS_STATE, st, 2 * C), CLG_OK);
+    for (size_t c = 0; c < C; c++) {
+        double mean = 0, var = 0;
+        for (size_t b = 0; b < N / B; b++) {
+            double m = 0, q = 0, M = B * HW;
+            for (size_t i = b * B; i < (b + 1) * B; i++)
+                for (size_t p = 0; p < HW; p++)
+                    m += x[(i * C + c) * HW + p] / M;
+            for (size_t i = b * B; i < (b + 1) * B; i++)
+                for (size_t p = 0; p < HW; p++)
+                    q += (x[(i * C + c) * HW + p] - m) * (x[(i * C + c) * HW + p] - m);
+            mean += m / (N / B);
+            var += q / (M - 1) / (N / B);
+        }
+        if (fabs(st[c] - mean) > 1e-5 || fabs(st[C + c] - var) > 1e-5 * var)
+            fail_msg("channel %zu: mean %g var %g, want %g %g", c, (double)st[c],
+                     (double)st[C + c], mean, var);
+    }
+    clg_net_destroy(net);
+    clg_datastore_destroy(ds);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -899,6 +944,7 @@ int main(void)
         cmocka_unit_test(nets_learn_label_maps_and_images),
         cmocka_unit_test(denoisers_resume_exactly),
         cmocka_unit_test(segmenters_in_experiments),
+        cmocka_unit_test(population_statistics_after_training),
     };
     clg_test_apply_filters();
     return cmocka_run_group_tests(tests, setup, teardown);

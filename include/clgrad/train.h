@@ -45,6 +45,14 @@ typedef enum clg_output_network {
     CLG_OUTPUT_BEST_VALIDATION = 1  /* the parameters of the lowest validation loss */
 } clg_output_network;
 
+/* MATLAB's BatchNormalizationStatistics: what batch norm's running statistics hold when
+ * training ends. */
+typedef enum clg_bn_statistics {
+    CLG_BN_MOVING = 0,    /* the moving averages of the last steps (they lag the weights) */
+    CLG_BN_POPULATION = 1 /* the mean of every training batch's statistics under the final
+                             weights: one forward pass over the training data at the end */
+} clg_bn_statistics;
+
 typedef enum clg_grad_threshold_method {
     CLG_GRAD_L2NORM = 0,         /* each learnable tensor's norm clipped on its own (MATLAB) */
     CLG_GRAD_GLOBAL_L2NORM = 1   /* all gradients scaled by one factor: the norm of them all */
@@ -138,6 +146,8 @@ typedef struct clg_train_options {
      * nonzero (MATLAB's stop button; a SIGINT handler may set it), with a checkpoint there
      * when checkpoint_path is set, and the report's stop_reason CLG_STOP_REQUESTED. */
     const volatile sig_atomic_t *stop_request;
+    clg_bn_statistics batchnorm_statistics; /* moving (MATLAB's trainnet default; its older
+                                               trainNetwork's is population) */
 } clg_train_options;
 
 /** MATLAB's trainingOptions("sgdm") defaults, as commented above. */

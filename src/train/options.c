@@ -118,6 +118,8 @@ static clg_status check_train(const clg_train_options *o)
         BAD("validation_patience %d must be >= 0 (0: never stop early)", o->validation_patience);
     if (o->output_network != CLG_OUTPUT_LAST && o->output_network != CLG_OUTPUT_BEST_VALIDATION)
         BAD("unknown output_network %d (last, best-validation)", (int)o->output_network);
+    if (o->batchnorm_statistics != CLG_BN_MOVING && o->batchnorm_statistics != CLG_BN_POPULATION)
+        BAD("unknown batchnorm_statistics %d (moving, population)", (int)o->batchnorm_statistics);
     if (o->verbose_frequency < 1)
         BAD("verbose_frequency must be >= 1 iteration");
     if (o->checkpoint_frequency < 1)

@@ -185,6 +185,52 @@ static void inject_rank_faults(clg__trainer *t)
 }
 #endif
 
+/* CLG_BN_POPULATION: every batch-norm layer's statistics become the mean of the training
+ * batches' (as PyTorch's update_bn): a training-mode forward pass over the data with the
+ * final weights, batch b's statistics weighted 1 / b into the running ones (momentum 1 / b;
+ * the first replaces them). Every rank of a cluster does the same on the same data. */
+static clg_status population_statistics(clg__trainer *t)
+{
+    clg_net *net = t->net;
+    float keep[64];
+    size_t nbn = 0;
+    for (size_t i = 0; i < net->count; i++)
+        nbn += net->layers[i].kind == CLG_LAYER_BATCHNORM;
+    if (!nbn || t->o.batchnorm_statistics != CLG_BN_POPULATION)
+        return CLG_OK;
+    size_t *idx = clg__malloc(t->batch * sizeof *idx);
+    float *images = clg__malloc(t->batch * t->per_sample * sizeof *images);
+    void *targets = clg__malloc(t->batch * t->target_bytes);
+    clg_status st = idx && images && targets ? CLG_OK : clg__oom(t->ctx, "clg_train");
+    if (st == CLG_OK)
+        st = clg__net_reserve(net, t->batch);
+    for (size_t i = 0, k = 0; st == CLG_OK && i < net->count; i++)
+        if (net->layers[i].kind == CLG_LAYER_BATCHNORM && k < 64)
+            keep[k++] = net->layers[i].momentum;
+    for (size_t b = 0; st == CLG_OK && b < t->iters_per_epoch; b++) {
+        for (size_t j = 0; j < t->batch; j++)
+            idx[j] = b * t->batch + j;
+        st = clg_datastore_read(t->train, idx, t->batch, images, targets);
+        if (st != CLG_OK) {
+            st = clg__fail(t->ctx, st, "clg_train: %s", clg_datastore_last_error(t->train));
+            break;
+        }
+        for (size_t i = 0; i < net->count; i++)
+            if (net->layers[i].kind == CLG_LAYER_BATCHNORM)
+                net->layers[i].momentum = 1.0f / (float)(b + 1);
+        st = clg__net_upload(net, images, t->batch);
+        if (st == CLG_OK)
+            st = clg__net_forward(net, 1, t->step + 1 + b);
+    }
+    for (size_t i = 0, k = 0; i < net->count; i++)
+        if (net->layers[i].kind == CLG_LAYER_BATCHNORM)
+            net->layers[i].momentum = k < 64 ? keep[k++] : 0.1f;
+    if (st == CLG_OK)
+        st = clg_ctx_finish(t->ctx);
+    free(idx), free(images), free(targets);
+    return st;
+}
+
 clg_status clg__train_run(clg__trainer *t)
 {
     const clg_train_options *o = &t->o;
@@ -288,6 +334,8 @@ clg_status clg__train_run(clg__trainer *t)
         if (st == CLG_OK && t->best_count > nl)
             st = clg_net_set_params(t->net, CLG_PARAMS_STATE, t->best + nl, t->best_count - nl);
     }
+    if (st == CLG_OK && t->rep.stop_reason != CLG_STOP_REQUESTED)
+        st = population_statistics(t);
     double secs = clg__now() - start - (clg__train_build_seconds(t) - build_start);
     t->rep.epochs = t->epoch;
     t->rep.iterations = (size_t)t->step;

@@ -67,6 +67,18 @@ def optimizer(net, lr):
                              {"params": rest, "weight_decay": 0.0}], lr=lr)
 
 
+def population_statistics(net, x, t_fn, batch, seed):
+    """clgrad-train's --batchnorm-statistics population, as torch.optim.swa_utils.update_bn:
+    every batch norm's statistics the mean of the training batches' under the final weights."""
+    inputs = []
+    g = torch.Generator().manual_seed(seed + 99)
+    for b in range(x.shape[0] // batch):
+        xb, _ = t_fn(torch.arange(b * batch, (b + 1) * batch), g)
+        inputs.append(xb)
+    with torch.no_grad():
+        torch.optim.swa_utils.update_bn(inputs, net)
+
+
 def train(net, x, t_fn, epochs, batch, lr, seed):
     """Returns training images/s (the steps alone)."""
     g = torch.Generator().manual_seed(seed)
@@ -159,6 +171,8 @@ def denoise(a):
         return clean + noise, noise
 
     ips = train(net, x, pairs, a.epochs, a.batch, a.lr, a.seed)
+    if a.bn == "population":
+        population_statistics(net, x, pairs, a.batch, a.seed)
     net.eval()
     g = torch.Generator().manual_seed(a.seed + 1)
     noisy = xt + torch.randn(xt.shape, generator=g) * a.sigma
@@ -170,12 +184,12 @@ def denoise(a):
     out = clgrad_train(a.build, ["--denoise", str(a.sigma), "--net", a.net, "--epochs",
                                  str(a.epochs), "--batch", str(a.batch), "--learn-rate", str(a.lr),
                                  "--limit-train", str(a.limit), "--save", "/tmp/dense_quality.clgm",
-                                 "--seed", str(a.seed), "--quiet"])
+                                 "--seed", str(a.seed), "--batchnorm-statistics", a.bn, "--quiet"])
     m = re.search(r"Denoised PSNR ([0-9.]+) dB, SSIM ([0-9.]+); the noisy inputs: ([0-9.]+) dB", out)
     s = re.search(r"([0-9.]+) images/s", out)
     clg = {"psnr": float(m.group(1)), "ssim": float(m.group(2)), "noisy_psnr": float(m.group(3)),
            "images_per_s": float(s.group(1)), "onnx_runtime_max_diff": onnx_agreement(a.build, noisy[:8])}
-    return {"task": "denoise", "sigma": a.sigma, "epochs": a.epochs, "batch": a.batch,
+    return {"task": "denoise", "sigma": a.sigma, "epochs": a.epochs, "batch": a.batch, "bn": a.bn,
             "train_images": len(x), "clgrad": clg, "pytorch": torch_r, "noisy": noisy_r,
             "gaussian_blur": {"psnr": blur[0], "sigma": blur[1]}}
 
@@ -196,7 +210,10 @@ def segment(a):
     xt, tt = load_scenes(os.path.join(a.data, "test"))
     net = Net(open(a.net).read())
     set_up_like_clgrad(net)
-    ips = train(net, x, lambda idx, g: (x[idx], t[idx]), a.epochs, a.batch, a.lr, a.seed)
+    pairs = lambda idx, g: (x[idx], t[idx])
+    ips = train(net, x, pairs, a.epochs, a.batch, a.lr, a.seed)
+    if a.bn == "population":
+        population_statistics(net, x, pairs, a.batch, a.seed)
     net.eval()
     with torch.no_grad():
         pred = torch.cat([net(xt[i:i + 100]).argmax(1) for i in range(0, len(xt), 100)])
@@ -215,7 +232,7 @@ def segment(a):
     s = re.search(r"([0-9.]+) images/s", out)
     clg = {"mean_iou": float(m.group(2)), "global_accuracy": float(m.group(1)) / 100,
            "images_per_s": float(s.group(1)), "onnx_runtime_max_diff": onnx_agreement(a.build, xt[:8])}
-    return {"task": "segment", "epochs": a.epochs, "batch": a.batch, "train_images": len(x),
+    return {"task": "segment", "epochs": a.epochs, "batch": a.batch, "bn": a.bn, "train_images": len(x),
             "clgrad": clg, "pytorch": torch_r}
 
 
@@ -231,14 +248,34 @@ def main():
     ap.add_argument("--sigma", type=float, default=0.1)
     ap.add_argument("--limit", type=int, default=60000)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--bn", choices=["population", "moving"], default="population",
+                    help="batch norm's statistics at the end on both sides (clgrad-train's "
+                         "--batchnorm-statistics; PyTorch's update_bn for population)")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--seeds", type=int, default=1,
+                    help="repeat with seeds seed, seed + 1, ...: each side's mean and range "
+                         "(a short run's result depends on its initial weights and order)")
     a = ap.parse_args()
     global A
     A = a
     here = os.path.dirname(os.path.abspath(__file__))
     a.net = a.net or os.path.join(here, "..", "nets", "dncnn.net" if a.task == "denoise" else "unet.net")
     torch.set_num_threads(a.threads)
-    r = denoise(a) if a.task == "denoise" else segment(a)
+    runs = []
+    first = a.seed
+    for k in range(a.seeds):
+        a.seed = first + k
+        runs.append(denoise(a) if a.task == "denoise" else segment(a))
+        print(json.dumps(runs[-1]), file=sys.stderr)
+    r = dict(runs[0])
+    if a.seeds > 1:  # each figure: its mean over the seeds, and the runs themselves
+        for side in ("clgrad", "pytorch"):
+            for key in runs[0][side]:
+                vals = [run[side][key] for run in runs if run[side][key] is not None]
+                r[side] = dict(r[side])
+                r[side][key] = sum(vals) / len(vals) if vals else None
+        r["seeds"] = list(range(first, first + a.seeds))
+        r["runs"] = runs
     cap = getattr(getattr(torch.backends, "cpu", None), "get_cpu_capability", lambda: "?")()
     r["peer"] = f"PyTorch {torch.__version__} (CPU capability {cap}, {torch.get_num_threads()} threads)"
     print(json.dumps(r, indent=1))

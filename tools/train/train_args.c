@@ -203,6 +203,7 @@ static const int bad_files[] = {CLG_BAD_FILES_FAIL, CLG_BAD_FILES_SKIP};
 static const int faults[] = {CLG_FAULT_STOP, CLG_FAULT_CONTINUE};
 static const int normalizations[] = {0, 1, 2};
 static const int denoise_targets[] = {CLG_DENOISE_NOISE, CLG_DENOISE_CLEAN};
+static const int bn_statistics[] = {CLG_BN_POPULATION, CLG_BN_MOVING};
 
 #define BIG UNBOUNDED
 
@@ -328,6 +329,12 @@ static const opt_def defs[] = {
      .help = "(default 0: off)"},
     {OPT_CHOICE, "output-network", AT(o.output_network), ANY, "last|best-validation", outputs,
      .help = "the network training returns (default last; best: lowest validation loss)"},
+    {OPT_CHOICE, "batchnorm-statistics", AT(o.batchnorm_statistics), ANY, "population|moving",
+     bn_statistics,
+     .help = "batch norm's statistics in the trained network: the mean of every training\n"
+             "batch's under the final weights (one forward pass over the training data at\n"
+             "the end; default, MATLAB's trainNetwork) or the moving averages of the last\n"
+             "steps"},
     {OPT_SIZE, "verbose-frequency", AT(table_every), 1, BIG, .value = "N",
      .help = "table row every N iterations (default 50)"},
     {OPT_TEXT, "checkpoint-path", AT(o.checkpoint_path), ANY, .value = "DIR",
@@ -404,7 +411,8 @@ static const struct {
                    {"momentum", "--momentum"},
                    {"epsilon", "--epsilon"},
                    {"worker_load", "--worker-load"},
-                   {"dispatch_workers", "--dispatch-workers"}};
+                   {"dispatch_workers", "--dispatch-workers"},
+                   {"batchnorm_statistics", "--batchnorm-statistics"}};
 
 /* msg with its first field name (a whole word) replaced by the flag, and the library's
  * "training options: " / "execution options: " lead dropped. */
@@ -486,6 +494,7 @@ int cli_parse(int argc, char **argv, cli *c)
     c->o.mini_batch_size = 64;
     c->o.shuffle = CLG_SHUFFLE_EVERY_EPOCH;
     c->o.seed = 1;
+    c->o.batchnorm_statistics = CLG_BN_POPULATION;
     size_t n = 0;
     int rc = opts_parse(&tool, argc, argv, c, &n);
     if (rc)
