@@ -276,7 +276,8 @@ static const opt_def defs[] = {
      .help = "continue from a checkpoint file, or the newest in a folder"},
     {OPT_TEXT, "evaluate", AT(evaluate), ANY, .value = "MODEL",
      .help = "only evaluate a saved model (.clgm or .onnx) on the test set: accuracy, the\n"
-             "confusion matrix, per-class precision, recall and accuracy"},
+             "confusion matrix, per-class precision, recall and accuracy (segmentation:\n"
+             "IoU per class and their means; regression: RMSE, PSNR and SSIM)"},
     {OPT_FLAG, "json", AT(json), ANY, .then = quiet,
      .help = "with --evaluate: the report as one JSON object"},
     {OPT_FLAG, "summary", AT(summary), ANY,
