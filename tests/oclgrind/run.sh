@@ -6,20 +6,20 @@
 # Usage: tests/oclgrind/run.sh BUILD_DIR   (Debian package oclgrind)
 # Shapes are small (CLG_TEST_SMALL: oclgrind interprets every work-item); local memory is
 # 64 KiB, as on current GPUs (oclgrind's default, 32 KiB, is less than the GEMM's 64x64 tiles
-# need); timing checks are skipped (a simulator's times mean nothing), and so are the graph
-# and mobile versions of the multi-device agreement (the chain's runs the same GPU paths;
-# their kernels run under test_nn).
+# need); timing checks are skipped (a simulator's times mean nothing), and so are the graph,
+# mobile, segmenter and denoiser versions of the multi-device agreement (the chain's runs the
+# same GPU paths; their kernels run under test_nn and test_dense).
 set -uo pipefail
 build=$(cd "${1:?usage: run.sh BUILD_DIR}" && pwd)
 logs=$build/oclgrind
 rm -rf "$logs" && mkdir -p "$logs"
 export CLG_TEST_SMALL=250000 CLG_TEST_NO_TIMING=1 CLGRAD_CACHE_DIR=$build/test-cache-oclgrind
-export CLGRAD_DEVICES= CLGRAD_GPU_PROFILE= CLG_TEST_SKIP='*_nets_agree_on_one_two_and_three_devices'
+export CLGRAD_DEVICES= CLGRAD_GPU_PROFILE= CLG_TEST_SKIP='*agree_on_one_two_and_three_devices'
 # oclgrind interprets on one thread, so the tests run in two lanes at once, balanced by their
 # times (seconds on 2 cores, in brackets): test_parallel (540) and test_gemm (80) and the small
 # ones, against test_nn (370), test_train (170) and test_conv (125).
 lanes=("test_parallel test_gemm test_tensor test_pool test_loss_norm test_activation"
-       "test_nn test_train test_conv test_dropout_optim")
+       "test_nn test_train test_conv test_dropout_optim test_dense")
 run_one() {
   t=$1
   start=$(date +%s)
