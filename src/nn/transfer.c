@@ -60,6 +60,24 @@ static char *retarget(const clg_net *net, size_t fc, size_t classes)
     return out;
 }
 
+/* Every layer's parameters, state and learning-rate factor from net into fresh (the same
+ * layers), but layer `skip`'s parameters and state. */
+static clg_status copy_layers(const clg_net *net, clg_net *fresh, size_t skip)
+{
+    clg_status st = CLG_OK;
+    for (size_t i = 0; st == CLG_OK && i < net->count; i++) {
+        const clg__layer *a = &net->layers[i];
+        clg__layer *b = &fresh->layers[i];
+        for (size_t p = 0; st == CLG_OK && i != skip && p < a->nparams; p++)
+            st = clg_tensor_copy(b->param[p], a->param[p]);
+        for (size_t p = 0; st == CLG_OK && i != skip && p < 2; p++)
+            if (a->state[p])
+                st = clg_tensor_copy(b->state[p], a->state[p]);
+        b->lr_set = a->lr_set, b->lr_factor = a->lr_factor;
+    }
+    return st;
+}
+
 clg_status clg_net_replace_output(const clg_net *net, size_t classes, uint64_t seed,
                                   clg_net **out)
 {
@@ -82,16 +100,8 @@ clg_status clg_net_replace_output(const clg_net *net, size_t classes, uint64_t s
     free(text);
     if (st == CLG_OK)
         st = clg_net_init(fresh, seed); /* the new layer's start; the rest copied over it */
-    for (size_t i = 0; st == CLG_OK && i < net->count; i++) {
-        const clg__layer *a = &net->layers[i];
-        clg__layer *b = &fresh->layers[i];
-        for (size_t p = 0; st == CLG_OK && i != fc && p < a->nparams; p++)
-            st = clg_tensor_copy(b->param[p], a->param[p]);
-        for (size_t p = 0; st == CLG_OK && i != fc && p < 2; p++)
-            if (a->state[p])
-                st = clg_tensor_copy(b->state[p], a->state[p]);
-        b->lr_set = a->lr_set, b->lr_factor = a->lr_factor;
-    }
+    if (st == CLG_OK)
+        st = copy_layers(net, fresh, fc);
     if (st != CLG_OK) {
         clg_net_destroy(fresh);
         return st;
@@ -136,16 +146,8 @@ clg_status clg_net_resized(const clg_net *net, size_t height, size_t width, clg_
         st = clg__fail(net->ctx, CLG_ERR_SHAPE, "clg_net_resized: at %zux%zu the network has "
                        "other weights (a fully connected layer's size follows its input's): it "
                        "is not fully convolutional", height, width);
-    for (size_t i = 0; st == CLG_OK && i < net->count; i++) {
-        const clg__layer *a = &net->layers[i];
-        clg__layer *b = &fresh->layers[i];
-        for (size_t p = 0; st == CLG_OK && p < a->nparams; p++)
-            st = clg_tensor_copy(b->param[p], a->param[p]);
-        for (size_t p = 0; st == CLG_OK && p < 2; p++)
-            if (a->state[p])
-                st = clg_tensor_copy(b->state[p], a->state[p]);
-        b->lr_set = a->lr_set, b->lr_factor = a->lr_factor;
-    }
+    if (st == CLG_OK)
+        st = copy_layers(net, fresh, (size_t)-1);
     if (st == CLG_OK && net->class_names)
         st = clg_net_set_class_names(fresh, (const char *const *)net->class_names, net->classes);
     if (st != CLG_OK) {

@@ -227,7 +227,7 @@ def segment(a):
     out = clgrad_train(a.build, ["--data", a.data, "--net", a.net, "--epochs", str(a.epochs),
                                  "--batch", str(a.batch), "--learn-rate", str(a.lr),
                                  "--save", "/tmp/dense_quality.clgm", "--seed", str(a.seed),
-                                 "--quiet"])
+                                 "--batchnorm-statistics", a.bn, "--quiet"])
     m = re.search(r"Global accuracy ([0-9.]+)%, mean accuracy [0-9.]+%, mean IoU ([0-9.]+)", out)
     s = re.search(r"([0-9.]+) images/s", out)
     clg = {"mean_iou": float(m.group(2)), "global_accuracy": float(m.group(1)) / 100,
