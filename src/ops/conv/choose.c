@@ -184,7 +184,13 @@ static clg_conv_algo heuristic(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_p
      * against 0.42-0.49 ms forward) */
     int strided_1x1 = (g->sh > 1 || g->sw > 1) && g->R == 1 && g->S == 1 &&
                       pass != CLG_CONV_BWD_WEIGHTS;
-    if (cpu && lanes >= 16 && !few_inputs && !strided_1x1 && clg__conv_implicit_fits(ctx, g, pass))
+    /* the data gradient of a strided layer whose windows do not overlap (a 2x2 stride-2
+     * down-sampling; a transposed convolution's forward pass): im2col's col2im visits each
+     * tap once, where the shifted rows also compute the zeros between the taps (U-Net's
+     * up-sampling at batch 32: 1.6 and 2.3 against 2.7 and 5.2 ms) */
+    int disjoint_bwd = pass == CLG_CONV_BWD_DATA && strided && g->R <= g->sh && g->S <= g->sw;
+    if (cpu && lanes >= 16 && !few_inputs && !strided_1x1 && !disjoint_bwd &&
+        clg__conv_implicit_fits(ctx, g, pass))
         return CLG_CONV_ALGO_IMPLICIT;
     if (fits(ctx, g, pass, CLG_CONV_ALGO_IM2COL))
         return CLG_CONV_ALGO_IM2COL;
