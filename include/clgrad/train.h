@@ -146,8 +146,8 @@ typedef struct clg_train_options {
      * nonzero (MATLAB's stop button; a SIGINT handler may set it), with a checkpoint there
      * when checkpoint_path is set, and the report's stop_reason CLG_STOP_REQUESTED. */
     const volatile sig_atomic_t *stop_request;
-    clg_bn_statistics batchnorm_statistics; /* moving (MATLAB's trainnet default; its older
-                                               trainNetwork's is population) */
+    clg_bn_statistics batchnorm_statistics; /* moving (clgrad-train's default is population,
+                                               as MATLAB trainNetwork's) */
 } clg_train_options;
 
 /** MATLAB's trainingOptions("sgdm") defaults, as commented above. */
