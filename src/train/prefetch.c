@@ -2,7 +2,6 @@
  * (DispatchInBackground) by worker threads ahead of the steps, in the same order either way. */
 #include <string.h>
 
-#include "clgrad/loss.h"
 #include "train/train_internal.h"
 
 clg_status clg__start_epoch_reads(clg__trainer *t)
@@ -23,18 +22,12 @@ clg_status clg__start_epoch_reads(clg__trainer *t)
  * ignored); t->labelled counts those that count. */
 static clg_status check_labels(clg__trainer *t)
 {
-    int pixels = t->net->task == CLG_TASK_SEGMENTATION;
-    size_t n = t->local_batch * (t->target_bytes / 4), labelled = 0;
     const int32_t *label = t->targets;
-    for (size_t i = 0; i < n; i++) {
-        if (pixels && label[i] == CLG_LABEL_IGNORE)
-            continue;
-        if (label[i] < 0 || (size_t)label[i] >= t->net->classes)
-            return clg__fail(t->ctx, CLG_ERR_SHAPE, "clg_train: label %d is outside the net's "
-                             "%zu classes", label[i], t->net->classes);
-        labelled++;
-    }
-    t->labelled = labelled;
+    long long bad;
+    t->labelled = clg__count_labelled(t->net, label, t->local_batch * (t->target_bytes / 4), &bad);
+    if (bad >= 0)
+        return clg__fail(t->ctx, CLG_ERR_SHAPE, "clg_train: label %d is outside the net's %zu "
+                         "classes", label[bad], t->net->classes);
     return CLG_OK;
 }
 

@@ -4,37 +4,29 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "json_out.h"
 #include "tool_error.h"
 #include "train_dense.h"
 #include "train_network.h"
+#include "train_paths.h"
 
-static int is_dir(const char *a, const char *b, const char *c)
+/* Whether DATA/subset/name is a folder (want_dir) or a file. */
+static int in_subset(const cli *c, const char *subset, const char *name, int want_dir)
 {
-    char path[4352];
-    snprintf(path, sizeof path, "%s/%s/%s", a, b, c);
-    struct stat sb;
-    return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
-}
-
-static int is_file(const char *a, const char *b, const char *c)
-{
-    char path[4352];
-    snprintf(path, sizeof path, "%s/%s/%s", a, b, c);
-    struct stat sb;
-    return stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
+    char rel[256];
+    snprintf(rel, sizeof rel, "%s/%s", subset, name);
+    return path_exists(c->data, rel, want_dir);
 }
 
 data_layout data_layout_of(const cli *c)
 {
-    const char *subset = is_dir(c->data, "train", ".") ? "train" : "test";
-    if (is_dir(c->data, subset, "images") && is_dir(c->data, subset, "labels"))
+    const char *subset = path_exists(c->data, "train", 1) ? "train" : "test";
+    if (in_subset(c, subset, "images", 1) && in_subset(c, subset, "labels", 1))
         return LAYOUT_PIXELS;
-    if (is_dir(c->data, subset, "inputs") && is_dir(c->data, subset, "targets"))
+    if (in_subset(c, subset, "inputs", 1) && in_subset(c, subset, "targets", 1))
         return LAYOUT_PAIRS;
-    if (is_dir(c->data, subset, "images") && is_file(c->data, subset, "values.csv"))
+    if (in_subset(c, subset, "images", 1) && in_subset(c, subset, "values.csv", 0))
         return LAYOUT_VALUES;
     return LAYOUT_CLASSES;
 }

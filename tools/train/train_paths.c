@@ -118,7 +118,7 @@ int save_model(clg_net *net, const char *path, const cli *c)
     return 1;
 }
 
-static int exists(const char *dir, const char *name, int want_dir)
+int path_exists(const char *dir, const char *name, int want_dir)
 {
     char path[4352];
     snprintf(path, sizeof path, "%s/%s", dir, name);
@@ -132,12 +132,12 @@ static int idx_files(const char *dir, const char *prefix)
     char images[64], labels[64], gz[80];
     snprintf(images, sizeof images, "%s-images-idx3-ubyte", prefix);
     snprintf(labels, sizeof labels, "%s-labels-idx1-ubyte", prefix);
-    int have = exists(dir, images, 0);
+    int have = path_exists(dir, images, 0);
     snprintf(gz, sizeof gz, "%s.gz", images);
-    have = have || exists(dir, gz, 0);
-    int lab = exists(dir, labels, 0);
+    have = have || path_exists(dir, gz, 0);
+    int lab = path_exists(dir, labels, 0);
     snprintf(gz, sizeof gz, "%s.gz", labels);
-    return have && (lab || exists(dir, gz, 0));
+    return have && (lab || path_exists(dir, gz, 0));
 }
 
 #define LAYOUTS "IDX files (train-images-idx3-ubyte, train-labels-idx1-ubyte, t10k-images-" \
@@ -166,7 +166,8 @@ int data_readable(const cli *c)
     }
     int need_train = !c->evaluate && !c->summary;
     int idx = idx_files(c->data, "t10k") && (!need_train || idx_files(c->data, "train"));
-    int folders = exists(c->data, "test", 1) && (!need_train || exists(c->data, "train", 1));
+    int folders = path_exists(c->data, "test", 1) &&
+                  (!need_train || path_exists(c->data, "train", 1));
     if (idx || folders)
         return 1;
     /* say what is there: class folders without train/ and test/ are the usual slip */
@@ -176,7 +177,7 @@ int data_readable(const cli *c)
     int count = scandir(c->data, &names, NULL, alphasort); /* sorted: the same words each run */
     for (int i = 0; i < count; i++) {
         const char *name = names[i]->d_name;
-        if (name[0] != '.' && exists(c->data, name, 1) && n++ < 4 && len < sizeof subs)
+        if (name[0] != '.' && path_exists(c->data, name, 1) && n++ < 4 && len < sizeof subs)
             len += (size_t)snprintf(subs + len, sizeof subs - len, "%s%s", n > 1 ? ", " : "",
                                     name);
         free(names[i]);

@@ -6,6 +6,9 @@
 
 #include "train_args.h"
 
+/* Whether dir/name is a folder (want_dir) or a regular file. */
+int path_exists(const char *dir, const char *name, int want_dir);
+
 /* Whether --data is a folder in a layout the tool reads (IDX files, or train/ and test/
  * image folders); prints what was looked for and the layouts accepted when not. */
 int data_readable(const cli *c);
