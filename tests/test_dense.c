@@ -756,14 +756,6 @@ static void nets_learn_label_maps_and_images(void **state)
     clg_datastore_destroy(seg);
 }
 
-static float *learnables(clg_net *net, size_t *n)
-{
-    *n = clg_net_param_count(net, CLG_PARAMS_LEARNABLE);
-    float *w = malloc(*n * sizeof *w);
-    CLG_ASSERT_STATUS(clg_net_get_params(net, CLG_PARAMS_LEARNABLE, w, *n), CLG_OK);
-    return w;
-}
-
 /* A denoiser stopped after an epoch and resumed from its checkpoint ends with the weights of
  * one run through, bit for bit (the noise of each epoch drawn again as it was), validating on
  * held-out noisy images (the RMSE as its figure). */
@@ -796,7 +788,7 @@ static void denoisers_resume_exactly(void **state)
     CLG_ASSERT_STATUS(clg_train(whole, fit, val, &o, &rep), CLG_OK);
     assert_true(rep.has_validation && rep.val_accuracy > 0 && rep.val_accuracy < 1);
     size_t n, m;
-    float *ref = learnables(whole, &n);
+    float *ref = clg_test_learnables(whole, &n);
     char ckdir[600];
     snprintf(ckdir, sizeof ckdir, "%s/ck", dir);
     clg_train_options first = o;
@@ -806,7 +798,7 @@ static void denoisers_resume_exactly(void **state)
     CLG_ASSERT_STATUS(clg_net_init(part, 5), CLG_OK);
     CLG_ASSERT_STATUS(clg_train(part, fit, val, &first, NULL), CLG_OK);
     CLG_ASSERT_STATUS(clg_train_resume(ctx, ckdir, fit, val, &o, &resumed, &rep), CLG_OK);
-    float *got = learnables(resumed, &m);
+    float *got = clg_test_learnables(resumed, &m);
     assert_int_equal(n, m);
     if (memcmp(got, ref, n * sizeof *got))
         fail_msg("resumed weights differ (max |diff| %g)", clg_test_max_abs_diff(got, ref, n));
@@ -856,7 +848,7 @@ static void segmenters_in_experiments(void **state)
         CLG_ASSERT_STATUS(clg_net_init(alone, e[i].init_seed), CLG_OK);
         CLG_ASSERT_STATUS(clg_train(alone, seg, NULL, &e[i].options, NULL), CLG_OK);
         size_t n, m;
-        float *a = learnables(res[i].net, &n), *b = learnables(alone, &m);
+        float *a = clg_test_learnables(res[i].net, &n), *b = clg_test_learnables(alone, &m);
         assert_int_equal(n, m);
         assert_memory_equal(a, b, n * sizeof *a);
         print_message("%s: last batch pixel accuracy %.3f\n", e[i].name, res[i].report.accuracy);

@@ -44,15 +44,6 @@ static clg_experiment experiment(const char *name, const char *text, float lr, c
     return e;
 }
 
-static float *weights(clg_net *net, size_t *n)
-{
-    *n = clg_net_param_count(net, CLG_PARAMS_LEARNABLE);
-    float *w = malloc(*n * sizeof *w);
-    assert_non_null(w);
-    CLG_ASSERT_STATUS(clg_net_get_params(net, CLG_PARAMS_LEARNABLE, w, *n), CLG_OK);
-    return w;
-}
-
 /* The same experiment trained alone with clg_train on the first context. */
 static float *alone(const clg_experiment *e, size_t *n)
 {
@@ -60,7 +51,7 @@ static float *alone(const clg_experiment *e, size_t *n)
     CLG_ASSERT_STATUS(clg_net_parse(ctx[0], e->net_text, &net), CLG_OK);
     CLG_ASSERT_STATUS(clg_net_init(net, e->init_seed), CLG_OK);
     CLG_ASSERT_STATUS(clg_train(net, e->train, e->val, &e->options, NULL), CLG_OK);
-    float *w = weights(net, n);
+    float *w = clg_test_learnables(net, n);
     clg_net_destroy(net);
     return w;
 }
@@ -88,7 +79,7 @@ static void together_equals_alone(void **state)
         assert_string_equal(res[i].name, i ? "b" : "a");
         assert_int_equal(res[i].report.iterations, 12);
         size_t n, m;
-        float *w = weights(res[i].net, &n), *ref = alone(&e[i], &m);
+        float *w = clg_test_learnables(res[i].net, &n), *ref = alone(&e[i], &m);
         assert_int_equal(n, m);
         assert_memory_equal(w, ref, n * sizeof *w); /* same device kind, same kernels */
         free(w);

@@ -265,14 +265,6 @@ static void impossible_shape_names_the_layer(void **state)
     clg_net_destroy(net);
 }
 
-static float *params(clg_net *net, size_t *n)
-{
-    *n = clg_net_param_count(net, CLG_PARAMS_LEARNABLE);
-    float *p = malloc(*n * sizeof *p);
-    CLG_ASSERT_STATUS(clg_net_get_params(net, CLG_PARAMS_LEARNABLE, p, *n), CLG_OK);
-    return p;
-}
-
 static void init_is_seeded_and_scaled(void **state)
 {
     (void)state;
@@ -282,12 +274,12 @@ static void init_is_seeded_and_scaled(void **state)
     CLG_ASSERT_STATUS(clg_net_init(a, 42), CLG_OK);
     CLG_ASSERT_STATUS(clg_net_init(b, 42), CLG_OK);
     size_t n, m;
-    float *pa = params(a, &n), *pb = params(b, &m);
+    float *pa = clg_test_learnables(a, &n), *pb = clg_test_learnables(b, &m);
     assert_int_equal(n, m);
     assert_memory_equal(pa, pb, n * sizeof *pa);
     CLG_ASSERT_STATUS(clg_net_init(b, 43), CLG_OK);
     free(pb);
-    pb = params(b, &m);
+    pb = clg_test_learnables(b, &m);
     assert_true(memcmp(pa, pb, n * sizeof *pa) != 0);
     /* fc 1024 follows relu: He normal, std sqrt(2 / 3136); fc 10 feeds the softmax: Glorot
      * uniform, std sqrt(6 / (1024 + 10)) / sqrt(3) */
@@ -1203,7 +1195,7 @@ static void graph_text_round_trips_and_matches_the_builder(void **state)
     char *again = text_of(loaded);
     assert_string_equal(again, text);
     size_t n, m;
-    float *a = params(net, &n), *b = params(loaded, &m);
+    float *a = clg_test_learnables(net, &n), *b = clg_test_learnables(loaded, &m);
     assert_int_equal(n, m);
     assert_memory_equal(a, b, n * sizeof *a);
     free(a), free(b), free(again);
@@ -1270,7 +1262,7 @@ static float *loss_and_grads(const char *text, const float *x, const int32_t *la
         CLG_ASSERT_STATUS(clg_net_set_params(net, CLG_PARAMS_LEARNABLE, *w, nw), CLG_OK);
     } else {
         CLG_ASSERT_STATUS(clg_net_init(net, 31), CLG_OK);
-        *w = params(net, &nw);
+        *w = clg_test_learnables(net, &nw);
     }
     CLG_ASSERT_STATUS(clg__net_reserve(net, n), CLG_OK);
     CLG_ASSERT_STATUS(clg__net_upload(net, x, n), CLG_OK);
@@ -1473,7 +1465,7 @@ static void model_file_round_trip_and_corruption(void **state)
     clg_net *back;
     CLG_ASSERT_STATUS(clg_net_load(ctx, path, &back), CLG_OK);
     size_t n, m;
-    float *a = params(net, &n), *b = params(back, &m);
+    float *a = clg_test_learnables(net, &n), *b = clg_test_learnables(back, &m);
     assert_int_equal(n, m);
     assert_memory_equal(a, b, n * sizeof *a);
     float st[4];

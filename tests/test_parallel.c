@@ -314,14 +314,6 @@ static clg_train_options fault_options(clg_exec_options *x, clg_ctx *const *two,
     return o;
 }
 
-static float *weights_of(clg_net *net, size_t *n)
-{
-    *n = clg_net_param_count(net, CLG_PARAMS_LEARNABLE);
-    float *w = malloc(*n * sizeof *w);
-    CLG_ASSERT_STATUS(clg_net_get_params(net, CLG_PARAMS_LEARNABLE, w, *n), CLG_OK);
-    return w;
-}
-
 static clg_net *fresh_net(void)
 {
     clg_net *net;
@@ -344,7 +336,7 @@ static void device_faults_continue_or_stop(void **state)
     clg_exec_options x;
     clg_train_options o = fault_options(&x, two, load);
     CLG_ASSERT_STATUS(clg_train(net, data, NULL, &o, NULL), CLG_OK);
-    float *clean = weights_of(net, &n);
+    float *clean = clg_test_learnables(net, &n);
     clg_net_destroy(net);
 
     static const char *const specs[2] = {"1:fail@5", "1:fail@5,1:fail@9"};
@@ -358,7 +350,7 @@ static void device_faults_continue_or_stop(void **state)
         assert_int_equal(r.iterations, 12);
         assert_int_equal(r.device_faults, (size_t)k + 1);
         assert_int_equal(r.devices_dropped, (size_t)k);
-        float *w = weights_of(net, &m);
+        float *w = clg_test_learnables(net, &m);
         double e = rel_l2(w, clean, n);
         print_message("continue after %s: weights rel. L2 %.2e from fault-free\n", specs[k], e);
         assert_true(e < 1e-5);
@@ -384,7 +376,7 @@ static void device_faults_continue_or_stop(void **state)
     clg_train_report r;
     CLG_ASSERT_STATUS(clg_train_resume(ctx, ck, data, NULL, &o, &resumed, &r), CLG_OK);
     assert_int_equal(r.iterations, 12);
-    float *w = weights_of(resumed, &m);
+    float *w = clg_test_learnables(resumed, &m);
     assert_true(rel_l2(w, clean, n) < 1e-5);
     free(w);
     clg_net_destroy(resumed);
@@ -619,7 +611,7 @@ static void overlap_and_zero_copy_change_nothing(void **state)
             x.early_update = modes[k].early_update;
             clg_train_report r;
             CLG_ASSERT_STATUS(clg_train(net, data, NULL, &o, &r), CLG_OK);
-            w[k] = weights_of(net, &n);
+            w[k] = clg_test_learnables(net, &n);
             ms[k] = r.readback_ms;
             clg_net_destroy(net);
             if (k)
@@ -684,7 +676,7 @@ static void deep_nets_train_on_two_devices(void **state)
         if (st != CLG_OK)
             fail_msg("mode %zu: %s: %s", k, clg_status_name(st), clg_ctx_last_error(ctx));
         size_t m;
-        float *w = weights_of(net, &m);
+        float *w = clg_test_learnables(net, &m);
         clg_net_destroy(net);
         if (!k) {
             ref = w, n = m;
@@ -701,7 +693,7 @@ static void deep_nets_train_on_two_devices(void **state)
     CLG_ASSERT_STATUS(clg_net_parse(ctx, text, &start), CLG_OK);
     CLG_ASSERT_STATUS(clg_net_init(start, 21), CLG_OK);
     size_t m;
-    float *w0 = weights_of(start, &m);
+    float *w0 = clg_test_learnables(start, &m);
     assert_true(rel_l2(ref, w0, n) > 1e-4);
     free(w0);
     clg_net_destroy(start);

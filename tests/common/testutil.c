@@ -249,6 +249,15 @@ void clg_test_fixture_teardown(clg_ctx *ctx)
     clg_test_devices_release();
 }
 
+float *clg_test_learnables(clg_net *net, size_t *n)
+{
+    *n = clg_net_param_count(net, CLG_PARAMS_LEARNABLE);
+    float *w = malloc((*n ? *n : 1) * sizeof *w);
+    assert_non_null(w);
+    CLG_ASSERT_STATUS(clg_net_get_params(net, CLG_PARAMS_LEARNABLE, w, *n), CLG_OK);
+    return w;
+}
+
 void clg_test_fixture_setup_dir(clg_ctx **ctx, clg_test_rng *rng, char **dir, const char *tag)
 {
     clg_test_fixture_setup(ctx, rng);

@@ -78,6 +78,9 @@ void clg_test_fixture_teardown(clg_ctx *ctx);
 void clg_test_fixture_setup_dir(clg_ctx **ctx, clg_test_rng *rng, char **dir, const char *tag);
 void clg_test_fixture_teardown_dir(clg_ctx *ctx, char *dir);
 
+/* The net's learnable parameters (clg_net_get_params), malloc'd; *n receives their count. */
+float *clg_test_learnables(clg_net *net, size_t *n);
+
 /* mkdtemp under $TMPDIR or /tmp; returns a malloc'd path. rm -r with clg_test_rmtree. */
 char *clg_test_tempdir(const char *tag);
 void clg_test_rmtree(const char *path);
