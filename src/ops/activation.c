@@ -121,14 +121,26 @@ static clg_status mul_launch(clg_ctx *ctx, const clg_tensor *a, const clg_tensor
                              clg_tensor *y)
 {
     clg__launch l;
-    clg_status st = clg__launch_begin(ctx, "activation", NULL, "clg_mul", &l);
+    int cpu = !clg_ctx_decides_as_gpu(ctx); /* CPUs: 16-wide vectors (clg_mul16, _planes) */
+    const char *name = !cpu ? "clg_mul" : hw == 1 ? "clg_mul16" : "clg_mul_planes";
+    clg_status st = clg__launch_begin(ctx, "activation", NULL, name, &l);
     if (st != CLG_OK)
         return st;
     size_t n = clg_tensor_numel(a);
     clg__arg_tensor(&l, a);
     clg__arg_tensor(&l, b);
     clg__arg_tensor(&l, y);
+    if (cpu && hw > 1) {
+        size_t planes = n / hw, per = clg__runs_per_item(ctx, planes, hw, 2048);
+        clg__arg_u32(&l, planes);
+        clg__arg_u32(&l, per);
+        clg__arg_u32(&l, hw);
+        size_t global[3] = {(planes + per - 1) / per, 1, 1}, local[3] = {1, 1, 1};
+        return clg__launch_run(&l, global, local);
+    }
     clg__arg_u64(&l, n);
+    if (cpu)
+        return clg__launch_elementwise(&l, (n + 15) / 16);
     clg__arg_u32(&l, hw);
     return clg__launch_elementwise(&l, n);
 }

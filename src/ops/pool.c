@@ -185,15 +185,19 @@ clg_status clg_global_avg_pool_forward(clg_ctx *ctx, const clg_tensor *x, clg_te
     clg__launch l;
     int gpu = clg_ctx_decides_as_gpu(ctx); /* GPUs: a work-group per plane */
     if (st == CLG_OK)
-        st = clg__launch_begin(ctx, "pool", NULL, gpu ? "clg_pool_global_fwd_group" : "clg_pool_global_fwd", &l);
+        st = clg__launch_begin(ctx, "pool", NULL, gpu ? "clg_pool_global_fwd_group" : "clg_pool_global_fwd16", &l);
     if (st != CLG_OK)
         return st;
-    size_t nc = x->shape.n * x->shape.c;
+    size_t nc = x->shape.n * x->shape.c, hw = x->shape.h * x->shape.w;
+    size_t per = gpu ? 1 : clg__runs_per_item(ctx, nc, hw, 2048); /* CPUs: runs of planes */
     clg__arg_tensor(&l, x);
     clg__arg_tensor(&l, y);
-    clg__arg_u32(&l, x->shape.h * x->shape.w);
+    clg__arg_u32(&l, hw);
     clg__arg_u32(&l, nc);
-    size_t global[3] = {gpu ? nc * GLOBAL_GROUP : nc, 1, 1}, local[3] = {gpu ? GLOBAL_GROUP : 1, 1, 1};
+    if (!gpu)
+        clg__arg_u32(&l, per);
+    size_t global[3] = {gpu ? nc * GLOBAL_GROUP : (nc + per - 1) / per, 1, 1};
+    size_t local[3] = {gpu ? GLOBAL_GROUP : 1, 1, 1};
     return clg__launch_run(&l, global, local);
 }
 
