@@ -212,6 +212,23 @@ static void search_finds_the_peak_and_survives_rejections(void **state)
     CLG_ASSERT_STATUS(clg_gemm_get_params(ctx, &now), CLG_OK);
     assert_int_equal(now.mr, best.mr); /* left in the context */
 
+    /* quick, without the table's rows, from the poor start: its line searches alone reach
+     * within 5% of the peak's score (the rows' blocks; 4 x 16 to 8 x 48, K in 1024s to 256s,
+     * groups of 1 to 4, stage_b by trying each), in one quick search's few candidates */
+    CLG_ASSERT_STATUS(clg_gemm_set_params(ctx, &start), CLG_OK);
+    m = (model){.crash_mr = 12};
+    o.table_rows = 0;
+    CLG_ASSERT_STATUS(clg_gemm_tune(ctx, &o, &best, &score), CLG_OK);
+    o.table_rows = 1;
+    clg_gemm_params peak = best;
+    peak.mr = 8, peak.nr = 48, peak.kc = 256, peak.local_m = 4, peak.stage_b = 2;
+    print_message("quick search from 4x16 without the rows: %ux%u kc %u local_m %u stage_b %u, "
+                  "%.1f%% of the peak, %d candidates\n", best.mr, best.nr, best.kc, best.local_m,
+                  best.stage_b, 100 * model_value(&best) / model_value(&peak),
+                  m.evaluations + m.compared - m.again);
+    assert_true(model_value(&best) >= 0.95 * model_value(&peak));
+    assert_true(m.compared <= 60);
+
     /* full, on AVX2: the grid and refinement try no block past 8 float16 accumulators (16
        registers of 8 floats), so the model's peak, 8 x 48 (24), is out of reach (the table's
        rows for other classes are still tried) */

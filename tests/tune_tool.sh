@@ -1,7 +1,7 @@
 #!/bin/sh
 # clgrad-tune runs each candidate in a child process: one that crashes it (here the 4-row
 # blocks of the table's generic row, made to abort) is reported as rejected, and the search
-# goes on to a result; --set scores one set; bad arguments exit 2.
+# goes on to a result; --set scores one set; bad arguments (and a bad --from set) exit 2.
 # Usage: tune_tool.sh CLGRAD_TUNE WORK
 set -u
 tune=$1
@@ -30,6 +30,9 @@ CLGRAD_CACHE_DIR=$work/cache "$tune" gemm --set mr=5,nr=48 --runs 1 --dry-run > 
 grep -q "^  reg 5x48 .* GFLOP/s$" "$work/set.txt" || fail "--set: $(cat "$work/set.txt")"
 "$tune" gemm --set nr=24 --dry-run > "$work/bad.txt" 2>&1
 [ $? -eq 1 ] && grep -q "nr must be 16, 32, 48 or 64" "$work/bad.txt" || fail "--set nr=24: $(cat "$work/bad.txt")"
+"$tune" gemm --from nr=24 > "$work/from.txt" 2>&1
+[ $? -eq 2 ] && grep -q "^clgrad-tune: --from: .*nr must be 16, 32, 48 or 64" "$work/from.txt" ||
+  fail "--from nr=24: $(cat "$work/from.txt")"
 "$tune" fast > /dev/null 2>&1
 [ $? -eq 2 ] || fail "an unknown target does not exit 2"
 echo "tune_tool: every check passed"

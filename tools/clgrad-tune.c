@@ -39,7 +39,7 @@ static void describe(const clg_gemm_params *p, char *out, size_t size)
 
 /* K=V,... on top of p (--set, and the worker's requests); 0 with a message on stderr for an
  * unknown key or a bad value. */
-static int apply_set(const char *set, clg_gemm_params *p)
+static int apply_set(const char *opt, const char *set, clg_gemm_params *p)
 {
     char *copy = strdup(set), *save = NULL;
     int ok = copy != NULL;
@@ -48,7 +48,7 @@ static int apply_set(const char *set, clg_gemm_params *p)
         if (eq)
             *eq = '\0';
         if (!eq || clg_gemm_params_set_field(p, kv, eq + 1) != CLG_OK) {
-            fprintf(stderr, "clgrad-tune: --set: %s\n", eq ? clg_last_error() : "K=V expected");
+            fprintf(stderr, "clgrad-tune: --%s: %s\n", opt, eq ? clg_last_error() : "K=V expected");
             ok = 0;
         }
     }
@@ -68,7 +68,7 @@ static const char *decode(const char *text, clg_gemm_params *p)
 {
     char word[768];
     int used = 0;
-    if (sscanf(text, " %767s%n", word, &used) != 1 || !apply_set(word, p))
+    if (sscanf(text, " %767s%n", word, &used) != 1 || !apply_set("worker", word, p))
         return NULL;
     return text + used;
 }
@@ -247,7 +247,10 @@ static int tune_one(clg_ctx *ctx, int conv, const clg_tune_options *base, child 
            conv ? "convolutions' register blocks" : "GEMM's parameters", clg_ctx_device(ctx)->name,
            o.level == CLG_TUNE_QUICK ? "quick" : "full",
            conv ? " of 3 passes of 5 layers" : " over 6 shapes");
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     clg_status st = conv ? clg_conv_tune(ctx, &o, &best, &score) : clg_gemm_tune(ctx, &o, &best, &score);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
     child_stop(c, 0, NULL, 0);
     if (st != CLG_OK) {
         fprintf(stderr, "clgrad-tune: %s\n", tool_message(st, clg_ctx_last_error(ctx)));
@@ -256,8 +259,28 @@ static int tune_one(clg_ctx *ctx, int conv, const clg_tune_options *base, child 
     char a[160], b[160];
     describe(&before, a, sizeof a);
     describe(&best, b, sizeof b);
-    printf("%s before: %s\n%s after:  %s, %.1f GFLOP/s\n", conv ? "conv" : "gemm", a,
-           conv ? "conv" : "gemm", b, score);
+    printf("%s before: %s\n%s after:  %s, %.1f GFLOP/s (%.0f s)\n", conv ? "conv" : "gemm", a,
+           conv ? "conv" : "gemm", b, score,
+           (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
+    return 0;
+}
+
+/* --from: how the search's result compares with the table's row for the device, in paired
+ * runs (the table's blocks were chosen by hand and by earlier tunings). */
+static int against_table(clg_ctx *ctx, int runs)
+{
+    clg_gemm_params best, row = clg_gemm_params_default(clg_ctx_device(ctx));
+    double ratio = 0;
+    clg_gemm_get_params(ctx, &best);
+    row.conv_mr = best.conv_mr, row.conv_nr = best.conv_nr;
+    clg_status st = clg_gemm_tune_compare(ctx, &best, &row, runs, &ratio);
+    if (st != CLG_OK) {
+        fprintf(stderr, "clgrad-tune: %s\n", tool_message(st, clg_ctx_last_error(ctx)));
+        return 1;
+    }
+    char text[160];
+    describe(&row, text, sizeof text);
+    printf("against the table's row (%s), paired runs: %.2f of its speed\n", text, ratio);
     return 0;
 }
 
@@ -317,7 +340,7 @@ static int choose_backends(clg_ctx *ctx, int runs, clg_gemm_backend per_class[CL
 
 typedef struct settings {
     int runs, dry, quick, in_process;
-    const char *filter, *set, *worker_kind;
+    const char *filter, *set, *from, *worker_kind;
 } settings;
 
 #define AT(field) offsetof(settings, field)
@@ -333,6 +356,10 @@ static const opt_def defs[] = {
      .help = "score (and with no --dry-run, store) one parameter set: kernel (reg|local), mr "
              "nr local_m local_n kc pack_min_k stage_b pack_a_min_n conv_mr conv_nr (reg: "
              "CPUs); mwg nwg kwg mdimc ndimc vw kwi db (local: GPUs); small_flops"},
+    {OPT_TEXT, "from", AT(from), 0, 0, .value = "K=V,...",
+     .help = "start the GEMM search from the device's parameters with these changed, without "
+             "the table's rows, and compare its result with the table's row at the end (is the "
+             "search able to find good blocks on its own?); implies --dry-run"},
     {OPT_FLAG, "in-process", AT(in_process), 0, 0,
      .help = "candidates in this process (faster; a crash ends the search)"},
     {OPT_TEXT, "filter", AT(filter), 0, 0, .value = "FILTER",
@@ -360,7 +387,7 @@ int main(int argc, char **argv)
     if (parsed)
         return parsed < 0 ? 0 : parsed;
     int runs = opts.runs, dry = opts.dry, quick = opts.quick, in_process = opts.in_process;
-    const char *filter = opts.filter, *set = opts.set, *what = nops ? argv[1] : NULL;
+    const char *filter = opts.filter, *set = opts.set, *from = opts.from, *what = nops ? argv[1] : NULL;
     const char *worker_kind = opts.worker_kind;
     if (worker_kind && strcmp(worker_kind, "gemm") && strcmp(worker_kind, "conv")) {
         fprintf(stderr, "clgrad-tune: --worker %s: the choices are gemm, conv\n", worker_kind);
@@ -407,9 +434,19 @@ int main(int argc, char **argv)
         clg_gemm_set_backend(ctx, CLG_GEMM_BUILTIN);
         clg_gemm_params best;
         clg_gemm_get_params(ctx, &best);
-        if (set) {
+        if (from) {
+            o.table_rows = 0;
+            dry = 1;
+            rc = !apply_set("from", from, &best) ? 2 : 0;
+            if (!rc && (st = clg_gemm_set_params(ctx, &best)) != CLG_OK) {
+                fprintf(stderr, "clgrad-tune: --from: %s\n", clg_ctx_last_error(ctx));
+                rc = 2;
+            }
+        }
+        if (rc) {
+        } else if (set) {
             double score = 0;
-            rc = !apply_set(set, &best) ? 2 : 0;
+            rc = !apply_set("set", set, &best) ? 2 : 0;
             if (!rc && (st = clg_gemm_tune_score(ctx, &best, runs, &score)) == CLG_OK && do_conv)
                 st = clg_conv_tune_score(ctx, &best, runs, &score);
             if (!rc && st != CLG_OK) {
@@ -423,6 +460,8 @@ int main(int argc, char **argv)
         } else {
             if (do_gemm)
                 rc = tune_one(ctx, 0, &o, &c);
+            if (!rc && do_gemm && from)
+                rc = against_table(ctx, runs);
             if (!rc && do_conv)
                 rc = tune_one(ctx, 1, &o, &c);
             clg_gemm_get_params(ctx, &best);

@@ -87,8 +87,9 @@ CLG_API clg_gemm_params clg_gemm_params_default(const clg_device_info *dev);
 
 /* How far the tuner searches. */
 typedef enum clg_tune_level {
-    CLG_TUNE_QUICK = 1, /* the default table's rows for every CPU class and one step around
-                           the best in each parameter: tens of seconds */
+    CLG_TUNE_QUICK = 1, /* the default table's rows for every CPU class, then a line search
+                           in each parameter from the best (steps onward while they win),
+                           passes until one changes nothing: tens of seconds */
     CLG_TUNE_FULL = 2   /* a grid of register blocks (mr x nr, as many accumulators as
                            registers allow), then steps in every parameter until none helps:
                            minutes */
@@ -117,6 +118,10 @@ typedef struct clg_tune_options {
      * run that rejects it is reported there), and after every second run of a win, with why
      * "again", or why it was rejected (ratio 0). NULL: nothing. */
     void (*on_compared)(void *user, const clg_gemm_params *p, double ratio, const char *why);
+    /* 1: the GEMM search tries the default table's rows for every class of the device's type
+     * first; 0: only the search's own steps from the context's parameters (to check that it
+     * finds good blocks where no row was measured). (1) */
+    int table_rows;
 } clg_tune_options;
 
 /** Options with their defaults (quick, 3 runs, in-process, silent). */

@@ -9,10 +9,13 @@
 #include "gemm_internal.h"
 
 #define MAX_SEEN 256
+/* A quick search measures at most this many sets (each a compile and a few paired runs: about
+ * a second on a CPU once compiled), so that it stays within about a minute */
+#define QUICK_MOST 40
 
 clg_tune_options clg_tune_options_default(void)
 {
-    clg_tune_options o = {sizeof o, CLG_TUNE_QUICK, 3, NULL, NULL, NULL, NULL, NULL};
+    clg_tune_options o = {sizeof o, CLG_TUNE_QUICK, 3, NULL, NULL, NULL, NULL, NULL, 1};
     return o;
 }
 
@@ -75,7 +78,8 @@ static double run_paired(search *s, const clg_gemm_params *p, char *why, size_t 
                         : compare_in_process(s, p, why, why_size);
 }
 
-/* Measures p once. The first set that works is scored alone; every later one runs against
+/* Measures p once (returns its first paired ratio, 0 when it was not paired). The first set
+ * that works is scored alone; every later one runs against
  * the best in paired runs (the two alternating, shape by shape). Scores taken alone are no
  * screen on a noisy machine: on a VM whose slow and fast phases differ by 2x (an Intel
  * Xeon's, 2026-12-02), one set scored 46 to 123 GFLOP/s alone, so a slow phase hid better
@@ -83,11 +87,13 @@ static double run_paired(search *s, const clg_gemm_params *p, char *why, size_t 
  * it, and that second ratio sets its score: with one run, the most flattering of some 60
  * noisy ratios won each time, and a chain of such wins claimed 2.5x for a set that ran at
  * 0.9-1.0x the start in fresh paired runs. */
-static void try_params(search *s, const clg_gemm_params *p)
+static double try_params(search *s, const clg_gemm_params *p)
 {
     for (size_t i = 0; i < s->n_seen; i++)
         if (same_params(&s->seen[i], p))
-            return;
+            return 0;
+    if (s->o.level == CLG_TUNE_QUICK && s->n_seen >= QUICK_MOST)
+        return 0;
     char why[256] = "";
     double score = 0, ratio = 0;
     int is_paired = s->best_score > 0;
@@ -126,6 +132,7 @@ static void try_params(search *s, const clg_gemm_params *p)
             s->best_score *= again;
         }
     }
+    return ratio;
 }
 
 /* Float16 accumulators a register block may keep: AVX-512's 32 registers less B and A; on
@@ -185,28 +192,52 @@ static void grid_tile(search *s)
 
 #define END 0xFFFFFFFFu
 
+/* Quick: from the axis's current value (index at), one step each way, and on past every
+ * step that won or tied (a line search: from a poor start, 4-row blocks reach 8 in one pass;
+ * groups of 1 row tile reach 8 through steps of 2-3% each, within the paired runs' noise). */
+#define TIED 0.97
+static void line_search(search *s, clg_gemm_params *p, unsigned *field, const unsigned *values,
+                        int at)
+{
+    for (int d = -1; d <= 1; d += 2)
+        for (int v = at + d; v >= 0 && values[v] != END; v += d) {
+            clg_gemm_params before = s->best;
+            *p = s->best;
+            *field = values[v];
+            if (field == &p->nr) /* the group keeps its width in columns where it can */
+                p->local_n = before.nr * before.local_n >= 2 * p->nr
+                                 ? before.nr * before.local_n / p->nr : 1;
+            if (p->kernel == CLG_GEMM_KERNEL_REG && p->mr * (p->nr / 16) > max_accumulators(s))
+                break;
+            double ratio = try_params(s, p);
+            if (same_params(&before, &s->best) && ratio < TIED)
+                break; /* slower, rejected or seen: this way is done */
+        }
+}
+
 /* One pass of steps: each axis's values on top of the best so far; returns 1 when the best
- * changed. Quick: only the neighbours of the current value. */
+ * changed. Quick: a line search from the current value. */
 static int refine(search *s, int quick)
 {
     clg_gemm_params p;
-    struct { unsigned *field; int tile; unsigned values[8]; } axes[] = { /* tile: local kernel's */
-        {&p.mr, 0, {4, 6, 8, 10, 12, 14, 16, END}},
-        {&p.nr, 0, {16, 32, 48, 64, END}},
-        {&p.local_m, 0, {1, 2, 4, 8, 16, END}},
-        {&p.local_n, 0, {1, 2, 4, END}},
-        {&p.kc, 0, {128, 256, 512, 1024, 2048, END}},
-        {&p.pack_min_k, 0, {1, 64, 512, 1000000, END}},
-        {&p.stage_b, 0, {0, 1, 2, END}},
-        {&p.pack_a_min_n, 0, {0, 128, 512, 2048, END}},
-        {&p.mwg, 1, {16, 32, 64, 128, 256, END}},
-        {&p.nwg, 1, {16, 32, 64, 128, 256, END}},
-        {&p.kwg, 1, {8, 16, 32, 64, END}},
-        {&p.mdimc, 1, {4, 8, 16, 32, END}},
-        {&p.ndimc, 1, {4, 8, 16, 32, END}},
-        {&p.vw, 1, {1, 2, 4, 8, END}},
-        {&p.kwi, 1, {1, 2, 4, 8, END}},
-        {&p.db, 1, {0, 1, END}},
+    /* tile: the local kernel's; choice: values with no order (quick tries each) */
+    struct { unsigned *field; int tile, choice; unsigned values[8]; } axes[] = {
+        {&p.mr, 0, 0, {4, 6, 8, 10, 12, 14, 16, END}},
+        {&p.nr, 0, 0, {16, 32, 48, 64, END}},
+        {&p.local_m, 0, 0, {1, 2, 4, 8, 16, END}},
+        {&p.local_n, 0, 0, {1, 2, 4, END}},
+        {&p.kc, 0, 0, {128, 256, 512, 1024, 2048, END}},
+        {&p.pack_min_k, 0, 0, {1, 64, 512, 1000000, END}},
+        {&p.stage_b, 0, 1, {0, 1, 2, END}},
+        {&p.pack_a_min_n, 0, 0, {0, 128, 512, 2048, END}},
+        {&p.mwg, 1, 0, {16, 32, 64, 128, 256, END}},
+        {&p.nwg, 1, 0, {16, 32, 64, 128, 256, END}},
+        {&p.kwg, 1, 0, {8, 16, 32, 64, END}},
+        {&p.mdimc, 1, 0, {4, 8, 16, 32, END}},
+        {&p.ndimc, 1, 0, {4, 8, 16, 32, END}},
+        {&p.vw, 1, 0, {1, 2, 4, 8, END}},
+        {&p.kwi, 1, 0, {1, 2, 4, 8, END}},
+        {&p.db, 1, 0, {0, 1, END}},
     };
     clg_gemm_params start = s->best;
     for (size_t a = 0; a < sizeof axes / sizeof axes[0]; a++) {
@@ -218,9 +249,11 @@ static int refine(search *s, int quick)
         for (int v = 0; axes[a].values[v] != END; v++)
             if (axes[a].values[v] == now)
                 at = v;
+        if (quick && at >= 0 && !axes[a].choice) {
+            line_search(s, &p, axes[a].field, axes[a].values, at);
+            continue;
+        }
         for (int v = 0; axes[a].values[v] != END; v++) {
-            if (quick && at >= 0 && (v < at - 1 || v > at + 1))
-                continue;
             p = s->best;
             *axes[a].field = axes[a].values[v];
             if (p.kernel == CLG_GEMM_KERNEL_REG && p.mr * (p.nr / 16) > max_accumulators(s))
@@ -309,7 +342,7 @@ clg_status clg_gemm_tune(clg_ctx *ctx, const clg_tune_options *opts, clg_gemm_pa
      * convolutions' blocks stay as they are (clg_conv_tune searches them). */
     clg_gemm_params rows[16];
     clg_device_type type = clg_ctx_decides_as_gpu(ctx) ? CLG_DEVICE_GPU : ctx->device.type;
-    size_t n_rows = clg__gemm_table_rows(type, rows, 16);
+    size_t n_rows = s->o.table_rows ? clg__gemm_table_rows(type, rows, 16) : 0;
     for (size_t i = 0; i < n_rows; i++) {
         rows[i].conv_mr = s->best.conv_mr;
         rows[i].conv_nr = s->best.conv_nr;
@@ -318,7 +351,8 @@ clg_status clg_gemm_tune(clg_ctx *ctx, const clg_tune_options *opts, clg_gemm_pa
     int full = s->o.level == CLG_TUNE_FULL;
     if (full && s->best_score > 0)
         (s->best.kernel == CLG_GEMM_KERNEL_REG ? grid_reg : grid_tile)(s);
-    for (int round = 0; round < (full ? 3 : 1) && s->best_score > 0; round++)
+    /* until a pass changes nothing (revisits cost nothing: every scored set is remembered) */
+    for (int round = 0; round < (full ? 3 : 4) && s->best_score > 0; round++)
         if (!refine(s, !full))
             break;
     return search_end(s, best, best_score, "clg_gemm_tune");
