@@ -265,17 +265,8 @@ __kernel void clg_bias_grad(__global const float *dy, ulong dy_off, uint N, uint
     if (k >= K)
         return;
     float sum = 0.0f;
-    for (uint n = 0; n < N; n++) {
-        const __global float *row = dy + dy_off + ((size_t)n * K + k) * PQ;
-        float16 acc = 0.0f;
-        uint i = 0;
-        for (; i + 16 <= PQ; i += 16)
-            acc += vload16(0, row + i);
-        float part = clg_hsum16(acc);
-        for (; i < PQ; i++)
-            part += row[i];
-        sum += part;
-    }
+    for (uint n = 0; n < N; n++)
+        sum += clg_sum_run(dy + dy_off + ((size_t)n * K + k) * PQ, PQ);
     db[db_off + k] = sum;
 }
 

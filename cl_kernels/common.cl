@@ -52,6 +52,20 @@ inline float clg_hsum16(float16 v)
     return c.x + c.y;
 }
 
+/* The sum of n floats from p: 16 running sums, their tree, then the tail in order (CPU
+ * reductions of a plane; the order never varies). */
+inline float clg_sum_run(const __global float *p, uint n)
+{
+    float16 acc = 0.0f;
+    uint i = 0;
+    for (; i + 16 <= n; i += 16)
+        acc += vload16(0, p + i);
+    float sum = clg_hsum16(acc);
+    for (; i < n; i++)
+        sum += p[i];
+    return sum;
+}
+
 /* Software prefetch where the compiler targets x86 (POCL's CPU device): elsewhere (GPUs,
  * oclgrind's SPIR) nothing. rw: 0 read, 1 write. */
 #if defined(__x86_64__) && defined(__has_builtin)

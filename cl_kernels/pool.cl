@@ -370,17 +370,8 @@ __kernel void clg_pool_global_fwd16(__global const float *x, ulong x_off, __glob
                                     ulong y_off, uint HW, uint NC, uint per)
 {
     uint first = get_global_id(0) * per;
-    for (uint nc = first; nc < NC && nc < first + per; nc++) {
-        const __global float *xc = x + x_off + (size_t)nc * HW;
-        float16 acc = 0.0f;
-        uint i = 0;
-        for (; i + 16 <= HW; i += 16)
-            acc += vload16(0, xc + i);
-        float sum = clg_hsum16(acc);
-        for (; i < HW; i++)
-            sum += xc[i];
-        y[y_off + nc] = sum / (float)HW;
-    }
+    for (uint nc = first; nc < NC && nc < first + per; nc++)
+        y[y_off + nc] = clg_sum_run(x + x_off + (size_t)nc * HW, HW) / (float)HW;
 }
 
 /* GPUs: a work-group of GLOBAL_LOCAL items per (n, c), neighbours reading neighbours, the
