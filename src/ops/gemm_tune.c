@@ -9,9 +9,9 @@
 #include "gemm_internal.h"
 
 #define MAX_SEEN 256
-/* A quick search measures at most this many sets (each a compile and a few paired runs: about
- * a second on a CPU once compiled), so that it stays within about a minute */
-#define QUICK_MOST 40
+/* A quick search measures at most this many sets (each a compile and paired runs: one to two
+ * seconds on a CPU), so that it stays near a minute; 40 took the suite 3 minutes cold */
+#define QUICK_MOST 28
 
 clg_tune_options clg_tune_options_default(void)
 {
