@@ -135,8 +135,7 @@ static clg_status mul_launch(clg_ctx *ctx, const clg_tensor *a, const clg_tensor
         clg__arg_u32(&l, planes);
         clg__arg_u32(&l, per);
         clg__arg_u32(&l, hw);
-        size_t global[3] = {(planes + per - 1) / per, 1, 1}, local[3] = {1, 1, 1};
-        return clg__launch_run(&l, global, local);
+        return clg__launch_runs(&l, planes, per);
     }
     clg__arg_u64(&l, n);
     if (cpu)

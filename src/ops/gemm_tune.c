@@ -204,9 +204,9 @@ static void line_search(search *s, clg_gemm_params *p, unsigned *field, const un
             clg_gemm_params before = s->best;
             *p = s->best;
             *field = values[v];
-            if (field == &p->nr) /* the group keeps its width in columns where it can */
-                p->local_n = before.nr * before.local_n >= 2 * p->nr
-                                 ? before.nr * before.local_n / p->nr : 1;
+            unsigned width = before.nr * before.local_n; /* the group's, in columns */
+            if (field == &p->nr) /* kept where it can be */
+                p->local_n = width >= p->nr ? width / p->nr : 1;
             if (p->kernel == CLG_GEMM_KERNEL_REG && p->mr * (p->nr / 16) > max_accumulators(s))
                 break;
             double ratio = try_params(s, p);

@@ -189,15 +189,16 @@ clg_status clg_global_avg_pool_forward(clg_ctx *ctx, const clg_tensor *x, clg_te
     if (st != CLG_OK)
         return st;
     size_t nc = x->shape.n * x->shape.c, hw = x->shape.h * x->shape.w;
-    size_t per = gpu ? 1 : clg__runs_per_item(ctx, nc, hw, 2048); /* CPUs: runs of planes */
     clg__arg_tensor(&l, x);
     clg__arg_tensor(&l, y);
     clg__arg_u32(&l, hw);
     clg__arg_u32(&l, nc);
-    if (!gpu)
+    if (!gpu) { /* runs of planes, at least 2,048 values an item */
+        size_t per = clg__runs_per_item(ctx, nc, hw, 2048);
         clg__arg_u32(&l, per);
-    size_t global[3] = {gpu ? nc * GLOBAL_GROUP : (nc + per - 1) / per, 1, 1};
-    size_t local[3] = {gpu ? GLOBAL_GROUP : 1, 1, 1};
+        return clg__launch_runs(&l, nc, per);
+    }
+    size_t global[3] = {nc * GLOBAL_GROUP, 1, 1}, local[3] = {GLOBAL_GROUP, 1, 1};
     return clg__launch_run(&l, global, local);
 }
 

@@ -110,6 +110,12 @@ size_t clg__runs_per_item(const clg_ctx *ctx, size_t runs, size_t run_len, size_
     return per < most ? per : most > 0 ? most : 1;
 }
 
+clg_status clg__launch_runs(clg__launch *l, size_t runs, size_t per)
+{
+    size_t global[3] = {(runs + per - 1) / per, 1, 1}, local[3] = {1, 1, 1};
+    return clg__launch_run(l, global, local);
+}
+
 clg_status clg__launch_elementwise(clg__launch *l, size_t n)
 {
     size_t local = 64, most = clg_ctx_device(l->ctx)->max_work_group_size;

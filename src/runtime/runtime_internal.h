@@ -209,6 +209,9 @@ size_t clg__compute_units(const clg_ctx *ctx);
 /* How many runs of run_len values (small planes, say) a CPU work-item should take: enough for
  * min_len values, yet at least 4 work-items a compute unit where there are runs for them. */
 size_t clg__runs_per_item(const clg_ctx *ctx, size_t runs, size_t run_len, size_t min_len);
+/* Runs a kernel that takes `per` of `runs` runs a work-item (the last item fewer), in groups
+ * of one: ceil(runs / per) work-items. */
+clg_status clg__launch_runs(clg__launch *l, size_t runs, size_t per);
 
 /* A second queue on the context's device (made on first use) for copies that should overlap
  * the main queue's kernels; order them against it with events. */

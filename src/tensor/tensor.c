@@ -394,8 +394,7 @@ clg_status clg__tensor_shuffle(clg_ctx *ctx, const clg_tensor *x, clg_tensor *y,
         clg__arg_u32(&l, s.c);
         clg__arg_u32(&l, groups);
         clg__arg_u32(&l, hw);
-        size_t global[3] = {(planes + per - 1) / per, 1, 1}, local[3] = {1, 1, 1};
-        return clg__launch_run(&l, global, local);
+        return clg__launch_runs(&l, planes, per);
     }
     clg_status st = clg__launch_begin(ctx, "tensor", CLG__TENSOR_OPTIONS, "clg_tensor_shuffle", &l);
     if (st != CLG_OK)

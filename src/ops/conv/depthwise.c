@@ -160,8 +160,7 @@ static clg_status rows(clg_ctx *ctx, const clg__conv_geom *g, int fwd, const clg
         for (size_t i = 0; i < sizeof more / sizeof more[0]; i++)
             clg__arg_u32(&l, more[i]);
         clg__arg_local(&l, (ph * pw + SLACK) * sizeof(float));
-        size_t global[3] = {(planes + per - 1) / per, 1, 1}, local[3] = {1, 1, 1};
-        return clg__launch_run(&l, global, local);
+        return clg__launch_runs(&l, planes, per);
     }
     size_t v[] = {n_rows, g->C, in_h, in_w, out_h, out_w};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
