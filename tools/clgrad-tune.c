@@ -14,11 +14,11 @@
 #include <string.h>
 #include <sys/types.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 #include "clgrad/clgrad.h"
 #include "opts.h"
 #include "pocl_pin.h"
+#include "tool_clock.h"
 #include "tool_error.h"
 
 #define CANDIDATE_SECONDS 300 /* a candidate still running after this is a hang */
@@ -247,10 +247,9 @@ static int tune_one(clg_ctx *ctx, int conv, const clg_tune_options *base, child 
            conv ? "convolutions' register blocks" : "GEMM's parameters", clg_ctx_device(ctx)->name,
            o.level == CLG_TUNE_QUICK ? "quick" : "full",
            conv ? " of 3 passes of 5 layers" : " over 6 shapes");
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    double t0 = tool_now();
     clg_status st = conv ? clg_conv_tune(ctx, &o, &best, &score) : clg_gemm_tune(ctx, &o, &best, &score);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double seconds = tool_now() - t0;
     child_stop(c, 0, NULL, 0);
     if (st != CLG_OK) {
         fprintf(stderr, "clgrad-tune: %s\n", tool_message(st, clg_ctx_last_error(ctx)));
@@ -260,8 +259,7 @@ static int tune_one(clg_ctx *ctx, int conv, const clg_tune_options *base, child 
     describe(&before, a, sizeof a);
     describe(&best, b, sizeof b);
     printf("%s before: %s\n%s after:  %s, %.1f GFLOP/s (%.0f s)\n", conv ? "conv" : "gemm", a,
-           conv ? "conv" : "gemm", b, score,
-           (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
+           conv ? "conv" : "gemm", b, score, seconds);
     return 0;
 }
 
@@ -295,14 +293,11 @@ static double measure(clg_ctx *ctx, const shape *s, int runs, clg_tensor *const 
     double best = -1;
     clg_matrix a = {t[0], 0, s->k}, b = {t[1], 0, s->n}, c = {t[2], 0, s->n};
     for (int r = -1; r < runs; r++) {
-        struct timespec t0, t1;
-        clock_gettime(CLOCK_MONOTONIC, &t0);
+        double t0 = tool_now();
         if (clg_sgemm(ctx, CLG_NO_TRANS, CLG_NO_TRANS, s->m, s->n, s->k, 1.0f, a, b, 0.0f, c) != CLG_OK ||
             clg_ctx_finish(ctx) != CLG_OK)
             return -1;
-        clock_gettime(CLOCK_MONOTONIC, &t1);
-        double g = 2e-9 * (double)s->m * (double)s->n * (double)s->k /
-                   ((double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
+        double g = 2e-9 * (double)s->m * (double)s->n * (double)s->k / (tool_now() - t0);
         if (r >= 0 && g > best)
             best = g;
     }
@@ -434,7 +429,7 @@ int main(int argc, char **argv)
         clg_gemm_set_backend(ctx, CLG_GEMM_BUILTIN);
         clg_gemm_params best;
         clg_gemm_get_params(ctx, &best);
-        if (from) {
+        if (from) { /* the search's start: refused sets end the run here */
             o.table_rows = 0;
             dry = 1;
             rc = !apply_set("from", from, &best) ? 2 : 0;
@@ -443,8 +438,7 @@ int main(int argc, char **argv)
                 rc = 2;
             }
         }
-        if (rc) {
-        } else if (set) {
+        if (!rc && set) {
             double score = 0;
             rc = !apply_set("set", set, &best) ? 2 : 0;
             if (!rc && (st = clg_gemm_tune_score(ctx, &best, runs, &score)) == CLG_OK && do_conv)
@@ -457,7 +451,7 @@ int main(int argc, char **argv)
                 on_candidate(NULL, &best, score, "");
                 clg_gemm_set_params(ctx, &best);
             }
-        } else {
+        } else if (!rc) {
             if (do_gemm)
                 rc = tune_one(ctx, 0, &o, &c);
             if (!rc && do_gemm && from)

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* The host CPU's model name from /proc/cpuinfo ("" where there is none). */
 static void cpu_model(char *out, size_t cap)
@@ -72,13 +71,6 @@ clg_ctx *bench_ctx(const bench_opts *o, const char *cache_dir)
     if (st != CLG_OK)
         fprintf(stderr, "clgrad-bench: %s\n", tool_message(st, clg_last_error()));
     return ctx;
-}
-
-double bench_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 static int cmp_double(const void *a, const void *b)

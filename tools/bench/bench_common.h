@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include "clgrad/clgrad.h"
+#include "tool_clock.h" /* tool_now: the benchmarks' clock */
 
 typedef struct bench_opts {
     int json;
@@ -25,7 +26,6 @@ clg_ctx *bench_ctx(const bench_opts *o, const char *cache_dir);
 void bench_json_row(const clg_ctx *ctx, const char *bench, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-double bench_now(void);
 /* Median of n values (sorts them in place), and min/max. */
 double bench_median(double *v, size_t n);
 double bench_min(const double *v, size_t n);

@@ -64,7 +64,7 @@ static double time_runs(clg_ctx *ctx, int runs, const clg_conv2d_desc *d, clg_te
     double s[64];
     runs = runs > 64 ? 64 : runs;
     for (int r = -1; r < runs; r++) {
-        double t0 = bench_now();
+        double t0 = tool_now();
         clg_status st = run_pass(ctx, d, t, pass);
         if (st == CLG_OK)
             st = clg_ctx_finish(ctx);
@@ -73,7 +73,7 @@ static double time_runs(clg_ctx *ctx, int runs, const clg_conv2d_desc *d, clg_te
             return -1;
         }
         if (r >= 0)
-            s[r] = bench_now() - t0;
+            s[r] = tool_now() - t0;
     }
     return bench_median(s, (size_t)runs);
 }
@@ -101,7 +101,7 @@ static double time_clblast(clg_ctx *ctx, int runs, const layer *L, clg_tensor *c
     double s[64];
     runs = runs > 64 ? 64 : runs;
     for (int r = -1; r < runs; r++) {
-        double t0 = bench_now();
+        double t0 = tool_now();
         CLBlastStatusCode rc = CLBlastSconvgemm(CLBlastKernelModeCrossCorrelation, L->C, L->H, L->W,
                                                 L->R, L->R, L->pad, L->pad, L->stride, L->stride, 1, 1, L->K, L->N,
                                                 x, xo, w, wo, y, yo, &q, NULL);
@@ -110,7 +110,7 @@ static double time_clblast(clg_ctx *ctx, int runs, const layer *L, clg_tensor *c
             return -1;
         }
         if (r >= 0)
-            s[r] = bench_now() - t0;
+            s[r] = tool_now() - t0;
     }
     return bench_median(s, (size_t)runs);
 }
@@ -187,14 +187,14 @@ int bench_pool(const bench_opts *o)
         double s[64];
         int runs = o->runs > 64 ? 64 : o->runs;
         for (int r = -1; r < runs && rc == 0; r++) {
-            double t0 = bench_now();
+            double t0 = tool_now();
             clg_status st = pass == 0 ? clg_pool2d_forward(ctx, &d, x, y) : clg_pool2d_backward(ctx, &d, x, y, dx);
             if (st != CLG_OK || clg_ctx_finish(ctx) != CLG_OK) {
                 fprintf(stderr, "clgrad-bench: %s\n", clg_ctx_last_error(ctx));
                 rc = 1;
             }
             if (r >= 0)
-                s[r] = bench_now() - t0;
+                s[r] = tool_now() - t0;
         }
         if (rc)
             break;

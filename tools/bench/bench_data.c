@@ -63,11 +63,11 @@ static double decode_rate(clg_datastore *ds, const size_t *order, size_t batches
         fprintf(stderr, "clgrad-bench data: %s\n", clg_last_error());
         return -1.0;
     }
-    double t0 = bench_now();
+    double t0 = tool_now();
     clg_status st = clg_batch_reader_start(r, order, batches);
     for (size_t b = 0; st == CLG_OK && b < batches; b++)
         st = clg_batch_reader_next(r, x, y);
-    double t = bench_now() - t0;
+    double t = tool_now() - t0;
     if (st != CLG_OK)
         fprintf(stderr, "clgrad-bench data: %s\n", clg_batch_reader_last_error(r));
     clg_batch_reader_destroy(r);

@@ -36,9 +36,9 @@ static double run(clg_ctx *const *ctxs, size_t nctx, const clg_experiment *e, si
                   clg_datastore *test, double *acc)
 {
     clg_experiment_result res[4];
-    double t0 = bench_now();
+    double t0 = tool_now();
     clg_status st = clg_experiments_run(ctxs, nctx, e, n, NULL, NULL, res);
-    double secs = bench_now() - t0;
+    double secs = tool_now() - t0;
     for (size_t i = 0; i < n; i++) {
         double loss;
         acc[i] = -1.0;

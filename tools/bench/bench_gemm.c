@@ -187,11 +187,11 @@ static double run_openblas(const shape *s, const operands *op, int reps)
 {
     cpu_set_t saved;
     int pinned = openblas_pin(&saved);
-    double t0 = bench_now();
+    double t0 = tool_now();
     for (int i = 0; i < reps; i++)
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)s->m, (int)s->n, (int)s->k,
                     1.0f, op->ha, (int)s->k, op->hb, (int)s->n, 0.0f, op->hc, (int)s->n);
-    double gf = 2e-9 * reps * (double)s->m * (double)s->n * (double)s->k / (bench_now() - t0);
+    double gf = 2e-9 * reps * (double)s->m * (double)s->n * (double)s->k / (tool_now() - t0);
     openblas_unpin(pinned, &saved);
     sleep_ms(150); /* OpenBLAS's threads spin for about 0.1 s after a call: let them park */
     return gf;
@@ -213,7 +213,7 @@ static double run_once(clg_ctx *ctx, int w, const shape *s, const operands *op, 
 #endif
     clg_status st = clg_gemm_set_backend(ctx, w == 0 ? CLG_GEMM_BUILTIN : CLG_GEMM_CLBLAST);
     clg_matrix ma = {op->a, 0, s->k}, mb = {op->b, 0, s->n}, mc = {op->c, 0, s->n};
-    double t0 = bench_now();
+    double t0 = tool_now();
     for (int i = 0; i < reps && st == CLG_OK; i++)
         st = clg_sgemm(ctx, CLG_NO_TRANS, CLG_NO_TRANS, s->m, s->n, s->k, 1.0f, ma, mb, 0.0f, mc);
     if (st == CLG_OK)
@@ -222,7 +222,7 @@ static double run_once(clg_ctx *ctx, int w, const shape *s, const operands *op, 
         fprintf(stderr, "clgrad-bench: %s\n", tool_message(st, clg_ctx_last_error(ctx)));
         return -1;
     }
-    return 2e-9 * reps * (double)s->m * (double)s->n * (double)s->k / (bench_now() - t0);
+    return 2e-9 * reps * (double)s->m * (double)s->n * (double)s->k / (tool_now() - t0);
 }
 
 static float *random_floats(size_t n, unsigned seed)

@@ -80,9 +80,9 @@ int bench_infer(const bench_opts *o, const char *path, size_t batch)
     for (int w = 0; s == CLG_OK && w < 2; w++) /* builds, buffers, first touch */
         s = clg_net_predict(net, x, batch, p);
     for (int r = 0; s == CLG_OK && r < o->runs; r++) {
-        double t0 = bench_now();
+        double t0 = tool_now();
         s = clg_net_predict(net, x, batch, p);
-        t[r] = bench_now() - t0;
+        t[r] = tool_now() - t0;
     }
     if (s == CLG_OK) {
         double sec = bench_median(t, (size_t)o->runs), ips = (double)batch / sec;

@@ -61,13 +61,13 @@ static double peak_of_width(clg_ctx *ctx, int runs, int width)
     }
     double best = 0, *g = malloc((size_t)(runs + 1) * sizeof *g);
     for (int r = -1; err == CL_SUCCESS && g && r < runs; r++) {
-        double t0 = bench_now();
+        double t0 = tool_now();
         err = clEnqueueNDRangeKernel(q, k, 1, NULL, &global, &local, 0, NULL, NULL);
         if (err == CL_SUCCESS)
             err = clFinish(q);
         double flops = 2.0 * width * 12 * (double)iters * (double)global;
         if (r >= 0)
-            g[r] = 1e-9 * flops / (bench_now() - t0);
+            g[r] = 1e-9 * flops / (tool_now() - t0);
     }
     if (err == CL_SUCCESS && g)
         best = bench_median(g, (size_t)runs);

@@ -11,7 +11,7 @@
  * compiling at the first launch (POCL) are counted too. Returns seconds, or -1. */
 static double one_start(const bench_opts *o, const char *dir, clg_ctx_stats *stats)
 {
-    double t0 = bench_now();
+    double t0 = tool_now();
     clg_ctx *ctx = bench_ctx(o, dir);
     if (!ctx)
         return -1;
@@ -23,7 +23,7 @@ static double one_start(const bench_opts *o, const char *dir, clg_ctx_stats *sta
         st = clg_tensor_fill(t, 1.0f);
     if (st == CLG_OK)
         st = clg_ctx_finish(ctx);
-    double dt = bench_now() - t0;
+    double dt = tool_now() - t0;
     if (st != CLG_OK)
         fprintf(stderr, "clgrad-bench: %s\n", tool_message(st, clg_ctx_last_error(ctx)));
     clg_ctx_get_stats(ctx, stats);

@@ -141,9 +141,9 @@ int bench_train(const bench_opts *o, size_t batch)
     double *it = malloc((size_t)o->runs * sizeof *it);
     s = clg_net_predict(net, xi, ni, probs); /* warm-up: buffers grow to 256 */
     for (int r = 0; s == CLG_OK && r < o->runs; r++) {
-        double t0 = bench_now();
+        double t0 = tool_now();
         s = clg_net_predict(net, xi, ni, probs);
-        it[r] = bench_now() - t0;
+        it[r] = tool_now() - t0;
     }
     double infer_ips = s == CLG_OK ? (double)ni / bench_median(it, (size_t)o->runs) : 0;
     free(probs);

@@ -3,12 +3,12 @@
  * every model and a CSV of the results. */
 #define _POSIX_C_SOURCE 200809L
 #include "train_sweep.h"
+#include "tool_clock.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "train_plot.h"
@@ -35,13 +35,6 @@ typedef struct sweep {
     clg_experiment_result *res;
     clg_experiment *e;
 } sweep;
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* An experiment's model file name, NAME.clgm without the folder: '/' becomes '_'. */
 static void model_name(const char *name, char *out, size_t cap)
@@ -105,7 +98,7 @@ static void print_table(sweep *s)
     }
     fflush(stdout);
     s->drawn = 1;
-    s->last_draw = now();
+    s->last_draw = tool_now();
 }
 
 static int progress(size_t i, const clg_train_progress *p, void *user)
@@ -132,7 +125,7 @@ static int progress(size_t i, const clg_train_progress *p, void *user)
     }
     if (s->quiet)
         return 0;
-    if (s->tty && (changed || now() - s->last_draw > 0.5))
+    if (s->tty && (changed || tool_now() - s->last_draw > 0.5))
         print_table(s);
     else if (!s->tty && p->kind == CLG_PROGRESS_ITERATION && r->every &&
              p->iteration % r->every == 0)
@@ -330,9 +323,9 @@ int sweep_run(const char *file, int argc, char **argv, clg_ctx *const *ctxs, siz
     if (rc == 0) {
         if (!s.quiet)
             printf("%zu experiments on %zu device%s\n", n, nctx, nctx == 1 ? "" : "s");
-        double t0 = now();
+        double t0 = tool_now();
         st = clg_experiments_run(ctxs, nctx, e, n, progress, &s, res);
-        double secs = now() - t0;
+        double secs = tool_now() - t0;
         if (st != CLG_OK) {
             fprintf(stderr, "clgrad-train: %s\n", clg_last_error());
             rc = 1;
