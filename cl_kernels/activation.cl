@@ -2,14 +2,8 @@
  * derivatives, one element per work-item (CPUs vectorise across work-items). ACT: 0 relu,
  * 1 leaky relu, 2 elu, 3 sigmoid, 4 tanh, 5 clip to [alpha, beta], 6 hard sigmoid
  * clamp(alpha x + beta, 0, 1), 7 hard swish x * clamp(x / 6 + 1 / 2, 0, 1), 8 silu
- * x * sigmoid(x) (clgrad/activation.h). Sigmoid is written so that exp never overflows: for
- * x < 0, e^x / (1 + e^x). */
-
-inline float clg_sigmoid(float x)
-{
-    float e = exp(-fabs(x));
-    return x >= 0.0f ? 1.0f / (1.0f + e) : e / (1.0f + e);
-}
+ * x * sigmoid(x) (clgrad/activation.h). The sigmoid (common.cl) is the one convolutions'
+ * epilogues apply. */
 
 float clg_act(uint act, float alpha, float beta, float x)
 {
@@ -50,13 +44,7 @@ float clg_act_grad(uint act, float alpha, float beta, float x, float y)
 }
 
 /* The same 16 values at a time (CPUs: POCL left the per-element form of the functions with
- * exp scalar, SiLU at 0.2 G values/s). */
-inline float16 clg_sigmoid16(float16 x)
-{
-    float16 e = exp(-fabs(x));
-    return select(e / (1.0f + e), 1.0f / (1.0f + e), isgreaterequal(x, 0.0f));
-}
-
+ * exp scalar, SiLU at 0.2 G values/s); the sigmoid is common.cl's. */
 inline float16 clg_act16(uint act, float alpha, float beta, float16 x)
 {
     switch (act) {

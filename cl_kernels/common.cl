@@ -66,6 +66,57 @@ inline float clg_sum_run(const __global float *p, uint n)
     return sum;
 }
 
+/* e^t for t <= 0 (NaN stays NaN): 2^n e^r, n = rint(t / ln 2), r = t - n ln 2 with ln 2 in
+ * two parts (|r| <= ln 2 / 2), e^r Cephes' degree-7 polynomial (about 1 ulp); below
+ * ln(FLT_MIN) 0, where 2^n would not be a normal float. The built-in exp handles every
+ * argument at several times the instructions, which a convolution's SiLU epilogue paid (as
+ * much as a pass of its own). Then the sigmoid, so that exp never overflows: for x < 0, e^x /
+ * (1 + e^x), one division either way. W: the vector width, empty for one float. */
+#define CLG_SIGMOID_W(W)                                                                      \
+    inline float##W clg_exp_neg##W(float##W t)                                                \
+    {                                                                                         \
+        float##W big = fma(t, 1.44269504f, 12582912.0f); /* 1.5 2^23: rounds to an integer */  \
+        float##W n = big - 12582912.0f;                                                       \
+        float##W r = fma(n, -0.693359375f, t);                                                \
+        r = fma(n, 2.12194440e-4f, r);                                                        \
+        float##W p = fma(r, 1.9875691500e-4f, 1.3981999507e-3f);                              \
+        p = fma(p, r, 8.3334519073e-3f);                                                      \
+        p = fma(p, r, 4.1665795894e-2f);                                                      \
+        p = fma(p, r, 1.6666665459e-1f);                                                      \
+        p = fma(p, r, 5.0000001201e-1f);                                                      \
+        p = fma(p, r * r, r + 1.0f);                                                          \
+        float##W e = p * as_float##W((as_int##W(big) - 0x4B400000 + 127) << 23);              \
+        return select(e, (float##W)(0.0f), isless(t, -87.33f));                               \
+    }                                                                                         \
+    inline float##W clg_sigmoid##W(float##W x)                                                \
+    {                                                                                         \
+        float##W e = clg_exp_neg##W(-fabs(x));                                                \
+        float##W r = 1.0f / (1.0f + e);                                                       \
+        return select(e * r, r, isgreaterequal(x, 0.0f));                                     \
+    }
+CLG_SIGMOID_W()
+CLG_SIGMOID_W(8)
+CLG_SIGMOID_W(16)
+#undef CLG_SIGMOID_W
+
+/* A convolution's forward epilogue after its bias: act 1 a ReLU capped at hi (INFINITY: a
+ * plain ReLU), 2 SiLU x sigmoid(x) (inference only: training's backward needs x), else x. The
+ * kernels that take epilogue bits read act as bits >> 1 (bit 1 the bias). */
+inline float clg_epi(uint act, float hi, float x)
+{
+    return act == 1u ? fmin(fmax(x, 0.0f), hi) : act == 2u ? x * clg_sigmoid(x) : x;
+}
+
+inline float16 clg_epi16(uint act, float hi, float16 x)
+{
+    return act == 1u ? fmin(fmax(x, 0.0f), hi) : act == 2u ? x * clg_sigmoid16(x) : x;
+}
+
+inline float8 clg_epi8(uint act, float hi, float8 x)
+{
+    return act == 1u ? fmin(fmax(x, 0.0f), hi) : act == 2u ? x * clg_sigmoid8(x) : x;
+}
+
 /* Software prefetch where the compiler targets x86 (POCL's CPU device): elsewhere (GPUs,
  * oclgrind's SPIR) nothing. rw: 0 read, 1 write. */
 #if defined(__x86_64__) && defined(__has_builtin)

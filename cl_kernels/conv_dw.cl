@@ -39,10 +39,10 @@ inline int dw_source(int at, uint stride, uint n)
 }
 
 /* y[n][c][p][q] = bias[c] + sum over taps of w[c][r][s] x[n][c][p sh - pt + r dh][q sw - pl +
- * s dw], then min(max(y, 0), relu_max) with relu. */
+ * s dw], then the epilogue's activation act (common.cl's clg_epi). */
 __kernel void clg_dw_fwd(__global const float *x, ulong xo, __global const float *w, ulong wo,
                          __global float *y, ulong yo, __global const float *bias, ulong bo,
-                         uint has_bias, uint relu, float relu_max, ulong n, DW_GEOM)
+                         uint has_bias, uint act, float relu_max, ulong n, DW_GEOM)
 {
     CLG_FOR_EACH(i, n) {
         size_t q = i % Q, t = i / Q, p = t % P, plane = t / P;
@@ -61,7 +61,7 @@ __kernel void clg_dw_fwd(__global const float *x, ulong xo, __global const float
                 acc = fma(wc[r * DW_S + s], in ? v : 0.0f, acc);
             }
         }
-        y[yo + i] = relu ? fmin(fmax(acc, 0.0f), relu_max) : acc;
+        y[yo + i] = clg_epi(act, relu_max, acc);
     }
 }
 
@@ -98,7 +98,7 @@ inline float8 dw_load8(const __global float *xr, int u, uint W, uint sw)
  * spends most of a 7x7 or 14x14 plane gathering at the edges. flip as clg_dw_rows'. */
 __kernel void clg_dw_planes(__global const float *x, ulong xo, __global const float *w, ulong wo,
                             __global float *y, ulong yo, __global const float *bias, ulong bo,
-                            uint has_bias, uint relu, float relu_max, uint flip, uint planes,
+                            uint has_bias, uint act, float relu_max, uint flip, uint planes,
                             uint per_item,
                             uint C, uint H, uint W, uint P, uint Q, int pt, int pl, uint dh,
                             uint dw, uint sh, uint sw, uint PH, uint PW, __local float *pad)
@@ -143,8 +143,7 @@ __kernel void clg_dw_planes(__global const float *x, ulong xo, __global const fl
                         acc = fma((float16)(wr[r * DW_S + s]), v, acc);
                     }
                 }
-                if (relu)
-                    acc = fmin(fmax(acc, 0.0f), relu_max);
+                acc = clg_epi16(act, relu_max, acc);
                 __global float *yr = yp + (size_t)p * Q + q;
                 if (q + 16 <= Q) {
                     CLG_STORE16(acc, yr);
@@ -165,7 +164,7 @@ __kernel void clg_dw_planes(__global const float *x, ulong xo, __global const fl
  * (which may be negative). */
 __kernel void clg_dw_rows(__global const float *x, ulong xo, __global const float *w, ulong wo,
                           __global float *y, ulong yo, __global const float *bias, ulong bo,
-                          uint has_bias, uint relu, float relu_max, uint flip, uint rows, uint C,
+                          uint has_bias, uint act, float relu_max, uint flip, uint rows, uint C,
                           uint H, uint W,
                           uint P, uint Q, int pt, int pl, uint dh, uint dw, uint sh, uint sw)
 {
@@ -194,7 +193,7 @@ __kernel void clg_dw_rows(__global const float *x, ulong xo, __global const floa
                 acc = fma((float##V)(wr[r * DW_S + s]),                                       \
                           LOAD(xr, (int)(q * sw) - pl + s * (int)dw, W, sw), acc);            \
         }                                                                                     \
-        STORE(relu ? fmin(fmax(acc, 0.0f), relu_max) : acc, yr + q);                          \
+        STORE(clg_epi##V(act, relu_max, acc), yr + q);                                        \
     }
 #define DW_STORE8(v, p) vstore8(v, 0, p)
     DW_ROW_VECTORS(16, dw_load16, CLG_STORE16)
@@ -209,7 +208,7 @@ __kernel void clg_dw_rows(__global const float *x, ulong xo, __global const floa
             for (int s = 0; s < DW_S; s++)
                 acc = fma(wr[r * DW_S + s], dw_at(xr, (int)(q * sw) - pl + s * (int)dw, W), acc);
         }
-        yr[q] = relu ? fmin(fmax(acc, 0.0f), relu_max) : acc;
+        yr[q] = clg_epi(act, relu_max, acc);
     }
 }
 

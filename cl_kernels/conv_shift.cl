@@ -101,7 +101,7 @@ __kernel void clg_conv_shift_fwd(uint m, uint L, uint Cin, uint R, uint S, uint 
 #define SHIFT_A_PIXEL(i) a[i][off]
 
 /* Pixel i's row of the block (its first `lanes` channels), channel l stored at y[l * ystep],
- * with bias[l] added (epilogue bit 1) and a ReLU capped at relu_max (bit 2; ReLU6: 6). */
+ * with bias[l] added (epilogue bit 1), then the activation of bits >> 1 (clg_epi). */
 inline void shift_store_pixel(const float16 *row, __global float *y, size_t ystep, uint lanes,
                               __global const float *bias, uint epilogue, float relu_max)
 {
@@ -113,8 +113,7 @@ inline void shift_store_pixel(const float16 *row, __global float *y, size_t yste
         float out = vals[l];
         if (epilogue & 1)
             out += bias[l];
-        if (epilogue & 2)
-            out = fmin(fmax(out, 0.0f), relu_max);
+        out = clg_epi(epilogue >> 1, relu_max, out);
         y[l * ystep] = out;
     }
 }

@@ -256,14 +256,14 @@ __kernel void clg_gemm_reg(uint m, uint n, uint k, float alpha, float beta,
         if (row >= m)
             break;
         __global float *c = C + (size_t)row * ldc + col0;
-        /* the epilogue (a 1x1 convolution's bias per row and its ReLU, capped), beta 0 */
+        /* the epilogue (a 1x1 convolution's bias per row (bit 1), then the activation of
+         * bits >> 1: its ReLU, capped, or SiLU), beta 0 */
         float add = epilogue & 1u ? bias[bias_off + row] : 0.0f;
-        float lo = epilogue & 2u ? 0.0f : -INFINITY, hi = epilogue & 2u ? relu_max : INFINITY;
 #pragma unroll
         for (int v = 0; v < NV; v++) {
             float16 out = alpha * acc[r][v];
             if (epilogue)
-                out = fmin(fmax(out + add, lo), hi);
+                out = clg_epi16(epilogue >> 1, relu_max, out + add);
             if (full) {
                 if (beta != 0.0f)
                     out = fma((float16)(beta), vload16(v, c), out);

@@ -266,7 +266,7 @@ __kernel __attribute__((reqd_work_group_size(NDIMC, MDIMC, 1)))
 void clg_conv_tile_fwd(__global const float *x, ulong x_off, __global const float *w,
                        ulong w_off, __global float *y, ulong y_off, uint N, CONV_ARGS,
                        uint tiles_n, uint tiles_m, __global const float *bias, ulong bias_off,
-                       uint has_bias, uint relu, float relu_max)
+                       uint has_bias, uint act, float relu_max)
 {
     TILE_LOCALS;
     const conv_geom g = CONV_GEOM;
@@ -282,12 +282,11 @@ void clg_conv_tile_fwd(__global const float *x, ulong x_off, __global const floa
             STAGE_GATHER(b_l, KWG, NWG, X_AT)                                                 \
         }                                                                                     \
     }
-/* the epilogue: bias (output channel `row`) and ReLU (capped at relu_max) */
+/* the epilogue: bias (output channel `row`) and the activation act (clg_epi) */
 #define FWD_STORE(row, col, v)                                                                \
     {                                                                                         \
         float o_ = has_bias ? (v) + bias[bias_off + (row)] : (v);                             \
-        y[(col) / pq * img_out + (size_t)(row) * pq + (col) % pq] =                           \
-            relu ? fmin(fmax(o_, 0.0f), relu_max) : o_;                                       \
+        y[(col) / pq * img_out + (size_t)(row) * pq + (col) % pq] = clg_epi(act, relu_max, o_);   \
     }
     FOR_EACH_TILE(tiles_m, tiles_n, 1) {
         TILE_BEGIN;

@@ -192,8 +192,8 @@ __kernel void clg_wino_input(__global const float *xq, ulong xq_off, ulong xq_im
     }
 }
 
-/* The output transform of MR tiles' products m (tiles t0.., channels k0..), + bias, ReLU
- * capped at relu_max (epilogue bits 1 and 2), stored where each tile lies inside the P x Q
+/* The output transform of MR tiles' products m (tiles t0.., channels k0..), + bias (epilogue
+ * bit 1), the activation of bits >> 1 (clg_epi), stored where each tile lies inside the P x Q
  * output. */
 #define WINO_OUT_ARGS                                                                         \
     uint th, uint tw, uint P, uint Q, __global float *Y, ulong y_off, ulong y_img,            \
@@ -231,7 +231,7 @@ inline void wino_out_store(float16 (*m)[NV][WA2], uint t0, uint T, uint k0, uint
              * took a fifth of this kernel's time) */
 #pragma unroll
             for (int e = 0; e < 16; e++)
-                out[e] = (epilogue & 2) ? fmin(fmax(out[e] + bv, 0.0f), relu_max) : out[e] + bv;
+                out[e] = clg_epi16(epilogue >> 1, relu_max, out[e] + bv);
             wino_transpose16(out);
             for (uint l = 0; l < lanes; l++) {
                 __global float *yc = y + (size_t)(v * 16 + l) * y_chan;
@@ -253,8 +253,7 @@ inline void wino_out_store(float16 (*m)[NV][WA2], uint t0, uint T, uint k0, uint
             float o[WM * WM][16];
 #pragma unroll
             for (int e = 0; e < WM * WM; e++)
-                vstore16((epilogue & 2) ? fmin(fmax(out[e] + bv, 0.0f), relu_max) : out[e] + bv, 0,
-                         o[e]);
+                vstore16(clg_epi16(epilogue >> 1, relu_max, out[e] + bv), 0, o[e]);
             for (uint l = 0; l < lanes; l++) {
                 __global float *yc = y + (size_t)(v * 16 + l) * y_chan;
                 for (uint oy = 0; oy < rows; oy++, yc += Q) {

@@ -111,8 +111,8 @@ __kernel void clg_winog_dy(__global const float *dy, ulong dy_off, ulong img, ui
 }
 
 /* y = A^T m A of each tile's products M[.][o][t] (outs x T a point), the WM x WM outputs
- * inside P x Q written to channel o's plane with the bias (flags & 1) and ReLU capped at
- * relu_max (flags & 2). */
+ * inside P x Q written to channel o's plane with the bias (flags & 1) and the activation of
+ * flags >> 1 (clg_epi). */
 __kernel void clg_winog_output(__global const float *M, uint T, uint outs, uint th, uint tw,
                                uint P, uint Q, __global float *y, ulong y_off, ulong img,
                                ulong plane_out, __global const float *bias, ulong bias_off,
@@ -136,7 +136,7 @@ __kernel void clg_winog_output(__global const float *M, uint T, uint outs, uint 
             for (int j = 0; j < WM; j++)
                 if (row + i < (int)P && col + j < (int)Q) {
                     float v = r[i * WM + j] + b;
-                    q[(size_t)(row + i) * Q + col + j] = flags & 2u ? fmin(fmax(v, 0.0f), relu_max) : v;
+                    q[(size_t)(row + i) * Q + col + j] = clg_epi(flags >> 1, relu_max, v);
                 }
     }
 }

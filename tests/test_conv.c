@@ -23,6 +23,7 @@ static int dy_shared_runs;     /* of those, the runs whose weight gradient kept 
 static size_t keep_backward_limit; /* the workspace limit of that weight gradient */
 static int fuse_relu;          /* for desc_of and the forward reference */
 static int cap_relu;           /* and with it, a cap at half the largest reference output */
+static int fuse_silu;          /* the forward pass's SiLU epilogue (inference's) instead */
 static int applied[CLG_CONV_ALGOS + 1];
 static size_t left_out, runs_asked; /* CLG_TEST_SMALL: cases left out, of all asked for */
 
@@ -65,6 +66,8 @@ static const conv_case cases[] = {
     {2, 6, 4, 70, 6, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 6, 0},  /* depthwise stride 2, rows of 35 */
     {1, 2, 130, 131, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1}, /* depthwise, a plane past local
                                                                 memory: by rows */
+    {2, 24, 23, 23, 40, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1}, /* 1x1 past the small product:
+                                                               the register kernel's epilogue */
 };
 #define N_CASES (sizeof cases / sizeof cases[0])
 
@@ -192,7 +195,7 @@ static int run_case(const conv_case *c, clg_conv_algo algo, clg_conv_pass pass, 
     clg_tensor *db = NULL, *db_view = NULL;
     /* Small integers make every algorithm exact but Winograd, whose transforms (F(4x4, 3x3)
      * and F(2x2, 5x5)) hold 1/6 and 1/24, not binary fractions: it gets the float tolerance. */
-    int exact = integer && algo != CLG_CONV_ALGO_WINOGRAD;
+    int exact = integer && algo != CLG_CONV_ALGO_WINOGRAD && !fuse_silu;
     double *ref, *mag;
     size_t n_out, len;
     float *ax = clg_test_abs_copy(x, nx), *aw = clg_test_abs_copy(w, nw);
@@ -219,8 +222,12 @@ static int run_case(const conv_case *c, clg_conv_algo algo, clg_conv_pass pass, 
         d.relu_max = cap_relu && top > 0 ? (float)(0.5 * top) : 0.0f;
         for (size_t i = 0; d.relu_max > 0 && i < n_out; i++)
             ref[i] = ref[i] < d.relu_max ? ref[i] : d.relu_max;
+        /* SiLU's slope stays within [-0.1, 1.1], so the sums' error bound (mag) still holds */
+        for (size_t i = 0; fuse_silu && i < n_out; i++)
+            ref[i] = ref[i] / (1.0 + exp(-ref[i]));
         out = make_guarded(ys, &view);
-        st = clg_conv2d_forward(ctx, &d, tx, tw, c->bias ? tb : NULL, view);
+        st = clg__conv2d_forward_keep(ctx, &d, fuse_silu, tx, tw, c->bias ? tb : NULL, view,
+                                      NULL);
     } else if (pass == CLG_CONV_BWD_DATA) {
         n_out = nx;
         len = (c->K / c->G) * c->R * c->S;
@@ -263,7 +270,7 @@ static int run_case(const conv_case *c, clg_conv_algo algo, clg_conv_pass pass, 
         st = CLG_OK;
         if (keep_forward) {
             clg_tensor *ty = make(ys, NULL);
-            st = clg__conv2d_forward_keep(ctx, &d, tx, tw, NULL, ty, &keep);
+            st = clg__conv2d_forward_keep(ctx, &d, 0, tx, tw, NULL, ty, &keep);
             /* (a limit may turn the forward pass to another algorithm; GPUs' form keeps
              * nothing: its weight gradient reads the transform in slices) */
             if (st == CLG_OK && algo == CLG_CONV_ALGO_WINOGRAD && c->G == 1 && !workspace_limit &&
@@ -696,6 +703,24 @@ static void fused_relu_forward_matches_the_reference(void **state)
     assert_int_equal(failures, 0);
 }
 
+/* The forward pass with inference's SiLU epilogue (in the algorithm's epilogue where it has
+ * one: every form's kernels take it; else a pass after), on every shape and algorithm. */
+static void fused_silu_forward_matches_the_reference(void **state)
+{
+    (void)state;
+    int failures = 0;
+    fuse_silu = 1;
+    for (size_t i = 0; i < N_CASES; i++)
+        for (int a = CLG_CONV_ALGO_IM2COL; a <= CLG_CONV_ALGO_DEPTHWISE; a++) {
+            if (a == CLG_CONV_ALGO_FIND)
+                continue;
+            failures += run_case(&cases[i], (clg_conv_algo)a, CLG_CONV_FWD, 0);
+            failures += run_case(&cases[i], (clg_conv_algo)a, CLG_CONV_FWD, 1);
+        }
+    fuse_silu = 0;
+    assert_int_equal(failures, 0);
+}
+
 /* The implicit algorithm's shifted-row form in chunks of images (half its full workspace),
  * and its per-pixel form (a workspace too small for one padded image), on stride-1 and
  * strided shapes; on GPUs its tile form with and without weight-gradient slices. */
@@ -809,6 +834,7 @@ int main(void)
         cmocka_unit_test(implicit_forms_match_the_reference_in_any_workspace),
         cmocka_unit_test(tile_convolutions_loop_past_a_small_grid),
         cmocka_unit_test(fused_relu_forward_matches_the_reference),
+        cmocka_unit_test(fused_silu_forward_matches_the_reference),
         cmocka_unit_test(chunked_algorithms_match_the_reference),
         cmocka_unit_test(weight_gradient_from_the_kept_transform),
         cmocka_unit_test(data_gradient_from_the_kept_dy),

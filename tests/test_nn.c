@@ -506,6 +506,56 @@ static void mobile_activations_gradient_matches_finite_differences(void **state)
                     10); /* three convs w b, two fc w b */
 }
 
+/* At inference a SiLU after a convolution runs in the convolution's epilogue (the inference
+ * layout gives both one buffer); training's layout keeps them apart (SiLU's backward reads
+ * its input). Both give the same outputs, and a convolution asked for its own output still
+ * gives it before the SiLU: a fusion applied twice, or not at all, fails these. */
+static void silu_fused_at_inference_only(void **state)
+{
+    (void)state;
+    static const char text[] = "input 12x12x8\nconv 3x3x16 pad=1 stride=2 name=v\nsilu name=s\n"
+                               "conv 1x1x48 name=e\nsilu\nconv 3x3x48 pad=1 groups=48\n"
+                               "silu name=u\ngap\nfc 3\nsoftmax\n";
+    enum { N = 5, IN = 12 * 12 * 8, MID = 16 * 6 * 6, LAST = 48 * 6 * 6 };
+    clg_net *a = parse_ok(text), *b = parse_ok(text);
+    CLG_ASSERT_STATUS(clg_net_init(a, 21), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_init(b, 21), CLG_OK);
+    CLG_ASSERT_STATUS(clg__net_reserve(b, N), CLG_OK); /* the training layout */
+    static float x[N * IN], pa[N * 3], pb[N * 3], v[N * MID], s[N * MID], ua[N * LAST],
+        ub[N * LAST];
+    clg_test_fill_uniform(&rng, x, N * IN, -1, 1);
+    clg_test_poison_nan(pa, N * 3);
+    clg_test_poison_nan(pb, N * 3);
+    CLG_ASSERT_STATUS(clg_net_predict(a, x, N, pa), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_predict(b, x, N, pb), CLG_OK);
+    assert_true(a->infer_layout && !b->infer_layout);
+    for (size_t i = 0; i < 5; i += 2) /* each convolution applies the SiLU after it */
+        assert_true(a->layers[i].plan.silu_fused && a->layers[i + 1].plan.silu_applied &&
+                    a->layers[i + 1].slot == a->layers[i].slot);
+    for (int i = 0; i < N * 3; i++)
+        assert_true(fabsf(pa[i] - pb[i]) <= 1e-6f);
+    CLG_ASSERT_STATUS(clg_net_activations(a, x, N, "u", ua, N * LAST, NULL), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_activations(b, x, N, "u", ub, N * LAST, NULL), CLG_OK);
+    double num = 0, den = 0;
+    for (int i = 0; i < N * LAST; i++)
+        num += (double)(ua[i] - ub[i]) * (ua[i] - ub[i]), den += (double)ub[i] * ub[i];
+    assert_true(den > 0 && sqrt(num / den) <= 1e-6);
+    /* the first convolution's own output, then the SiLU's from the fused pass */
+    clg_test_poison_nan(v, N * MID);
+    clg_test_poison_nan(s, N * MID);
+    CLG_ASSERT_STATUS(clg_net_activations(a, x, N, "v", v, N * MID, NULL), CLG_OK);
+    CLG_ASSERT_STATUS(clg_net_activations(a, x, N, "s", s, N * MID, NULL), CLG_OK);
+    int negative = 0;
+    for (int i = 0; i < N * MID; i++) {
+        double want = v[i] / (1.0 + exp(-(double)v[i]));
+        assert_true(fabs(s[i] - want) <= 1e-6 * (1.0 + fabs(want)));
+        negative += v[i] < 0;
+    }
+    assert_true(negative > 0); /* the SiLU changed values both sides of 0 */
+    clg_net_destroy(a);
+    clg_net_destroy(b);
+}
+
 /* Squeeze-and-excitation: a gate from the global mean of a feature map scales its channels
  * (the gate the product's first input, then its second), and a product of one shape. The
  * gate's gradient sums over each plane; the feature map's reaches it twice (through the gate
@@ -1550,6 +1600,7 @@ int main(void)
         cmocka_unit_test(whole_network_gradient_matches_finite_differences),
         cmocka_unit_test(graph_gradient_matches_finite_differences),
         cmocka_unit_test(mobile_activations_gradient_matches_finite_differences),
+        cmocka_unit_test(silu_fused_at_inference_only),
         cmocka_unit_test(gate_products_gradient_matches_finite_differences),
         cmocka_unit_test(gates_through_the_builder),
         cmocka_unit_test(channel_split_and_shuffle_gradient_matches_finite_differences),

@@ -47,10 +47,15 @@ typedef struct clg__layer_def {
      * epilogue may apply (its backward pass, from the output, is the same); else 0. NULL:
      * never. */
     float (*capped_relu)(const clg__layer *l);
+    /* Whether it is SiLU, x sigmoid(x), which a producer with epilogue_silu may apply at
+     * inference. NULL: never. */
+    int (*is_silu)(const clg__layer *l);
     /* What the network plan (plan.c) may fuse into it, each only when it alone reads the
      * other layer and that layer comes right after or before it: */
     int epilogue_relu;   /* a ReLU after it runs in its forward pass (CLG__RELU_MASKED: and its
                             backward pass applies the ReLU's mask) */
+    int epilogue_silu;   /* at inference, a SiLU after it runs in its forward pass (training
+                            keeps them apart: SiLU's backward pass reads its input) */
     int epilogue_sum;    /* a two-input sum after it, of its output and an earlier one, is
                             written by its forward pass (with the sum's ReLU) */
     int is_sum;          /* it is such a sum (an element-wise sum of its inputs) */

@@ -17,6 +17,9 @@ typedef struct clg__layer_plan {
     float relu_max;             /* ... capped at this (a clip to [0, max] after it; else 0) */
     unsigned char relu_masked;  /* ... and its backward pass applies the ReLU's mask */
     unsigned char relu_applied; /* (a ReLU) its producer applied it: its output is its input */
+    unsigned char silu_fused;   /* the SiLU after it runs in its forward pass at inference */
+    unsigned char silu_applied; /* (a SiLU) at inference its producer applied it: its output
+                                   is its input there */
     unsigned char dx_given;     /* (a ReLU) its input's gradient is its output's: the reader
                                    after it or its producer took the mask into account */
     unsigned char sum_fused;    /* its forward pass writes the add after it (sum and ReLU) */

@@ -42,6 +42,20 @@ static int relu_fused(const clg_net *net, size_t p)
             (epilogue == CLG__RELU_FORWARD && capped_relu(net, p + 1) > 0.0f));
 }
 
+static int is_silu(const clg_net *net, size_t i)
+{
+    const clg__layer_def *d = def_at(net, i);
+    return d->is_silu && d->is_silu(&net->layers[i]);
+}
+
+/* At inference, the SiLU right after p, its only reader, runs in p's forward pass (training
+ * keeps it apart: its backward pass reads p's output). */
+static int silu_fused(const clg_net *net, size_t p)
+{
+    return def_at(net, p)->epilogue_silu && net->exact_output != p + 1 &&
+           sole_reader(net, p, p + 1) && is_silu(net, p + 1);
+}
+
 /* A sum of two inputs right after p reads p (alone) first and an output computed before p
  * second: p's forward pass writes the sum (and its ReLU) into the sum's output. */
 static int sum_fused(const clg_net *net, size_t p)
@@ -77,6 +91,8 @@ static void plan_fusions(const clg_net *net, size_t i, clg__layer_plan *pl)
     pl->relu_max = pl->relu_fused && !is_relu(net, i + 1) ? capped_relu(net, i + 1) : 0.0f;
     pl->relu_masked = pl->relu_fused && d->epilogue_relu == CLG__RELU_MASKED;
     pl->relu_applied = after && relu_fused(net, p);
+    pl->silu_fused = (unsigned char)silu_fused(net, i);
+    pl->silu_applied = after && silu_fused(net, p);
     pl->dx_given = relu_folded(net, i) ||
                    (pl->relu_applied && def_at(net, p)->epilogue_relu == CLG__RELU_MASKED);
     pl->sum_fused = (unsigned char)sum_fused(net, i);
@@ -84,8 +100,9 @@ static void plan_fusions(const clg_net *net, size_t i, clg__layer_plan *pl)
     pl->relu_input = after && relu_folded(net, p);
 }
 
-/* Training buffers, and the inference home: a view's is its input's, a layer that writes the
- * sum after it lives in the sum's buffer. */
+/* Training buffers, and the inference home: a view's is its input's (so is a ReLU's or SiLU's
+ * that its producer applied), a layer that writes the sum after it lives in the sum's
+ * buffer. */
 static void plan_buffers(const clg_net *net, size_t i, clg__layer_plan *pl)
 {
     const clg__layer *l = &net->layers[i];
@@ -94,7 +111,7 @@ static void plan_buffers(const clg_net *net, size_t i, clg__layer_plan *pl)
     for (size_t k = 0; k < CLG_LAYER_INPUTS; k++)
         pl->own_dx[k] = k < l->nin && (!d->owns_input_grad || d->owns_input_grad(l, k));
     size_t p = l->from[0];
-    if (d->view || pl->relu_applied)
+    if (d->view || pl->relu_applied || pl->silu_applied)
         pl->home = p == CLG_NET_INPUT ? CLG__PLAN_INPUT : net->layers[p].plan.home;
     else
         pl->home = pl->sum_fused ? i + 1 : i;

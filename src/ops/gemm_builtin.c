@@ -177,7 +177,7 @@ static clg_status run_reg(clg_ctx *ctx, const clg_gemm_params *p, const char *op
     clg__arg_u32(&a, !panels && !staged && g->ldb >= PF_B_MIN_LD ? p->nr : 0);
     clg__arg_mem(&a, epi && epi->bias ? epi->bias : g->c); /* any buffer when unused */
     clg__arg_u64(&a, epi && epi->bias ? epi->bias_off : 0);
-    clg__arg_u32(&a, epi ? (epi->bias ? 1u : 0u) | (epi->relu ? 2u : 0u) : 0u);
+    clg__arg_u32(&a, epi ? (epi->bias ? 1u : 0u) | (unsigned)epi->act << 1 : 0u);
     clg__arg_f32(&a, epi ? epi->relu_max : 0.0f);
     size_t tiles_m = (g->m + p->mr - 1) / p->mr, tiles_n = (g->n + p->nr - 1) / p->nr;
     /* Groups of about local_m * local_n work-items: column tiles fill up a group when there are

@@ -3,6 +3,7 @@
 #define CLGRAD_GEMM_INTERNAL_H
 
 #include "clgrad/ops.h"
+#include "ops/activation_internal.h"
 #include "tensor/tensor_internal.h"
 
 typedef struct clg__gemm_state {
@@ -13,14 +14,15 @@ typedef struct clg__gemm_state {
     int tuned;                   /* 1 when params came from a tuning file */
 } clg__gemm_state;
 
-/* What a product may apply as it stores C (a 1x1 convolution's bias and ReLU): a bias per
- * row of C, then min(max(c, 0), relu_max). The register kernel applies it where it writes the
- * final C in one pass (done set to 1); other kernels leave it (done 0) to the caller. */
+/* What a product may apply as it stores C (a 1x1 convolution's bias and activation): a bias
+ * per row of C, then act (min(max(c, 0), relu_max), or SiLU). The register kernel applies it
+ * where it writes the final C in one pass (done set to 1); other kernels leave it (done 0) to
+ * the caller. */
 typedef struct clg__gemm_epilogue {
     cl_mem bias;                 /* or NULL */
     size_t bias_off;
-    int relu;
-    float relu_max;              /* INFINITY: a plain ReLU */
+    clg__epi_act act;
+    float relu_max;              /* with CLG__EPI_RELU; INFINITY: a plain ReLU */
     int done;
 } clg__gemm_epilogue;
 

@@ -76,10 +76,10 @@ static clg_activation_desc desc(const clg__layer *l)
 
 static clg_status forward(clg_net *net, size_t i, int train, uint64_t step)
 {
-    (void)train, (void)step;
+    (void)step;
     clg__layer *l = &net->layers[i];
     clg_tensor *x = clg__net_input(net, i);
-    if (l->plan.relu_applied) {
+    if (l->plan.relu_applied || (l->plan.silu_applied && !train && net->infer_layout)) {
         l->y_n = *x; /* applied (or clipped) by the layer before (a convolution or batch norm) */
         return CLG_OK;
     }
@@ -112,6 +112,11 @@ static double flops(const clg__layer *l)
 static int is_relu(const clg__layer *l)
 {
     return l->act == CLG_ACT_RELU;
+}
+
+static int is_silu(const clg__layer *l)
+{
+    return l->act == CLG_ACT_SILU;
 }
 
 /* Its derivative, 0 < x < M, reads the same from the clipped output: a producer may clip. */
@@ -161,7 +166,7 @@ static void export_onnx(clg__onnx_out *ex, size_t i)
 const clg__layer_def clg__layer_activation = {
     .kind = CLG_LAYER_ACTIVATION, .keywords = keywords, .parse = parse, .format = format,
     .check = check, .forward = forward, .backward = backward, .flops = flops,
-    .is_relu = is_relu, .capped_relu = capped_relu, .relu_family = relu_family,
+    .is_relu = is_relu, .capped_relu = capped_relu, .is_silu = is_silu, .relu_family = relu_family,
     .onnx_export = export_onnx,
 };
 

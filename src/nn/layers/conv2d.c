@@ -130,13 +130,15 @@ static clg_status alloc(clg_net *net, clg__layer *l)
 
 static clg_status forward(clg_net *net, size_t i, int train, uint64_t step)
 {
-    (void)train, (void)step;
+    (void)step;
     clg__layer *l = &net->layers[i];
     clg_conv2d_desc d = l->conv;
     d.relu = l->plan.relu_fused;
     d.relu_max = l->plan.relu_max;
+    /* the SiLU after it in the inference layout (where the SiLU's output is this one's) */
+    int silu = l->plan.silu_fused && !train && net->infer_layout;
     /* training: what the weight gradient can reuse is kept */
-    return clg__conv2d_forward_keep(net->ctx, &d, clg__net_input(net, i), l->param[0],
+    return clg__conv2d_forward_keep(net->ctx, &d, silu, clg__net_input(net, i), l->param[0],
                                     l->bias ? l->param[1] : NULL, &l->y_n,
                                     train ? &l->keep : NULL);
 }
@@ -201,7 +203,7 @@ const clg__layer_def clg__layer_conv2d = {
     .kind = CLG_LAYER_CONV2D, .keywords = keywords, .parse = parse, .format = format,
     .check = check, .infer = infer, .alloc = alloc, .forward = forward, .backward = backward,
     .init = clg__layer_init_weights, .flops = flops, .resolve_same = resolve_same,
-    .epilogue_relu = CLG__RELU_FORWARD,
+    .epilogue_relu = CLG__RELU_FORWARD, .epilogue_silu = 1,
     .onnx_export = export_onnx,
 };
 

@@ -20,25 +20,28 @@ static clg_status run_pass(clg_ctx *ctx, const clg_conv2d_desc *d, clg_conv_pass
     return clg__conv_run(ctx, g, pass, algo, a, b, out);
 }
 
-/* The forward pass with its epilogue (bias, ReLU) fused where the algorithm can, else run
- * after it. */
-clg_status clg__conv_epilogue_after(clg_ctx *ctx, const clg_tensor *bias, int relu,
+/* The forward pass with its epilogue (bias, activation) fused where the algorithm can, else
+ * run after it. */
+clg_status clg__conv_epilogue_after(clg_ctx *ctx, const clg_tensor *bias, clg__epi_act act,
                                     float relu_max, clg_tensor *y)
 {
-    int capped = relu && relu_max < INFINITY;
+    int relu = act == CLG__EPI_RELU, capped = relu && relu_max < INFINITY;
     clg_status st = CLG_OK;
     if (bias) /* a plain ReLU goes with the bias's pass */
         st = clg__bias_add_relu(ctx, bias, y, relu && !capped);
-    if (st == CLG_OK && relu && (capped || !bias)) {
-        clg_activation_desc a = {capped ? CLG_ACT_CLIP : CLG_ACT_RELU, 0.0f, relu_max};
+    if (st == CLG_OK && act != CLG__EPI_NONE && (capped || !bias || !relu)) {
+        clg_activation_desc a = {act == CLG__EPI_SILU ? CLG_ACT_SILU
+                                 : capped             ? CLG_ACT_CLIP
+                                                      : CLG_ACT_RELU,
+                                 0.0f, relu_max};
         st = clg_activation_forward_desc(ctx, &a, y, y);
     }
     return st;
 }
 
-static clg_status forward_pass(clg_ctx *ctx, const clg_conv2d_desc *d, clg__conv_geom *g,
-                               const clg_tensor *x, const clg_tensor *w, const clg_tensor *bias,
-                               clg_tensor *y)
+static clg_status forward_pass(clg_ctx *ctx, const clg_conv2d_desc *d, clg__epi_act act,
+                               clg__conv_geom *g, const clg_tensor *x, const clg_tensor *w,
+                               const clg_tensor *bias, clg_tensor *y)
 {
     clg_conv_algo algo;
     clg_status st = clg__conv_resolve(ctx, d, CLG_CONV_FWD, g, x, w, y, &algo);
@@ -48,23 +51,23 @@ static clg_status forward_pass(clg_ctx *ctx, const clg_conv2d_desc *d, clg__conv
     g->relu_max = d->relu && d->relu_max > 0.0f ? d->relu_max : INFINITY; /* 0: no cap */
     if (fused) {
         g->bias = bias;
-        g->relu = d->relu != 0;
+        g->act = act;
     }
     st = clg__conv_run(ctx, g, CLG_CONV_FWD, algo, x, w, y);
     if (st == CLG_OK && !fused) /* the bias was checked with the other arguments */
-        st = clg__conv_epilogue_after(ctx, bias, d->relu, g->relu_max, y);
+        st = clg__conv_epilogue_after(ctx, bias, act, g->relu_max, y);
     return st;
 }
 
 clg_status clg_conv2d_forward(clg_ctx *ctx, const clg_conv2d_desc *d, const clg_tensor *x,
                               const clg_tensor *w, const clg_tensor *bias, clg_tensor *y)
 {
-    return clg__conv2d_forward_keep(ctx, d, x, w, bias, y, NULL);
+    return clg__conv2d_forward_keep(ctx, d, 0, x, w, bias, y, NULL);
 }
 
-clg_status clg__conv2d_forward_keep(clg_ctx *ctx, const clg_conv2d_desc *d, const clg_tensor *x,
-                                    const clg_tensor *w, const clg_tensor *bias, clg_tensor *y,
-                                    clg__conv_keep *keep)
+clg_status clg__conv2d_forward_keep(clg_ctx *ctx, const clg_conv2d_desc *d, int silu,
+                                    const clg_tensor *x, const clg_tensor *w,
+                                    const clg_tensor *bias, clg_tensor *y, clg__conv_keep *keep)
 {
     if (keep)
         keep->n = keep->dyq_n = 0; /* valid again only if this pass fills it */
@@ -80,7 +83,9 @@ clg_status clg__conv2d_forward_keep(clg_ctx *ctx, const clg_conv2d_desc *d, cons
                        "conv2d: bias must hold %zu values on the same context", g.K);
     g.keep = keep;
     if (st == CLG_OK)
-        st = forward_pass(ctx, d, &g, x, w, bias, y);
+        st = forward_pass(ctx, d,
+                          d->relu ? CLG__EPI_RELU : silu ? CLG__EPI_SILU : CLG__EPI_NONE, &g, x,
+                          w, bias, y);
     return st;
 }
 

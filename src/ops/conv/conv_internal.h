@@ -5,6 +5,7 @@
 
 #include "clgrad/conv.h"
 #include "clgrad/gemm.h"
+#include "ops/activation_internal.h"
 #include "ops/conv/conv_keep.h"
 #include "tensor/tensor_internal.h"
 
@@ -15,9 +16,9 @@ typedef struct clg__conv_geom {
     size_t G, Cg, Kg;            /* groups, channels per group in and out */
     size_t sh, sw, pt, pb, pl, pr, dh, dw;
     size_t workspace_limit;      /* bytes */
-    const clg_tensor *bias;      /* forward: bias and ReLU applied by the algorithm (only when */
-    int relu;                    /* clg__conv_shift_fuses says it can); else NULL and 0 */
-    float relu_max;              /* with relu: its cap (INFINITY: none; ReLU6: 6) */
+    const clg_tensor *bias;      /* forward: bias and activation applied by the algorithm */
+    clg__epi_act act;            /* (only when its fuses() says it can); else NULL and NONE */
+    float relu_max;              /* with CLG__EPI_RELU: its cap (INFINITY: none; ReLU6: 6) */
     clg_tensor *db;              /* weight gradient: the bias gradient too (the same way) */
     clg__conv_keep *keep;        /* Winograd's V from the forward pass to the weight gradient */
 } clg__conv_geom;
@@ -50,7 +51,7 @@ typedef struct clg__conv_algo_def {
     /* The pass; for the backward passes `a` is dy; outputs are overwritten. */
     clg_status (*run)(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
                       const clg_tensor *a, const clg_tensor *b, clg_tensor *out);
-    /* Whether its pass does the extra work itself: the forward pass g->bias and g->relu, the
+    /* Whether its pass does the extra work itself: the forward pass g->bias and g->act, the
      * weight gradient g->db. NULL: never. */
     int (*fuses)(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass);
     /* Builds the programs it uses, with their options (clg_ctx_warm_up). */
@@ -113,9 +114,9 @@ clg_status clg__conv_depthwise_warm_up(clg_ctx *ctx);
 int clg__conv_gemm1x1_applies(const clg__conv_geom *g);
 
 /* conv.c: the forward pass's epilogue as passes after it, for an algorithm (or a kernel of
- * it) that did not apply it: y += bias (may be NULL), then with relu min(max(y, 0),
- * relu_max) (INFINITY: a plain ReLU). */
-clg_status clg__conv_epilogue_after(clg_ctx *ctx, const clg_tensor *bias, int relu,
+ * it) that did not apply it: y += bias (may be NULL), then act (a ReLU min(max(y, 0),
+ * relu_max), INFINITY a plain one; or SiLU). */
+clg_status clg__conv_epilogue_after(clg_ctx *ctx, const clg_tensor *bias, clg__epi_act act,
                                     float relu_max, clg_tensor *y);
 int clg__conv_gemm1x1_fuses(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass);
 clg_status clg__conv_gemm1x1_run(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
@@ -137,13 +138,13 @@ void clg__conv_implicit_bytes(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pa
                               size_t *fixed, size_t *per_image);
 clg_status clg__conv_implicit_options(clg_ctx *ctx, char *out, size_t size);
 /* Whether its pass of this layer does the extra work itself: the forward pass g->bias and
- * g->relu (its shifted form with pixels as rows, in its epilogue), the weight gradient g->db
+ * g->act (its shifted form with pixels as rows, in its epilogue), the weight gradient g->db
  * (one more row of products). */
 int clg__conv_implicit_fuses(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass);
 
 /* tile.c: the implicit algorithm on GPUs (contexts that decide as one): implicit-GEMM
  * passes on the GEMM's local-memory tiles, any stride and dilation, the forward pass with
- * g->bias and g->relu in its epilogue; its only scratch, the weight gradient's partial sums,
+ * g->bias and g->act in its epilogue; its only scratch, the weight gradient's partial sums,
  * stays within the workspace limit. */
 clg_status clg__conv_tile_run(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
                               const clg_tensor *a, const clg_tensor *b, clg_tensor *out);

@@ -16,10 +16,12 @@ typedef struct clg__conv_keep {
     size_t dyq_n;  /* images of dy in CLG__SCRATCH_CONV_DYQ from its last weight gradient */
 } clg__conv_keep;
 
-/* clg_conv2d_forward and clg_conv2d_backward_weights_bias with a keep (NULL: as those). */
-clg_status clg__conv2d_forward_keep(clg_ctx *ctx, const clg_conv2d_desc *d, const clg_tensor *x,
-                                    const clg_tensor *w, const clg_tensor *bias, clg_tensor *y,
-                                    clg__conv_keep *keep);
+/* clg_conv2d_forward and clg_conv2d_backward_weights_bias with a keep (NULL: as those); the
+ * forward pass with silu 1 (and d->relu 0) gives SiLU of its output (inference: its input is
+ * not kept for a backward pass). */
+clg_status clg__conv2d_forward_keep(clg_ctx *ctx, const clg_conv2d_desc *d, int silu,
+                                    const clg_tensor *x, const clg_tensor *w,
+                                    const clg_tensor *bias, clg_tensor *y, clg__conv_keep *keep);
 clg_status clg__conv2d_backward_weights_keep(clg_ctx *ctx, const clg_conv2d_desc *d,
                                              const clg_tensor *x, const clg_tensor *dy,
                                              clg_tensor *dw, clg_tensor *db,

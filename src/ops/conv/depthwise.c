@@ -17,7 +17,7 @@ static void options(const clg__conv_geom *g, char *out, size_t cap)
     snprintf(out, cap, "-DDW_R=%zu -DDW_S=%zu", g->R, g->S);
 }
 
-/* The forward pass applies bias and ReLU, the weight gradient sums the bias gradient. */
+/* The forward pass applies bias and activation, the weight gradient sums the bias gradient. */
 int clg__conv_depthwise_fuses(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass)
 {
     (void)ctx, (void)g;
@@ -41,7 +41,7 @@ clg_status clg__conv_depthwise_run(clg_ctx *ctx, const clg__conv_geom *g, clg_co
     if (pass == CLG_CONV_FWD) {
         clg__arg_tensor(&l, g->bias ? g->bias : out); /* not read without a bias */
         clg__arg_u32(&l, g->bias != NULL);
-        clg__arg_u32(&l, (size_t)(g->relu != 0));
+        clg__arg_u32(&l, (size_t)g->act);
         clg__arg_f32(&l, g->relu_max);
         clg__arg_u64(&l, n);
     } else if (pass == CLG_CONV_BWD_DATA) {
@@ -146,7 +146,7 @@ static clg_status rows(clg_ctx *ctx, const clg__conv_geom *g, int fwd, const clg
     clg__arg_tensor(&l, out);
     clg__arg_tensor(&l, fwd && g->bias ? g->bias : out); /* not read without a bias */
     clg__arg_u32(&l, fwd && g->bias != NULL);
-    clg__arg_u32(&l, (size_t)(fwd && g->relu));
+    clg__arg_u32(&l, fwd ? (size_t)g->act : 0);
     clg__arg_f32(&l, g->relu_max);
     clg__arg_u32(&l, (size_t)!fwd);
     if (by_plane) { /* runs of planes of at least 4,096 outputs (clg__runs_per_item) */

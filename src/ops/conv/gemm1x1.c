@@ -15,7 +15,7 @@ clg_status clg__conv_gemm(clg_ctx *ctx, int ta, int tb, size_t m, size_t n, size
     return clg__gemm_dispatch(ctx, &g);
 }
 
-/* The forward pass's epilogue (bias, ReLU or its cap) in the GEMM's stores: one group only,
+/* The forward pass's epilogue (bias, activation) in the GEMM's stores: one group only,
  * where a product is the whole output (ResNet's and MobileNet's 1x1 layers). */
 int clg__conv_gemm1x1_fuses(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass)
 {
@@ -30,13 +30,13 @@ static clg_status forward(clg_ctx *ctx, const clg__conv_geom *g, const clg_tenso
 {
     size_t hw = g->H * g->W;
     clg__gemm_epilogue epi = {g->bias ? g->bias->mem : NULL, g->bias ? g->bias->offset : 0,
-                              g->relu, g->relu_max, 0};
+                              g->act, g->relu_max, 0};
     clg__gemm_call c = {CLG_NO_TRANS, CLG_NO_TRANS, g->K, hw, g->C, g->N, 1.0f, 0.0f, w->mem,
                         x->mem, y->mem, w->offset, x->offset, y->offset, g->C, hw, hw, 0,
-                        g->C * hw, g->K * hw, g->bias || g->relu ? &epi : NULL};
+                        g->C * hw, g->K * hw, g->bias || g->act ? &epi : NULL};
     clg_status st = clg__gemm_dispatch(ctx, &c);
     return st != CLG_OK || epi.done ? st
-                                    : clg__conv_epilogue_after(ctx, g->bias, g->relu, g->relu_max, y);
+                                    : clg__conv_epilogue_after(ctx, g->bias, g->act, g->relu_max, y);
 }
 
 int clg__conv_gemm1x1_applies(const clg__conv_geom *g)

@@ -292,7 +292,7 @@ static void px_args(clg__launch *l, cl_mem padded, size_t x_off, size_t x_img, c
 }
 
 /* Output pixels as rows; for the forward pass with the epilogue g->bias (group gi's part) and
- * g->relu. */
+ * g->act. */
 static clg_status forward_px(clg_ctx *ctx, const shift_tiles *t, const shift_grid *s,
                              size_t outs, size_t ldk, size_t channels, const clg__conv_geom *g,
                              size_t gi, cl_mem padded, size_t x_off, size_t x_img, cl_mem wt,
@@ -309,7 +309,7 @@ static clg_status forward_px(clg_ctx *ctx, const shift_tiles *t, const shift_gri
     px_args(&l, padded, x_off, x_img, wt, ldk, y, y_off, y_img);
     clg__arg_mem(&l, g->bias ? g->bias->mem : wt); /* any buffer when unused */
     clg__arg_u64(&l, g->bias ? g->bias->offset + gi * outs : 0);
-    clg__arg_u32(&l, (g->bias ? 1u : 0u) | (g->relu ? 2u : 0u));
+    clg__arg_u32(&l, (g->bias ? 1u : 0u) | (unsigned)g->act << 1);
     clg__arg_f32(&l, g->relu_max);
     size_t tiles_n = ldk / t->nr, tiles_m = (pq + t->mr - 1) / t->mr;
     size_t global[3] = {tiles_n, tiles_m, nb}, local[3];
@@ -365,7 +365,7 @@ static clg_status by_image(clg_ctx *ctx, const shift_tiles *wide, const clg__con
         narrow = narrowed(wide);
         t = &narrow;
     }
-    if ((g->bias || g->relu) && !px) /* clg__conv_implicit_fuses promised the epilogue */
+    if ((g->bias || g->act) && !px) /* clg__conv_implicit_fuses promised the epilogue */
         return clg__fail(ctx, CLG_ERR_INTERNAL, "conv2d: epilogue asked of the channel-row form");
     shift_grid s = grid_for(g, pass);
     size_t in_ch = data ? g->K : g->C, in_g = data ? g->Kg : g->Cg;

@@ -78,7 +78,7 @@ static clg_status run_group(clg_ctx *ctx, const clg_gemm_params *p, const clg__c
         clg__arg_mem(&l, g->bias ? g->bias->mem : dest);
         clg__arg_u64(&l, g->bias ? g->bias->offset + bias_off : 0);
         clg__arg_u32(&l, g->bias != NULL);
-        clg__arg_u32(&l, g->relu != 0);
+        clg__arg_u32(&l, (size_t)g->act);
         clg__arg_f32(&l, g->relu_max);
     }
     size_t local[3] = {p->ndimc, p->mdimc, 1};

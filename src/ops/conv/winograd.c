@@ -41,7 +41,7 @@ void clg__wino_args_output(clg__launch *l, const clg__conv_geom *g, const clg__w
     clg__arg_u64(l, plane);
     clg__arg_mem(l, g->bias ? g->bias->mem : any);
     clg__arg_u64(l, g->bias ? g->bias->offset + gi * w->outs : 0);
-    clg__arg_u32(l, (g->bias ? 1u : 0u) | (g->relu ? 2u : 0u));
+    clg__arg_u32(l, (g->bias ? 1u : 0u) | (unsigned)g->act << 1);
     clg__arg_f32(l, g->relu_max);
 }
 
