@@ -313,6 +313,7 @@ static void p_nn(void)
     BAD(clg_net_save(NULL, "x"));
     clg_layer_time lt;
     BAD(clg_net_profile(NULL, 1, 1, &lt));
+    BAD(clg_net_profile_inference(NULL, 1, 1, &lt));
     BAD(clg_net_load(NULL, "x", &net));
     BAD(clg_net_load(ctx, NULL, &net));
     /* a real net, with arguments that do not fit it */
@@ -509,7 +510,7 @@ static const entry table[] = {
                  "clg_net_layer_count clg_net_layer_info clg_net_input_shape clg_net_class_count "
                  "clg_net_ctx clg_net_set_class_names clg_net_class_name clg_net_init "
                  "clg_net_param_count clg_net_get_params clg_net_set_params clg_net_predict "
-                 "clg_net_classify clg_net_save clg_net_load clg_net_profile "
+                 "clg_net_classify clg_net_save clg_net_load clg_net_profile clg_net_profile_inference "
                  "clg_net_set_learn_rate_factor clg_net_replace_output"},
     {"data", p_data, "clg_datastore_open_idx clg_datastore_open_idx_folder clg_datastore_subset "
                      "clg_datastore_destroy clg_datastore_size clg_datastore_sample_shape "

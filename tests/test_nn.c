@@ -552,6 +552,16 @@ static void silu_fused_at_inference_only(void **state)
         negative += v[i] < 0;
     }
     assert_true(negative > 0); /* the SiLU changed values both sides of 0 */
+    /* the inference profile runs those fusions: a fused SiLU's time is next to nothing, but
+     * the layout and its buffers stay; bad arguments are refused */
+    clg_layer_time lt[10];
+    CLG_ASSERT_STATUS(clg_net_profile_inference(a, N, 3, lt), CLG_OK);
+    assert_true(a->infer_layout);
+    for (size_t i = 0; i < 5; i += 2)
+        assert_true(lt[i].forward_ms > 0 && lt[i + 1].backward_ms == 0 &&
+                    lt[i + 1].forward_ms < lt[i].forward_ms);
+    assert_int_equal(clg_net_profile_inference(a, 0, 3, lt), CLG_ERR_INVALID_ARG);
+    assert_int_equal(clg_net_profile_inference(a, N, 0, lt), CLG_ERR_INVALID_ARG);
     clg_net_destroy(a);
     clg_net_destroy(b);
 }

@@ -259,6 +259,12 @@ CLG_API clg_status clg_net_evaluate_confusion(clg_net *net, clg_datastore *ds, s
  *  gradients it leaves are meaningless. */
 CLG_API clg_status clg_net_profile(clg_net *net, size_t batch, int runs, clg_layer_time *out);
 
+/** The same for inference (clg_net_predict's buffers and fusions, such as a SiLU in the
+ *  convolution before it, whose own time is then 0): forward_ms of every layer, backward_ms
+ *  0. Replaces a training layout's buffers unless the net has trained. */
+CLG_API clg_status clg_net_profile_inference(clg_net *net, size_t batch, int runs,
+                                             clg_layer_time *out);
+
 /** Learning-rate factor of the named layer's parameters (MATLAB's WeightLearnRateFactor and
  *  BiasLearnRateFactor together; 0 freezes them, 1 is the default); "lr=F" on the layer's
  *  line in the text form. @return CLG_OK; CLG_ERR_INVALID_ARG (no such layer, factor < 0). */

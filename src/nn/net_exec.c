@@ -287,6 +287,59 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Every layer's forward pass alone, the queue drained before and after: run r's times in t
+ * (layer i's at t[2 i runs + r]). */
+static clg_status time_forward(clg_net *net, int train, int runs, int r, double *t)
+{
+    clg_status st = CLG_OK;
+    for (size_t i = 0; st == CLG_OK && i < net->count; i++) {
+        st = clg_ctx_finish(net->ctx);
+        double t0 = clg__now();
+        if (st == CLG_OK)
+            st = layer_forward(net, i, train, 1);
+        if (st == CLG_OK)
+            st = clg_ctx_finish(net->ctx);
+        t[(2 * i) * (size_t)runs + (size_t)r] = (clg__now() - t0) * 1e3;
+    }
+    return st;
+}
+
+/* The medians of the runs' times into out (backward 0 where not timed). */
+static void medians(const clg_net *net, int runs, double *t, clg_layer_time *out)
+{
+    for (size_t i = 0; i < net->count; i++) {
+        double *f = t + 2 * i * (size_t)runs, *b = f + runs;
+        qsort(f, (size_t)runs, sizeof *f, cmp_double);
+        qsort(b, (size_t)runs, sizeof *b, cmp_double);
+        out[i].forward_ms = runs % 2 ? f[runs / 2] : 0.5 * (f[runs / 2 - 1] + f[runs / 2]);
+        out[i].backward_ms = runs % 2 ? b[runs / 2] : 0.5 * (b[runs / 2 - 1] + b[runs / 2]);
+    }
+}
+
+clg_status clg_net_profile_inference(clg_net *net, size_t batch, int runs, clg_layer_time *out)
+{
+    if (!net || !out || !batch || runs < 1)
+        return clg__fail(net ? net->ctx : NULL, CLG_ERR_INVALID_ARG, "clg_net_profile_inference: "
+                         "net and out must not be NULL, batch and runs >= 1");
+    if (!clg__net_has_output(net))
+        return clg__fail(net->ctx, CLG_ERR_INVALID_ARG,
+                         "the net has no softmax output layer yet (add one last)");
+    clg_status st = clg__net_reserve_infer(net, batch);
+    double *t = st == CLG_OK ? clg__calloc(2 * net->count * (size_t)runs, sizeof *t) : NULL;
+    if (st == CLG_OK && !t)
+        st = clg__oom(net->ctx, "clg_net_profile_inference");
+    if (st == CLG_OK) {
+        clg__net_set_batch(net, batch);
+        st = clg_tensor_fill(&net->x_n, 0.5f);
+    }
+    for (int r = 0; st == CLG_OK && r < runs; r++)
+        st = time_forward(net, 0, runs, r, t);
+    if (st == CLG_OK)
+        medians(net, runs, t, out);
+    free(t);
+    return st;
+}
+
 clg_status clg_net_profile(clg_net *net, size_t batch, int runs, clg_layer_time *out)
 {
     if (!net || !out || !batch || runs < 1)
@@ -303,15 +356,7 @@ clg_status clg_net_profile(clg_net *net, size_t batch, int runs, clg_layer_time 
         st = clg_tensor_fill(&net->x_n, 0.5f);
     }
     for (int r = 0; st == CLG_OK && r < runs; r++) {
-        for (size_t i = 0; st == CLG_OK && i < net->count; i++) {
-            st = clg_ctx_finish(net->ctx);
-            double t0 = clg__now();
-            if (st == CLG_OK)
-                st = layer_forward(net, i, 1, 1);
-            if (st == CLG_OK)
-                st = clg_ctx_finish(net->ctx);
-            t[(2 * i) * (size_t)runs + (size_t)r] = (clg__now() - t0) * 1e3;
-        }
+        st = time_forward(net, 1, runs, r, t);
         for (size_t i = net->count; st == CLG_OK && i-- > 0;) {
             st = clg_ctx_finish(net->ctx);
             double t0 = clg__now();
@@ -323,13 +368,8 @@ clg_status clg_net_profile(clg_net *net, size_t batch, int runs, clg_layer_time 
             t[(2 * i + 1) * (size_t)runs + (size_t)r] = (clg__now() - t0) * 1e3;
         }
     }
-    for (size_t i = 0; st == CLG_OK && i < net->count; i++) {
-        double *f = t + 2 * i * (size_t)runs, *b = f + runs;
-        qsort(f, (size_t)runs, sizeof *f, cmp_double);
-        qsort(b, (size_t)runs, sizeof *b, cmp_double);
-        out[i].forward_ms = runs % 2 ? f[runs / 2] : 0.5 * (f[runs / 2 - 1] + f[runs / 2]);
-        out[i].backward_ms = runs % 2 ? b[runs / 2] : 0.5 * (b[runs / 2 - 1] + b[runs / 2]);
-    }
+    if (st == CLG_OK)
+        medians(net, runs, t, out);
     free(labels);
     free(t);
     return st;

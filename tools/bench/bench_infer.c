@@ -9,13 +9,15 @@
 #include "model_io.h"
 #include "tool_error.h"
 
-/* --profile: the layers taking most of the forward pass (training mode: clg_net_profile). */
+/* --profile: the layers taking most of the forward pass (inference: clg_net_profile_inference,
+ * with its fusions). */
 static int print_layers(clg_net *net, size_t batch, int runs)
 {
     size_t n = clg_net_layer_count(net);
     clg_layer_time *lt = calloc(n ? n : 1, sizeof *lt);
     size_t *order = calloc(n ? n : 1, sizeof *order);
-    clg_status s = lt && order ? clg_net_profile(net, batch, runs, lt) : CLG_ERR_OUT_OF_HOST_MEMORY;
+    clg_status s = lt && order ? clg_net_profile_inference(net, batch, runs, lt)
+                               : CLG_ERR_OUT_OF_HOST_MEMORY;
     double total = 0;
     for (size_t i = 0; s == CLG_OK && i < n; i++)
         order[i] = i, total += lt[i].forward_ms;
@@ -25,7 +27,7 @@ static int print_layers(clg_net *net, size_t batch, int runs)
             order[j] = order[j - 1], order[j - 1] = t;
         }
     if (s == CLG_OK)
-        printf("forward %.1f ms in all (training mode, each layer alone); the longest:\n", total);
+        printf("forward %.1f ms in all (inference, each layer alone); the longest:\n", total);
     for (size_t k = 0; s == CLG_OK && k < n && k < (getenv("CLG_PROFILE_ALL") ? n : 15); k++) {
         clg_layer_info info;
         clg_net_layer_info(net, order[k], &info);
