@@ -684,6 +684,20 @@ static void data_gradient_from_the_kept_dy(void **state)
         assert_true(dy_shared_runs >= runs - 4 && runs >= 24);
 }
 
+/* Failures of the forward pass on every shape and algorithm, on random and integer inputs. */
+static int forward_on_every_case(void)
+{
+    int failures = 0;
+    for (size_t i = 0; i < N_CASES; i++)
+        for (int a = CLG_CONV_ALGO_IM2COL; a <= CLG_CONV_ALGO_DEPTHWISE; a++) {
+            if (a == CLG_CONV_ALGO_FIND)
+                continue;
+            failures += run_case(&cases[i], (clg_conv_algo)a, CLG_CONV_FWD, 0);
+            failures += run_case(&cases[i], (clg_conv_algo)a, CLG_CONV_FWD, 1);
+        }
+    return failures;
+}
+
 /* The forward pass with the ReLU fused (in the algorithm's epilogue where it has one, else
  * after), and with a cap (ReLU6's form), on every shape and algorithm. */
 static void fused_relu_forward_matches_the_reference(void **state)
@@ -692,13 +706,7 @@ static void fused_relu_forward_matches_the_reference(void **state)
     int failures = 0;
     fuse_relu = 1;
     for (cap_relu = 0; cap_relu < 2; cap_relu++)
-        for (size_t i = 0; i < N_CASES; i++)
-            for (int a = CLG_CONV_ALGO_IM2COL; a <= CLG_CONV_ALGO_DEPTHWISE; a++) {
-                if (a == CLG_CONV_ALGO_FIND)
-                    continue;
-                failures += run_case(&cases[i], (clg_conv_algo)a, CLG_CONV_FWD, 0);
-                failures += run_case(&cases[i], (clg_conv_algo)a, CLG_CONV_FWD, 1);
-            }
+        failures += forward_on_every_case();
     fuse_relu = cap_relu = 0;
     assert_int_equal(failures, 0);
 }
@@ -708,15 +716,8 @@ static void fused_relu_forward_matches_the_reference(void **state)
 static void fused_silu_forward_matches_the_reference(void **state)
 {
     (void)state;
-    int failures = 0;
     fuse_silu = 1;
-    for (size_t i = 0; i < N_CASES; i++)
-        for (int a = CLG_CONV_ALGO_IM2COL; a <= CLG_CONV_ALGO_DEPTHWISE; a++) {
-            if (a == CLG_CONV_ALGO_FIND)
-                continue;
-            failures += run_case(&cases[i], (clg_conv_algo)a, CLG_CONV_FWD, 0);
-            failures += run_case(&cases[i], (clg_conv_algo)a, CLG_CONV_FWD, 1);
-        }
+    int failures = forward_on_every_case();
     fuse_silu = 0;
     assert_int_equal(failures, 0);
 }
