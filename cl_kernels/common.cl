@@ -71,7 +71,10 @@ inline float clg_sum_run(const __global float *p, uint n)
  * ln(FLT_MIN) 0, where 2^n would not be a normal float. The built-in exp handles every
  * argument at several times the instructions, which a convolution's SiLU epilogue paid (as
  * much as a pass of its own). Then the sigmoid, so that exp never overflows: for x < 0, e^x /
- * (1 + e^x), one division either way. W: the vector width, empty for one float. */
+ * (1 + e^x), one division either way. Then a convolution's forward epilogue after its bias:
+ * act 1 a ReLU capped at hi (INFINITY: a plain ReLU), 2 SiLU x sigmoid(x) (inference only:
+ * training's backward needs x), else x; the kernels that take epilogue bits read act as
+ * bits >> 1 (bit 1 the bias). W: the vector width, empty for one float. */
 #define CLG_SIGMOID_W(W)                                                                      \
     inline float##W clg_exp_neg##W(float##W t)                                                \
     {                                                                                         \
@@ -93,29 +96,15 @@ inline float clg_sum_run(const __global float *p, uint n)
         float##W e = clg_exp_neg##W(-fabs(x));                                                \
         float##W r = 1.0f / (1.0f + e);                                                       \
         return select(e * r, r, isgreaterequal(x, 0.0f));                                     \
+    }                                                                                         \
+    inline float##W clg_epi##W(uint act, float hi, float##W x)                                \
+    {                                                                                         \
+        return act == 1u ? fmin(fmax(x, 0.0f), hi) : act == 2u ? x * clg_sigmoid##W(x) : x;  \
     }
 CLG_SIGMOID_W()
 CLG_SIGMOID_W(8)
 CLG_SIGMOID_W(16)
 #undef CLG_SIGMOID_W
-
-/* A convolution's forward epilogue after its bias: act 1 a ReLU capped at hi (INFINITY: a
- * plain ReLU), 2 SiLU x sigmoid(x) (inference only: training's backward needs x), else x. The
- * kernels that take epilogue bits read act as bits >> 1 (bit 1 the bias). */
-inline float clg_epi(uint act, float hi, float x)
-{
-    return act == 1u ? fmin(fmax(x, 0.0f), hi) : act == 2u ? x * clg_sigmoid(x) : x;
-}
-
-inline float16 clg_epi16(uint act, float hi, float16 x)
-{
-    return act == 1u ? fmin(fmax(x, 0.0f), hi) : act == 2u ? x * clg_sigmoid16(x) : x;
-}
-
-inline float8 clg_epi8(uint act, float hi, float8 x)
-{
-    return act == 1u ? fmin(fmax(x, 0.0f), hi) : act == 2u ? x * clg_sigmoid8(x) : x;
-}
 
 /* Software prefetch where the compiler targets x86 (POCL's CPU device): elsewhere (GPUs,
  * oclgrind's SPIR) nothing. rw: 0 read, 1 write. */

@@ -260,8 +260,8 @@ CLG_API clg_status clg_net_evaluate_confusion(clg_net *net, clg_datastore *ds, s
 CLG_API clg_status clg_net_profile(clg_net *net, size_t batch, int runs, clg_layer_time *out);
 
 /** The same for inference (clg_net_predict's buffers and fusions, such as a SiLU in the
- *  convolution before it, whose own time is then 0): forward_ms of every layer, backward_ms
- *  0. Replaces a training layout's buffers unless the net has trained. */
+ *  convolution before it, whose own time is then next to nothing): forward_ms of every layer,
+ *  backward_ms 0. Replaces a training layout's buffers unless the net has trained. */
 CLG_API clg_status clg_net_profile_inference(clg_net *net, size_t batch, int runs,
                                              clg_layer_time *out);
 

@@ -316,22 +316,33 @@ static void medians(const clg_net *net, int runs, double *t, clg_layer_time *out
     }
 }
 
-clg_status clg_net_profile_inference(clg_net *net, size_t batch, int runs, clg_layer_time *out)
+/* A profile's start: the arguments checked, the layout (inference's or training's) for a batch
+ * of `batch` inputs of 0.5, and *t zeroed for the runs' times (freed by the caller). */
+static clg_status profile_begin(clg_net *net, size_t batch, int runs, clg_layer_time *out,
+                                int infer, const char *name, double **t)
 {
+    *t = NULL;
     if (!net || !out || !batch || runs < 1)
-        return clg__fail(net ? net->ctx : NULL, CLG_ERR_INVALID_ARG, "clg_net_profile_inference: "
-                         "net and out must not be NULL, batch and runs >= 1");
-    if (!clg__net_has_output(net))
+        return clg__fail(net ? net->ctx : NULL, CLG_ERR_INVALID_ARG,
+                         "%s: net and out must not be NULL, batch and runs >= 1", name);
+    if (!clg__net_has_output(net)) /* (reserving the training layout says the same) */
         return clg__fail(net->ctx, CLG_ERR_INVALID_ARG,
                          "the net has no softmax output layer yet (add one last)");
-    clg_status st = clg__net_reserve_infer(net, batch);
-    double *t = st == CLG_OK ? clg__calloc(2 * net->count * (size_t)runs, sizeof *t) : NULL;
-    if (st == CLG_OK && !t)
-        st = clg__oom(net->ctx, "clg_net_profile_inference");
+    clg_status st = infer ? clg__net_reserve_infer(net, batch) : clg__net_reserve(net, batch);
+    *t = st == CLG_OK ? clg__calloc(2 * net->count * (size_t)runs, sizeof **t) : NULL;
+    if (st == CLG_OK && !*t)
+        st = clg__oom(net->ctx, name);
     if (st == CLG_OK) {
         clg__net_set_batch(net, batch);
         st = clg_tensor_fill(&net->x_n, 0.5f);
     }
+    return st;
+}
+
+clg_status clg_net_profile_inference(clg_net *net, size_t batch, int runs, clg_layer_time *out)
+{
+    double *t;
+    clg_status st = profile_begin(net, batch, runs, out, 1, "clg_net_profile_inference", &t);
     for (int r = 0; st == CLG_OK && r < runs; r++)
         st = time_forward(net, 0, runs, r, t);
     if (st == CLG_OK)
@@ -342,19 +353,12 @@ clg_status clg_net_profile_inference(clg_net *net, size_t batch, int runs, clg_l
 
 clg_status clg_net_profile(clg_net *net, size_t batch, int runs, clg_layer_time *out)
 {
-    if (!net || !out || !batch || runs < 1)
-        return clg__fail(net ? net->ctx : NULL, CLG_ERR_INVALID_ARG,
-                         "clg_net_profile: net and out must not be NULL, batch and runs >= 1");
-    clg_status st = clg__net_reserve(net, batch);
+    double *t;
+    clg_status st = profile_begin(net, batch, runs, out, 0, "clg_net_profile", &t);
     int32_t *labels = st == CLG_OK ? clg__calloc(batch * clg__net_target_values(net),
                                                   sizeof *labels) : NULL; /* class 0, or 0.0 */
-    double *t = st == CLG_OK ? clg__malloc(2 * net->count * (size_t)runs * sizeof *t) : NULL;
-    if (st == CLG_OK && (!labels || !t))
+    if (st == CLG_OK && !labels)
         st = clg__oom(net->ctx, "clg_net_profile");
-    if (st == CLG_OK) {
-        clg__net_set_batch(net, batch);
-        st = clg_tensor_fill(&net->x_n, 0.5f);
-    }
     for (int r = 0; st == CLG_OK && r < runs; r++) {
         st = time_forward(net, 1, runs, r, t);
         for (size_t i = net->count; st == CLG_OK && i-- > 0;) {

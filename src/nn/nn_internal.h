@@ -137,6 +137,14 @@ clg_status clg__net_reserve(clg_net *net, size_t capacity);
 clg_status clg__net_reserve_infer(clg_net *net, size_t capacity);
 void clg__net_pool_free(clg_net *net);
 size_t clg__net_buffer_bytes(const clg_net *net);
+
+/* Whether a forward pass runs the fusions only inference has (a SiLU in the convolution
+ * before it): not training, in the inference layout, where the two layers share a buffer.
+ * The producer and the fused layer both ask, so they always agree. */
+static inline int clg__net_infer_fusions(const clg_net *net, int train)
+{
+    return !train && net->infer_layout;
+}
 void clg__net_set_batch(clg_net *net, size_t n);
 clg_tensor clg__net_pool_view(const clg_net *net, size_t i, size_t n);
 /* Floats per sample the two layouts hold (the summary's memory line). */

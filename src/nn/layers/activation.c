@@ -79,7 +79,7 @@ static clg_status forward(clg_net *net, size_t i, int train, uint64_t step)
     (void)step;
     clg__layer *l = &net->layers[i];
     clg_tensor *x = clg__net_input(net, i);
-    if (l->plan.relu_applied || (l->plan.silu_applied && !train && net->infer_layout)) {
+    if (l->plan.relu_applied || (l->plan.silu_applied && clg__net_infer_fusions(net, train))) {
         l->y_n = *x; /* applied (or clipped) by the layer before (a convolution or batch norm) */
         return CLG_OK;
     }

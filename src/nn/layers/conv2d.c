@@ -136,7 +136,7 @@ static clg_status forward(clg_net *net, size_t i, int train, uint64_t step)
     d.relu = l->plan.relu_fused;
     d.relu_max = l->plan.relu_max;
     /* the SiLU after it in the inference layout (where the SiLU's output is this one's) */
-    int silu = l->plan.silu_fused && !train && net->infer_layout;
+    int silu = l->plan.silu_fused && clg__net_infer_fusions(net, train);
     /* training: what the weight gradient can reuse is kept */
     return clg__conv2d_forward_keep(net->ctx, &d, silu, clg__net_input(net, i), l->param[0],
                                     l->bias ? l->param[1] : NULL, &l->y_n,
