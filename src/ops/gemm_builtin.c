@@ -385,33 +385,36 @@ static clg_status run_split(clg_ctx *ctx, const clg_gemm_params *p, const char *
                         : st;
 }
 
-/* Products at most 16 columns wide (a fully connected layer's forward on a small shard, where
- * y^T = w . x^T) waste half or more of wider register blocks: 16-wide ones instead (measured on the
- * default network's 3136 -> 1024 layer with 16 samples on one core: 1.1 ms instead of 2.3).
- * Wider products whose last block would be mostly padding (a 1x1 convolution on 14x14 planes:
- * 196 columns, 7 blocks of 32 against 13 of 16) take 12 x 16 blocks (Zen 4, MobileNet-v2's
- * 576 -> 96 and 96 -> 576 layers at batch 32: 4.6-4.9 -> 4.0-4.2 and 4.6-5.0 -> 4.4 ms; 16 x 16
- * blocks 4.2-4.4 and 4.4). */
-enum { THIN_MR = 12 };
-static int narrow_for(const clg_gemm_params *p, size_t n, clg_gemm_params *out)
+/* 16-wide register blocks (the row's mr kept) in place of wider ones for:
+ * - products at most 16 columns wide (a fully connected layer's forward on a small shard,
+ *   where y^T = w . x^T), which waste half or more of wider blocks (the default network's
+ *   3136 -> 1024 layer with 16 samples on one core: 1.1 ms instead of 2.3);
+ * - wider products whose last block would be mostly padding (a 1x1 convolution on 14x14
+ *   planes: 196 columns, 7 blocks of 32 against 13 of 16);
+ * - batched products of at most NARROW_MAX_M rows (the 1x1 convolutions' forward passes,
+ *   image by image, into few channels), whose B rows each feed few products.
+ * Zen 4, one-layer networks at batch 32, 8 x 32 (or 12 x 16 on 14x14) -> 8 x 16, ms:
+ * 384 -> 64 channels on 14x14 3.3 -> 1.9, 1024 -> 256 on 14x14 28.5 -> 19.0, 144 -> 24 on
+ * 56x56 6.0 -> 4.2, 576 -> 96 on 14x14 4.4 -> 3.7, 16 -> 96 on 112x112 12.8 -> 11.1; 64 -> 256
+ * on 56x56 (256 rows) keeps 8 x 32: 19.5-20.7 against 22.5-23.0 with 8 x 16. */
+enum { NARROW_MAX_M = 128 };
+static int narrow_for(const clg_gemm_params *p, const clg__gemm_call *g, clg_gemm_params *out)
 {
     if (p->kernel != CLG_GEMM_KERNEL_REG || p->nr <= 16)
         return 0;
-    size_t wide = (n + p->nr - 1) / p->nr * p->nr, thin = (n + 15) / 16 * 16;
-    if (n > 16 && 100 * thin > 95 * wide)
+    size_t wide = (g->n + p->nr - 1) / p->nr * p->nr, thin = (g->n + 15) / 16 * 16;
+    int few_rows = g->batch > 1 && g->m <= NARROW_MAX_M;
+    if (g->n > 16 && 100 * thin > 95 * wide && !few_rows)
         return 0;
     *out = *p;
     out->nr = 16;
-    unsigned accumulators = p->mr * (p->nr / 16); /* no more than the row's (AVX2: 8) */
-    if (n > 16)
-        out->mr = THIN_MR < accumulators ? THIN_MR : accumulators;
     return 1;
 }
 
 clg_status clg__gemm_builtin(clg_ctx *ctx, const clg_gemm_params *p, const clg__gemm_call *g)
 {
     clg_gemm_params narrow;
-    if (narrow_for(p, g->n, &narrow))
+    if (narrow_for(p, g, &narrow))
         p = &narrow;
     size_t tiles = ((g->m + p->mr - 1) / p->mr) * ((g->n + p->nr - 1) / p->nr);
     if (p->kernel == CLG_GEMM_KERNEL_REG && g->batch == 1 && tiles < SPLIT_MAX_TILES &&
@@ -438,7 +441,8 @@ clg_status clg__gemm_warm_up(clg_ctx *ctx)
     for (int t = 0; st == CLG_OK && s->params.kernel == CLG_GEMM_KERNEL_LOCAL && t < 3; t++)
         st = clg__gemm_tile_build(ctx, &s->params, t == 2, t == 1, 0);
     clg_gemm_params narrow;
-    if (st == CLG_OK && narrow_for(&s->params, 1, &narrow)) { /* B in place: see b_mode_for */
+    clg__gemm_call thin = {.n = 1};
+    if (st == CLG_OK && narrow_for(&s->params, &thin, &narrow)) { /* B in place: see b_mode_for */
         program_options(&narrow, B_IN_PLACE, opts, sizeof opts);
         st = clg__program_get(ctx, "gemm", opts, &prog);
     }
