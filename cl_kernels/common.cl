@@ -137,3 +137,24 @@ typedef float16 clg_float16_u __attribute__((aligned(4)));
         _Pragma("unroll") for (int fv_ = 0; fv_ < NV; fv_++)                                  \
             acc[fi_][fv_] = fma((float16)(fa_), bv[fv_], acc[fi_][fv_]);                      \
     }
+
+/* Row xr's value at column u, 0 outside [0, W). */
+inline float clg_row_at(const __global float *xr, int u, uint W)
+{
+    int in = u >= 0 && u < (int)W;
+    float v = xr[in ? u : 0];
+    return in ? v : 0.0f;
+}
+
+/* 16 inputs of row xr from column u, every sw-th (1 or 2; lanes outside [0, W) read as 0). */
+inline float16 clg_row_load16(const __global float *xr, int u, uint W, uint sw)
+{
+    if (sw == 1 && u >= 0 && u + 16 <= (int)W)
+        return vload16(0, xr + u);
+    if (sw == 2 && u >= 0 && u + 32 <= (int)W)
+        return (float16)(vload16(0, xr + u).even, vload16(1, xr + u).even);
+    float v[16];
+    for (int k = 0; k < 16; k++)
+        v[k] = clg_row_at(xr, u + k * (int)sw, W);
+    return vload16(0, v);
+}

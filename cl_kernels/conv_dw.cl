@@ -15,14 +15,6 @@
 #define DW_GEOM                                                                               \
     uint C, uint H, uint W, uint P, uint Q, uint sh, uint sw, uint pt, uint pl, uint dh, uint dw
 
-/* Row xr's value at column u, 0 outside [0, W). */
-inline float dw_at(const __global float *xr, int u, uint W)
-{
-    int in = u >= 0 && u < (int)W;
-    float v = xr[in ? u : 0];
-    return in ? v : 0.0f;
-}
-
 /* Channel c's taps into wr, reversed with flip (a data gradient through the flipped filter). */
 inline void dw_taps(const __global float *wc, uint flip, float *wr)
 {
@@ -65,19 +57,6 @@ __kernel void clg_dw_fwd(__global const float *x, ulong xo, __global const float
     }
 }
 
-/* 16 inputs of row xr from column u, every sw-th (1 or 2; lanes outside [0, W) read as 0). */
-inline float16 dw_load16(const __global float *xr, int u, uint W, uint sw)
-{
-    if (sw == 1 && u >= 0 && u + 16 <= (int)W)
-        return vload16(0, xr + u);
-    if (sw == 2 && u >= 0 && u + 32 <= (int)W)
-        return (float16)(vload16(0, xr + u).even, vload16(1, xr + u).even);
-    float v[16];
-    for (int k = 0; k < 16; k++)
-        v[k] = dw_at(xr, u + k * (int)sw, W);
-    return vload16(0, v);
-}
-
 /* The same for 8 inputs (rows of 8 to 15 outputs, as 14x14 planes have). */
 inline float8 dw_load8(const __global float *xr, int u, uint W, uint sw)
 {
@@ -87,7 +66,7 @@ inline float8 dw_load8(const __global float *xr, int u, uint W, uint sw)
         return vload16(0, xr + u).even;
     float v[8];
     for (int k = 0; k < 8; k++)
-        v[k] = dw_at(xr, u + k * (int)sw, W);
+        v[k] = clg_row_at(xr, u + k * (int)sw, W);
     return vload8(0, v);
 }
 
@@ -196,7 +175,7 @@ __kernel void clg_dw_rows(__global const float *x, ulong xo, __global const floa
         STORE(clg_epi##V(act, relu_max, acc), yr + q);                                        \
     }
 #define DW_STORE8(v, p) vstore8(v, 0, p)
-    DW_ROW_VECTORS(16, dw_load16, CLG_STORE16)
+    DW_ROW_VECTORS(16, clg_row_load16, CLG_STORE16)
     DW_ROW_VECTORS(8, dw_load8, DW_STORE8)
     for (; q < Q; q++) {
         float acc = b;
@@ -206,7 +185,7 @@ __kernel void clg_dw_rows(__global const float *x, ulong xo, __global const floa
                 continue;
             const __global float *xr = xp + (size_t)h * W;
             for (int s = 0; s < DW_S; s++)
-                acc = fma(wr[r * DW_S + s], dw_at(xr, (int)(q * sw) - pl + s * (int)dw, W), acc);
+                acc = fma(wr[r * DW_S + s], clg_row_at(xr, (int)(q * sw) - pl + s * (int)dw, W), acc);
         }
         yr[q] = clg_epi(act, relu_max, acc);
     }
@@ -309,7 +288,7 @@ __kernel void clg_dw_wgrad_rows(__global const float *x, ulong xo, __global cons
                     const __global float *xr = xp + (size_t)h * W;
 #pragma unroll
                     for (int s = 0; s < DW_S; s++)
-                        acc[r * DW_S + s] = fma(d, dw_load16(xr, (int)(q * sw) - pl + s * (int)dw,
+                        acc[r * DW_S + s] = fma(d, clg_row_load16(xr, (int)(q * sw) - pl + s * (int)dw,
                                                              W, sw), acc[r * DW_S + s]);
                 }
             }
@@ -322,7 +301,7 @@ __kernel void clg_dw_wgrad_rows(__global const float *x, ulong xo, __global cons
                         continue;
                     const __global float *xr = xp + (size_t)h * W;
                     for (int s = 0; s < DW_S; s++)
-                        rest[r * DW_S + s] = fma(d, dw_at(xr, (int)(q * sw) - pl + s * (int)dw, W),
+                        rest[r * DW_S + s] = fma(d, clg_row_at(xr, (int)(q * sw) - pl + s * (int)dw, W),
                                                  rest[r * DW_S + s]);
                 }
             }

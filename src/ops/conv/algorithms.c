@@ -15,12 +15,13 @@ static int forward_fuses(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pa
     return pass == CLG_CONV_FWD;
 }
 
-/* The shifted form's scratch where it applies; the direct kernels need none, nor the GPU form
+/* The shifted form's scratch where it applies; the direct and first-layer kernels need none,
+ * nor the GPU form
  * (its weight-gradient slices adapt to the limit). */
 static void implicit_bytes(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
                            size_t *fixed, size_t *per_image)
 {
-    if (clg__conv_implicit_applies(g))
+    if (clg__conv_implicit_applies(g) && !clg__conv_stem_applies(g, pass))
         clg__conv_implicit_bytes(ctx, g, pass, fixed, per_image);
 }
 
@@ -41,6 +42,8 @@ static clg_status implicit_warm_up(clg_ctx *ctx)
     clg_status st = clg__conv_implicit_options(ctx, opts, sizeof opts);
     if (st == CLG_OK)
         st = program(ctx, "conv_shift", opts);
+    if (st == CLG_OK)
+        st = clg__conv_stem_warm_up(ctx);
     return st == CLG_OK ? program(ctx, "conv", CLG__CONV_DIRECT_OPTIONS) : st;
 }
 
@@ -99,7 +102,7 @@ static const clg__conv_algo_def table[] = {
 #define ALGOS (sizeof table / sizeof table[0])
 
 static const char *const families[] = {"conv", "conv_shift", "winograd", "winograd_gpu",
-                                       "conv_dw"};
+                                       "conv_dw", "conv_stem"};
 
 static int serves(const clg_ctx *ctx, const clg__conv_algo_def *d)
 {

@@ -174,10 +174,15 @@ static clg_conv_algo heuristic(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_p
         return CLG_CONV_ALGO_IMPLICIT;
     if (cpu && g->Cg >= 16 && g->Kg >= 16 && fits(ctx, g, pass, CLG_CONV_ALGO_WINOGRAD))
         return CLG_CONV_ALGO_WINOGRAD;
+    /* a first layer's forward pass (up to 4 channels in) has a kernel of its own in the
+     * implicit algorithm (stem.c: MobileNet-v2's 3x3 stride-2 layer at batch 32 12.8 ms by
+     * im2col against 8.5-9.3 by it, alternating runs on a Zen 4) */
+    if (cpu && clg__conv_stem_applies(g, pass))
+        return CLG_CONV_ALGO_IMPLICIT;
     size_t lanes = pass == CLG_CONV_BWD_DATA ? g->Cg : g->Kg;
-    /* a forward pass over 1 to 3 input channels (a first layer) sums too few channels per
-     * tap in the shifted-row products: im2col's one product over every tap instead (the
-     * default network's first layer: 1.6 against 3.7 ms) */
+    /* a forward pass over 1 to 3 input channels in groups sums too few channels per tap in
+     * the shifted-row products: im2col's one product over every tap instead (the default
+     * network's first layer, before the first-layer kernel: 1.6 against 3.7 ms) */
     int few_inputs = pass == CLG_CONV_FWD && g->Cg < 4;
     /* a strided 1x1 layer (a projection shortcut) uses a quarter of its input: im2col gathers
      * just that, where the shifted rows' padded copy copies it all (ResNet-20's: 0.25-0.3

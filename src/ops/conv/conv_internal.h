@@ -142,6 +142,13 @@ clg_status clg__conv_implicit_options(clg_ctx *ctx, char *out, size_t size);
  * (one more row of products). */
 int clg__conv_implicit_fuses(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass);
 
+/* stem.c: the implicit algorithm's forward pass of a first layer on CPUs (at most 4 input
+ * channels, one group): a kernel of its own, no workspace, bias and activation fused. */
+int clg__conv_stem_applies(const clg__conv_geom *g, clg_conv_pass pass);
+clg_status clg__conv_stem_run(clg_ctx *ctx, const clg__conv_geom *g, const clg_tensor *x,
+                              const clg_tensor *w, clg_tensor *y);
+clg_status clg__conv_stem_warm_up(clg_ctx *ctx);
+
 /* tile.c: the implicit algorithm on GPUs (contexts that decide as one): implicit-GEMM
  * passes on the GEMM's local-memory tiles, any stride and dilation, the forward pass with
  * g->bias and g->act in its epilogue; its only scratch, the weight gradient's partial sums,

@@ -142,6 +142,8 @@ int clg__conv_implicit_fits(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass
 
 int clg__conv_implicit_fuses(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass)
 {
+    if (clg__conv_stem_applies(g, pass))
+        return 1;
     if (pass == CLG_CONV_BWD_DATA || !clg__conv_implicit_fits(ctx, g, pass))
         return 0;
     if (pass == CLG_CONV_BWD_WEIGHTS)
@@ -527,6 +529,8 @@ static clg_status shifted_run(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pa
 clg_status clg__conv_implicit_run(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
                                   const clg_tensor *a, const clg_tensor *b, clg_tensor *out)
 {
+    if (clg__conv_stem_applies(g, pass))
+        return clg__conv_stem_run(ctx, g, a, b, out);
     if (clg__conv_implicit_fits(ctx, g, pass))
         return shifted_run(ctx, g, pass, a, b, out);
     return clg__conv_direct_run(ctx, g, pass, a, b, out);

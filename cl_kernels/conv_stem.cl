@@ -1,0 +1,120 @@
+/* A first layer's forward pass on CPUs: few input channels (ST_C, 1 to 4; an RGB photo's 3),
+ * ST_R x ST_S taps and the stride across (ST_SW, 1 or 2) known at build time, any stride
+ * down, padding and dilation. im2col wrote and read back a column matrix ST_C * ST_R * ST_S
+ * times the output's columns, and its GEMM summed only that many products per value. Here a
+ * work-item computes STEM_K output channels of one output row: 16 columns at a time, a
+ * float16 accumulator per channel, every tap one vector of 16 inputs (every ST_SW-th) times
+ * each channel's weight, the taps unrolled (STEM_K FMAs per load). A block whose taps reach
+ * into the left or right padding first copies each input row's span into a zero-padded
+ * segment of private memory. */
+#ifndef ST_C
+#define ST_C 3
+#endif
+#ifndef ST_R
+#define ST_R 3
+#endif
+#ifndef ST_S
+#define ST_S 3
+#endif
+#ifndef ST_SW
+#define ST_SW 2
+#endif
+#define STEM_K 16
+#define ST_TAPS (ST_C * ST_R * ST_S)
+
+/* 16 inputs of row r from column u, every ST_SW-th: stride 2 as the even lanes of [u, u+16)
+ * and the odd of [u+15, u+31), which reads no further than the last lane */
+#if ST_SW == 1
+#define STEM_LOAD(r, u) vload16(0, (r) + (u))
+#else
+#define STEM_LOAD(r, u) ((float16)(vload16(0, (r) + (u)).even, vload16(0, (r) + (u) + 15).odd))
+#endif
+
+/* Row r's 16 * ST_SW + ST_S - 1 values from column u into seg, zero outside [0, W): the
+ * taps of a block at the padding read them as vectors from there. */
+#define STEM_SEG (16 * ST_SW + ST_S - 1)
+#define STEM_PAD_ROW(seg, r, u)                                                                \
+    _Pragma("unroll") for (int j = 0; j < STEM_SEG; j++) (seg)[j] = clg_row_at(r, (u) + j, W)
+
+/* acc[k] = the block of 16 columns from q's sums for channel k, WK(k) its weights; with
+ * EDGE, each row's inputs through the zero-padded segment seg. A row in the padding reads
+ * row 0 and takes zeros (skipping it would branch around the sums: LLVM then keeps them in
+ * memory). */
+#define STEM_BLOCK(WK, EDGE)                                                                 \
+    do {                                                                                      \
+        _Pragma("unroll") for (int k = 0; k < STEM_K; k++) acc[k] = (float16)(0.0f);         \
+        int u0 = (int)(q * ST_SW) - pl;                                                       \
+        _Pragma("unroll") for (int c = 0; c < ST_C; c++)                                     \
+            _Pragma("unroll") for (int r = 0; r < ST_R; r++) {                               \
+                int h = h0 + r * (int)dh, in = h >= 0 && h < (int)H;                          \
+                const __global float *row = xn + ((size_t)c * H + (size_t)(in ? h : 0)) * W;  \
+                if (EDGE)                                                                     \
+                    STEM_PAD_ROW(seg, row, u0);                                               \
+                _Pragma("unroll") for (int s = 0; s < ST_S; s++) {                           \
+                    float16 v = EDGE ? STEM_LOAD(seg, s) : STEM_LOAD(row, u0 + s);            \
+                    v = in ? v : (float16)(0.0f);                                             \
+                    int tap = (c * ST_R + r) * ST_S + s;                                      \
+                    _Pragma("unroll") for (int k = 0; k < STEM_K; k++)                       \
+                        acc[k] = fma((float16)(WK(k)[tap]), v, acc[k]);                       \
+                }                                                                             \
+            }                                                                                 \
+    } while (0)
+
+/* y[n][k][p][:] for 16 channels from kb * STEM_K: items = N * P * channel blocks, the channel
+ * block fastest (neighbouring items read the same input rows). Blocks of 16 columns; the last
+ * is shifted left to end at Q (its first columns again, by the same item) unless Q < 16.
+ * Blocks within the columns [qa, qb), whose taps read no padding across, load their inputs
+ * straight from the row. Weights w[k][c][r][s]; channels past K read channel K - 1's and are
+ * not stored. Then bias and the epilogue's activation (common.cl's clg_epi16). Dilation 1. */
+__kernel void clg_conv_stem_fwd(__global const float *x, ulong xo, __global const float *w,
+                                ulong wo, __global float *y, ulong yo,
+                                __global const float *bias, ulong bo, uint has_bias, uint act,
+                                float relu_max, uint items, uint H, uint W, uint K, uint P,
+                                uint Q, uint sh, int pt, int pl, uint dh, uint qa, uint qb)
+{
+    uint i = get_global_id(0);
+    if (i >= items)
+        return;
+    uint kblocks = (K + STEM_K - 1) / STEM_K, kb = i % kblocks, t = i / kblocks;
+    uint p = t % P, n = t / P, k0 = kb * STEM_K;
+    uint kn = min(K - k0, (uint)STEM_K);
+    const __global float *xn = x + xo + (size_t)n * ST_C * H * W;
+    const __global float *wb = w + wo + (size_t)k0 * ST_TAPS;
+    __global float *yb = y + yo + ((size_t)n * K + k0) * P * Q + (size_t)p * Q;
+    int h0 = (int)(p * sh) - pt;
+    float b[STEM_K];
+#pragma unroll
+    for (int k = 0; k < STEM_K; k++)
+        b[k] = has_bias ? bias[bo + k0 + min((uint)k, kn - 1)] : 0.0f;
+    float16 acc[STEM_K];
+    float seg[STEM_SEG];
+    for (uint q16 = 0; q16 < Q; q16 += 16) {
+        uint q = Q >= 16 ? min(q16, Q - 16) : 0;
+        int inside = q >= qa && q + 16 <= qb;
+#define STEM_FULL(k) (wb + (k) * ST_TAPS)
+#define STEM_CLAMPED(k) (wb + min((uint)(k), kn - 1) * ST_TAPS)
+        if (inside && kn == STEM_K)
+            STEM_BLOCK(STEM_FULL, 0);
+        else if (kn == STEM_K)
+            STEM_BLOCK(STEM_FULL, 1);
+        else
+            STEM_BLOCK(STEM_CLAMPED, 1);
+#undef STEM_FULL
+#undef STEM_CLAMPED
+#pragma unroll
+        for (int k = 0; k < STEM_K; k++) {
+            if ((uint)k >= kn)
+                break;
+            float16 out = clg_epi16(act, relu_max, acc[k] + b[k]);
+            __global float *yk = yb + (size_t)k * P * Q + q;
+            if (Q >= 16) {
+                CLG_STORE16(out, yk);
+            } else {
+                float vals[16];
+                vstore16(out, 0, vals);
+                for (uint l = 0; l < Q; l++)
+                    yk[l] = vals[l];
+            }
+        }
+    }
+}
