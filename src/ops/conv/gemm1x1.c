@@ -45,11 +45,38 @@ int clg__conv_gemm1x1_applies(const clg__conv_geom *g)
            !g->pr;
 }
 
+/* 1x1 planes, one group (squeeze-and-excitation's convolutions): a fully connected layer,
+ * one product over the batch, x and y being N x C and N x K matrices. Image by image each
+ * pass was N products one column wide, each in a 16-wide block (EfficientNet-b0's 48 -> 1152
+ * at batch 32: 1.05 ms). The forward pass's bias and activation follow as passes (the
+ * product's epilogue adds a bias per row). */
+static clg_status as_fully_connected(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
+                                     const clg_tensor *a, const clg_tensor *b, clg_tensor *out)
+{
+    /* a, b: x and w (forward), dy and w (data gradient), x and dy (weight gradient) */
+    size_t N = g->N, C = g->C, K = g->K;
+    if (pass == CLG_CONV_FWD) { /* y = x . W^T */
+        clg_status st = clg__conv_gemm(ctx, 0, 1, N, K, C, a->mem, a->offset, C, 0, b->mem,
+                                       b->offset, C, 0, 0.0f, out->mem, out->offset, K, 0, 1);
+        return st == CLG_OK && (g->bias || g->act)
+                   ? clg__conv_epilogue_after(ctx, g->bias, g->act, g->relu_max, out)
+                   : st;
+    }
+    if (pass == CLG_CONV_BWD_DATA) /* dx = dy . W */
+        return clg__conv_gemm(ctx, 0, 0, N, C, K, a->mem, a->offset, K, 0, b->mem, b->offset, C,
+                              0, 0.0f, out->mem, out->offset, C, 0, 1);
+    /* dW = dy^T . x */
+    return clg__conv_gemm(ctx, 1, 0, K, C, N, b->mem, b->offset, K, 0, a->mem, a->offset, C, 0,
+                          0.0f, out->mem, out->offset, C, 0, 1);
+}
+
 /* 1x1, stride 1, no padding: each image is already a Cg x HW matrix per group. */
 clg_status clg__conv_gemm1x1_run(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
                                  const clg_tensor *a, const clg_tensor *b, clg_tensor *out)
 {
     size_t hw = g->H * g->W, img_in = g->C * hw, img_out = g->K * hw;
+    if (hw == 1 && g->G == 1)
+        return as_fully_connected(ctx, g, pass, a, b, out);
     if (pass == CLG_CONV_FWD && g->G == 1)
         return forward(ctx, g, a, b, out);
     clg_status st = CLG_OK;
