@@ -108,7 +108,13 @@ __kernel void clg_dw_planes(__global const float *x, ulong xo, __global const fl
                 dst[j] = 0.0f;
         }
         __global float *yp = y + yo + (size_t)plane * P * Q;
-        for (uint p = 0; p < P; p++)
+        /* the next plane's lines, a share with each output row, so that its copy finds them
+         * in cache: the copy otherwise waits on memory with no work to overlap it */
+        const __global float *next = xp + (size_t)H * W;
+        uint lines = plane + 1 < planes ? (H * W + 15) / 16 : 0, per_row = (lines + P - 1) / P;
+        for (uint p = 0; p < P; p++) {
+            for (uint l = p * per_row; l < min(lines, (p + 1) * per_row); l++)
+                CLG_PREFETCH(next + (size_t)l * 16, 0);
             for (uint q = 0; q < Q; q += 16) {
                 float16 acc = (float16)(b);
 #pragma unroll
@@ -133,6 +139,7 @@ __kernel void clg_dw_planes(__global const float *x, ulong xo, __global const fl
                         yr[k] = part[k];
                 }
             }
+        }
     }
 }
 
