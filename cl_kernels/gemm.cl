@@ -88,6 +88,27 @@ __kernel void clg_gemm_pack_b_rows(uint n, uint kc, uint k0,
     }
 }
 
+/* The same for a product whose columns run across batch entries (clg_gemm_reg's fold_n):
+ * column j is entry j / fold_n's column j % fold_n, entries sb apart. Launch: (panels, kc). */
+__kernel void clg_gemm_pack_b_fold(uint n, uint kc, uint k0, __global const float *B,
+                                   ulong b_off, uint ldb, __global float *P, uint fold_n,
+                                   ulong sb)
+{
+    uint t = get_global_id(0), p = get_global_id(1);
+    if (t * NR >= n)
+        return;
+    uint j = t * NR, pix = j % fold_n;
+    const __global float *src = B + b_off + (size_t)(j / fold_n) * sb + (size_t)(k0 + p) * ldb;
+    __global float *dst = P + ((size_t)t * kc + p) * NR;
+    for (uint l = 0; l < NR; l++) {
+        dst[l] = j + l < n ? src[pix] : 0.0f;
+        if (++pix == fold_n) {
+            pix = 0;
+            src += sb;
+        }
+    }
+}
+
 /* The same for B stored transposed (n x k): one work-item per column, reading its k values
  * contiguously. Launch: (NR, panels). */
 __kernel void clg_gemm_pack_b_cols(uint n, uint kc, uint k0,
@@ -127,7 +148,7 @@ __kernel void clg_gemm_reg(uint m, uint n, uint k, float alpha, float beta,
                            __global const float *B, ulong b_off, uint ldb, ulong sb,
                            __global float *C, ulong c_off, uint ldc, ulong sc, uint pf_c,
                            uint pf_b, __global const float *bias, ulong bias_off, uint epilogue,
-                           float relu_max)
+                           float relu_max, uint fold_n, ulong fold_sc)
 {
     uint tn = get_global_id(0), tm = get_global_id(1);
     size_t batch = get_global_id(2);
@@ -171,7 +192,7 @@ __kernel void clg_gemm_reg(uint m, uint n, uint k, float alpha, float beta,
      * apart, beyond what the hardware prefetcher follows). With short k there is too little
      * to overlap: pf_c also fetches the lines of a tile further along the row. */
 #pragma unroll
-    for (int r = 0; r < MR; r++) {
+    for (int r = 0; r < MR && !fold_n; r++) {
         const __global float *c = C + (size_t)min(row0 + (uint)r, m - 1) * ldc + col0;
 #pragma unroll
         for (int v = 0; v < NR; v += 16) {
@@ -249,13 +270,23 @@ __kernel void clg_gemm_reg(uint m, uint n, uint k, float alpha, float beta,
     if (padding)
         return;
 #endif
-    int full = row0 + MR <= m && keep_from == col0 && col0 + NR <= n;
+    /* fold_n: the columns run across batch entries of fold_n columns, fold_sc apart in C (a
+     * 1x1 convolution on small planes, its images side by side); a block whose columns
+     * cross into the next entry stores lanes [0, cut) and [cut, NR) as two runs */
+    uint cut = NR;
+    size_t c_at = col0;
+    if (fold_n) {
+        uint pix = col0 % fold_n;
+        c_at = (size_t)(col0 / fold_n) * fold_sc + pix;
+        cut = min((uint)NR, fold_n - pix);
+    }
+    int full = row0 + MR <= m && keep_from == col0 && col0 + NR <= n && cut == NR;
 #pragma unroll
     for (int r = 0; r < MR; r++) {
         uint row = row0 + (uint)r;
         if (row >= m)
             break;
-        __global float *c = C + (size_t)row * ldc + col0;
+        __global float *c = C + (size_t)row * ldc + c_at;
         /* the epilogue (a 1x1 convolution's bias per row (bit 1), then the activation of
          * bits >> 1: its ReLU, capped, or SiLU), beta 0 */
         float add = epilogue & 1u ? bias[bias_off + row] : 0.0f;
@@ -272,9 +303,11 @@ __kernel void clg_gemm_reg(uint m, uint n, uint k, float alpha, float beta,
                 float vals[16];
                 vstore16(out, 0, vals);
                 for (uint l = 0; l < 16; l++) {
-                    uint col = col0 + (uint)v * 16 + l;
+                    uint lane = (uint)v * 16 + l, col = col0 + lane;
+                    /* past the cut: the next entry's columns from its start */
+                    __global float *at = lane < cut ? c + lane : c + fold_sc - fold_n + lane;
                     if (col >= keep_from && col < n)
-                        c[v * 16 + l] = beta == 0.0f ? vals[l] : fma(beta, c[v * 16 + l], vals[l]);
+                        *at = beta == 0.0f ? vals[l] : fma(beta, *at, vals[l]);
                 }
             }
         }

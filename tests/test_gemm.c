@@ -24,6 +24,7 @@ typedef struct gemm_case {
     int integer;
     size_t ldb; /* 0: from pad; else B's leading dimension (a multiple of 1024 takes the
                    packed path that avoids cache-set aliasing) */
+    int shared_a; /* every batch entry multiplies the same A (batch stride 0) */
 } gemm_case;
 
 /* Relative L2 bound: float32 sums of k products carry an error that grows like sqrt(k) * eps
@@ -50,8 +51,8 @@ static int run_case(const gemm_case *c, const char *variant)
     size_t ra = c->ta ? c->k : c->m, ca = c->ta ? c->m : c->k;
     size_t rb = c->tb ? c->n : c->k, cb = c->tb ? c->k : c->n;
     size_t lda = ca + c->pad, ldb = c->ldb ? c->ldb : cb + c->pad * 2, ldc = c->n + c->pad;
-    size_t sa = ra * lda + 5, sb = rb * ldb + 3, sc = c->m * ldc + 7;
-    size_t na = c->off + c->batch * sa + 17, nb = c->off + c->batch * sb + 17;
+    size_t sa = c->shared_a ? 0 : ra * lda + 5, sb = rb * ldb + 3, sc = c->m * ldc + 7;
+    size_t na = c->off + (c->shared_a ? ra * lda : c->batch * sa) + 17, nb = c->off + c->batch * sb + 17;
     size_t nc = c->off + c->batch * sc + 17;
     float *a = malloc(na * sizeof *a), *b = malloc(nb * sizeof *b), *cc = malloc(nc * sizeof *cc);
     float *out = malloc(nc * sizeof *out);
@@ -169,16 +170,16 @@ static size_t make_cases(gemm_case *out, int integer)
         }
     /* B rows 4 KiB or 8 KiB apart. */
     gemm_case aliased[] = {
-        {0, 0, 33, 100, 257, 1.0f, 0.0f, 0, 0, 1, integer, 1024},
-        {0, 0, 7, 33, 64, 0.5f, integer ? 1.0f : -0.25f, 1, 5, 2, integer, 2048},
-        {1, 0, 64, 257, 100, 1.0f, 1.0f, 0, 0, 1, integer, 1024},
+        {0, 0, 33, 100, 257, 1.0f, 0.0f, 0, 0, 1, integer, 1024, 0},
+        {0, 0, 7, 33, 64, 0.5f, integer ? 1.0f : -0.25f, 1, 5, 2, integer, 2048, 0},
+        {1, 0, 64, 257, 100, 1.0f, 1.0f, 0, 0, 1, integer, 1024, 0},
     };
     for (size_t i = 0; i < sizeof aliased / sizeof aliased[0]; i++)
         out[n++] = aliased[i];
     /* Few output tiles and a long k: the split-K path (slices summed in order). */
     gemm_case split[] = {
-        {0, 1, 25, 32, 5003, 1.0f, integer ? 1.0f : 0.5f, 0, 3, 1, integer, 0},
-        {1, 0, 7, 33, 8192, integer ? 1.0f : -1.5f, 0.0f, 1, 0, 1, integer, 0},
+        {0, 1, 25, 32, 5003, 1.0f, integer ? 1.0f : 0.5f, 0, 3, 1, integer, 0, 0},
+        {1, 0, 7, 33, 8192, integer ? 1.0f : -1.5f, 0.0f, 1, 0, 1, integer, 0, 0},
     };
     for (size_t i = 0; i < sizeof split / sizeof split[0]; i++)
         out[n++] = split[i];
@@ -281,6 +282,30 @@ static void every_variant_matches_the_reference(void **state)
     assert_int_equal(failures, 0);
 }
 
+/* Batches sharing A with few columns an entry (1x1 convolutions on 7x7 planes): on CPUs the
+ * columns of every entry run side by side in one product, blocks crossing from one entry into
+ * the next (49, 33 and 20 columns; beta, padding, offsets, A transposed, integer values exact). */
+static void shared_a_batches_match_the_reference(void **state)
+{
+    (void)state;
+    static const gemm_case cases[] = {
+        {0, 0, 40, 49, 24, 1.0f, 0.0f, 0, 0, 3, 0, 0, 1},
+        {0, 0, 33, 33, 7, 0.5f, 0.5f, 3, 5, 4, 1, 0, 1},
+        {1, 0, 64, 25, 64, 1.0f, 0.0f, 1, 0, 2, 0, 0, 1},
+        {0, 0, 17, 20, 3, -1.0f, 2.0f, 0, 2, 5, 1, 0, 1},
+        {0, 0, 24, 49, 100, 1.0f, 0.0f, 0, 0, 3, 0, 0, 1}, /* more sum than rows: not side by side */
+    };
+    const size_t use[] = {0, 2, 6}; /* the device's row; 8 and 6 rows, no small kernel */
+    int failures = 0;
+    for (size_t u = 0; u < sizeof use / sizeof use[0]; u++) {
+        apply(&variants[use[u]]);
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+            failures += run_case(&cases[i], variants[use[u]].name);
+    }
+    apply(&variants[0]);
+    assert_int_equal(failures, 0);
+}
+
 /* The GPU tiles on a grid of at most 2 work-groups per dimension (drivers cap grids at 65535):
  * each group loops over the tiles and batch entries past the grid. */
 static void tiles_loop_past_a_small_grid(void **state)
@@ -293,7 +318,7 @@ static void tiles_loop_past_a_small_grid(void **state)
     assert_non_null(tile);
     apply(tile);
     gemm_case cases[] = {
-        {0, 0, 100, 257, 33, 1.0f, 0.0f, 0, 0, 3, 1, 0}, {1, 1, 65, 130, 47, 0.5f, 1.0f, 1, 2, 5, 0, 0},
+        {0, 0, 100, 257, 33, 1.0f, 0.0f, 0, 0, 3, 1, 0, 0}, {1, 1, 65, 130, 47, 0.5f, 1.0f, 1, 2, 5, 0, 0, 0},
     };
     clg__testing_set_max_groups(2);
     int failures = 0;
@@ -315,8 +340,8 @@ static void clblast_matches_the_reference(void **state)
     CLG_ASSERT_STATUS(clg_gemm_set_backend(ctx, CLG_GEMM_CLBLAST), CLG_OK);
     /* A few shapes: CLBlast compiles a program per routine and shape class. */
     gemm_case cases[] = {
-        {0, 0, 33, 100, 7, 1.0f, 0.0f, 0, 0, 1, 0, 0}, {1, 1, 64, 3, 257, 0.5f, 2.0f, 3, 11, 1, 0, 0},
-        {0, 1, 16, 16, 16, 1.0f, 1.0f, 0, 0, 3, 1, 0}, {1, 0, 7, 33, 100, -1.5f, 0.0f, 2, 0, 1, 1, 0},
+        {0, 0, 33, 100, 7, 1.0f, 0.0f, 0, 0, 1, 0, 0, 0}, {1, 1, 64, 3, 257, 0.5f, 2.0f, 3, 11, 1, 0, 0, 0},
+        {0, 1, 16, 16, 16, 1.0f, 1.0f, 0, 0, 3, 1, 0, 0}, {1, 0, 7, 33, 100, -1.5f, 0.0f, 2, 0, 1, 1, 0, 0},
     };
     int failures = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
@@ -565,6 +590,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_variant_matches_the_reference),
+        cmocka_unit_test(shared_a_batches_match_the_reference),
         cmocka_unit_test(tiles_loop_past_a_small_grid),
         cmocka_unit_test(clblast_matches_the_reference),
         cmocka_unit_test(zero_sizes_follow_blas),
