@@ -284,7 +284,7 @@ static void every_variant_matches_the_reference(void **state)
 
 /* Batches sharing A with few columns an entry (1x1 convolutions on 7x7 planes): on CPUs the
  * columns of every entry run side by side in one product, blocks crossing from one entry into
- * the next (49, 33 and 20 columns; beta, padding, offsets, A transposed, integer values exact). */
+ * the next (49, 33, 25 and 20 columns; beta, padding, offsets, A transposed, integers exact). */
 static void shared_a_batches_match_the_reference(void **state)
 {
     (void)state;

@@ -399,7 +399,7 @@ static int folds(const clg_gemm_params *p, const clg__gemm_call *g)
     size_t blocks = (g->n + 15) / 16 * 16;
     return p->kernel == CLG_GEMM_KERNEL_REG && g->batch > 1 && g->sa == 0 &&
            g->tb == CLG_NO_TRANS && g->n >= 16 && 100 * blocks > 110 * g->n && g->m >= g->k &&
-           g->n * g->batch < (1u << 31);
+           g->n * g->batch < (1u << 31) && 2.0 * (double)g->m * g->n * g->k > p->small_flops;
 }
 
 static clg_status pack_b_fold(clg_ctx *ctx, const clg_gemm_params *p, const char *opts,
@@ -428,16 +428,13 @@ static clg_status run_folded(clg_ctx *ctx, const clg_gemm_params *wide, const cl
     clg__gemm_call f = *g;
     f.n = g->n * g->batch;
     f.batch = 1;
-    size_t kc = g->k, tiles_n = (f.n + p.nr - 1) / p.nr; /* one pass: C written once */
+    /* all of k in one pass, so that C is written once */
+    size_t tiles_n = (f.n + p.nr - 1) / p.nr;
     cl_mem panels;
-    clg_status st = clg__scratch_get(ctx, CLG__SCRATCH_GEMM_PACK, tiles_n * p.nr * kc * sizeof(float), &panels);
-    for (size_t k0 = 0; k0 < g->k && st == CLG_OK; k0 += kc) {
-        size_t kn = g->k - k0 < kc ? g->k - k0 : kc;
-        st = pack_b_fold(ctx, &p, opts, g, &f, k0, kn, panels);
-        if (st == CLG_OK)
-            st = run_reg(ctx, &p, opts, &f, k0, kn, k0 == 0 ? g->beta : 1.0f, panels, 0, g);
-    }
-    return st;
+    clg_status st = clg__scratch_get(ctx, CLG__SCRATCH_GEMM_PACK, tiles_n * p.nr * g->k * sizeof(float), &panels);
+    if (st == CLG_OK)
+        st = pack_b_fold(ctx, &p, opts, g, &f, 0, g->k, panels);
+    return st == CLG_OK ? run_reg(ctx, &p, opts, &f, 0, g->k, g->beta, panels, 0, g) : st;
 }
 
 /* 16-wide register blocks (the row's mr kept) in place of wider ones for:
@@ -468,7 +465,7 @@ static int narrow_for(const clg_gemm_params *p, const clg__gemm_call *g, clg_gem
 
 clg_status clg__gemm_builtin(clg_ctx *ctx, const clg_gemm_params *p, const clg__gemm_call *g)
 {
-    if (folds(p, g) && 2.0 * (double)g->m * g->n * g->k > p->small_flops)
+    if (folds(p, g))
         return run_folded(ctx, p, g);
     clg_gemm_params narrow;
     if (narrow_for(p, g, &narrow))
