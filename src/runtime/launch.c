@@ -95,6 +95,14 @@ size_t clg__grid_groups(size_t wanted)
     return wanted < most ? wanted : most;
 }
 
+size_t clg__local_pow2(size_t n, size_t cap)
+{
+    size_t p = 1;
+    while (p < n && p < cap)
+        p *= 2;
+    return p < cap ? p : cap;
+}
+
 size_t clg__compute_units(const clg_ctx *ctx)
 {
     size_t units = clg__testing_compute_units();

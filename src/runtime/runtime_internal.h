@@ -203,6 +203,10 @@ clg_status clg__launch_elementwise(clg__launch *l, size_t n);
 /* Work-groups to launch along one dimension for `wanted` of them, at most 65535 (some drivers
  * fail above it): kernels given fewer than they want loop over the rest. */
 size_t clg__grid_groups(size_t wanted);
+/* A local size of n items rounded up to a power of two, at most cap: POCL compiles a kernel anew
+ * for every local size (~1 s cold), so a size that follows the layer's shape takes a few
+ * values, not one a shape. The kernel must test its bounds (the extra items do nothing). */
+size_t clg__local_pow2(size_t n, size_t cap);
 /* Compute units to plan a launch's work-groups for (e.g. how many slices of a long sum): the
  * device's, at least 1, or what a test set (to plan a large GPU's work on a small device). */
 size_t clg__compute_units(const clg_ctx *ctx);

@@ -211,15 +211,17 @@ static clg_status pad(clg_ctx *ctx, const shift_tiles *t, const shift_grid *s,
     clg__arg_mem(&l, dst);
     size_t rows = channels * s->Hp + ones;
     clg__arg_u64(&l, rows * s->Wp);
-    size_t global[3] = {rows, nb, 1}, local[3] = {rows < 64 ? rows : 64, 1, 1};
+    size_t global[3] = {rows, nb, 1}, local[3] = {64, 1, 1}; /* one local size (see tile_launch) */
     return clg__launch_run(&l, global, local);
 }
 
-/* Work-groups of about 8 row tiles by as many column tiles as make 8 x 1 items (as the GEMM). */
-static void tile_launch(size_t tiles_n, size_t tiles_m, size_t local[3])
+/* Work-groups of 8 items: up to 8 row tiles by as many column tiles as make 8 (as the GEMM).
+ * Four shapes only, whatever the layer: POCL compiles a kernel anew for every local size (~1 s
+ * cold), and the items past the tiles only test their bounds. */
+static void tile_launch(size_t tiles_m, size_t local[3])
 {
-    local[1] = tiles_m < 8 ? tiles_m : 8;
-    local[0] = 8 / local[1] < tiles_n ? 8 / local[1] : tiles_n;
+    local[1] = tiles_m >= 8 ? 8 : tiles_m >= 4 ? 4 : tiles_m >= 2 ? 2 : 1;
+    local[0] = 8 / local[1];
     local[2] = 1;
 }
 
@@ -249,7 +251,7 @@ static clg_status forward(clg_ctx *ctx, const shift_tiles *t, const shift_grid *
     clg__arg_u32(&l, s->P * s->Q);
     size_t tiles_n = (s->L + t->nr - 1) / t->nr, tiles_m = (rows + t->mr - 1) / t->mr;
     size_t global[3] = {tiles_n, tiles_m, nb}, local[3];
-    tile_launch(tiles_n, tiles_m, local);
+    tile_launch(tiles_m, local);
     return clg__launch_run(&l, global, local);
 }
 
@@ -274,7 +276,7 @@ static clg_status weights_layout(clg_ctx *ctx, const shift_tiles *t, const clg__
     clg__arg_u32(&l, ldk);
     clg__arg_mem(&l, wt);
     size_t global[3] = {taps, rows ? ldk : (flip ? g->Cg : g->Kg), 1};
-    size_t local[3] = {taps < 16 ? taps : 16, 1, 1};
+    size_t local[3] = {16, 1, 1};
     return clg__launch_run(&l, global, local);
 }
 
@@ -315,7 +317,7 @@ static clg_status forward_px(clg_ctx *ctx, const shift_tiles *t, const shift_gri
     clg__arg_f32(&l, g->relu_max);
     size_t tiles_n = ldk / t->nr, tiles_m = (pq + t->mr - 1) / t->mr;
     size_t global[3] = {tiles_n, tiles_m, nb}, local[3];
-    tile_launch(tiles_n, tiles_m, local);
+    tile_launch(tiles_m, local);
     return clg__launch_run(&l, global, local);
 }
 
@@ -338,7 +340,7 @@ static clg_status backward_px(clg_ctx *ctx, const shift_tiles *t, const shift_gr
     size_t pixels = ceil_div(g->H, g->sh) * ceil_div(g->W, g->sw);
     size_t tiles_n = ldk / t->nr, tiles_m = ceil_div(pixels, t->mr);
     size_t global[3] = {tiles_n, tiles_m, nb * g->sh * g->sw}, local[3];
-    tile_launch(tiles_n, tiles_m, local);
+    tile_launch(tiles_m, local);
     return clg__launch_run(&l, global, local);
 }
 
@@ -420,7 +422,7 @@ static clg_status dy_rows(clg_ctx *ctx, const shift_tiles *t, const clg__conv_ge
     clg__arg_u32(&l, ldd);
     clg__arg_mem(&l, d);
     size_t pq = g->P * g->Q;
-    size_t global[3] = {pq, nb, 1}, local[3] = {pq < 64 ? pq : 64, 1, 1};
+    size_t global[3] = {pq, nb, 1}, local[3] = {64, 1, 1};
     return clg__launch_run(&l, global, local);
 }
 
@@ -448,7 +450,7 @@ static clg_status wgrad(clg_ctx *ctx, const shift_tiles *t, const clg__conv_geom
     clg__arg_u32(&l, (size_t)accumulate);
     size_t tiles_n = ldd / t->nr, tiles_m = (m + t->mr - 1) / t->mr;
     size_t global[3] = {tiles_n, tiles_m, slices}, local[3];
-    tile_launch(tiles_n, tiles_m, local);
+    tile_launch(tiles_m, local);
     return clg__launch_run(&l, global, local);
 }
 
@@ -470,7 +472,7 @@ static clg_status wsum(clg_ctx *ctx, const shift_tiles *t, const clg__conv_geom 
     clg__arg_u64(&l, dw->offset + gi * g->Kg * taps);
     clg__arg_mem(&l, g->db ? g->db->mem : dw->mem); /* any buffer when unused */
     clg__arg_u64(&l, g->db ? g->db->offset + gi * g->Kg : 0);
-    size_t global[3] = {m, g->Kg, 1}, local[3] = {m < 16 ? m : 16, 1, 1};
+    size_t global[3] = {m, g->Kg, 1}, local[3] = {16, 1, 1};
     return clg__launch_run(&l, global, local);
 }
 

@@ -200,7 +200,7 @@ static clg_status pad(clg_ctx *ctx, const char *opts, const grid_copy *c, const 
         size_t local[3] = {1, 1, 1};
         return clg__launch_run(&l, global, local);
     }
-    size_t global[3] = {c->Wq, c->Hq, nb}, local[3] = {c->Wq < LANES ? c->Wq : LANES, 1, 1};
+    size_t global[3] = {c->Wq, c->Hq, nb}, local[3] = {LANES, 1, 1};
     return clg__launch_run(&l, global, local);
 }
 
@@ -256,7 +256,7 @@ static clg_status transform(clg_ctx *ctx, const char *opts, const char *kernel, 
     clg__arg_u32(&l, out.vt);
     clg__arg_u64(&l, out.off);
     size_t blocks = (channels + LANES - 1) / LANES;
-    size_t global[3] = {blocks, T, 1}, local[3] = {blocks, 8, 1};
+    size_t global[3] = {blocks, T, 1}, local[3] = {clg__local_pow2(blocks, 64), 8, 1};
     return clg__launch_run(&l, global, local);
 }
 
@@ -288,7 +288,8 @@ static clg_status products(clg_ctx *ctx, const char *opts, unsigned mr, unsigned
     clg__arg_u32(&l, w->ins);
     products_args(&l, g, w, U, u_off, y, n0, gi);
     size_t tiles_n = w->ldk / nr, tiles_m = (T + mr - 1) / mr;
-    size_t global[3] = {tiles_n, tiles_m, 1}, local[3] = {tiles_n, tiles_m < 4 ? tiles_m : 4, 1};
+    size_t global[3] = {tiles_n, tiles_m, 1};
+    size_t local[3] = {clg__local_pow2(tiles_n, 64), clg__local_pow2(tiles_m, 4), 1};
     return clg__launch_run(&l, global, local);
 }
 
@@ -306,7 +307,7 @@ static clg_status fused(clg_ctx *ctx, const char *opts, unsigned mr, const clg__
     clg__arg_u32(&l, w->ins);
     products_args(&l, g, w, U, u_off, y, n0, gi);
     size_t tiles_m = (T + mr - 1) / mr;
-    size_t global[3] = {1, tiles_m, 1}, local[3] = {1, tiles_m < 4 ? tiles_m : 4, 1};
+    size_t global[3] = {1, tiles_m, 1}, local[3] = {1, clg__local_pow2(tiles_m, 4), 1};
     return clg__launch_run(&l, global, local);
 }
 
