@@ -11,7 +11,7 @@
 #include "common/testutil.h"
 #include "runtime/kernels_internal.h"
 #include "runtime/runtime_internal.h"
-#include "runtime/runtime_internal.h"
+#include "runtime/testing.h"
 
 /* Families other than common.cl and headers (*_h): what clg_ctx_warm_up builds at least. */
 /* The families a context on the test device uses (the GPU tiles only where it decides as a GPU). */
@@ -210,6 +210,61 @@ static void concurrent_processes_fill_one_cache(void **state)
     free(dir);
 }
 
+/* Where the driver keeps compiled kernels itself (POCL with its kernel cache on) clgrad's
+ * cache keeps only a word that each program was built: a second context counts them as from
+ * the cache and announces no build. With POCL_KERNEL_CACHE=0 the words are misses and
+ * binaries replace them. */
+static void pocl_keeps_its_own_kernels(void **state)
+{
+    (void)state;
+    clg__testing_set_bincache_always(0);
+    clg_ctx *probe = clg_test_ctx("off");
+    char platform[sizeof clg_ctx_device(probe)->platform];
+    snprintf(platform, sizeof platform, "%s", clg_ctx_device(probe)->platform);
+    clg_ctx_destroy(probe);
+    int pocl = strstr(platform, "Portable Computing Language") != NULL;
+    char *dir = clg_test_tempdir("driver-caches");
+    const char *was = getenv("POCL_KERNEL_CACHE");
+    char *saved = was ? strdup(was) : NULL;
+    unsetenv("POCL_KERNEL_CACHE");
+    clg_ctx_stats s = warm(dir);
+    char paths[32][600];
+    size_t tmp, n;
+    assert_true(s.programs_from_source >= family_count());
+    assert_int_equal(s.cache_writes, s.programs_from_source);
+    if (pocl) {
+        unsigned built = s.programs_from_source;
+        assert_int_equal(n = list_entries(dir, paths, 32, &tmp), built);
+        for (size_t i = 0; i < n; i++) { /* a header and a line, no binary */
+            size_t size;
+            free(slurp(paths[i], &size));
+            assert_true(size < 256);
+        }
+        s = warm(dir);
+        assert_int_equal(s.programs_from_source, 0);
+        assert_int_equal(s.programs_from_cache, built);
+        assert_int_equal(s.cache_writes, 0);
+        setenv("POCL_KERNEL_CACHE", "0", 1); /* read by clgrad at each context, by POCL once */
+        s = warm(dir);
+        assert_int_equal(s.programs_from_source, built);
+        assert_int_equal(s.cache_writes, built);
+        assert_int_equal(s.cache_rejected, 0); /* a word is a miss, not a bad entry */
+        s = warm(dir);
+        assert_int_equal(s.programs_from_cache, built); /* binaries now */
+    } else {
+        printf("skipped: the driver-caches half applies to POCL only (this platform: %s)\n",
+               platform);
+    }
+    if (saved)
+        setenv("POCL_KERNEL_CACHE", saved, 1);
+    else
+        unsetenv("POCL_KERNEL_CACHE");
+    free(saved);
+    clg__testing_set_bincache_always(1);
+    clg_test_rmtree(dir);
+    free(dir);
+}
+
 static void build_failure_surfaces_the_log(void **state)
 {
     (void)state;
@@ -297,6 +352,8 @@ static void language_version_follows_the_device(void **state)
 
 int main(int argc, char **argv)
 {
+    /* The binary cache under test on every driver, POCL too (see pocl_keeps_its_own_kernels). */
+    clg__testing_set_bincache_always(1);
     if (argc == 3 && strcmp(argv[1], "--child-warm") == 0)
         return child_warm(argv[2]);
     const struct CMUnitTest tests[] = {
@@ -306,6 +363,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(damaged_entries_are_rebuilt),
         cmocka_unit_test(unwritable_or_disabled_cache_is_harmless),
         cmocka_unit_test(concurrent_processes_fill_one_cache),
+        cmocka_unit_test(pocl_keeps_its_own_kernels),
         cmocka_unit_test(build_failure_surfaces_the_log),
         cmocka_unit_test(cache_location_follows_the_environment),
     };

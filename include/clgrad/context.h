@@ -28,7 +28,9 @@ typedef struct clg_ctx_options {
     int profiling;          /* 1: queue created with CL_QUEUE_PROFILING_ENABLE */
     const char *cache_dir;  /* program-binary cache folder; NULL: CLGRAD_CACHE_DIR, else
                                $XDG_CACHE_HOME/clgrad, else ~/.cache/clgrad; "off": none.
-                               Copied at create time. */
+                               Copied at create time. On POCL with its own kernel cache
+                               on, the folder keeps which programs were built, not their
+                               binaries (README "Kernels"). */
     clg_decisions decisions; /* CLG_DECIDE_AUTO */
     /* Called on the thread using the context when a program must be compiled from OpenCL C
      * (not in the binary cache: a first run on this device and driver, or new options):
@@ -85,7 +87,8 @@ CLG_API clg_status clg_ctx_finish(clg_ctx *ctx);
 /* Counters of program builds, to see what the binary cache saved. */
 typedef struct clg_ctx_stats {
     unsigned programs_from_source;  /* compiled from OpenCL C */
-    unsigned programs_from_cache;   /* loaded from the on-disk binary cache */
+    unsigned programs_from_cache;   /* loaded from the on-disk binary cache (on POCL: built
+                                       before, its kernels from POCL's own cache) */
     unsigned cache_rejected;        /* cache entries found but unusable (corrupt, mismatched) */
     unsigned cache_writes;          /* entries written */
     double build_seconds;           /* wall time spent obtaining programs */

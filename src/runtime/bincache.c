@@ -44,6 +44,13 @@ char *clg__cache_dir_resolve(const char *explicit_dir)
     return NULL;
 }
 
+int clg__driver_caches(const clg_device_info *dev)
+{
+    const char *off = getenv("POCL_KERNEL_CACHE"); /* POCL's own switch, on unless 0 */
+    return strstr(dev->platform, "Portable Computing Language") != NULL &&
+           !(off && strcmp(off, "0") == 0);
+}
+
 void clg__hex32(const unsigned char digest[32], char out[65])
 {
     static const char hex[] = "0123456789abcdef";

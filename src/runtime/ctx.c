@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 #include "runtime_internal.h"
+#include "testing.h"
 
 clg_ctx_options clg_ctx_options_default(void)
 {
@@ -116,6 +117,7 @@ clg_status clg_ctx_create(const clg_device_info *dev, const clg_ctx_options *opt
         version[0] = '\0';
     snprintf(ctx->cl_std, sizeof ctx->cl_std, "%s", clg__cl_std_option(version));
     ctx->cache_dir = clg__cache_dir_resolve(o.cache_dir);
+    ctx->driver_caches = clg__driver_caches(dev) && !clg__testing_bincache_always();
     ctx->on_build = o.on_build;
     ctx->on_build_user = o.on_build_user;
     ctx->profiling = o.profiling != 0;

@@ -102,13 +102,32 @@ clg_status clg__program_build_source(clg_ctx *ctx, const char *name, const char 
     return st;
 }
 
-static cl_program load_cached(clg_ctx *ctx, const unsigned char key[32], const char *options)
+/* The entry kept for a program whose driver caches its kernels itself (clg__driver_caches):
+ * not a binary, only the word that it was built here before, so that a later build from
+ * source, served by the driver's cache, is counted as from a cache and not announced. */
+static const char DRIVER_KEPT[] = "clgrad: built before; the driver keeps its kernels\n";
+
+static int is_driver_kept(const unsigned char *bin, size_t size)
+{
+    return size == sizeof DRIVER_KEPT - 1 && memcmp(bin, DRIVER_KEPT, size) == 0;
+}
+
+/* What the cache holds for key: a program from its binary (returned), the driver-kept word
+ * (*kept = 1 where this context's driver caches; NULL returned), or nothing usable. */
+static cl_program load_cached(clg_ctx *ctx, const unsigned char key[32], const char *options,
+                              int *kept)
 {
     size_t size;
     int found;
+    *kept = 0;
     unsigned char *bin = clg__bincache_load(ctx->cache_dir, key, &size, &found);
     if (!bin) {
         ctx->stats.cache_rejected += (unsigned)found;
+        return NULL;
+    }
+    if (is_driver_kept(bin, size)) { /* with POCL_KERNEL_CACHE=0 since: a miss */
+        *kept = ctx->driver_caches;
+        free(bin);
         return NULL;
     }
     cl_device_id d = (cl_device_id)ctx->device.cl_device;
@@ -127,8 +146,14 @@ static cl_program load_cached(clg_ctx *ctx, const unsigned char key[32], const c
     return prog;
 }
 
+/* Keeps the program's binary, or where the driver caches its kernels the driver-kept word. */
 static void store_cached(clg_ctx *ctx, const unsigned char key[32], cl_program prog)
 {
+    if (ctx->driver_caches) {
+        ctx->stats.cache_writes += (unsigned)clg__bincache_store(
+            ctx->cache_dir, key, (const unsigned char *)DRIVER_KEPT, sizeof DRIVER_KEPT - 1);
+        return;
+    }
     size_t size = 0;
     if (clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL) != CL_SUCCESS ||
         size == 0)
@@ -161,7 +186,8 @@ static clg_status obtain(clg_ctx *ctx, const clg__kernel_source *src, const char
              src->sha256);
     unsigned char key[32];
     clg__bincache_key(ctx, digest, options, key);
-    if (ctx->cache_dir && (*out = load_cached(ctx, key, options)) != NULL) {
+    int kept = 0;
+    if (ctx->cache_dir && (*out = load_cached(ctx, key, options, &kept)) != NULL) {
         ctx->stats.programs_from_cache++;
         return CLG_OK;
     }
@@ -169,14 +195,19 @@ static clg_status obtain(clg_ctx *ctx, const clg__kernel_source *src, const char
     snprintf(line, sizeof line, "\n#line 1 \"%s.cl\"\n", src->family);
     snprintf(hline, sizeof hline, "\n#line 1 \"%s.cl\"\n", hname);
     const char *strings[5] = {common->text, hline, hdr ? hdr->text : "", line, src->text};
-    if (ctx->on_build)
+    int announce = ctx->on_build && !kept;
+    if (announce)
         ctx->on_build(ctx->on_build_user, src->family, 0.0);
     double t0 = clg__now();
     clg_status st = build_from_strings(ctx, src->family, 5, strings, options, out);
-    if (ctx->on_build)
+    if (announce)
         ctx->on_build(ctx->on_build_user, src->family, clg__now() - t0 + 1e-9);
     if (st != CLG_OK)
         return st;
+    if (kept) {
+        ctx->stats.programs_from_cache++;
+        return CLG_OK;
+    }
     ctx->stats.programs_from_source++;
     if (ctx->cache_dir)
         store_cached(ctx, key, *out);

@@ -81,7 +81,8 @@ struct clg_ctx {
     cl_context context;
     cl_command_queue queue;
     cl_command_queue transfer_queue; /* second in-order queue for overlapped copies, or NULL */
-    char *cache_dir;              /* NULL: binary cache off */
+    char *cache_dir;              /* NULL: binary cache (and tunings' files) off */
+    int driver_caches;            /* the cache keeps a word, not binaries (clg__driver_caches) */
     clg__program_entry *programs; /* built programs, one per (family, options) */
     size_t program_count, program_cap;
     clg__kernel_entry *kernels;   /* kernels made so far, reused (a context is single-threaded) */
@@ -228,6 +229,13 @@ clg_status clg__scratch_get(clg_ctx *ctx, clg__scratch_slot slot, size_t bytes, 
 /* Resolves the cache folder from an explicit setting or the environment; returns a malloc'd
  * path or NULL when caching is off or no location can be found. */
 char *clg__cache_dir_resolve(const char *explicit_dir);
+
+/* 1 when the device's driver keeps compiled kernels itself: POCL, unless POCL_KERNEL_CACHE=0.
+ * There clgrad's cache keeps no program binaries, only that a program was built: asking POCL
+ * for a binary makes it compile every kernel of the program once more for any work-group
+ * size, which its own cache never needs (test_conv from cold caches: 260 s with binaries,
+ * 127 s without; a first start of every family 68 s -> 10 s, a second 0.12 -> 1.2 s). */
+int clg__driver_caches(const clg_device_info *dev);
 
 /* Binary cache: fills key[32] for (source digest, options, device, library version). */
 void clg__bincache_key(const clg_ctx *ctx, const char *source_sha256, const char *options,

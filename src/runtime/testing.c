@@ -11,6 +11,7 @@ static _Thread_local void (*atomic_hook)(int point);
 static _Thread_local long host_fail_at, device_fail_at, host_count, device_count;
 static _Thread_local unsigned long max_groups;
 static _Thread_local unsigned compute_units;
+static _Thread_local int bincache_always;
 
 const char *clg__testing_faults(void)
 {
@@ -82,4 +83,14 @@ unsigned clg__testing_compute_units(void)
 void clg__testing_set_compute_units(unsigned n)
 {
     compute_units = n;
+}
+
+int clg__testing_bincache_always(void)
+{
+    return bincache_always;
+}
+
+void clg__testing_set_bincache_always(int on)
+{
+    bincache_always = on;
 }

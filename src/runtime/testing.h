@@ -43,6 +43,10 @@ void clg__fault_inject(long host_n, long device_n);
 void clg__fault_counts(long *host, long *device);
 void clg__testing_set_max_groups(unsigned long n); /* 0: 65535 again */
 void clg__testing_set_compute_units(unsigned n);    /* 0: the device's again */
+/* 1: contexts made from now on this thread keep program binaries even where the driver caches
+ * its kernels itself (clg__driver_caches), so that the binary cache is tested on POCL. */
+int clg__testing_bincache_always(void);
+void clg__testing_set_bincache_always(int on);
 
 #else
 
@@ -53,6 +57,7 @@ void clg__testing_set_compute_units(unsigned n);    /* 0: the device's again */
 #define clg__testing_device_alloc_fails() 0
 #define clg__testing_max_groups() 65535ul
 #define clg__testing_compute_units() 0u
+#define clg__testing_bincache_always() 0
 
 #endif
 #endif
