@@ -11,6 +11,7 @@
 #include <string.h>
 #include "common/testutil.h"
 #include "runtime/runtime_internal.h"
+#include "runtime/testing.h"
 
 static clg_status scenario(void)
 {
@@ -211,6 +212,9 @@ static void every_allocation_of_training_can_fail(void **state)
 
 int main(void)
 {
+    /* Program binaries even on POCL: the sweeps make hundreds of contexts, and a binary loads
+     * in milliseconds where POCL's own cache preprocesses each source again (~50 ms). */
+    clg__testing_set_bincache_always(1);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_host_allocation_can_fail),
         cmocka_unit_test(every_device_buffer_can_fail),
