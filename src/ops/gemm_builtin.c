@@ -135,19 +135,6 @@ static clg_status run_tile(clg_ctx *ctx, const clg_gemm_params *p, const clg__ge
     return clg__launch_run(&a, global, local);
 }
 
-/* A group's extent `want` along a dimension of `count` work-items, or for fewer, the largest
- * power of two within them: every distinct local size is a compile on POCL (about 1 s), so
- * small problems share a few sizes instead of one each (kernels check the padding). */
-static size_t fit_local(size_t want, size_t count)
-{
-    if (want <= count)
-        return want;
-    size_t l = 1;
-    while (2 * l <= count)
-        l *= 2;
-    return l;
-}
-
 /* Prefetch distances for clg_gemm_reg (floats along a row; measured on a Zen 3 VM, paired runs
  * in one process): C two tiles ahead when k is short (32 x 50176 x 25: 23-29 -> 31-39 GFLOP/s),
  * B one tile ahead when it is read in place with rows a page or more apart (64 x 12544 x 800:
@@ -188,7 +175,7 @@ static clg_status run_reg(clg_ctx *ctx, const clg_gemm_params *p, const char *op
      * (m = 64 with 4-row blocks on a Zen 3, paired runs: 64 x 3136 x 1024 55-60 -> 66-85
      * GFLOP/s, 64 x 12544 x 800 51-61 -> 65-74). */
     size_t group = p->local_m * p->local_n;
-    size_t lm = fit_local(tiles_m <= group ? group : p->local_m, tiles_m);
+    size_t lm = clg__local_fit(tiles_m <= group ? group : p->local_m, tiles_m);
     /* Not fitted to tiles_n: padding columns return at once (staging: one column tile). */
     size_t ln = staged ? 1 : group / lm;
     size_t local[3] = {ln, lm, 1};

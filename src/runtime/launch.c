@@ -95,6 +95,16 @@ size_t clg__grid_groups(size_t wanted)
     return wanted < most ? wanted : most;
 }
 
+size_t clg__local_fit(size_t want, size_t count)
+{
+    if (want <= count)
+        return want;
+    size_t l = 1;
+    while (2 * l <= count)
+        l *= 2;
+    return l;
+}
+
 size_t clg__local_pow2(size_t n, size_t cap)
 {
     size_t p = 1;

@@ -204,9 +204,12 @@ clg_status clg__launch_elementwise(clg__launch *l, size_t n);
 /* Work-groups to launch along one dimension for `wanted` of them, at most 65535 (some drivers
  * fail above it): kernels given fewer than they want loop over the rest. */
 size_t clg__grid_groups(size_t wanted);
-/* A local size of n items rounded up to a power of two, at most cap: POCL compiles a kernel anew
- * for every local size (~1 s cold), so a size that follows the layer's shape takes a few
- * values, not one a shape. The kernel must test its bounds (the extra items do nothing). */
+/* Local sizes from a few values, not one a problem shape: POCL compiles a kernel anew for every
+ * local size (~1 s cold). The kernels test their bounds (items past the work do nothing).
+ * clg__local_fit: a group's extent `want` along a dimension of `count` work-items, or for
+ * fewer, the largest power of two within them. clg__local_pow2: n rounded up to a power of
+ * two, at most cap. */
+size_t clg__local_fit(size_t want, size_t count);
 size_t clg__local_pow2(size_t n, size_t cap);
 /* Compute units to plan a launch's work-groups for (e.g. how many slices of a long sum): the
  * device's, at least 1, or what a test set (to plan a large GPU's work on a small device). */

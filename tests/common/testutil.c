@@ -133,15 +133,19 @@ void clg_test_report_left_out(const char *what, size_t left_out, size_t total)
                       left_out, total, clg_test_small_limit());
 }
 
+int clg_test_device_is_pocl(void)
+{
+    return strstr(clg_test_device()->platform, "Portable Computing Language") != NULL;
+}
+
 void clg_test_skip_unless_pocl(void)
 {
     const char *why = getenv("CLG_TEST_POCL_ONLY");
     if (!why || !*why)
         return;
-    const clg_device_info *d = clg_test_device();
-    if (strstr(d->platform, "Portable Computing Language"))
+    if (clg_test_device_is_pocl())
         return;
-    printf("skipped on %s: %s\n", d->platform, why);
+    printf("skipped on %s: %s\n", clg_test_device()->platform, why);
     clg_test_devices_release();
     exit(77);
 }

@@ -54,6 +54,7 @@ double clg_test_max_abs_diff(const float *a, const float *b, size_t n);
  * list stays valid until clg_test_devices_release. */
 const clg_device_info *clg_test_device(void);
 void clg_test_devices_release(void);
+int clg_test_device_is_pocl(void); /* 1 when that device is POCL's */
 /* For a test that CMake marks POCL-only (CLG_TEST_POCL_ONLY holds why, and SKIP_RETURN_CODE
  * 77): on another implementation it prints that it is skipped and why, and exits 77. */
 void clg_test_skip_unless_pocl(void);

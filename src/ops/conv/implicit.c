@@ -220,7 +220,7 @@ static clg_status pad(clg_ctx *ctx, const shift_tiles *t, const shift_grid *s,
  * cold), and the items past the tiles only test their bounds. */
 static void tile_launch(size_t tiles_m, size_t local[3])
 {
-    local[1] = tiles_m >= 8 ? 8 : tiles_m >= 4 ? 4 : tiles_m >= 2 ? 2 : 1;
+    local[1] = clg__local_fit(8, tiles_m);
     local[0] = 8 / local[1];
     local[2] = 1;
 }
