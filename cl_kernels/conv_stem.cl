@@ -65,12 +65,14 @@
  * is shifted left to end at Q (its first columns again, by the same item) unless Q < 16.
  * Blocks within the columns [qa, qb), whose taps read no padding across, load their inputs
  * straight from the row. Weights w[k][c][r][s]; channels past K read channel K - 1's and are
- * not stored. Then bias and the epilogue's activation (common.cl's clg_epi16). Dilation 1. */
-__kernel void clg_conv_stem_fwd(__global const float *x, ulong xo, __global const float *w,
-                                ulong wo, __global float *y, ulong yo,
-                                __global const float *bias, ulong bo, uint has_bias, uint act,
-                                float relu_max, uint items, uint H, uint W, uint K, uint P,
-                                uint Q, uint sh, int pt, int pl, uint dh, uint qa, uint qb)
+ * not stored. Then bias and the epilogue's activation (common.cl's clg_epi16). Dilation 1.
+ * vec_type_hint: a work-item is already 16 lanes wide; without the hint Intel's CPU compiler
+ * widens it across 16 work-items as well, and took 64 s to compile the unrolled 3x3 taps. */
+__kernel __attribute__((vec_type_hint(float16))) void
+clg_conv_stem_fwd(__global const float *x, ulong xo, __global const float *w, ulong wo,
+                  __global float *y, ulong yo, __global const float *bias, ulong bo,
+                  uint has_bias, uint act, float relu_max, uint items, uint H, uint W, uint K,
+                  uint P, uint Q, uint sh, int pt, int pl, uint dh, uint qa, uint qb)
 {
     uint i = get_global_id(0);
     if (i >= items)
