@@ -16,9 +16,9 @@ rm -rf "$logs" && mkdir -p "$logs"
 export CLG_TEST_SMALL=250000 CLG_TEST_NO_TIMING=1 CLGRAD_CACHE_DIR=$build/test-cache-oclgrind
 export CLGRAD_DEVICES= CLGRAD_GPU_PROFILE= CLG_TEST_SKIP='*agree_on_one_two_and_three_devices'
 # oclgrind interprets on one thread, so the tests run in two lanes at once, balanced by their
-# times (seconds in CI's stage on a 2-core Xeon VM, in brackets): test_parallel (900),
-# test_conv (570) and the small ones (70), against test_nn (970), test_dense (270), test_gemm
-# (250) and test_train (250).
+# times alone on a 2-core Xeon VM (seconds, in brackets): test_parallel (580), test_conv (450)
+# and the small ones (35), against test_nn (600), test_dense (360), test_gemm (80) and
+# test_train (70).
 lanes=("test_parallel test_conv test_tensor test_pool test_loss_norm test_activation test_dropout_optim"
        "test_nn test_dense test_gemm test_train")
 run_one() {
