@@ -8,6 +8,7 @@
 #include <string.h>
 #include "common/testutil.h"
 #include "runtime/testing.h"
+#include "ops/gemm_internal.h"
 #include "ref/ref_gemm.h"
 
 static clg_ctx *ctx;
@@ -168,8 +169,9 @@ static size_t make_cases(gemm_case *out, int integer)
             c.integer = integer;
             out[n++] = c;
         }
-    /* B rows 4 KiB or 8 KiB apart. */
+    /* B rows 4 KiB or 8 KiB apart, and 1 KiB apart (staged with stage_b 3). */
     gemm_case aliased[] = {
+        {0, 0, 33, 100, 257, 1.0f, integer ? 2.0f : 0.5f, 0, 0, 1, integer, 256, 0},
         {0, 0, 33, 100, 257, 1.0f, 0.0f, 0, 0, 1, integer, 1024, 0},
         {0, 0, 7, 33, 64, 0.5f, integer ? 1.0f : -0.25f, 1, 5, 2, integer, 2048, 0},
         {1, 0, 64, 257, 100, 1.0f, 1.0f, 0, 0, 1, integer, 1024, 0},
@@ -210,6 +212,7 @@ static const variant variants[] = {
     {"reg 8x32 staged kc64", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 4, 1, 64, 1, 1, {0}, 0, 0},
     {"reg 5x16 staged kc16", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 5, 16, 3, 1, 16, 1, 1, {0}, 0, 0},
     {"reg 8x32 auto-staged", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 16, 1, 32, 1, 2, {0}, 0, 0},
+    {"reg 8x32 auto-staged 1 KiB", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 16, 1, 32, 1, 3, {0}, 0, 0},
     {"reg 6x48 mixed", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 6, 48, 4, 1, 128, 64, 0, {0}, 0, 0},
     {"reg 3x64 staged kc32", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 3, 64, 2, 1, 32, 1, 1, {0}, 0, 0},
     /* A packed into panels (every product at least 1 column wide), with B in place, packed
@@ -555,12 +558,47 @@ static void default_table_fits_the_device(void **state)
     assert_int_equal(p.mr, 6);
     assert_int_equal(p.local_m, 16);
     snprintf(d.vendor, sizeof d.vendor, "GenuineIntel"); /* POCL on an Intel CPU */
-    assert_int_equal(clg_gemm_params_default(&d).mr, 8);
+    p = clg_gemm_params_default(&d);
+    assert_int_equal(p.mr, 8);
+    assert_int_equal(p.stage_b, 3); /* two FMA ports (a Xeon by default): its own row */
+    assert_int_equal(p.pack_a_min_n, 512);
     d.native_vec_width_float = 8; /* AVX2 */
     assert_int_equal(clg_gemm_params_default(&d).mr, 4);
     /* Every row is valid for the device it is meant for. */
     CLG_ASSERT_STATUS(clg_gemm_get_params(ctx, &p), CLG_OK);
     CLG_ASSERT_STATUS(clg_gemm_set_params(ctx, &p), CLG_OK);
+}
+
+/* Which way the register kernel reads B: staged where rows of B alias in the caches (a
+ * multiple of 4 KiB apart; with stage_b 3, of 1 KiB where k spans a block), k spans a block
+ * and one group holds every row tile; packed where they alias otherwise or B is transposed;
+ * else in place. */
+static void b_mode_follows_the_rows_of_b(void **state)
+{
+    (void)state;
+    clg_gemm_params p = {.mr = 8, .nr = 32, .local_m = 8, .kc = 512, .pack_min_k = 64};
+    clg__gemm_call g = {.ta = CLG_NO_TRANS, .tb = CLG_NO_TRANS, .m = 64, .n = 12544, .k = 800,
+                        .batch = 1, .ldb = 12544}; /* rows 49 KiB apart */
+    enum { IN_PLACE = 0, PACKED = 1, STAGED = 2 };
+    static const struct { unsigned stage_b; size_t m, k, ldb; int tb, want; } rows[] = {
+        {2, 64, 800, 12544, 0, IN_PLACE}, {3, 64, 800, 12544, 0, STAGED},
+        {2, 64, 800, 1024, 0, STAGED},    {3, 64, 800, 1024, 0, STAGED},
+        {2, 72, 800, 12544, 0, IN_PLACE}, /* 9 row tiles: more than a group holds */
+        {3, 72, 800, 12544, 0, PACKED},   {3, 72, 800, 1024, 0, PACKED},
+        {3, 64, 400, 12544, 0, IN_PLACE}, {3, 64, 400, 1024, 0, PACKED}, /* k < kc */
+        {3, 64, 800, 12545, 0, IN_PLACE}, {3, 64, 800, 12544, 1, PACKED},
+        {0, 64, 800, 1024, 0, PACKED},    {1, 64, 40, 12545, 0, STAGED},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        p.stage_b = rows[i].stage_b;
+        g.m = rows[i].m;
+        g.k = rows[i].k;
+        g.ldb = rows[i].ldb;
+        g.tb = rows[i].tb ? CLG_TRANS : CLG_NO_TRANS;
+        if (clg__gemm_b_mode(&p, &g) != rows[i].want)
+            fail_msg("row %zu: stage_b %u m %zu k %zu ldb %zu: mode %d, expected %d", i,
+                     rows[i].stage_b, g.m, g.k, g.ldb, clg__gemm_b_mode(&p, &g), rows[i].want);
+    }
 }
 
 static int setup(void **state)
@@ -597,6 +635,7 @@ int main(void)
         cmocka_unit_test(bad_arguments_are_rejected),
         cmocka_unit_test(tuning_file_is_used_by_the_next_context),
         cmocka_unit_test(default_table_fits_the_device),
+        cmocka_unit_test(b_mode_follows_the_rows_of_b),
         cmocka_unit_test(backend_comes_from_the_environment),
     };
     clg_test_apply_filters();

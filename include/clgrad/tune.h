@@ -35,7 +35,9 @@ typedef struct clg_gemm_params {
     unsigned stage_b;         /* reg, op(B) = B only: 1 = each work-group copies kc x nr
                                  blocks of B into local memory instead of packing; 2 = do so
                                  where packing would be due, k >= kc and one group holds
-                                 every row tile; 0 = never */
+                                 every row tile; 3 = as 2, with rows of B a multiple of
+                                 1 KiB apart (not only 4 KiB) aliasing where k >= kc, for
+                                 packing too; 0 = never */
     unsigned mwg, nwg;        /* local: each work-group's tile of C, rows x columns (8..256) */
     unsigned kwg;             /* local: k per local-memory step (4..64) */
     unsigned mdimc, ndimc;    /* local: work-items along m and n; each computes mwg/mdimc x

@@ -278,18 +278,24 @@ static clg_status run_packed(clg_ctx *ctx, const clg_gemm_params *p, const char 
     return st;
 }
 
-/* Which kernel and way of reading B serve this product (see run_direct). */
-static int b_mode_for(const clg_gemm_params *p, const clg__gemm_call *g)
+/* Which way of reading B serves this product (B_PANEL; see run_direct). */
+int clg__gemm_b_mode(const clg_gemm_params *p, const clg__gemm_call *g)
 {
     /* B in place unless it is transposed, or K is long and rows lie a multiple of 4 KiB apart
      * (then every row of a panel falls in the same cache sets and evicts the others). Against
      * that aliasing, packing copies all of B once more; staging it through local memory does
      * not, and wins when one work-group holds every row tile (each block of B is read once)
-     * and K spans at least one whole block (else the barriers cost more than they save). */
+     * and K spans at least one whole block (else the barriers cost more than they save).
+     * With stage_b 3, rows a multiple of 1 KiB apart alias too where K spans a block: they
+     * fall in at most 4 of the 64 positions of L1's 4 KiB set period (on an Intel Xeon, in
+     * paired runs, 64 x 12544 x 800 staged 1.8-2.1x and 512^3 packed 1.2-1.4x against in
+     * place; AMD's rows keep 2, measured without it). */
     if (g->tb == CLG_NO_TRANS && g->n >= p->nr) {
-        int aliasing = (g->ldb * sizeof(float)) % 4096 == 0;
+        size_t row_bytes = g->ldb * sizeof(float);
+        int aliasing = row_bytes % 4096 == 0 ||
+                       (p->stage_b == 3 && row_bytes % 1024 == 0 && g->k >= p->kc);
         size_t tiles_m = (g->m + p->mr - 1) / p->mr;
-        if (p->stage_b == 1 || (p->stage_b == 2 && aliasing && g->k >= p->kc && tiles_m <= p->local_m))
+        if (p->stage_b == 1 || (p->stage_b >= 2 && aliasing && g->k >= p->kc && tiles_m <= p->local_m))
             return B_STAGED;
         if (g->k < p->pack_min_k || !aliasing)
             return B_IN_PLACE;
@@ -302,7 +308,7 @@ static clg_status run_direct(clg_ctx *ctx, const clg_gemm_params *p, const clg__
     char opts[128];
     double flops = 2.0 * (double)g->m * (double)g->n * (double)g->k;
     int small = g->k == 0 || flops <= p->small_flops;
-    int mode = small || p->kernel == CLG_GEMM_KERNEL_LOCAL ? B_IN_PLACE : b_mode_for(p, g);
+    int mode = small || p->kernel == CLG_GEMM_KERNEL_LOCAL ? B_IN_PLACE : clg__gemm_b_mode(p, g);
     program_options(p, mode, opts, sizeof opts); /* only the program this product uses */
     if (small)
         return run_small(ctx, opts, g);

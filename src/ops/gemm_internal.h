@@ -96,6 +96,10 @@ clg_status clg__gemm_warm_up(clg_ctx *ctx);
 
 clg_status clg__gemm_builtin(clg_ctx *ctx, const clg_gemm_params *p, const clg__gemm_call *g);
 
+/* How the built-in's register kernel reads B in a product: 0 in place, 1 from packed panels,
+ * 2 staged through local memory (gemm.cl's B_PANEL). */
+int clg__gemm_b_mode(const clg_gemm_params *p, const clg__gemm_call *g);
+
 /* C (m x n, ldc) = the sum of `slices` dense m x n partial products, one after the other in
  * parts, in slice order (results do not depend on scheduling), + beta * C. */
 clg_status clg__gemm_reduce_slices(clg_ctx *ctx, cl_mem parts, size_t slices, size_t m, size_t n,

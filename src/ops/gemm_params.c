@@ -29,15 +29,17 @@ typedef struct default_row {
  * share each B panel in cache, K in blocks of 512, B in place for K < 64 (packing such a B
  * costs more than it saves); below 2^17 flops launch overhead dominates and the
  * one-element-per-item kernel wins. */
-#define POCL_AVX512_ROW(pack_a_min_n)                                                           \
-    {sizeof(clg_gemm_params), CLG_GEMM_KERNEL_REG, 8, 32, 8, 1, 512, 64, 2, NO_TILE, 131072.0, 0, 0, pack_a_min_n}
-#define POCL_AVX512 POCL_AVX512_ROW(0)
+#define POCL_AVX512_ROW(stage_b, pack_a_min_n)                                                  \
+    {sizeof(clg_gemm_params), CLG_GEMM_KERNEL_REG, 8, 32, 8, 1, 512, 64, stage_b, NO_TILE, 131072.0, 0, 0, pack_a_min_n}
+#define POCL_AVX512 POCL_AVX512_ROW(2, 0)
 /* The same on Intel's cores with two FMA ports: A packed into panels where n >= 512 (an
  * Intel Xeon VM, family 6 model 167 as KVM reports it, 2 cores, 259 GFLOP/s FMA peak; paired
  * runs in one process, two rounds: 1024^3 1.08/1.21x, 2048^3 1.11/1.10x, 64 x 1024 x 3136
  * 1.11/1.12x, 64 x 12544 x 800 1.06/1.05x, 256^3 0.91/1.04x). clgrad-tune all kept the rest
- * of the row there (its paired runs: nothing else above 1.03x twice). */
-#define POCL_AVX512_INTEL POCL_AVX512_ROW(512)
+ * of the row there (its paired runs: nothing else above 1.03x twice). Rows of B a multiple
+ * of 1 KiB apart alias (stage_b 3; family 6 model 207, 2 cores, paired runs): 64 x 12544 x
+ * 800 staged 1.8-2.1x, 512^3 packed 1.2-1.4x. */
+#define POCL_AVX512_INTEL POCL_AVX512_ROW(3, 512)
 /* Intel's runtime: 6 x 32 blocks, 16 x 2 groups, K in blocks of 128. */
 #define INTEL_AVX512 {sizeof(clg_gemm_params), CLG_GEMM_KERNEL_REG, 6, 32, 16, 2, 128, 1, 2, NO_TILE, 131072.0, 0, 0, 0}
 
@@ -140,8 +142,8 @@ clg_status clg__gemm_params_check(clg_ctx *ctx, const clg_gemm_params *p)
         bad = "local_n must be 1..64, with local_m * local_n <= 256";
     else if (p->kc < 16 || p->kc > 4096)
         bad = "kc must be 16..4096";
-    else if (p->stage_b > 2)
-        bad = "stage_b must be 0, 1 or 2";
+    else if (p->stage_b > 3)
+        bad = "stage_b must be 0, 1, 2 or 3";
     else if (p->stage_b && (size_t)p->kc * p->nr * sizeof(float) > ctx->device.local_mem_bytes)
         bad = "stage_b: kc * nr floats exceed the device's local memory";
     else if (p->mwg < 8 || p->mwg > 256 || p->nwg < 8 || p->nwg > 256)

@@ -228,7 +228,7 @@ static int refine(search *s, int quick)
         {&p.local_n, 0, 0, {1, 2, 4, END}},
         {&p.kc, 0, 0, {128, 256, 512, 1024, 2048, END}},
         {&p.pack_min_k, 0, 0, {1, 64, 512, 1000000, END}},
-        {&p.stage_b, 0, 1, {0, 1, 2, END}},
+        {&p.stage_b, 0, 1, {0, 1, 2, 3, END}},
         {&p.pack_a_min_n, 0, 0, {0, 128, 512, 2048, END}},
         {&p.mwg, 1, 0, {16, 32, 64, 128, 256, END}},
         {&p.nwg, 1, 0, {16, 32, 64, 128, 256, END}},
