@@ -30,14 +30,78 @@
 #define STEM_LOAD(r, u) ((float16)(vload16(0, (r) + (u)).even, vload16(0, (r) + (u) + 15).odd))
 #endif
 
+/* Lanes [s, s + 16) of the 32 in lo, hi (s a constant once the taps are unrolled): swizzles,
+ * in pieces of 8, 4, 3, 2 or 1 lanes, as OpenCL C allows (shuffle2 is a call into POCL's
+ * library). */
+inline float16 stem_shift(float16 lo, float16 hi, int s)
+{
+    switch (s) {
+    case 1:
+        return (float16)(lo.s12345678, lo.s9abc, lo.sdef, hi.s0);
+    case 2:
+        return (float16)(lo.s23456789, lo.sabcd, lo.sef, hi.s01);
+    case 3:
+        return (float16)(lo.s3456789a, lo.sbcde, lo.sf, hi.s012);
+    case 4:
+        return (float16)(lo.s456789ab, lo.scdef, hi.s0123);
+    case 5:
+        return (float16)(lo.s56789abc, lo.sdef, hi.s0123, hi.s4);
+    case 6:
+        return (float16)(lo.s6789abcd, lo.sef, hi.s0123, hi.s45);
+    case 7:
+        return (float16)(lo.s789abcde, lo.sf, hi.s0123, hi.s456);
+    case 8:
+        return (float16)(lo.s89abcdef, hi.s01234567);
+    case 9:
+        return (float16)(lo.s9abc, lo.sdef, hi.s01234567, hi.s8);
+    case 10:
+        return (float16)(lo.sabcd, lo.sef, hi.s01234567, hi.s89);
+    case 11:
+        return (float16)(lo.sbcde, lo.sf, hi.s01234567, hi.s89a);
+    case 12:
+        return (float16)(lo.scdef, hi.s01234567, hi.s89ab);
+    case 13:
+        return (float16)(lo.sdef, hi.s01234567, hi.s89ab, hi.sc);
+    case 14:
+        return (float16)(lo.sef, hi.s01234567, hi.s89ab, hi.scd);
+    case 15:
+        return (float16)(lo.sf, hi.s01234567, hi.s89ab, hi.scde);
+    case 16:
+        return hi;
+    default:
+        return lo;
+    }
+}
+
 /* Row r's 16 * ST_SW + ST_S - 1 values from column u into seg, zero outside [0, W): the
  * taps of a block at the padding read them as vectors from there. */
 #define STEM_SEG (16 * ST_SW + ST_S - 1)
 #define STEM_PAD_ROW(seg, r, u)                                                                \
     _Pragma("unroll") for (int j = 0; j < STEM_SEG; j++) (seg)[j] = clg_row_at(r, (u) + j, W)
 
+/* A row's inputs for a block at the padding. Stride 1 (taps within 17 columns): the block's
+ * 16 + ST_S - 1 columns as two vectors, read lane by lane only where they cross the padding,
+ * each tap a lane shift of them (on a 28-column row, both blocks at the padding, the copy
+ * into seg and its vector loads, which stall on the copy's scalar stores, took most of the
+ * layer's time). Stride 2: through seg. */
+#if ST_SW == 1 && ST_S <= 17
+#define STEM_EDGE_ROW(EDGE, row, u0)                                                           \
+    float16 lo = (float16)(0.0f), hi = (float16)(0.0f);                                       \
+    if (EDGE) {                                                                               \
+        lo = clg_row_load16(row, u0, W, 1);                                                   \
+        if (ST_S > 1)                                                                         \
+            hi = clg_row_load16(row, u0 + 16, W, 1);                                          \
+    }
+#define STEM_EDGE_TAP(s) stem_shift(lo, hi, s)
+#else
+#define STEM_EDGE_ROW(EDGE, row, u0)                                                           \
+    if (EDGE)                                                                                 \
+        STEM_PAD_ROW(seg, row, u0)
+#define STEM_EDGE_TAP(s) STEM_LOAD(seg, s)
+#endif
+
 /* acc[k] = the block of 16 columns from q's sums for channel k, WK(k) its weights; with
- * EDGE, each row's inputs through the zero-padded segment seg. A row in the padding reads
+ * EDGE, each row's inputs as STEM_EDGE_ROW and STEM_EDGE_TAP read them. A row in the padding reads
  * row 0 and takes zeros (skipping it would branch around the sums: LLVM then keeps them in
  * memory). */
 #define STEM_BLOCK(WK, EDGE)                                                                 \
@@ -48,10 +112,9 @@
             _Pragma("unroll") for (int r = 0; r < ST_R; r++) {                               \
                 int h = h0 + r * (int)dh, in = h >= 0 && h < (int)H;                          \
                 const __global float *row = xn + ((size_t)c * H + (size_t)(in ? h : 0)) * W;  \
-                if (EDGE)                                                                     \
-                    STEM_PAD_ROW(seg, row, u0);                                               \
+                STEM_EDGE_ROW(EDGE, row, u0);                                                 \
                 _Pragma("unroll") for (int s = 0; s < ST_S; s++) {                           \
-                    float16 v = EDGE ? STEM_LOAD(seg, s) : STEM_LOAD(row, u0 + s);            \
+                    float16 v = EDGE ? STEM_EDGE_TAP(s) : STEM_LOAD(row, u0 + s);             \
                     v = in ? v : (float16)(0.0f);                                             \
                     int tap = (c * ST_R + r) * ST_S + s;                                      \
                     _Pragma("unroll") for (int k = 0; k < STEM_K; k++)                       \
