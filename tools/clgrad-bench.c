@@ -14,7 +14,7 @@
 /* Every option; the command is the one operand. */
 typedef struct settings {
     bench_opts o;
-    const char *shape, *impl, *folder, *net_file;
+    const char *shape, *impl, *vs, *folder, *net_file;
     size_t batch, memory_cap, limit, crop;
     int scaling;
 } settings;
@@ -30,6 +30,9 @@ static const opt_def defs[] = {
     {OPT_TEXT, "shape", AT(shape), 0, 0, .value = "S", .help = "gemm, conv: one shape"},
     {OPT_TEXT, "impl", AT(impl), 0, 0, .value = "builtin|clblast|openblas",
      .help = "gemm: just one implementation"},
+    {OPT_TEXT, "vs", AT(vs), 0, 0, .value = "K=V,...",
+     .help = "gemm: the built-in with these GEMM parameters changed (as clgrad-tune\n"
+             "--set) takes turns with the rest: paired runs of two parameter sets"},
     {OPT_SIZE, "batch", AT(batch), 1, UNBOUNDED, .value = "N",
      .help = "train, cluster, infer: the mini-batch (default 64)"},
     {OPT_TEXT, "net", AT(net_file), 0, 0, .value = "FILE",
@@ -152,7 +155,7 @@ int main(int argc, char **argv)
     else if (strcmp(cmd, "peak") == 0)
         rc = bench_peak(&o);
     else if (strcmp(cmd, "gemm") == 0)
-        rc = bench_gemm(&o, shape, impl);
+        rc = bench_gemm(&o, shape, impl, set.vs);
     else if (strcmp(cmd, "conv") == 0)
         rc = bench_conv(&o, shape);
     else if (strcmp(cmd, "pool") == 0)

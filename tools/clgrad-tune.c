@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "clgrad/clgrad.h"
+#include "gemm_set.h"
 #include "opts.h"
 #include "pocl_pin.h"
 #include "tool_clock.h"
@@ -37,25 +38,6 @@ static void describe(const clg_gemm_params *p, char *out, size_t size)
                  p->kwg, p->mdimc, p->ndimc, p->vw, p->kwi, p->db);
 }
 
-/* K=V,... on top of p (--set, and the worker's requests); 0 with a message on stderr for an
- * unknown key or a bad value. */
-static int apply_set(const char *opt, const char *set, clg_gemm_params *p)
-{
-    char *copy = strdup(set), *save = NULL;
-    int ok = copy != NULL;
-    for (char *kv = copy ? strtok_r(copy, ",", &save) : NULL; kv && ok; kv = strtok_r(NULL, ",", &save)) {
-        char *eq = strchr(kv, '=');
-        if (eq)
-            *eq = '\0';
-        if (!eq || clg_gemm_params_set_field(p, kv, eq + 1) != CLG_OK) {
-            fprintf(stderr, "clgrad-tune: --%s: %s\n", opt, eq ? clg_last_error() : "K=V expected");
-            ok = 0;
-        }
-    }
-    free(copy);
-    return ok;
-}
-
 /* Parameters as one word, K=V,..., for the worker. */
 static int encode(const clg_gemm_params *p, char *out, size_t size)
 {
@@ -68,7 +50,7 @@ static const char *decode(const char *text, clg_gemm_params *p)
 {
     char word[768];
     int used = 0;
-    if (sscanf(text, " %767s%n", word, &used) != 1 || !apply_set("worker", word, p))
+    if (sscanf(text, " %767s%n", word, &used) != 1 || !gemm_set_apply("clgrad-tune", "worker", word, p))
         return NULL;
     return text + used;
 }
@@ -432,7 +414,7 @@ int main(int argc, char **argv)
         if (from) { /* the search's start: refused sets end the run here */
             o.table_rows = 0;
             dry = 1;
-            rc = !apply_set("from", from, &best) ? 2 : 0;
+            rc = !gemm_set_apply("clgrad-tune", "from", from, &best) ? 2 : 0;
             if (!rc && (st = clg_gemm_set_params(ctx, &best)) != CLG_OK) {
                 fprintf(stderr, "clgrad-tune: --from: %s\n", clg_ctx_last_error(ctx));
                 rc = 2;
@@ -440,7 +422,7 @@ int main(int argc, char **argv)
         }
         if (!rc && set) {
             double score = 0;
-            rc = !apply_set("set", set, &best) ? 2 : 0;
+            rc = !gemm_set_apply("clgrad-tune", "set", set, &best) ? 2 : 0;
             if (!rc && (st = clg_gemm_tune_score(ctx, &best, runs, &score)) == CLG_OK && do_conv)
                 st = clg_conv_tune_score(ctx, &best, runs, &score);
             if (!rc && st != CLG_OK) {

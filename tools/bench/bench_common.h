@@ -36,8 +36,10 @@ int bench_startup(const bench_opts *o);
  * is faster (0 on error). */
 double bench_fma_peak(clg_ctx *ctx, int runs);
 int bench_peak(const bench_opts *o);
-/* only: one shape name, impl: builtin|clblast|openblas; NULL for all. */
-int bench_gemm(const bench_opts *o, const char *only, const char *impl);
+/* only: one shape name, impl: builtin|clblast|openblas; NULL for all. vs: K=V,... (NULL:
+ * none): the built-in with the device's parameters so changed takes turns with the others,
+ * its ratio to the built-in paired run by run. */
+int bench_gemm(const bench_opts *o, const char *only, const char *impl, const char *vs);
 /* With OpenBLAS built in: when its own detection chose a kernel below this CPU's vector
  * width (a generic one), this program starts again (argv) with OPENBLAS_CORETYPE set to the
  * CPU's family; 0 when nothing was needed or the user chose, -1 when it could not restart.

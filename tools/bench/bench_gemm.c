@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "bench_common.h"
+#include "gemm_set.h"
 #include "pocl_pin.h"
 #include "tool_error.h"
 #ifdef CLGRAD_BENCH_OPENBLAS
@@ -31,22 +32,30 @@ typedef struct result {
     double med, lo, hi;
 } result;
 
-enum { IMPLS = 3, MAX_RUNS = 64 };
+enum { IMPLS = 4, MAX_RUNS = 64 };
 
 #ifdef CLGRAD_BENCH_OPENBLAS
 static void openblas_said(char *out, size_t cap, int json);
 #endif
-static const char *const impl_names[IMPLS] = {"builtin", "clblast", "openblas"};
+static const char *const impl_names[IMPLS] = {"builtin", "clblast", "openblas", "vs"};
+
+/* The built-in's parameters: the device's, and those --vs gives (impl "vs"). */
+typedef struct param_sets {
+    clg_gemm_params base, vs;
+    const char *vs_text; /* --vs as given */
+} param_sets;
 
 /* paired: the median of the runs' built-in / this ratios (0: none). */
-static void report(const bench_opts *o, const clg_ctx *ctx, const shape *s, const char *impl,
-                   result r, double paired)
+static void report(const bench_opts *o, const clg_ctx *ctx, const param_sets *ps,
+                   const shape *s, const char *impl, result r, double paired)
 {
     if (o->json) {
         char extra[256] = "";
         size_t len = 0;
         if (paired > 0)
             len = (size_t)snprintf(extra, sizeof extra, ",\"builtin_ratio\":%.3f", paired);
+        if (!strcmp(impl, "vs"))
+            snprintf(extra + len, sizeof extra - len, ",\"vs\":\"%s\"", ps->vs_text);
 #ifdef CLGRAD_BENCH_OPENBLAS
         if (!strcmp(impl, "openblas"))
             openblas_said(extra + len, sizeof extra - len, 1);
@@ -205,13 +214,16 @@ int bench_openblas_at_best(char **argv)
 #endif
 
 /* `reps` products back to back by implementation w; GFLOP/s, or a negative after a message. */
-static double run_once(clg_ctx *ctx, int w, const shape *s, const operands *op, int reps)
+static double run_once(clg_ctx *ctx, const param_sets *ps, int w, const shape *s,
+                       const operands *op, int reps)
 {
 #ifdef CLGRAD_BENCH_OPENBLAS
     if (w == 2)
         return run_openblas(s, op, reps);
 #endif
-    clg_status st = clg_gemm_set_backend(ctx, w == 0 ? CLG_GEMM_BUILTIN : CLG_GEMM_CLBLAST);
+    clg_status st = clg_gemm_set_backend(ctx, w == 1 ? CLG_GEMM_CLBLAST : CLG_GEMM_BUILTIN);
+    if (st == CLG_OK && w != 1)
+        st = clg_gemm_set_params(ctx, w == 3 ? &ps->vs : &ps->base);
     clg_matrix ma = {op->a, 0, s->k}, mb = {op->b, 0, s->n}, mc = {op->c, 0, s->n};
     double t0 = tool_now();
     for (int i = 0; i < reps && st == CLG_OK; i++)
@@ -264,11 +276,12 @@ static void operands_free(operands *op)
  * waking threads up does not weigh on small shapes), then the implementations take turns run by run, so that a noisy
  * machine's slow and fast phases hit all of them alike; the built-in's ratio to each peer is
  * the median of the runs' ratios. */
-static int bench_shape(clg_ctx *ctx, const bench_opts *o, const shape *s, const int *use)
+static int bench_shape(clg_ctx *ctx, const bench_opts *o, const param_sets *ps, const shape *s,
+                       const int *use)
 {
     int runs = o->runs > MAX_RUNS ? MAX_RUNS : o->runs < 1 ? 1 : o->runs;
     double gf[IMPLS][MAX_RUNS];
-    int reps[IMPLS] = {1, 1, 1};
+    int reps[IMPLS] = {1, 1, 1, 1};
     operands op;
     int rc = operands_make(ctx, s, &op) ? 0 : 1;
     if (rc)
@@ -278,7 +291,7 @@ static int bench_shape(clg_ctx *ctx, const bench_opts *o, const shape *s, const 
         for (int w = 0; w < IMPLS && rc == 0; w++) {
             if (!use[w])
                 continue;
-            double g = run_once(ctx, w, s, &op, reps[w]);
+            double g = run_once(ctx, ps, w, s, &op, reps[w]);
             if (g < 0)
                 rc = 1;
             else if (r >= 0)
@@ -297,21 +310,38 @@ static int bench_shape(clg_ctx *ctx, const bench_opts *o, const shape *s, const 
                 ratios[r] = gf[0][r] / gf[w][r];
             paired = bench_median(ratios, (size_t)runs);
         }
-        report(o, ctx, s, impl_names[w], summarise(gf[w], runs), paired);
+        report(o, ctx, ps, s, impl_names[w], summarise(gf[w], runs), paired);
     }
     operands_free(&op);
     return rc;
 }
 
-int bench_gemm(const bench_opts *o, const char *only, const char *impl)
+int bench_gemm(const bench_opts *o, const char *only, const char *impl, const char *vs)
 {
     clg_ctx *ctx = bench_ctx(o, NULL);
     if (!ctx)
         return 1;
+    param_sets ps;
+    clg_status st = clg_gemm_get_params(ctx, &ps.base);
+    ps.vs = ps.base;
+    ps.vs_text = vs;
+    if (st == CLG_OK && vs && !gemm_set_apply("clgrad-bench", "vs", vs, &ps.vs)) {
+        clg_ctx_destroy(ctx);
+        return 2;
+    }
+    if (st == CLG_OK && vs && (st = clg_gemm_set_params(ctx, &ps.vs)) == CLG_OK)
+        st = clg_gemm_set_params(ctx, &ps.base);
+    if (st != CLG_OK) {
+        fprintf(stderr, "clgrad-bench: --vs: %s\n", tool_message(st, clg_ctx_last_error(ctx)));
+        clg_ctx_destroy(ctx);
+        return 2;
+    }
     int use[IMPLS];
     for (int w = 0; w < IMPLS; w++)
         use[w] = !impl || strcmp(impl, impl_names[w]) == 0;
+    use[0] = use[0] || vs; /* the set --vs is compared with */
     use[1] = use[1] && clg_gemm_has_clblast();
+    use[3] = vs != NULL;
 #ifndef CLGRAD_BENCH_OPENBLAS
     use[2] = 0;
 #endif
@@ -325,12 +355,14 @@ int bench_gemm(const bench_opts *o, const char *only, const char *impl)
                "%s%-8s %6s %6s %6s  %-9s %8s\n",
                clg_ctx_device(ctx)->name, o->runs, peer, "shape", "m", "n", "k", "impl",
                "GFLOP/s");
+    if (!o->json && vs)
+        printf("vs: the built-in with %s\n", vs);
     int rc = 0;
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0] && rc == 0; i++) {
         const shape *s = &shapes[i];
         if (only ? strcmp(only, s->name) != 0 : s->big && clg_ctx_device(ctx)->type == CLG_DEVICE_CPU)
             continue;
-        rc = bench_shape(ctx, o, s, use);
+        rc = bench_shape(ctx, o, &ps, s, use);
     }
     clg_ctx_destroy(ctx);
     return rc;
