@@ -288,7 +288,7 @@ int clg__gemm_b_mode(const clg_gemm_params *p, const clg__gemm_call *g)
      * and K spans at least one whole block (else the barriers cost more than they save).
      * With stage_b 3, rows a multiple of 1 KiB apart alias too where K spans a block: they
      * fall in at most 4 of the 64 positions of L1's 4 KiB set period (on an Intel Xeon, in
-     * paired runs, 64 x 12544 x 800 staged 1.8-2.1x and 512^3 packed 1.2-1.4x against in
+     * paired runs, 64 x 12544 x 800 staged 1.6-2.1x and 512^3 packed 1.2-1.4x against in
      * place; AMD's rows keep 2, measured without it). */
     if (g->tb == CLG_NO_TRANS && g->n >= p->nr) {
         size_t row_bytes = g->ldb * sizeof(float);

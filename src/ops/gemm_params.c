@@ -38,7 +38,7 @@ typedef struct default_row {
  * 1.11/1.12x, 64 x 12544 x 800 1.06/1.05x, 256^3 0.91/1.04x). clgrad-tune all kept the rest
  * of the row there (its paired runs: nothing else above 1.03x twice). Rows of B a multiple
  * of 1 KiB apart alias (stage_b 3; family 6 model 207, 2 cores, paired runs): 64 x 12544 x
- * 800 staged 1.8-2.1x, 512^3 packed 1.2-1.4x. */
+ * 800 staged 1.6-2.1x, 512^3 packed 1.2-1.4x. */
 #define POCL_AVX512_INTEL POCL_AVX512_ROW(3, 512)
 /* Intel's runtime: 6 x 32 blocks, 16 x 2 groups, K in blocks of 128. */
 #define INTEL_AVX512 {sizeof(clg_gemm_params), CLG_GEMM_KERNEL_REG, 6, 32, 16, 2, 128, 1, 2, NO_TILE, 131072.0, 0, 0, 0}
