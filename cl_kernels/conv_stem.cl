@@ -5,8 +5,8 @@
  * work-item computes STEM_K output channels of one output row: 16 columns at a time, a
  * float16 accumulator per channel, every tap one vector of 16 inputs (every ST_SW-th) times
  * each channel's weight, the taps unrolled (STEM_K FMAs per load). A block whose taps reach
- * into the left or right padding first copies each input row's span into a zero-padded
- * segment of private memory. */
+ * into the left or right padding reads each input row's span as two or three vectors, zero
+ * outside the row, and takes its taps as lane shifts of them. */
 #ifndef ST_C
 #define ST_C 3
 #endif
@@ -74,37 +74,30 @@ inline float16 stem_shift(float16 lo, float16 hi, int s)
     }
 }
 
-/* Row r's 16 * ST_SW + ST_S - 1 values from column u into seg, zero outside [0, W): the
- * taps of a block at the padding read them as vectors from there. */
-#define STEM_SEG (16 * ST_SW + ST_S - 1)
-#define STEM_PAD_ROW(seg, r, u)                                                                \
-    _Pragma("unroll") for (int j = 0; j < STEM_SEG; j++) (seg)[j] = clg_row_at(r, (u) + j, W)
-
-/* A row's inputs for a block at the padding. Stride 1 (taps within 17 columns): the block's
- * 16 + ST_S - 1 columns as two vectors, read lane by lane only where they cross the padding,
- * each tap a lane shift of them (on a 28-column row, both blocks at the padding, the copy
- * into seg and its vector loads, which stall on the copy's scalar stores, took most of the
- * layer's time). Stride 2: through seg. */
-#if ST_SW == 1 && ST_S <= 17
+/* A row's inputs for a block at the padding: the block's columns as vectors of 16, read lane
+ * by lane only where they cross the padding, each tap a lane shift of them; stride 2 takes
+ * the even lanes of two shifts (ST_S <= 17: stem.c). A copy of the span into private memory,
+ * as before, stalled every tap's vector load on the copy's scalar stores: on a 28-column row,
+ * both blocks at the padding, that took most of the layer's time. */
 #define STEM_EDGE_ROW(EDGE, row, u0)                                                           \
-    float16 lo = (float16)(0.0f), hi = (float16)(0.0f);                                       \
+    float16 ea = (float16)(0.0f), eb = (float16)(0.0f), ec = (float16)(0.0f);                 \
     if (EDGE) {                                                                               \
-        lo = clg_row_load16(row, u0, W, 1);                                                   \
-        if (ST_S > 1)                                                                         \
-            hi = clg_row_load16(row, u0 + 16, W, 1);                                          \
+        ea = clg_row_load16(row, u0, W, 1);                                                   \
+        if (ST_S > 1 || ST_SW == 2)                                                           \
+            eb = clg_row_load16(row, u0 + 16, W, 1);                                          \
+        if (ST_S > 1 && ST_SW == 2)                                                           \
+            ec = clg_row_load16(row, u0 + 32, W, 1);                                          \
     }
-#define STEM_EDGE_TAP(s) stem_shift(lo, hi, s)
+#if ST_SW == 1
+#define STEM_EDGE_TAP(s) stem_shift(ea, eb, s)
 #else
-#define STEM_EDGE_ROW(EDGE, row, u0)                                                           \
-    if (EDGE)                                                                                 \
-        STEM_PAD_ROW(seg, row, u0)
-#define STEM_EDGE_TAP(s) STEM_LOAD(seg, s)
+#define STEM_EDGE_TAP(s) ((float16)(stem_shift(ea, eb, s).even, stem_shift(eb, ec, s).even))
 #endif
 
 /* acc[k] = the block of 16 columns from q's sums for channel k, WK(k) its weights; with
- * EDGE, each row's inputs as STEM_EDGE_ROW and STEM_EDGE_TAP read them. A row in the padding reads
- * row 0 and takes zeros (skipping it would branch around the sums: LLVM then keeps them in
- * memory). */
+ * EDGE, each row's inputs as STEM_EDGE_ROW and STEM_EDGE_TAP read them. A row in the padding
+ * reads row 0 and takes zeros (skipping it would branch around the sums: LLVM then keeps them
+ * in memory). */
 #define STEM_BLOCK(WK, EDGE)                                                                 \
     do {                                                                                      \
         _Pragma("unroll") for (int k = 0; k < STEM_K; k++) acc[k] = (float16)(0.0f);         \
@@ -153,7 +146,6 @@ clg_conv_stem_fwd(__global const float *x, ulong xo, __global const float *w, ul
     for (int k = 0; k < STEM_K; k++)
         b[k] = has_bias ? bias[bo + k0 + min((uint)k, kn - 1)] : 0.0f;
     float16 acc[STEM_K];
-    float seg[STEM_SEG];
     for (uint q16 = 0; q16 < Q; q16 += 16) {
         uint q = Q >= 16 ? min(q16, Q - 16) : 0;
         int inside = q >= qa && q + 16 <= qb;

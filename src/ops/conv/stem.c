@@ -7,13 +7,14 @@
 
 #include "ops/conv/conv_internal.h"
 
-/* Input channels and taps per channel the kernel unrolls at most: a 7x7 RGB layer's. */
-enum { STEM_MAX_C = 4, STEM_MAX_TAPS = 49 };
+/* Input channels and taps per channel the kernel unrolls at most: a 7x7 RGB layer's; taps
+ * across at most 17 (a block at the padding takes them as lane shifts of 32 columns). */
+enum { STEM_MAX_C = 4, STEM_MAX_TAPS = 49, STEM_MAX_S = 17 };
 
 int clg__conv_stem_applies(const clg__conv_geom *g, clg_conv_pass pass)
 {
     return pass == CLG_CONV_FWD && g->G == 1 && g->C <= STEM_MAX_C && g->sw <= 2 && g->dw == 1 &&
-           g->R * g->S <= STEM_MAX_TAPS && g->Q > 0 && g->P > 0 &&
+           g->R * g->S <= STEM_MAX_TAPS && g->S <= STEM_MAX_S && g->Q > 0 && g->P > 0 &&
            g->N * g->P * ((g->K + 15) / 16) < (1u << 31);
 }
 
