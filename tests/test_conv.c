@@ -69,8 +69,7 @@ static const conv_case cases[] = {
     {2, 24, 23, 23, 40, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1}, /* 1x1 past the small product:
                                                                the register kernel's epilogue */
     /* first layers (the implicit algorithm's own kernel on CPUs: 16 channels x 16 columns a
-     * block, edge blocks through lane shifts or a padded segment, the last block shifted
-     * left) */
+     * block, edge blocks through lane shifts, the last block shifted left) */
     {2, 3, 37, 45, 33, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1}, /* RGB, stride 2, 33 channels */
     {1, 3, 20, 50, 20, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, 1, 0}, /* ResNet's 7x7 stride 2 */
     {2, 4, 9, 40, 16, 5, 5, 1, 1, 2, 1, 2, 0, 1, 1, 1, 1},  /* 4 channels, stride 1, uneven */

@@ -579,7 +579,11 @@ static void b_mode_follows_the_rows_of_b(void **state)
     clg_gemm_params p = {.mr = 8, .nr = 32, .local_m = 8, .kc = 512, .pack_min_k = 64};
     clg__gemm_call g = {.ta = CLG_NO_TRANS, .tb = CLG_NO_TRANS, .m = 64, .n = 12544, .k = 800,
                         .batch = 1, .ldb = 12544}; /* rows 49 KiB apart */
-    enum { IN_PLACE = 0, PACKED = 1, STAGED = 2 };
+    enum {
+        IN_PLACE = CLG__GEMM_B_IN_PLACE,
+        PACKED = CLG__GEMM_B_PACKED,
+        STAGED = CLG__GEMM_B_STAGED
+    };
     static const struct { unsigned stage_b; size_t m, k, ldb; int tb, want; } rows[] = {
         {2, 64, 800, 12544, 0, IN_PLACE}, {3, 64, 800, 12544, 0, STAGED},
         {2, 64, 800, 1024, 0, STAGED},    {3, 64, 800, 1024, 0, STAGED},

@@ -9,8 +9,6 @@ enum { SMALL_LX = 16, SMALL_LY = 4 };
  * slices keep both cores busy (e.g. the weight gradient of a first conv layer: 25 x 32 x 36k). */
 enum { SPLIT_MAX_TILES = 16, SPLIT_MIN_K = 4096, SPLIT_SLICES = 8 };
 
-enum { B_IN_PLACE = 0, B_PACKED = 1, B_STAGED = 2 }; /* B_PANEL in gemm.cl */
-
 /* clg_gemm_reg's ta argument for A packed by clg_gemm_pack_a (params.pack_a_min_n) */
 #define A_PACKED ((clg_transpose)2)
 
@@ -296,11 +294,11 @@ int clg__gemm_b_mode(const clg_gemm_params *p, const clg__gemm_call *g)
                        (p->stage_b == 3 && row_bytes % 1024 == 0 && g->k >= p->kc);
         size_t tiles_m = (g->m + p->mr - 1) / p->mr;
         if (p->stage_b == 1 || (p->stage_b >= 2 && aliasing && g->k >= p->kc && tiles_m <= p->local_m))
-            return B_STAGED;
+            return CLG__GEMM_B_STAGED;
         if (g->k < p->pack_min_k || !aliasing)
-            return B_IN_PLACE;
+            return CLG__GEMM_B_IN_PLACE;
     }
-    return B_PACKED;
+    return CLG__GEMM_B_PACKED;
 }
 
 static clg_status run_direct(clg_ctx *ctx, const clg_gemm_params *p, const clg__gemm_call *g)
@@ -308,19 +306,20 @@ static clg_status run_direct(clg_ctx *ctx, const clg_gemm_params *p, const clg__
     char opts[128];
     double flops = 2.0 * (double)g->m * (double)g->n * (double)g->k;
     int small = g->k == 0 || flops <= p->small_flops;
-    int mode = small || p->kernel == CLG_GEMM_KERNEL_LOCAL ? B_IN_PLACE : clg__gemm_b_mode(p, g);
+    int mode = small || p->kernel == CLG_GEMM_KERNEL_LOCAL ? CLG__GEMM_B_IN_PLACE
+                                                           : clg__gemm_b_mode(p, g);
     program_options(p, mode, opts, sizeof opts); /* only the program this product uses */
     if (small)
         return run_small(ctx, opts, g);
     if (p->kernel == CLG_GEMM_KERNEL_LOCAL)
         return run_tile(ctx, p, g);
-    if (mode == B_PACKED)
+    if (mode == CLG__GEMM_B_PACKED)
         return run_packed(ctx, p, opts, g);
     clg__gemm_call use = *g;
     clg_status st = packs_a(p, g) ? pack_a(ctx, p, opts, g, 0, g->k, &use) : CLG_OK;
     if (st != CLG_OK)
         return st;
-    return run_reg(ctx, p, opts, &use, 0, g->k, g->beta, NULL, mode == B_STAGED, NULL);
+    return run_reg(ctx, p, opts, &use, 0, g->k, g->beta, NULL, mode == CLG__GEMM_B_STAGED, NULL);
 }
 
 static clg_status reduce(clg_ctx *ctx, const char *opts, cl_mem parts, size_t slices, size_t m,
@@ -351,7 +350,8 @@ clg_status clg__gemm_reduce_slices(clg_ctx *ctx, cl_mem parts, size_t slices, si
     char opts[128];
     if (st != CLG_OK)
         return st;
-    program_options(&s->params, B_IN_PLACE, opts, sizeof opts); /* the small kernel's program */
+    /* the small kernel's program */
+    program_options(&s->params, CLG__GEMM_B_IN_PLACE, opts, sizeof opts);
     return reduce(ctx, opts, parts, slices, m, n, beta, c, c_off, ldc);
 }
 
@@ -417,7 +417,7 @@ static clg_status run_folded(clg_ctx *ctx, const clg_gemm_params *wide, const cl
     clg_gemm_params p = *wide;
     p.nr = 16;
     char opts[128];
-    program_options(&p, B_PACKED, opts, sizeof opts);
+    program_options(&p, CLG__GEMM_B_PACKED, opts, sizeof opts);
     clg__gemm_call f = *g;
     f.n = g->n * g->batch;
     f.batch = 1;
@@ -467,7 +467,7 @@ clg_status clg__gemm_builtin(clg_ctx *ctx, const clg_gemm_params *p, const clg__
     if (p->kernel == CLG_GEMM_KERNEL_REG && g->batch == 1 && tiles < SPLIT_MAX_TILES &&
         g->k >= SPLIT_MIN_K && 2.0 * (double)g->m * g->n * g->k > p->small_flops) {
         char opts[128];
-        program_options(p, B_IN_PLACE, opts, sizeof opts);
+        program_options(p, CLG__GEMM_B_IN_PLACE, opts, sizeof opts);
         return run_split(ctx, p, opts, g, SPLIT_SLICES);
     }
     return run_direct(ctx, p, g);
@@ -490,9 +490,9 @@ clg_status clg__gemm_warm_up(clg_ctx *ctx)
     clg_gemm_params narrow;
     clg__gemm_call thin = {.n = 1};
     if (st == CLG_OK && narrow_for(&s->params, &thin, &narrow)) { /* B in place: see b_mode_for */
-        program_options(&narrow, B_IN_PLACE, opts, sizeof opts);
+        program_options(&narrow, CLG__GEMM_B_IN_PLACE, opts, sizeof opts);
         st = clg__program_get(ctx, "gemm", opts, &prog);
-        program_options(&narrow, B_PACKED, opts, sizeof opts); /* run_folded's */
+        program_options(&narrow, CLG__GEMM_B_PACKED, opts, sizeof opts); /* run_folded's */
         if (st == CLG_OK)
             st = clg__program_get(ctx, "gemm", opts, &prog);
     }

@@ -96,8 +96,9 @@ clg_status clg__gemm_warm_up(clg_ctx *ctx);
 
 clg_status clg__gemm_builtin(clg_ctx *ctx, const clg_gemm_params *p, const clg__gemm_call *g);
 
-/* How the built-in's register kernel reads B in a product: 0 in place, 1 from packed panels,
- * 2 staged through local memory (gemm.cl's B_PANEL). */
+/* How the built-in's register kernel reads B in a product (gemm.cl's B_PANEL): in place, from
+ * packed panels, or staged through local memory. */
+enum { CLG__GEMM_B_IN_PLACE = 0, CLG__GEMM_B_PACKED = 1, CLG__GEMM_B_STAGED = 2 };
 int clg__gemm_b_mode(const clg_gemm_params *p, const clg__gemm_call *g);
 
 /* C (m x n, ldc) = the sum of `slices` dense m x n partial products, one after the other in
