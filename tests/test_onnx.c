@@ -676,12 +676,13 @@ static void shape_arithmetic_is_folded(void **state)
     Onnx__GraphProto *g = m->graph;
     size_t at = 0;
     Onnx__NodeProto *slice = node_named(m, "Slice", &at);
-    /* constants: [1] (Gather's index, Add's), [2] */
+    /* constants: [1] (Gather's index, Add's), 2 */
     int64_t one = 1, two = 2, d1 = 1;
     Onnx__TensorProto c1 = ONNX__TENSOR_PROTO__INIT, c2 = ONNX__TENSOR_PROTO__INIT;
     c1.name = "k.one", c2.name = "k.two";
     c1.has_data_type = c2.has_data_type = 1, c1.data_type = c2.data_type = 7;
-    c1.dims = c2.dims = &d1, c1.n_dims = c2.n_dims = 1;
+    /* k.two a scalar, as PyTorch writes Div's divisor: no dims at all (a NULL pointer) */
+    c1.dims = &d1, c1.n_dims = 1;
     c1.int64_data = &one, c2.int64_data = &two, c1.n_int64_data = c2.n_int64_data = 1;
     static char *ins[8][2] = {{"c"}, {"f.shape", "k.one"}, {"f.ch", "k.one"}, {"f.ch1", "k.two"},
                               {"f.half"}, {"f.s", "k.one"}, {"f.u"}, {"f.cat"}};

@@ -25,7 +25,8 @@ static int read_tensor(importer *im, const Onnx__TensorProto *t, folded *f)
     if (!t || !t->has_data_type || t->n_dims > CLG__ONNX_MAX_DIMS)
         return 0;
     f->type = t->data_type, f->ndims = t->n_dims;
-    memcpy(f->dims, t->dims, t->n_dims * sizeof *f->dims);
+    if (t->n_dims) /* a scalar's dims may be NULL, which memcpy must not see even for 0 bytes */
+        memcpy(f->dims, t->dims, t->n_dims * sizeof *f->dims);
     if (t->data_type == CLG__ONNX_INT64) {
         int64_t v[MAX_VALUES];
         if (clg__onnx_int64s(im->ctx, t, v, MAX_VALUES, &f->n) != CLG_OK)

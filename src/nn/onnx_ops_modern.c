@@ -27,14 +27,14 @@ clg_status clg__oi_constant(importer *im, const Onnx__NodeProto *node)
         int one = key[11] == '\0';
         size_t n = one ? 1 : a->n_floats;
         int64_t d = (int64_t)n;
-        if ((made = clg__oi_make_tensor(im, out, CLG__ONNX_FLOAT, &d, one ? 0 : 1)))
+        if ((made = clg__oi_make_tensor(im, out, CLG__ONNX_FLOAT, &d, one ? 0 : 1)) && n)
             memcpy(made->float_data, one ? &a->f : a->floats, n * sizeof(float));
         t = made;
     } else if (!strcmp(key, "value_int") || !strcmp(key, "value_ints")) {
         int one = key[9] == '\0';
         size_t n = one ? 1 : a->n_ints;
         int64_t d = (int64_t)n;
-        if ((made = clg__oi_make_tensor(im, out, CLG__ONNX_INT64, &d, one ? 0 : 1)))
+        if ((made = clg__oi_make_tensor(im, out, CLG__ONNX_INT64, &d, one ? 0 : 1)) && n)
             memcpy(made->int64_data, one ? &a->i : a->ints, n * sizeof(int64_t));
         t = made;
     } else {
