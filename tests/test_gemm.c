@@ -287,7 +287,9 @@ static void every_variant_matches_the_reference(void **state)
 
 /* Batches sharing A with few columns an entry (1x1 convolutions on 7x7 planes): on CPUs the
  * columns of every entry run side by side in one product, blocks crossing from one entry into
- * the next (49, 33, 25 and 20 columns; beta, padding, offsets, A transposed, integers exact). */
+ * the next (49, 33, 25 and 20 columns; beta, padding, offsets, A transposed, integers exact),
+ * in 16- and 32-wide blocks (thin_nr); and batches of few rows (16-wide blocks by thin_nr 16,
+ * image by image). */
 static void shared_a_batches_match_the_reference(void **state)
 {
     (void)state;
@@ -297,14 +299,24 @@ static void shared_a_batches_match_the_reference(void **state)
         {1, 0, 64, 25, 64, 1.0f, 0.0f, 1, 0, 2, 0, 0, 1},
         {0, 0, 17, 20, 3, -1.0f, 2.0f, 0, 2, 5, 1, 0, 1},
         {0, 0, 24, 49, 100, 1.0f, 0.0f, 0, 0, 3, 0, 0, 1}, /* more sum than rows: not side by side */
+        {0, 0, 24, 300, 16, 1.0f, 0.5f, 2, 1, 3, 1, 0, 1}, /* few rows: image by image */
+        {0, 0, 20, 196, 40, 1.0f, 0.0f, 0, 0, 2, 0, 0, 1}, /* a 14x14 plane, 40 -> 20 */
     };
     const size_t use[] = {0, 2, 6}; /* the device's row; 8 and 6 rows, no small kernel */
+    const unsigned thin[] = {16, 32};
     int failures = 0;
-    for (size_t u = 0; u < sizeof use / sizeof use[0]; u++) {
-        apply(&variants[use[u]]);
-        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-            failures += run_case(&cases[i], variants[use[u]].name);
-    }
+    for (size_t u = 0; u < sizeof use / sizeof use[0]; u++)
+        for (size_t t = 0; t < 2; t++) {
+            apply(&variants[use[u]]);
+            clg_gemm_params p;
+            CLG_ASSERT_STATUS(clg_gemm_get_params(ctx, &p), CLG_OK);
+            p.thin_nr = thin[t];
+            CLG_ASSERT_STATUS(clg_gemm_set_params(ctx, &p), CLG_OK);
+            char name[96];
+            snprintf(name, sizeof name, "%s, thin_nr %u", variants[use[u]].name, thin[t]);
+            for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+                failures += run_case(&cases[i], name);
+        }
     apply(&variants[0]);
     assert_int_equal(failures, 0);
 }
@@ -424,6 +436,10 @@ static void bad_arguments_are_rejected(void **state)
     CLG_ASSERT_STATUS(clg_gemm_set_params(ctx, &p), CLG_ERR_INVALID_ARG);
     assert_non_null(strstr(clg_ctx_last_error(ctx), "nr"));
     p = clg_gemm_params_default(clg_ctx_device(ctx));
+    p.thin_nr = 24;
+    CLG_ASSERT_STATUS(clg_gemm_set_params(ctx, &p), CLG_ERR_INVALID_ARG);
+    assert_non_null(strstr(clg_ctx_last_error(ctx), "thin_nr"));
+    p = clg_gemm_params_default(clg_ctx_device(ctx));
     p.mwg = 48;
     p.mdimc = 5;
     CLG_ASSERT_STATUS(clg_gemm_set_params(ctx, &p), CLG_ERR_INVALID_ARG);
@@ -456,6 +472,7 @@ static void tuning_file_is_used_by_the_next_context(void **state)
     p.nr = 16;
     p.kc = 96;
     p.small_flops = 1234;
+    p.thin_nr = p.thin_nr == 16 ? 32 : 16; /* not the row's */
     p.mwg = 24, p.nwg = 40, p.kwg = 12, p.mdimc = 8, p.ndimc = 8, p.vw = 4, p.kwi = 4, p.db = 1;
     clg_gemm_backend per_class[CLG_GEMM_CLASSES] = {CLG_GEMM_BUILTIN, CLG_GEMM_BUILTIN, CLG_GEMM_BUILTIN};
     CLG_ASSERT_STATUS(clg_gemm_save_tuning(a, &p, per_class), CLG_OK);
@@ -562,6 +579,9 @@ static void default_table_fits_the_device(void **state)
     assert_int_equal(p.mr, 8);
     assert_int_equal(p.stage_b, 3); /* two FMA ports (a Xeon by default): its own row */
     assert_int_equal(p.pack_a_min_n, 512);
+    assert_int_equal(p.thin_nr, 32); /* two ports: thin products keep 32-wide blocks */
+    snprintf(d.vendor, sizeof d.vendor, "AuthenticAMD");
+    assert_int_equal(clg_gemm_params_default(&d).thin_nr, 16);
     d.native_vec_width_float = 8; /* AVX2 */
     assert_int_equal(clg_gemm_params_default(&d).mr, 4);
     /* Every row is valid for the device it is meant for. */

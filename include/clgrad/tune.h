@@ -53,11 +53,18 @@ typedef struct clg_gemm_params {
                                  above 32 then gives 32) */
     unsigned pack_a_min_n;    /* reg: copy A into MR-row panels first when n >= this (0:
                                  never), so that the product reads it as one stream */
+    unsigned thin_nr;         /* reg: the block width (16 or 32, at most nr) of thin
+                                 products: batched ones of few rows, those whose last
+                                 nr-wide block would be mostly padding, and 1x1
+                                 convolutions on small planes, images side by side. One
+                                 FMA port keeps busy with 16-wide blocks' accumulators; two
+                                 want 32-wide blocks' (products at most 16 columns wide
+                                 take 16 either way) */
 } clg_gemm_params;
 
 /** Sets one field of p from text: key as in a tuning file (kernel reg|local, mr, nr, local_m,
  *  local_n, kc, pack_min_k, stage_b, mwg, nwg, kwg, mdimc, ndimc, vw, kwi, db, small_flops,
- *  conv_mr, conv_nr, pack_a_min_n). Values are not checked against each other
+ *  conv_mr, conv_nr, pack_a_min_n, thin_nr). Values are not checked against each other
  *  (clg_gemm_set_params does).
  *  @return CLG_OK; CLG_ERR_INVALID_ARG for an unknown key or a value that is not a number. */
 CLG_API clg_status clg_gemm_params_set_field(clg_gemm_params *p, const char *key, const char *value);

@@ -387,9 +387,21 @@ static clg_status run_split(clg_ctx *ctx, const clg_gemm_params *p, const char *
  * costs less than the idle lanes did: at least as many rows as the sum is long (Zen 4, batch
  * 32, 7x7 planes: 320 -> 1280 channels 8.1-8.6 -> 6.9-7.6 ms, 160 -> 960 3.5 -> 2.9; 960 -> 160
  * 2.9-3.0 against 3.2-4.7 folded, so not folded). */
+static unsigned thin_width(const clg_gemm_params *p)
+{
+    return p->thin_nr < p->nr ? p->thin_nr : p->nr;
+}
+
+/* The block width of the product side by side: the thin width where every block then has
+ * columns of at most two entries (the store splits a block once). */
+static unsigned fold_width(const clg_gemm_params *p, const clg__gemm_call *g)
+{
+    return g->n >= thin_width(p) ? thin_width(p) : 16;
+}
+
 static int folds(const clg_gemm_params *p, const clg__gemm_call *g)
 {
-    size_t blocks = (g->n + 15) / 16 * 16;
+    size_t w = fold_width(p, g), blocks = (g->n + w - 1) / w * w;
     return p->kernel == CLG_GEMM_KERNEL_REG && g->batch > 1 && g->sa == 0 &&
            g->tb == CLG_NO_TRANS && g->n >= 16 && 100 * blocks > 110 * g->n && g->m >= g->k &&
            g->n * g->batch < (1u << 31) && 2.0 * (double)g->m * g->n * g->k > p->small_flops;
@@ -415,7 +427,7 @@ static clg_status pack_b_fold(clg_ctx *ctx, const clg_gemm_params *p, const char
 static clg_status run_folded(clg_ctx *ctx, const clg_gemm_params *wide, const clg__gemm_call *g)
 {
     clg_gemm_params p = *wide;
-    p.nr = 16;
+    p.nr = fold_width(wide, g);
     char opts[128];
     program_options(&p, CLG__GEMM_B_PACKED, opts, sizeof opts);
     clg__gemm_call f = *g;
@@ -434,6 +446,7 @@ static clg_status run_folded(clg_ctx *ctx, const clg_gemm_params *wide, const cl
  * - products at most 16 columns wide (a fully connected layer's forward on a small shard,
  *   where y^T = w . x^T), which waste half or more of wider blocks (the default network's
  *   3136 -> 1024 layer with 16 samples on one core: 1.1 ms instead of 2.3);
+ * and, where the row's thin_nr is 16 (one FMA port: 8 x 16's accumulators keep it busy):
  * - wider products whose last block would be mostly padding (a 1x1 convolution on 14x14
  *   planes: 196 columns, 7 blocks of 32 against 13 of 16);
  * - batched products of at most NARROW_MAX_M rows (the 1x1 convolutions' forward passes,
@@ -449,7 +462,7 @@ static int narrow_for(const clg_gemm_params *p, const clg__gemm_call *g, clg_gem
         return 0;
     size_t wide = (g->n + p->nr - 1) / p->nr * p->nr, thin = (g->n + 15) / 16 * 16;
     int few_rows = g->batch > 1 && g->m <= NARROW_MAX_M;
-    if (g->n > 16 && 100 * thin > 95 * wide && !few_rows)
+    if (g->n > 16 && (thin_width(p) > 16 || (100 * thin > 95 * wide && !few_rows)))
         return 0;
     *out = *p;
     out->nr = 16;
@@ -489,7 +502,7 @@ clg_status clg__gemm_warm_up(clg_ctx *ctx)
         st = clg__gemm_tile_build(ctx, &s->params, t == 2, t == 1, 0);
     clg_gemm_params narrow;
     clg__gemm_call thin = {.n = 1};
-    if (st == CLG_OK && narrow_for(&s->params, &thin, &narrow)) { /* B in place: see b_mode_for */
+    if (st == CLG_OK && narrow_for(&s->params, &thin, &narrow)) { /* B in place: see clg__gemm_b_mode */
         program_options(&narrow, CLG__GEMM_B_IN_PLACE, opts, sizeof opts);
         st = clg__program_get(ctx, "gemm", opts, &prog);
         program_options(&narrow, CLG__GEMM_B_PACKED, opts, sizeof opts); /* run_folded's */

@@ -47,7 +47,7 @@ static int same_params(const clg_gemm_params *a, const clg_gemm_params *b)
                a->ndimc == b->ndimc && a->vw == b->vw && a->kwi == b->kwi && a->db == b->db;
     return a->mr == b->mr && a->nr == b->nr && a->local_m == b->local_m && a->local_n == b->local_n &&
            a->kc == b->kc && a->pack_min_k == b->pack_min_k && a->stage_b == b->stage_b &&
-           a->pack_a_min_n == b->pack_a_min_n;
+           a->pack_a_min_n == b->pack_a_min_n && a->thin_nr == b->thin_nr;
 }
 
 static double in_process(void *user, const clg_gemm_params *p, char *why, size_t why_size)
