@@ -143,6 +143,78 @@ __kernel void clg_dw_planes(__global const float *x, ulong xo, __global const fl
     }
 }
 
+/* CPU form for stride 1 with outputs the size of the inputs ("same" padding) on planes whose
+ * rows are not whole vectors (7x7, 14x14, 28x28, 56x56): each plane is one run of H x W
+ * values, and so is its output, so that tap (r, s) of output o reads input o + (r dh - pt) W
+ * + s dw - pl: the plane is copied whole (16 at a time) behind zeros, and 16 outputs at a
+ * time take each tap as one vector load, its lanes that wrapped into a neighbouring row (the
+ * column q + s dw - pl outside [0, W)) selected 0. Rows 16 at a time wasted 9 of 16 lanes on
+ * 7x7 planes, 2 on 14x14, and copied and stored rows short of a vector value by value.
+ * The zeros ahead (base) and behind the plane are written once per work-item. flip as
+ * clg_dw_rows'. */
+__kernel void clg_dw_flat(__global const float *x, ulong xo, __global const float *w, ulong wo,
+                          __global float *y, ulong yo, __global const float *bias, ulong bo,
+                          uint has_bias, uint act, float relu_max, uint flip, uint planes,
+                          uint per_item, uint C, uint H, uint W, uint pt, uint pl, uint dh,
+                          uint dw, __local float *pad)
+{
+    uint hw = H * W, base = pt * W + pl;
+    uint end = base + hw + ((DW_R - 1) * dh - pt) * W + (DW_S - 1) * dw - pl + 16;
+    for (uint j = 0; j < base; j++)
+        pad[j] = 0.0f;
+    for (uint j = base + hw; j < end; j++)
+        pad[j] = 0.0f;
+    const int16 lane = (int16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    const int16 q0 = lane % (int)W;
+    const int step = 16 % (int)W;
+    uint first = get_global_id(0) * per_item;
+    for (uint plane = first; plane < planes && plane < first + per_item; plane++) {
+        uint c = plane % C;
+        const __global float *xp = x + xo + (size_t)plane * hw;
+        float wr[DW_R * DW_S];
+        dw_taps(w + wo + (size_t)c * (DW_R * DW_S), flip, wr);
+        float b = has_bias ? bias[bo + c] : 0.0f;
+        __local float *dst = pad + base;
+        uint j = 0;
+        for (; j + 16 <= hw; j += 16)
+            vstore16(vload16(0, xp + j), 0, dst + j);
+        for (; j < hw; j++)
+            dst[j] = xp[j];
+        /* the next plane's lines, spread over this plane's outputs (see clg_dw_planes) */
+        const __global float *next = xp + hw;
+        uint lines = plane + 1 < planes ? (hw + 15) / 16 : 0, line = 0;
+        __global float *yp = y + yo + (size_t)plane * hw;
+        int16 q = q0; /* each lane's column */
+        for (uint o = 0; o < hw; o += 16) {
+            if (line < lines)
+                CLG_PREFETCH(next + (size_t)line++ * 16, 0);
+            float16 acc = (float16)(b);
+#pragma unroll
+            for (int s = 0; s < DW_S; s++) {
+                int ds = s * (int)dw - (int)pl;
+                int16 inside = (q >= (int16)(-ds)) & (q < (int16)((int)W - ds));
+#pragma unroll
+                for (int r = 0; r < DW_R; r++) {
+                    float16 v = vload16(0, pad + o + (uint)r * dh * W + (uint)s * dw);
+                    acc = fma((float16)(wr[r * DW_S + s]), select((float16)(0.0f), v, inside),
+                              acc);
+                }
+            }
+            acc = clg_epi16(act, relu_max, acc);
+            if (o + 16 <= hw) {
+                CLG_STORE16(acc, yp + o);
+            } else {
+                float part[16];
+                vstore16(acc, 0, part);
+                for (uint k = 0; k < hw - o; k++)
+                    yp[o + k] = part[k];
+            }
+            q += (int16)(step);
+            q = select(q, q - (int16)((int)W), q >= (int16)((int)W));
+        }
+    }
+}
+
 /* CPU form, strides of 1 or 2 across: a work-item per output row (plane, p), 16 outputs at
  * a time as one vector, each tap one or two vector loads of an input row (gathered at the
  * row's ends). flip 1 runs the taps reversed: the data gradient of a stride-1 layer is this

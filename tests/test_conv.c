@@ -64,6 +64,11 @@ static const conv_case cases[] = {
     {1, 4, 8, 9, 4, 3, 3, 2, 1, 2, 2, 2, 2, 2, 2, 4, 1},   /* depthwise, dilation 2, stride 2x1 */
     {2, 6, 5, 37, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 6, 1},  /* depthwise rows of 16 + 16 + 5 */
     {2, 6, 4, 70, 6, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 6, 0},  /* depthwise stride 2, rows of 35 */
+    {2, 3, 6, 10, 3, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 3, 1}, /* depthwise flat (stride 1, same
+                                                            size), dilation 2 */
+    {3, 4, 7, 7, 4, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 4, 0},   /* depthwise flat 5x5 on 7x7 */
+    {2, 3, 1, 1, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 3, 1},   /* depthwise flat on 1x1 planes */
+    {2, 5, 3, 18, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 5, 0},  /* depthwise flat, rows of 18 */
     {1, 2, 130, 131, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1}, /* depthwise, a plane past local
                                                                 memory: by rows */
     {2, 24, 23, 23, 40, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1}, /* 1x1 past the small product:

@@ -122,6 +122,31 @@ static clg_status weight_rows(clg_ctx *ctx, const clg__conv_geom *g, const clg_t
 /* Padded planes of at most this many floats (and their slack) go through local memory. */
 enum { PLANE_FLOATS = 16384, SLACK = 48 };
 
+/* clg_dw_flat: rows()'s pass over planes as flat runs (stride 1, "same" padding pt, pl). */
+static clg_status flat(clg_ctx *ctx, const clg__conv_geom *g, int fwd, const clg_tensor *a,
+                       const clg_tensor *b, clg_tensor *out, size_t pt, size_t pl, size_t floats)
+{
+    size_t h = fwd ? g->H : g->P, w = fwd ? g->W : g->Q, planes = g->N * g->C;
+    clg__launch l;
+    clg_status st = begin(ctx, g, "clg_dw_flat", &l);
+    if (st != CLG_OK)
+        return st;
+    clg__arg_tensor(&l, a);
+    clg__arg_tensor(&l, b);
+    clg__arg_tensor(&l, out);
+    clg__arg_tensor(&l, fwd && g->bias ? g->bias : out); /* not read without a bias */
+    clg__arg_u32(&l, fwd && g->bias != NULL);
+    clg__arg_u32(&l, fwd ? (size_t)g->act : 0);
+    clg__arg_f32(&l, g->relu_max);
+    clg__arg_u32(&l, (size_t)!fwd);
+    size_t per = clg__runs_per_item(ctx, planes, h * w, 4096);
+    size_t v[] = {planes, per, g->C, h, w, pt, pl, g->dh, g->dw};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        clg__arg_u32(&l, v[i]);
+    clg__arg_local(&l, floats * sizeof(float));
+    return clg__launch_runs(&l, planes, per);
+}
+
 /* The forward pass, or (fwd 0) a stride-1 layer's data gradient as the forward pass of dy
  * through the flipped filter with the padding (R - 1) dh - pt, (S - 1) dw - pl: a work-item
  * per run of planes padded in local memory where they fit, else per output row. */
@@ -137,6 +162,11 @@ static clg_status rows(clg_ctx *ctx, const clg__conv_geom *g, int fwd, const clg
     size_t ph = (out_h - 1) * sh + (g->R - 1) * g->dh + 1;
     size_t pw = (out_w - 1) * sw + (g->S - 1) * g->dw + 1;
     int by_plane = ph * pw + SLACK <= PLANE_FLOATS;
+    /* stride 1, outputs the inputs' size, rows short of whole vectors: planes as flat runs */
+    size_t flat_floats = (in_h + (g->R - 1) * g->dh) * in_w + (g->S - 1) * g->dw + 16;
+    if (sh == 1 && sw == 1 && out_h == in_h && out_w == in_w && in_w % 16 &&
+        flat_floats <= PLANE_FLOATS)
+        return flat(ctx, g, fwd, a, b, out, (size_t)pt, (size_t)pl, flat_floats);
     clg__launch l;
     clg_status st = begin(ctx, g, by_plane ? "clg_dw_planes" : "clg_dw_rows", &l);
     if (st != CLG_OK)
