@@ -40,6 +40,13 @@ static const pool_case cases[] = {
     {2, 2, 8, 8, D(CLG_POOL_AVG, 2, 2, 2, 2, 0, 0, 0, 0, 0)},
     {2, 2, 3, 66, D(CLG_POOL_MAX, 2, 2, 2, 2, 0, 0, 0, 0, 0)},
     {1, 1, 2, 4, D(CLG_POOL_MAX, 2, 2, 2, 2, 0, 0, 0, 0, 0)},
+    /* max on CPUs by planes padded in local memory (strides 1 and 2 across): ResNet's 3x3
+     * stride 2 on rows of 16 + 3 outputs, stride 1 on rows of 35, strides 1 x 2 with uneven
+     * padding, and a plane past local memory (value by value) */
+    {2, 3, 40, 37, D(CLG_POOL_MAX, 3, 3, 2, 2, 1, 1, 1, 1, 0)},
+    {1, 2, 5, 35, D(CLG_POOL_MAX, 3, 3, 1, 1, 1, 1, 1, 1, 0)},
+    {2, 2, 9, 21, D(CLG_POOL_MAX, 3, 2, 1, 2, 0, 1, 1, 0, 0)},
+    {1, 1, 131, 131, D(CLG_POOL_MAX, 3, 3, 2, 2, 1, 1, 1, 1, 0)},
 };
 #define N_CASES (sizeof cases / sizeof cases[0])
 
