@@ -215,6 +215,80 @@ __kernel void clg_dw_flat(__global const float *x, ulong xo, __global const floa
     }
 }
 
+/* The same for stride 2 (dilation 1) where the outputs span the input's columns (2 Q >= W,
+ * so that a tap past an output row's end reads padding): each plane is copied into four
+ * phase planes, input rows 2i + a and columns 2j + b for a, b in {0, 1}, each row Q wide
+ * (rows from -T, T = ceil(pt / 2), zeros outside the input), in which tap (r, s) of output
+ * o = p Q + q is phase (a, b) = ((r - pt) & 1, (s - pl) & 1) at o + (du + T) Q + dv, with
+ * du = (r - pt - a) / 2 and dv = (s - pl - b) / 2: a stride-1 flat run again, lanes with
+ * q + dv outside [0, Q) selected 0. Phase planes are `plane` floats apart, each behind a gap
+ * of `gap` zeros (written once per work-item). */
+__kernel void clg_dw_flat2(__global const float *x, ulong xo, __global const float *w, ulong wo,
+                           __global float *y, ulong yo, __global const float *bias, ulong bo,
+                           uint has_bias, uint act, float relu_max, uint planes,
+                           uint per_item, uint C, uint H, uint W, uint P, uint Q, uint pt,
+                           uint pl, uint rows, uint gap, __local float *pad)
+{
+    uint T = (pt + 1) / 2, pq = P * Q, plane_len = rows * Q, step = plane_len + gap;
+    for (uint ph = 0; ph <= 4; ph++)
+        for (uint j = 0; j < gap; j++)
+            pad[ph * step + j] = 0.0f;
+    const int16 lane = (int16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    const int16 q0 = lane % (int)Q;
+    const int qstep = 16 % (int)Q;
+    uint first = get_global_id(0) * per_item;
+    for (uint plane = first; plane < planes && plane < first + per_item; plane++) {
+        uint c = plane % C;
+        const __global float *xp = x + xo + (size_t)plane * H * W;
+        float wr[DW_R * DW_S];
+        dw_taps(w + wo + (size_t)c * (DW_R * DW_S), 0, wr);
+        float b = has_bias ? bias[bo + c] : 0.0f;
+        /* the phase planes: row i of (a, b) at gap + (2 a + b) step + (i + T) Q */
+        for (uint i = 0; i < rows; i++)
+            for (uint a = 0; a < 2; a++) {
+                int h = 2 * ((int)i - (int)T) + (int)a;
+                __local float *ev = pad + gap + (2 * a) * step + (size_t)i * Q;
+                __local float *od = ev + step;
+                /* value by value: taken where rows are short (under 12 outputs) */
+                int in = h >= 0 && h < (int)H;
+                const __global float *src = xp + (size_t)(in ? h : 0) * W;
+                for (uint j = 0; j < Q; j++) {
+                    ev[j] = in && 2 * j < W ? src[2 * j] : 0.0f;
+                    od[j] = in && 2 * j + 1 < W ? src[2 * j + 1] : 0.0f;
+                }
+            }
+        __global float *yp = y + yo + (size_t)plane * pq;
+        int16 q = q0;
+        for (uint o = 0; o < pq; o += 16) {
+            float16 acc = (float16)(b);
+#pragma unroll
+            for (int s = 0; s < DW_S; s++) {
+                int v = s - (int)pl, pb = v & 1, dv = (v - pb) / 2;
+                int16 inside = (q >= (int16)(-dv)) & (q < (int16)((int)Q - dv));
+#pragma unroll
+                for (int r = 0; r < DW_R; r++) {
+                    int u = r - (int)pt, pa = u & 1, du = (u - pa) / 2;
+                    const __local float *at = pad + gap + (uint)(2 * pa + pb) * step + o +
+                                              (size_t)((du + (int)T) * (int)Q + dv);
+                    acc = fma((float16)(wr[r * DW_S + s]),
+                              select((float16)(0.0f), vload16(0, at), inside), acc);
+                }
+            }
+            acc = clg_epi16(act, relu_max, acc);
+            if (o + 16 <= pq) {
+                CLG_STORE16(acc, yp + o);
+            } else {
+                float part[16];
+                vstore16(acc, 0, part);
+                for (uint k = 0; k < pq - o; k++)
+                    yp[o + k] = part[k];
+            }
+            q += (int16)(qstep);
+            q = select(q, q - (int16)((int)Q), q >= (int16)((int)Q));
+        }
+    }
+}
+
 /* CPU form, strides of 1 or 2 across: a work-item per output row (plane, p), 16 outputs at
  * a time as one vector, each tap one or two vector loads of an input row (gathered at the
  * row's ends). flip 1 runs the taps reversed: the data gradient of a stride-1 layer is this

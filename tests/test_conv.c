@@ -69,6 +69,12 @@ static const conv_case cases[] = {
     {3, 4, 7, 7, 4, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 4, 0},   /* depthwise flat 5x5 on 7x7 */
     {2, 3, 1, 1, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 3, 1},   /* depthwise flat on 1x1 planes */
     {2, 5, 3, 18, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 5, 0},  /* depthwise flat, rows of 18 */
+    {2, 3, 14, 14, 3, 5, 5, 2, 2, 2, 2, 2, 2, 1, 1, 3, 1}, /* depthwise stride 2 by phase
+                                                             planes: 5x5 (EfficientNet's) */
+    {1, 2, 9, 112, 2, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 2, 0},  /* rows of 112 -> 56 */
+    {2, 2, 3, 1, 2, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 2, 1},    /* one column */
+    {1, 2, 7, 14, 2, 3, 3, 2, 2, 2, 2, 2, 2, 1, 1, 2, 0},   /* padding 2: taps past the input */
+    {1, 3, 9, 14, 3, 3, 3, 2, 2, 0, 0, 0, 0, 1, 1, 3, 1},   /* no padding: 2 Q < W, by rows */
     {1, 2, 130, 131, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1}, /* depthwise, a plane past local
                                                                 memory: by rows */
     {2, 24, 23, 23, 40, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1}, /* 1x1 past the small product:
