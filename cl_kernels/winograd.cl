@@ -167,10 +167,10 @@ __kernel void clg_wino_filter_flip(__global const float *w, ulong w_off, uint Kg
  * rows start at v_off: a layer's kept V of the whole batch). Launch: (ceil(Cin / 16), T). */
 __kernel void clg_wino_input(__global const float *xq, ulong xq_off, ulong xq_img, uint Wq,
                              uint ldc, uint c_first, uint th, uint tw, uint T, uint ldv,
-                             __global float *V, uint vt, ulong v_off)
+                             __global float *V, uint vt, ulong v_off, uint blocks)
 {
     uint cb = get_global_id(0), t = get_global_id(1);
-    if (t >= T)
+    if (t >= T || cb >= blocks) /* the grid is rounded up to the work-groups */
         return;
     uint per_image = th * tw, n = t / per_image, ty = (t % per_image) / tw, tx = t % tw;
     const __global float *p = xq + xq_off + n * xq_img +
@@ -370,10 +370,10 @@ __kernel void clg_wino_fused(__global const float *xq, ulong xq_off, ulong xq_im
  * Launch: (ceil(Kout / 16), T). */
 __kernel void clg_wino_dy(__global const float *dyq, ulong dyq_off, ulong dyq_img, uint Wq,
                           uint ldc, uint c_first, uint th, uint tw, uint T, uint lde,
-                          __global float *E, uint et, ulong e_off)
+                          __global float *E, uint et, ulong e_off, uint blocks)
 {
     uint cb = get_global_id(0), t = get_global_id(1);
-    if (t >= T)
+    if (t >= T || cb >= blocks) /* the grid is rounded up to the work-groups */
         return;
     uint per_image = th * tw, n = t / per_image, ty = (t % per_image) / tw, tx = t % tw;
     const __global float *p = dyq + dyq_off + n * dyq_img +

@@ -255,7 +255,10 @@ static clg_status transform(clg_ctx *ctx, const char *opts, const char *kernel, 
     clg__arg_mem(&l, out.mem);
     clg__arg_u32(&l, out.vt);
     clg__arg_u64(&l, out.off);
+    /* the grid rounds up to the groups: items past the blocks return (they wrote the next
+     * row's first channels, racing its own item: 48 channels ran 3 blocks in groups of 4) */
     size_t blocks = (channels + LANES - 1) / LANES;
+    clg__arg_u32(&l, blocks);
     size_t global[3] = {blocks, T, 1}, local[3] = {clg__local_pow2(blocks, 64), 8, 1};
     return clg__launch_run(&l, global, local);
 }
