@@ -148,7 +148,8 @@ __kernel void clg_gemm_reg(uint m, uint n, uint k, float alpha, float beta,
                            __global const float *B, ulong b_off, uint ldb, ulong sb,
                            __global float *C, ulong c_off, uint ldc, ulong sc, uint pf_c,
                            uint pf_b, __global const float *bias, ulong bias_off, uint epilogue,
-                           float relu_max, uint fold_n, ulong fold_sc)
+                           float relu_max, uint fold_n, ulong fold_sc,
+                           __global const float *res, ulong res_off, uint residual)
 {
     uint tn = get_global_id(0), tm = get_global_id(1);
     size_t batch = get_global_id(2);
@@ -166,6 +167,7 @@ __kernel void clg_gemm_reg(uint m, uint n, uint k, float alpha, float beta,
 #endif
     A += a_off + batch * sa;
     C += c_off + batch * sc;
+    res += res_off + batch * sc; /* laid out as C */
 #if B_PANEL == 1
     /* Panel tn: k rows of NR floats (ldb is unused). */
     const __global float *b = B + b_off + batch * sb + (size_t)tn * k * NR;
@@ -287,14 +289,34 @@ __kernel void clg_gemm_reg(uint m, uint n, uint k, float alpha, float beta,
         if (row >= m)
             break;
         __global float *c = C + (size_t)row * ldc + c_at;
-        /* the epilogue (a 1x1 convolution's bias per row (bit 1), then the activation of
+        const __global float *rs = res + (size_t)row * ldc + c_at;
+        /* the epilogue (a 1x1 convolution's bias per row (bit 1), then with `residual` the
+         * sum with a tensor laid out as C (a residual block's), then the activation of
          * bits >> 1: its ReLU, capped, or SiLU), beta 0 */
         float add = epilogue & 1u ? bias[bias_off + row] : 0.0f;
 #pragma unroll
         for (int v = 0; v < NV; v++) {
             float16 out = alpha * acc[r][v];
+            float bv = add;
+            if (residual) {
+                float16 sum;
+                if (full) {
+                    sum = vload16(v, rs);
+                } else {
+                    float rv[16];
+                    for (uint l = 0; l < 16; l++) { /* the lanes stored below, where they are */
+                        uint lane = (uint)v * 16 + l, col = col0 + lane;
+                        rv[l] = col >= keep_from && col < n
+                                    ? rs[lane < cut ? lane : fold_sc - fold_n + lane]
+                                    : 0.0f;
+                    }
+                    sum = vload16(0, rv);
+                }
+                out = (out + bv) + sum;
+                bv = 0.0f;
+            }
             if (epilogue)
-                out = clg_epi16(epilogue >> 1, relu_max, out + add);
+                out = clg_epi16(epilogue >> 1, relu_max, out + bv);
             if (full) {
                 if (beta != 0.0f)
                     out = fma((float16)(beta), vload16(v, c), out);

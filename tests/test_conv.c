@@ -24,6 +24,7 @@ static size_t keep_backward_limit; /* the workspace limit of that weight gradien
 static int fuse_relu;          /* for desc_of and the forward reference */
 static int cap_relu;           /* and with it, a cap at half the largest reference output */
 static int fuse_silu;          /* the forward pass's SiLU epilogue (inference's) instead */
+static int fuse_sum;           /* a residual added before the activation (a residual block's) */
 static int applied[CLG_CONV_ALGOS + 1];
 static size_t left_out, runs_asked; /* CLG_TEST_SMALL: cases left out, of all asked for */
 
@@ -79,6 +80,7 @@ static const conv_case cases[] = {
                                                                 memory: by rows */
     {2, 24, 23, 23, 40, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1}, /* 1x1 past the small product:
                                                                the register kernel's epilogue */
+    {3, 40, 7, 7, 48, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1},  /* 1x1 on 7x7: images side by side */
     /* first layers (the implicit algorithm's own kernel on CPUs: 16 channels x 16 columns a
      * block, edge blocks through lane shifts, the last block shifted left) */
     {2, 3, 37, 45, 33, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1}, /* RGB, stride 2, 33 channels */
@@ -233,6 +235,15 @@ static int run_case(const conv_case *c, clg_conv_algo algo, clg_conv_pass pass, 
         mag = malloc(n_out * sizeof *mag);
         ref_conv_forward(&g, x, w, c->bias ? b : NULL, ref);
         ref_conv_forward(&g, ax, aw, c->bias ? ab : NULL, mag);
+        float *res = fuse_sum ? malloc(n_out * sizeof *res) : NULL;
+        if (res && integer)
+            clg_test_fill_int(&rng, res, n_out, -3, 3);
+        else if (res)
+            clg_test_fill_uniform(&rng, res, n_out, -1, 1);
+        for (size_t i = 0; res && i < n_out; i++)
+            ref[i] += res[i], mag[i] += fabs(res[i]);
+        clg_tensor *tres = res ? make(ys, res) : NULL;
+        free(res);
         double top = 0;
         for (size_t i = 0; fuse_relu && i < n_out; i++) {
             ref[i] = ref[i] > 0 ? ref[i] : 0;
@@ -247,8 +258,9 @@ static int run_case(const conv_case *c, clg_conv_algo algo, clg_conv_pass pass, 
         for (size_t i = 0; fuse_silu && i < n_out; i++)
             ref[i] = ref[i] / (1.0 + exp(-ref[i]));
         out = make_guarded(ys, &view);
-        st = clg__conv2d_forward_keep(ctx, &d, fuse_silu, tx, tw, c->bias ? tb : NULL, view,
-                                      NULL);
+        st = clg__conv2d_forward_keep(ctx, &d, fuse_silu, tx, tw, c->bias ? tb : NULL, tres,
+                                      view, NULL);
+        clg_tensor_destroy(tres);
     } else if (pass == CLG_CONV_BWD_DATA) {
         n_out = nx;
         len = (c->K / c->G) * c->R * c->S;
@@ -291,7 +303,7 @@ static int run_case(const conv_case *c, clg_conv_algo algo, clg_conv_pass pass, 
         st = CLG_OK;
         if (keep_forward) {
             clg_tensor *ty = make(ys, NULL);
-            st = clg__conv2d_forward_keep(ctx, &d, 0, tx, tw, NULL, ty, &keep);
+            st = clg__conv2d_forward_keep(ctx, &d, 0, tx, tw, NULL, NULL, ty, &keep);
             /* (a limit may turn the forward pass to another algorithm; GPUs' form keeps
              * nothing: its weight gradient reads the transform in slices) */
             if (st == CLG_OK && algo == CLG_CONV_ALGO_WINOGRAD && c->G == 1 && !workspace_limit &&
@@ -782,6 +794,20 @@ static void fused_relu_forward_matches_the_reference(void **state)
     assert_int_equal(failures, 0);
 }
 
+/* The forward pass with a residual block's sum (in the 1x1 products' epilogue, else a pass
+ * after), alone (MobileNet-v2's) and with the ReLU after it (ResNet's), on every shape and
+ * algorithm. */
+static void residual_sum_forward_matches_the_reference(void **state)
+{
+    (void)state;
+    int failures = 0;
+    fuse_sum = 1;
+    for (fuse_relu = 0; fuse_relu < 2; fuse_relu++)
+        failures += forward_on_every_case();
+    fuse_sum = fuse_relu = 0;
+    assert_int_equal(failures, 0);
+}
+
 /* The forward pass with inference's SiLU epilogue (in the algorithm's epilogue where it has
  * one: every form's kernels take it; else a pass after), on every shape and algorithm. */
 static void fused_silu_forward_matches_the_reference(void **state)
@@ -917,6 +943,7 @@ int main(void)
         cmocka_unit_test(tile_convolutions_loop_past_a_small_grid),
         cmocka_unit_test(fused_relu_forward_matches_the_reference),
         cmocka_unit_test(fused_silu_forward_matches_the_reference),
+        cmocka_unit_test(residual_sum_forward_matches_the_reference),
         cmocka_unit_test(winograd_passes_are_reproducible),
         cmocka_unit_test(chunked_algorithms_match_the_reference),
         cmocka_unit_test(weight_gradient_from_the_kept_transform),

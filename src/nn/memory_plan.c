@@ -11,8 +11,8 @@
  * Some layers write no buffer of their own: the "home" of their output is another layer's,
  * as the network plan (plan.c) says: a ReLU fused into the layer before it and a layer whose
  * output is a view of its input (dropout, softmax) live in their input's home; a batch norm
- * whose residual sum is fused writes into the add's buffer, which therefore comes into use at
- * the batch norm. The buffers are laid out with no layer's exact output requested:
+ * or convolution whose residual sum is fused writes into the add's buffer, which therefore
+ * comes into use at that layer. The buffers are laid out with no layer's exact output requested:
  * clg_net_activations stops the pass at the requested layer, so a fusion it turns off would
  * only have run after it. */
 #include <stdlib.h>

@@ -166,6 +166,9 @@ static clg_status run_reg(clg_ctx *ctx, const clg_gemm_params *p, const char *op
     clg__arg_f32(&a, epi ? epi->relu_max : 0.0f);
     clg__arg_u32(&a, folded ? folded->n : 0); /* the batch entries' columns, side by side */
     clg__arg_u64(&a, folded ? folded->sc : 0);
+    clg__arg_mem(&a, epi && epi->residual ? epi->residual : g->c); /* any buffer when unused */
+    clg__arg_u64(&a, epi && epi->residual ? epi->res_off : 0);
+    clg__arg_u32(&a, epi && epi->residual);
     size_t tiles_m = (g->m + p->mr - 1) / p->mr, tiles_n = (g->n + p->nr - 1) / p->nr;
     /* Groups of about local_m * local_n work-items: column tiles fill up a group when there are
      * few row tiles, so that many small problems do not become thousands of tiny groups. When

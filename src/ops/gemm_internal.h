@@ -15,12 +15,15 @@ typedef struct clg__gemm_state {
 } clg__gemm_state;
 
 /* What a product may apply as it stores C (a 1x1 convolution's bias and activation): a bias
- * per row of C, then act (min(max(c, 0), relu_max), or SiLU). The register kernel applies it
- * where it writes the final C in one pass (done set to 1); other kernels leave it (done 0) to
- * the caller. */
+ * per row of C, then the sum with a residual laid out as C (offset res_off, C's leading
+ * dimension and batch stride), then act (min(max(c, 0), relu_max), or SiLU). The register
+ * kernel applies it where it writes the final C in one pass (done set to 1); other kernels
+ * leave it (done 0) to the caller. */
 typedef struct clg__gemm_epilogue {
     cl_mem bias;                 /* or NULL */
     size_t bias_off;
+    cl_mem residual;             /* or NULL */
+    size_t res_off;
     clg__epi_act act;
     float relu_max;              /* with CLG__EPI_RELU; INFINITY: a plain ReLU */
     int done;

@@ -135,11 +135,18 @@ static clg_status forward(clg_net *net, size_t i, int train, uint64_t step)
     clg_conv2d_desc d = l->conv;
     d.relu = l->plan.relu_fused;
     d.relu_max = l->plan.relu_max;
+    const clg_tensor *residual = NULL;
+    if (l->plan.sum_fused) { /* the residual sum after it (and its ReLU) in its epilogue */
+        const clg__layer *add = &net->layers[i + 1];
+        residual = clg__net_input_k(net, i + 1, 1);
+        d.relu = add->relu, d.relu_max = 0.0f;
+        l->y_n = add->y_n; /* the add alone reads it: what it would see is the sum's input */
+    }
     /* the SiLU after it in the inference layout (where the SiLU's output is this one's) */
     int silu = l->plan.silu_fused && clg__net_infer_fusions(net, train);
     /* training: what the weight gradient can reuse is kept */
     return clg__conv2d_forward_keep(net->ctx, &d, silu, clg__net_input(net, i), l->param[0],
-                                    l->bias ? l->param[1] : NULL, &l->y_n,
+                                    l->bias ? l->param[1] : NULL, residual, &l->y_n,
                                     train ? &l->keep : NULL);
 }
 
@@ -203,7 +210,7 @@ const clg__layer_def clg__layer_conv2d = {
     .kind = CLG_LAYER_CONV2D, .keywords = keywords, .parse = parse, .format = format,
     .check = check, .infer = infer, .alloc = alloc, .forward = forward, .backward = backward,
     .init = clg__layer_init_weights, .flops = flops, .resolve_same = resolve_same,
-    .epilogue_relu = CLG__RELU_FORWARD, .epilogue_silu = 1,
+    .epilogue_relu = CLG__RELU_FORWARD, .epilogue_silu = 1, .epilogue_sum = 1,
     .onnx_export = export_onnx,
 };
 

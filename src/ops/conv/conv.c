@@ -20,18 +20,21 @@ static clg_status run_pass(clg_ctx *ctx, const clg_conv2d_desc *d, clg_conv_pass
     return clg__conv_run(ctx, g, pass, algo, a, b, out);
 }
 
-/* The forward pass with its epilogue (bias, activation) fused where the algorithm can, else
- * run after it. */
-clg_status clg__conv_epilogue_after(clg_ctx *ctx, const clg_tensor *bias, clg__epi_act act,
+/* The forward pass with its epilogue (bias, residual sum, activation) fused where the
+ * algorithm can, else run after it. */
+clg_status clg__conv_epilogue_after(clg_ctx *ctx, const clg_tensor *bias,
+                                    const clg_tensor *residual, clg__epi_act act,
                                     float relu_max, clg_tensor *y)
 {
-    int relu = act == CLG__EPI_RELU, capped = relu && relu_max < INFINITY;
+    int relu = act == CLG__EPI_RELU, plain = relu && !(relu_max < INFINITY);
     clg_status st = CLG_OK;
-    if (bias) /* a plain ReLU goes with the bias's pass */
-        st = clg__bias_add_relu(ctx, bias, y, relu && !capped);
-    if (st == CLG_OK && act != CLG__EPI_NONE && (capped || !bias || !relu)) {
+    if (bias) /* a plain ReLU goes with the last pass of the bias and the residual */
+        st = clg__bias_add_relu(ctx, bias, y, plain && !residual);
+    if (st == CLG_OK && residual)
+        st = clg__tensor_add(ctx, y, residual, y, plain);
+    if (st == CLG_OK && act != CLG__EPI_NONE && !(plain && (bias || residual))) {
         clg_activation_desc a = {act == CLG__EPI_SILU ? CLG_ACT_SILU
-                                 : capped             ? CLG_ACT_CLIP
+                                 : !plain             ? CLG_ACT_CLIP
                                                       : CLG_ACT_RELU,
                                  0.0f, relu_max};
         st = clg_activation_forward_desc(ctx, &a, y, y);
@@ -39,35 +42,43 @@ clg_status clg__conv_epilogue_after(clg_ctx *ctx, const clg_tensor *bias, clg__e
     return st;
 }
 
+/* A residual sum goes into the epilogue of the 1x1 products (their register kernel's
+ * stores); the other algorithms fuse the bias alone then, the sum and act following. */
 static clg_status forward_pass(clg_ctx *ctx, const clg_conv2d_desc *d, clg__epi_act act,
                                clg__conv_geom *g, const clg_tensor *x, const clg_tensor *w,
-                               const clg_tensor *bias, clg_tensor *y)
+                               const clg_tensor *bias, const clg_tensor *residual,
+                               clg_tensor *y)
 {
     clg_conv_algo algo;
     clg_status st = clg__conv_resolve(ctx, d, CLG_CONV_FWD, g, x, w, y, &algo);
     if (st != CLG_OK)
         return st;
     int fused = clg__conv_fuses(ctx, g, CLG_CONV_FWD, algo);
+    int sum_in = fused && residual && algo == CLG_CONV_ALGO_GEMM;
     g->relu_max = d->relu && d->relu_max > 0.0f ? d->relu_max : INFINITY; /* 0: no cap */
     if (fused) {
         g->bias = bias;
-        g->act = act;
+        g->act = residual && !sum_in ? CLG__EPI_NONE : act;
+        g->residual = sum_in ? residual : NULL;
     }
     st = clg__conv_run(ctx, g, CLG_CONV_FWD, algo, x, w, y);
     if (st == CLG_OK && !fused) /* the bias was checked with the other arguments */
-        st = clg__conv_epilogue_after(ctx, bias, act, g->relu_max, y);
+        st = clg__conv_epilogue_after(ctx, bias, residual, act, g->relu_max, y);
+    else if (st == CLG_OK && residual && !sum_in)
+        st = clg__conv_epilogue_after(ctx, NULL, residual, act, g->relu_max, y);
     return st;
 }
 
 clg_status clg_conv2d_forward(clg_ctx *ctx, const clg_conv2d_desc *d, const clg_tensor *x,
                               const clg_tensor *w, const clg_tensor *bias, clg_tensor *y)
 {
-    return clg__conv2d_forward_keep(ctx, d, 0, x, w, bias, y, NULL);
+    return clg__conv2d_forward_keep(ctx, d, 0, x, w, bias, NULL, y, NULL);
 }
 
 clg_status clg__conv2d_forward_keep(clg_ctx *ctx, const clg_conv2d_desc *d, int silu,
                                     const clg_tensor *x, const clg_tensor *w,
-                                    const clg_tensor *bias, clg_tensor *y, clg__conv_keep *keep)
+                                    const clg_tensor *bias, const clg_tensor *residual,
+                                    clg_tensor *y, clg__conv_keep *keep)
 {
     if (keep)
         keep->n = keep->dyq_n = 0; /* valid again only if this pass fills it */
@@ -81,11 +92,14 @@ clg_status clg__conv2d_forward_keep(clg_ctx *ctx, const clg_conv2d_desc *d, int 
     if (st == CLG_OK && bias && (bias->ctx != ctx || clg_tensor_numel(bias) != g.K))
         st = clg__fail(ctx, bias->ctx != ctx ? CLG_ERR_INVALID_ARG : CLG_ERR_SHAPE,
                        "conv2d: bias must hold %zu values on the same context", g.K);
+    if (st == CLG_OK && residual &&
+        (residual->ctx != ctx || clg_tensor_numel(residual) != clg_tensor_numel(y)))
+        st = clg__fail(ctx, CLG_ERR_INTERNAL, "conv2d: the residual must be y's size on its context");
     g.keep = keep;
     if (st == CLG_OK)
         st = forward_pass(ctx, d,
                           d->relu ? CLG__EPI_RELU : silu ? CLG__EPI_SILU : CLG__EPI_NONE, &g, x,
-                          w, bias, y);
+                          w, bias, residual, y);
     return st;
 }
 

@@ -19,6 +19,7 @@ typedef struct clg__conv_geom {
     const clg_tensor *bias;      /* forward: bias and activation applied by the algorithm */
     clg__epi_act act;            /* (only when its fuses() says it can); else NULL and NONE */
     float relu_max;              /* with CLG__EPI_RELU: its cap (INFINITY: none; ReLU6: 6) */
+    const clg_tensor *residual;  /* forward, GEMM only: added after the bias, before act */
     clg_tensor *db;              /* weight gradient: the bias gradient too (the same way) */
     clg__conv_keep *keep;        /* Winograd's V from the forward pass to the weight gradient */
 } clg__conv_geom;
@@ -114,9 +115,10 @@ clg_status clg__conv_depthwise_warm_up(clg_ctx *ctx);
 int clg__conv_gemm1x1_applies(const clg__conv_geom *g);
 
 /* conv.c: the forward pass's epilogue as passes after it, for an algorithm (or a kernel of
- * it) that did not apply it: y += bias (may be NULL), then act (a ReLU min(max(y, 0),
- * relu_max), INFINITY a plain one; or SiLU). */
-clg_status clg__conv_epilogue_after(clg_ctx *ctx, const clg_tensor *bias, clg__epi_act act,
+ * it) that did not apply it: y += bias (may be NULL), then y += residual (may be NULL), then
+ * act (a ReLU min(max(y, 0), relu_max), INFINITY a plain one; or SiLU). */
+clg_status clg__conv_epilogue_after(clg_ctx *ctx, const clg_tensor *bias,
+                                    const clg_tensor *residual, clg__epi_act act,
                                     float relu_max, clg_tensor *y);
 int clg__conv_gemm1x1_fuses(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass);
 clg_status clg__conv_gemm1x1_run(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,

@@ -18,10 +18,13 @@ typedef struct clg__conv_keep {
 
 /* clg_conv2d_forward and clg_conv2d_backward_weights_bias with a keep (NULL: as those); the
  * forward pass with silu 1 (and d->relu 0) gives SiLU of its output (inference: its input is
- * not kept for a backward pass). */
+ * not kept for a backward pass), with a residual (NULL: none; y's size, not y) the sum of
+ * the two before the activation (d->relu): a residual block's sum written by its last
+ * convolution. */
 clg_status clg__conv2d_forward_keep(clg_ctx *ctx, const clg_conv2d_desc *d, int silu,
                                     const clg_tensor *x, const clg_tensor *w,
-                                    const clg_tensor *bias, clg_tensor *y, clg__conv_keep *keep);
+                                    const clg_tensor *bias, const clg_tensor *residual,
+                                    clg_tensor *y, clg__conv_keep *keep);
 clg_status clg__conv2d_backward_weights_keep(clg_ctx *ctx, const clg_conv2d_desc *d,
                                              const clg_tensor *x, const clg_tensor *dy,
                                              clg_tensor *dw, clg_tensor *db,

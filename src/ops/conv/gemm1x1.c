@@ -15,8 +15,8 @@ clg_status clg__conv_gemm(clg_ctx *ctx, int ta, int tb, size_t m, size_t n, size
     return clg__gemm_dispatch(ctx, &g);
 }
 
-/* The forward pass's epilogue (bias, activation) in the GEMM's stores: one group only,
- * where a product is the whole output (ResNet's and MobileNet's 1x1 layers). */
+/* The forward pass's epilogue (bias, a residual sum, activation) in the GEMM's stores: one
+ * group only, where a product is the whole output (ResNet's and MobileNet's 1x1 layers). */
 int clg__conv_gemm1x1_fuses(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass)
 {
     (void)ctx;
@@ -29,14 +29,16 @@ static clg_status forward(clg_ctx *ctx, const clg__conv_geom *g, const clg_tenso
                           const clg_tensor *w, clg_tensor *y)
 {
     size_t hw = g->H * g->W;
+    const clg_tensor *r = g->residual;
     clg__gemm_epilogue epi = {g->bias ? g->bias->mem : NULL, g->bias ? g->bias->offset : 0,
-                              g->act, g->relu_max, 0};
+                              r ? r->mem : NULL, r ? r->offset : 0, g->act, g->relu_max, 0};
     clg__gemm_call c = {CLG_NO_TRANS, CLG_NO_TRANS, g->K, hw, g->C, g->N, 1.0f, 0.0f, w->mem,
                         x->mem, y->mem, w->offset, x->offset, y->offset, g->C, hw, hw, 0,
-                        g->C * hw, g->K * hw, g->bias || g->act ? &epi : NULL};
+                        g->C * hw, g->K * hw, g->bias || g->act || r ? &epi : NULL};
     clg_status st = clg__gemm_dispatch(ctx, &c);
-    return st != CLG_OK || epi.done ? st
-                                    : clg__conv_epilogue_after(ctx, g->bias, g->act, g->relu_max, y);
+    return st != CLG_OK || epi.done
+               ? st
+               : clg__conv_epilogue_after(ctx, g->bias, r, g->act, g->relu_max, y);
 }
 
 int clg__conv_gemm1x1_applies(const clg__conv_geom *g)
@@ -58,8 +60,8 @@ static clg_status as_fully_connected(clg_ctx *ctx, const clg__conv_geom *g, clg_
     if (pass == CLG_CONV_FWD) { /* y = x . W^T */
         clg_status st = clg__conv_gemm(ctx, 0, 1, N, K, C, a->mem, a->offset, C, 0, b->mem,
                                        b->offset, C, 0, 0.0f, out->mem, out->offset, K, 0, 1);
-        return st == CLG_OK && (g->bias || g->act)
-                   ? clg__conv_epilogue_after(ctx, g->bias, g->act, g->relu_max, out)
+        return st == CLG_OK && (g->bias || g->act || g->residual)
+                   ? clg__conv_epilogue_after(ctx, g->bias, g->residual, g->act, g->relu_max, out)
                    : st;
     }
     if (pass == CLG_CONV_BWD_DATA) /* dx = dy . W */
