@@ -81,6 +81,8 @@ static const conv_case cases[] = {
     {2, 24, 23, 23, 40, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1}, /* 1x1 past the small product:
                                                                the register kernel's epilogue */
     {3, 40, 7, 7, 48, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1},  /* 1x1 on 7x7: images side by side */
+    {2, 64, 32, 32, 72, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1}, /* 1x1 on rows 4 KiB apart: B
+                                                               packed image by image */
     /* first layers (the implicit algorithm's own kernel on CPUs: 16 channels x 16 columns a
      * block, edge blocks through lane shifts, the last block shifted left) */
     {2, 3, 37, 45, 33, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1}, /* RGB, stride 2, 33 channels */

@@ -263,9 +263,14 @@ static clg_status run_packed(clg_ctx *ctx, const clg_gemm_params *p, const char 
     clg_status st = clg__scratch_get(ctx, CLG__SCRATCH_GEMM_PACK, tiles_n * p->nr * kc * sizeof(float), &panels);
     clg__gemm_call one = *g;
     one.batch = 1;
+    clg__gemm_epilogue epi = g->epi ? *g->epi : (clg__gemm_epilogue){0};
     for (size_t i = 0; i < g->batch && st == CLG_OK; i++) {
         one.a_off = g->a_off + i * g->sa;
         one.c_off = g->c_off + i * g->sc;
+        if (g->epi) { /* entry i's residual, as its C */
+            epi.res_off = g->epi->res_off + i * g->sc;
+            one.epi = &epi;
+        }
         for (size_t k0 = 0; k0 < g->k && st == CLG_OK; k0 += kc) {
             size_t kn = g->k - k0 < kc ? g->k - k0 : kc;
             clg__gemm_call use = one;
@@ -276,6 +281,8 @@ static clg_status run_packed(clg_ctx *ctx, const clg_gemm_params *p, const char 
                 st = run_reg(ctx, p, opts, &use, k0, kn, k0 == 0 ? g->beta : 1.0f, panels, 0, NULL);
         }
     }
+    if (g->epi)
+        g->epi->done = epi.done;
     return st;
 }
 
