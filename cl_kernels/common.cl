@@ -146,6 +146,27 @@ inline float clg_row_at(const __global float *xr, int u, uint W)
     return in ? v : 0.0f;
 }
 
+/* Row i of a plane xp (H x W) padded into local memory, PW wide: input row i - pt with its
+ * column 0 at pl (either may be negative: leading rows or columns dropped), `fill` around it
+ * (the depthwise and pooling kernels' planes: zeros, -INFINITY). */
+inline void clg_pad_row_local(__local float *dst, const __global float *xp, int i, int pt,
+                              int pl, uint H, uint W, uint PW, float fill)
+{
+    int h = i - pt, in = h >= 0 && h < (int)H;
+    int j0 = in ? clamp(pl, 0, (int)PW) : (int)PW;
+    int j1 = in ? clamp(pl + (int)W, j0, (int)PW) : (int)PW;
+    for (int j = 0; j < j0; j++)
+        dst[j] = fill;
+    const __global float *src = xp + (size_t)(in ? h : 0) * W - pl;
+    int j = j0;
+    for (; j + 16 <= j1; j += 16)
+        vstore16(vload16(0, src + j), 0, dst + j);
+    for (; j < j1; j++)
+        dst[j] = src[j];
+    for (j = j1; j < (int)PW; j++)
+        dst[j] = fill;
+}
+
 /* 16 inputs of row xr from column u, every sw-th (1 or 2; lanes outside [0, W) read as 0). */
 inline float16 clg_row_load16(const __global float *xr, int u, uint W, uint sw)
 {

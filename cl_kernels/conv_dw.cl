@@ -30,6 +30,27 @@ inline int dw_source(int at, uint stride, uint n)
     return at >= 0 && k * (int)stride == at && k < (int)n ? k : -1;
 }
 
+/* The first min(16, left) lanes of v stored at y (a row's or a plane's last vector is short). */
+inline void dw_store16(float16 v, __global float *y, uint left)
+{
+    if (left >= 16) {
+        CLG_STORE16(v, y);
+        return;
+    }
+    float part[16];
+    vstore16(v, 0, part);
+    for (uint k = 0; k < left; k++)
+        y[k] = part[k];
+}
+
+/* The columns of the next 16 outputs of a flat run of rows n wide, from this vector's q
+ * (step = 16 mod n). */
+inline int16 dw_next_columns(int16 q, int step, int n)
+{
+    q += (int16)(step);
+    return select(q, q - (int16)(n), q >= (int16)(n));
+}
+
 /* y[n][c][p][q] = bias[c] + sum over taps of w[c][r][s] x[n][c][p sh - pt + r dh][q sw - pl +
  * s dw], then the epilogue's activation act (common.cl's clg_epi). */
 __kernel void clg_dw_fwd(__global const float *x, ulong xo, __global const float *w, ulong wo,
@@ -91,22 +112,8 @@ __kernel void clg_dw_planes(__global const float *x, ulong xo, __global const fl
         dw_taps(wc, flip, wr);
         float b = has_bias ? bias[bo + c] : 0.0f;
         /* the padded plane: row i is input row i - pt, column j input column j - pl */
-        for (uint i = 0; i < PH; i++) {
-            __local float *dst = pad + (size_t)i * PW;
-            int h = (int)i - pt;
-            int j0 = h >= 0 && h < (int)H ? clamp(pl, 0, (int)PW) : (int)PW;
-            int j1 = h >= 0 && h < (int)H ? clamp(pl + (int)W, j0, (int)PW) : (int)PW;
-            for (int j = 0; j < j0; j++)
-                dst[j] = 0.0f;
-            const __global float *src = xp + (size_t)(h >= 0 ? h : 0) * W - pl;
-            int j = j0;
-            for (; j + 16 <= j1; j += 16)
-                vstore16(vload16(0, src + j), 0, dst + j);
-            for (; j < j1; j++)
-                dst[j] = src[j];
-            for (j = j1; j < (int)PW; j++)
-                dst[j] = 0.0f;
-        }
+        for (uint i = 0; i < PH; i++)
+            clg_pad_row_local(pad + (size_t)i * PW, xp, (int)i, pt, pl, H, W, PW, 0.0f);
         __global float *yp = y + yo + (size_t)plane * P * Q;
         /* the next plane's lines, a share with each output row, so that its copy finds them
          * in cache: the copy otherwise waits on memory with no work to overlap it */
@@ -129,15 +136,7 @@ __kernel void clg_dw_planes(__global const float *x, ulong xo, __global const fl
                     }
                 }
                 acc = clg_epi16(act, relu_max, acc);
-                __global float *yr = yp + (size_t)p * Q + q;
-                if (q + 16 <= Q) {
-                    CLG_STORE16(acc, yr);
-                } else {
-                    float part[16];
-                    vstore16(acc, 0, part);
-                    for (uint k = 0; k < Q - q; k++)
-                        yr[k] = part[k];
-                }
+                dw_store16(acc, yp + (size_t)p * Q + q, Q - q);
             }
         }
     }
@@ -201,16 +200,8 @@ __kernel void clg_dw_flat(__global const float *x, ulong xo, __global const floa
                 }
             }
             acc = clg_epi16(act, relu_max, acc);
-            if (o + 16 <= hw) {
-                CLG_STORE16(acc, yp + o);
-            } else {
-                float part[16];
-                vstore16(acc, 0, part);
-                for (uint k = 0; k < hw - o; k++)
-                    yp[o + k] = part[k];
-            }
-            q += (int16)(step);
-            q = select(q, q - (int16)((int)W), q >= (int16)((int)W));
+            dw_store16(acc, yp + o, hw - o);
+            q = dw_next_columns(q, step, (int)W);
         }
     }
 }
@@ -275,16 +266,8 @@ __kernel void clg_dw_flat2(__global const float *x, ulong xo, __global const flo
                 }
             }
             acc = clg_epi16(act, relu_max, acc);
-            if (o + 16 <= pq) {
-                CLG_STORE16(acc, yp + o);
-            } else {
-                float part[16];
-                vstore16(acc, 0, part);
-                for (uint k = 0; k < pq - o; k++)
-                    yp[o + k] = part[k];
-            }
-            q += (int16)(qstep);
-            q = select(q, q - (int16)((int)Q), q >= (int16)((int)Q));
+            dw_store16(acc, yp + o, pq - o);
+            q = dw_next_columns(q, qstep, (int)Q);
         }
     }
 }

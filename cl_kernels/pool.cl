@@ -104,22 +104,9 @@ __kernel void clg_pool_max_planes(__global const float *x, ulong x_off, __global
     uint first = get_global_id(0) * per_item;
     for (uint plane = first; plane < planes && plane < first + per_item; plane++) {
         const __global float *xp = x + x_off + (size_t)plane * H * W;
-        for (uint i = 0; i < PH; i++) {
-            __local float *dst = pad + (size_t)i * PW;
-            int h = (int)i - (int)pt, in = h >= 0 && h < (int)H;
-            int j0 = in ? min((int)pl, (int)PW) : (int)PW;
-            int j1 = in ? min((int)(pl + W), (int)PW) : (int)PW;
-            for (int j = 0; j < j0; j++)
-                dst[j] = -INFINITY;
-            const __global float *src = xp + (size_t)(in ? h : 0) * W - pl;
-            int j = j0;
-            for (; j + 16 <= j1; j += 16)
-                vstore16(vload16(0, src + j), 0, dst + j);
-            for (; j < j1; j++)
-                dst[j] = src[j];
-            for (j = j1; j < (int)PW; j++)
-                dst[j] = -INFINITY;
-        }
+        for (uint i = 0; i < PH; i++)
+            clg_pad_row_local(pad + (size_t)i * PW, xp, (int)i, (int)pt, (int)pl, H, W, PW,
+                              -INFINITY);
         __global float *yp = y + y_off + (size_t)plane * P * Q;
         for (uint p = 0; p < P; p++)
             for (uint q = 0; q < Q; q += 16) {

@@ -68,6 +68,25 @@ static clg_status begin(clg_ctx *ctx, const clg__conv_geom *g, const char *kerne
     return clg__launch_begin(ctx, "conv_dw", opts, kernel, l);
 }
 
+/* A CPU-form kernel begun with the arguments the plane kernels start with: a, b, out, then the
+ * forward pass's epilogue (bias, its flag, act, relu_max; none for a data gradient). */
+static clg_status begin_planes(clg_ctx *ctx, const clg__conv_geom *g, const char *kernel, int fwd,
+                               const clg_tensor *a, const clg_tensor *b, clg_tensor *out,
+                               clg__launch *l)
+{
+    clg_status st = begin(ctx, g, kernel, l);
+    if (st != CLG_OK)
+        return st;
+    clg__arg_tensor(l, a);
+    clg__arg_tensor(l, b);
+    clg__arg_tensor(l, out);
+    clg__arg_tensor(l, fwd && g->bias ? g->bias : out); /* not read without a bias */
+    clg__arg_u32(l, fwd && g->bias != NULL);
+    clg__arg_u32(l, fwd ? (size_t)g->act : 0);
+    clg__arg_f32(l, g->relu_max);
+    return CLG_OK;
+}
+
 /* The arguments the CPU-form kernels end with: signed padding (the kernel's int, the same
  * bits), then the given unsigned values; then one work-item each of `items`. */
 static clg_status finish(clg__launch *l, long pt, long pl, const size_t *v, size_t nv,
@@ -128,16 +147,9 @@ static clg_status flat(clg_ctx *ctx, const clg__conv_geom *g, int fwd, const clg
 {
     size_t h = fwd ? g->H : g->P, w = fwd ? g->W : g->Q, planes = g->N * g->C;
     clg__launch l;
-    clg_status st = begin(ctx, g, "clg_dw_flat", &l);
+    clg_status st = begin_planes(ctx, g, "clg_dw_flat", fwd, a, b, out, &l);
     if (st != CLG_OK)
         return st;
-    clg__arg_tensor(&l, a);
-    clg__arg_tensor(&l, b);
-    clg__arg_tensor(&l, out);
-    clg__arg_tensor(&l, fwd && g->bias ? g->bias : out); /* not read without a bias */
-    clg__arg_u32(&l, fwd && g->bias != NULL);
-    clg__arg_u32(&l, fwd ? (size_t)g->act : 0);
-    clg__arg_f32(&l, g->relu_max);
     clg__arg_u32(&l, (size_t)!fwd);
     size_t per = clg__runs_per_item(ctx, planes, h * w, 4096);
     size_t v[] = {planes, per, g->C, h, w, pt, pl, g->dh, g->dw};
@@ -172,16 +184,9 @@ static clg_status flat2(clg_ctx *ctx, const clg__conv_geom *g, const clg_tensor 
 {
     size_t planes = g->N * g->C;
     clg__launch l;
-    clg_status st = begin(ctx, g, "clg_dw_flat2", &l);
+    clg_status st = begin_planes(ctx, g, "clg_dw_flat2", 1, x, w, y, &l);
     if (st != CLG_OK)
         return st;
-    clg__arg_tensor(&l, x);
-    clg__arg_tensor(&l, w);
-    clg__arg_tensor(&l, y);
-    clg__arg_tensor(&l, g->bias ? g->bias : y); /* not read without a bias */
-    clg__arg_u32(&l, g->bias != NULL);
-    clg__arg_u32(&l, (size_t)g->act);
-    clg__arg_f32(&l, g->relu_max);
     size_t per = clg__runs_per_item(ctx, planes, g->P * g->Q, 4096);
     size_t v[] = {planes, per, g->C, g->H, g->W, g->P, g->Q, g->pt, g->pl, rows, gap};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
@@ -214,16 +219,10 @@ static clg_status rows(clg_ctx *ctx, const clg__conv_geom *g, int fwd, const clg
     if (fwd && flat2_fits(g, &rows2, &gap2, &floats2))
         return flat2(ctx, g, a, b, out, rows2, gap2, floats2);
     clg__launch l;
-    clg_status st = begin(ctx, g, by_plane ? "clg_dw_planes" : "clg_dw_rows", &l);
+    clg_status st = begin_planes(ctx, g, by_plane ? "clg_dw_planes" : "clg_dw_rows", fwd, a, b,
+                                 out, &l);
     if (st != CLG_OK)
         return st;
-    clg__arg_tensor(&l, a);
-    clg__arg_tensor(&l, b);
-    clg__arg_tensor(&l, out);
-    clg__arg_tensor(&l, fwd && g->bias ? g->bias : out); /* not read without a bias */
-    clg__arg_u32(&l, fwd && g->bias != NULL);
-    clg__arg_u32(&l, fwd ? (size_t)g->act : 0);
-    clg__arg_f32(&l, g->relu_max);
     clg__arg_u32(&l, (size_t)!fwd);
     if (by_plane) { /* runs of planes of at least 4,096 outputs (clg__runs_per_item) */
         size_t per = clg__runs_per_item(ctx, planes, out_h * out_w, 4096);
