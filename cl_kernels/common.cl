@@ -167,6 +167,19 @@ inline void clg_pad_row_local(__local float *dst, const __global float *xp, int 
         dst[j] = fill;
 }
 
+/* The first min(16, n) lanes of v stored at y: a row's or a plane's last vector, short. */
+inline void clg_store16_first(float16 v, __global float *y, uint n)
+{
+    if (n >= 16) {
+        CLG_STORE16(v, y);
+        return;
+    }
+    float part[16];
+    vstore16(v, 0, part);
+    for (uint k = 0; k < n; k++)
+        y[k] = part[k];
+}
+
 /* 16 inputs of row xr from column u, every sw-th (1 or 2; lanes outside [0, W) read as 0). */
 inline float16 clg_row_load16(const __global float *xr, int u, uint W, uint sw)
 {

@@ -30,19 +30,6 @@ inline int dw_source(int at, uint stride, uint n)
     return at >= 0 && k * (int)stride == at && k < (int)n ? k : -1;
 }
 
-/* The first min(16, left) lanes of v stored at y (a row's or a plane's last vector is short). */
-inline void dw_store16(float16 v, __global float *y, uint left)
-{
-    if (left >= 16) {
-        CLG_STORE16(v, y);
-        return;
-    }
-    float part[16];
-    vstore16(v, 0, part);
-    for (uint k = 0; k < left; k++)
-        y[k] = part[k];
-}
-
 /* The columns of the next 16 outputs of a flat run of rows n wide, from this vector's q
  * (step = 16 mod n). */
 inline int16 dw_next_columns(int16 q, int step, int n)
@@ -136,7 +123,7 @@ __kernel void clg_dw_planes(__global const float *x, ulong xo, __global const fl
                     }
                 }
                 acc = clg_epi16(act, relu_max, acc);
-                dw_store16(acc, yp + (size_t)p * Q + q, Q - q);
+                clg_store16_first(acc, yp + (size_t)p * Q + q, Q - q);
             }
         }
     }
@@ -200,7 +187,7 @@ __kernel void clg_dw_flat(__global const float *x, ulong xo, __global const floa
                 }
             }
             acc = clg_epi16(act, relu_max, acc);
-            dw_store16(acc, yp + o, hw - o);
+            clg_store16_first(acc, yp + o, hw - o);
             q = dw_next_columns(q, step, (int)W);
         }
     }
@@ -266,7 +253,7 @@ __kernel void clg_dw_flat2(__global const float *x, ulong xo, __global const flo
                 }
             }
             acc = clg_epi16(act, relu_max, acc);
-            dw_store16(acc, yp + o, pq - o);
+            clg_store16_first(acc, yp + o, pq - o);
             q = dw_next_columns(q, qstep, (int)Q);
         }
     }

@@ -164,15 +164,7 @@ clg_conv_stem_fwd(__global const float *x, ulong xo, __global const float *w, ul
             if ((uint)k >= kn)
                 break;
             float16 out = clg_epi16(act, relu_max, acc[k] + b[k]);
-            __global float *yk = yb + (size_t)k * P * Q + q;
-            if (Q >= 16) {
-                CLG_STORE16(out, yk);
-            } else {
-                float vals[16];
-                vstore16(out, 0, vals);
-                for (uint l = 0; l < Q; l++)
-                    yk[l] = vals[l];
-            }
+            clg_store16_first(out, yb + (size_t)k * P * Q + q, Q);
         }
     }
 }

@@ -118,15 +118,7 @@ __kernel void clg_pool_max_planes(__global const float *x, ulong x_off, __global
                                             : (float16)(vload16(0, row + t).even,
                                                         vload16(1, row + t).even));
                 }
-                __global float *out = yp + (size_t)p * Q + q;
-                if (q + 16 <= Q) {
-                    vstore16(m, 0, out);
-                } else {
-                    float part[16];
-                    vstore16(m, 0, part);
-                    for (uint k = 0; k < Q - q; k++)
-                        out[k] = part[k];
-                }
+                clg_store16_first(m, yp + (size_t)p * Q + q, Q - q);
             }
     }
 }
