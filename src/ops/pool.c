@@ -107,24 +107,27 @@ static void geom_args(clg__launch *l, const pool_geom *g, clg_pool_mode mode)
 }
 
 /* Max pooling on CPUs, strides of 1 or 2 across, windows at most 16 wide, on planes padded
- * in local memory (clg_pool_max_planes) where they fit; else the value-by-value form. */
+ * in local memory (clg_pool_max_planes), where they fit: PH x PW floats and the slack the
+ * last row's vectors read past. */
 enum { PLANE_FLOATS = 16384 };
-static clg_status max_planes(clg_ctx *ctx, const pool_geom *g, const clg_tensor *x,
-                             clg_tensor *y)
+static int max_planes_fit(const pool_geom *g, clg_pool_mode mode, size_t *ph, size_t *pw,
+                          size_t *slack)
 {
-    size_t ph = (g->P - 1) * g->sh + g->R, pw = (g->Q - 1) * g->sw + g->S;
-    size_t slack = 16 * g->sw + g->S, planes = g->N * g->C;
-    int fits = g->sw <= 2 && g->S <= 16 && ph * pw + slack <= PLANE_FLOATS;
+    *ph = (g->P - 1) * g->sh + g->R, *pw = (g->Q - 1) * g->sw + g->S;
+    *slack = 16 * g->sw + g->S;
+    return mode == CLG_POOL_MAX && g->sw <= 2 && g->S <= 16 && *ph * *pw + *slack <= PLANE_FLOATS;
+}
+
+static clg_status max_planes(clg_ctx *ctx, const pool_geom *g, const clg_tensor *x,
+                             clg_tensor *y, size_t ph, size_t pw, size_t slack)
+{
+    size_t planes = g->N * g->C;
     clg__launch l;
-    clg_status st = clg__launch_begin(ctx, "pool", NULL, fits ? "clg_pool_max_planes" : "clg_pool_fwd", &l);
+    clg_status st = clg__launch_begin(ctx, "pool", NULL, "clg_pool_max_planes", &l);
     if (st != CLG_OK)
         return st;
     clg__arg_tensor(&l, x);
     clg__arg_tensor(&l, y);
-    if (!fits) {
-        geom_args(&l, g, CLG_POOL_MAX);
-        return launch(&l, g, 0, planes * g->P * g->Q);
-    }
     size_t per = clg__runs_per_item(ctx, planes, g->P * g->Q, 4096);
     size_t v[] = {planes, per, g->H, g->W, g->R, g->S, g->sh, g->sw, g->pt, g->pl, g->P, g->Q,
                   ph, pw, slack};
@@ -146,8 +149,9 @@ clg_status clg_pool2d_forward(clg_ctx *ctx, const clg_pool2d_desc *d, const clg_
     char opts[48] = "";
     int gpu = clg_ctx_decides_as_gpu(ctx);
     int tiled = st == CLG_OK && !gpu && tiles(&g, d->mode, opts, sizeof opts);
-    if (st == CLG_OK && !gpu && !tiled && d->mode == CLG_POOL_MAX)
-        return max_planes(ctx, &g, x, y);
+    size_t ph, pw, slack;
+    if (st == CLG_OK && !gpu && !tiled && max_planes_fit(&g, d->mode, &ph, &pw, &slack))
+        return max_planes(ctx, &g, x, y, ph, pw, slack);
     clg__launch l;
     if (st == CLG_OK)
         st = clg__launch_begin(ctx, "pool", opts, gpu ? "clg_pool_fwd_px" : tiled ? "clg_pool_fwd_tiled"
