@@ -19,6 +19,15 @@ clg_tensor *clg__net_input(clg_net *net, size_t i)
     return clg__net_input_k(net, i, 0);
 }
 
+clg_tensor *clg__net_fused_sum(clg_net *net, size_t i, int *relu)
+{
+    const clg__layer *add = &net->layers[i + 1];
+    *relu = add->relu;
+    /* the add alone reads it: what it would see is the sum's input */
+    net->layers[i].y_n = add->y_n;
+    return clg__net_input_k(net, i + 1, 1);
+}
+
 clg_tensor *clg__net_output_grad(clg_net *net, size_t i)
 {
     return &net->layers[i].dy_n;

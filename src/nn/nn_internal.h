@@ -261,6 +261,9 @@ void clg__layer_text(const clg_net *net, const clg__layer *l, size_t i, char *bu
 clg_tensor clg__net_view(const clg_tensor *full, size_t n);
 clg_tensor *clg__net_input(clg_net *net, size_t i);
 clg_tensor *clg__net_input_k(clg_net *net, size_t i, size_t k);
+/* Layer i whose plan fuses the residual sum after it: that sum's other input (the residual),
+ * its ReLU in *relu; layer i's output made the sum's, which it writes. */
+clg_tensor *clg__net_fused_sum(clg_net *net, size_t i, int *relu);
 /* input_norm.c: " mean=.. std=.." for the input line (empty without; its length returned,
  * as snprintf); the uploaded batch normalised in place. */
 size_t clg__net_norm_text(const clg_net *net, char *buf, size_t cap);

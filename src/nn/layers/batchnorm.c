@@ -74,15 +74,9 @@ static clg_status forward(clg_net *net, size_t i, int train, uint64_t step)
     (void)step;
     clg__layer *l = &net->layers[i];
     clg_tensor *x = clg__net_input(net, i), *residual = NULL;
-    int relu = 0;
-    if (l->plan.sum_fused) { /* write the residual sum (and its ReLU) in one pass */
-        clg__layer *add = &net->layers[i + 1];
-        residual = clg__net_input_k(net, i + 1, 1);
-        relu = add->relu;
-        l->y_n = add->y_n; /* the add alone reads it: what it would see is the sum's input */
-    } else {
-        relu = l->plan.relu_fused;
-    }
+    int relu = l->plan.relu_fused;
+    if (l->plan.sum_fused) /* write the residual sum (and its ReLU) in one pass */
+        residual = clg__net_fused_sum(net, i, &relu);
     if (train)
         return clg__batchnorm_train_sum(net->ctx, x, l->param[0], l->param[1], l->momentum,
                                         l->eps, l->state[0], l->state[1], l->saved[0],

@@ -137,10 +137,8 @@ static clg_status forward(clg_net *net, size_t i, int train, uint64_t step)
     d.relu_max = l->plan.relu_max;
     const clg_tensor *residual = NULL;
     if (l->plan.sum_fused) { /* the residual sum after it (and its ReLU) in its epilogue */
-        const clg__layer *add = &net->layers[i + 1];
-        residual = clg__net_input_k(net, i + 1, 1);
-        d.relu = add->relu, d.relu_max = 0.0f;
-        l->y_n = add->y_n; /* the add alone reads it: what it would see is the sum's input */
+        residual = clg__net_fused_sum(net, i, &d.relu);
+        d.relu_max = 0.0f;
     }
     /* the SiLU after it in the inference layout (where the SiLU's output is this one's) */
     int silu = l->plan.silu_fused && clg__net_infer_fusions(net, train);
