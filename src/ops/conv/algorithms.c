@@ -78,26 +78,26 @@ static clg_status winograd_gpu_warm_up(clg_ctx *ctx)
 
 static const clg__conv_algo_def table[] = {
     {CLG_CONV_ALGO_IM2COL, CLG__CONV_ANY, NULL, NULL, clg__conv_im2col_bytes, 0,
-     clg__conv_im2col_run, NULL, im2col_warm_up},
+     clg__conv_im2col_run, NULL, im2col_warm_up, 0},
     /* CPUs: shifted-row products (direct kernels where their scratch does not fit) */
     {CLG_CONV_ALGO_IMPLICIT, CLG__CONV_CPU, NULL, NULL, implicit_bytes, 1,
-     clg__conv_implicit_run, clg__conv_implicit_fuses, implicit_warm_up},
+     clg__conv_implicit_run, clg__conv_implicit_fuses, implicit_warm_up, 0},
     /* GPUs: implicit GEMM on local-memory tiles */
     {CLG_CONV_ALGO_IMPLICIT, CLG__CONV_GPU, NULL, NULL, NULL, 1, clg__conv_tile_run,
-     forward_fuses, clg__conv_tile_warm_up},
+     forward_fuses, clg__conv_tile_warm_up, 0},
     {CLG_CONV_ALGO_WINOGRAD, CLG__CONV_CPU, WINOGRAD_NEEDS, clg__conv_winograd_applies,
-     clg__conv_winograd_bytes, 0, clg__conv_winograd_run, forward_fuses, winograd_cpu_warm_up},
+     clg__conv_winograd_bytes, 0, clg__conv_winograd_run, forward_fuses, winograd_cpu_warm_up, 0},
     {CLG_CONV_ALGO_WINOGRAD, CLG__CONV_GPU, WINOGRAD_NEEDS, clg__conv_winograd_applies,
      clg__conv_winograd_gpu_bytes, 0, clg__conv_winograd_gpu_run, forward_fuses,
-     winograd_gpu_warm_up},
+     winograd_gpu_warm_up, 0},
     {CLG_CONV_ALGO_GEMM, CLG__CONV_ANY, "a 1x1 kernel, stride 1 and no padding",
      clg__conv_gemm1x1_applies, NULL, 0, clg__conv_gemm1x1_run, clg__conv_gemm1x1_fuses,
-     NULL}, /* its GEMMs are warmed up with GEMM's */
+     NULL, 1}, /* its GEMMs are warmed up with GEMM's; the sum in the products' stores */
     /* CPUs: stride 1 by rows of vectors; GPUs: a work-item per value */
     {CLG_CONV_ALGO_DEPTHWISE, CLG__CONV_CPU, DEPTHWISE_NEEDS, clg__conv_depthwise_applies, NULL,
-     0, clg__conv_depthwise_cpu_run, clg__conv_depthwise_fuses, clg__conv_depthwise_warm_up},
+     0, clg__conv_depthwise_cpu_run, clg__conv_depthwise_fuses, clg__conv_depthwise_warm_up, 0},
     {CLG_CONV_ALGO_DEPTHWISE, CLG__CONV_GPU, DEPTHWISE_NEEDS, clg__conv_depthwise_applies, NULL,
-     0, clg__conv_depthwise_run, clg__conv_depthwise_fuses, clg__conv_depthwise_warm_up},
+     0, clg__conv_depthwise_run, clg__conv_depthwise_fuses, clg__conv_depthwise_warm_up, 0},
 };
 #define ALGOS (sizeof table / sizeof table[0])
 
@@ -183,6 +183,12 @@ int clg__conv_fuses(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
 {
     const clg__conv_algo_def *def = clg__conv_algo_def_for(ctx, algo);
     return def && def->fuses && def->fuses(ctx, g, pass);
+}
+
+int clg__conv_fuses_sum(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_algo algo)
+{
+    const clg__conv_algo_def *def = clg__conv_algo_def_for(ctx, algo);
+    return def && def->fuses_sum && clg__conv_fuses(ctx, g, CLG_CONV_FWD, algo);
 }
 
 int clg__conv_family(const char *family)

@@ -42,8 +42,8 @@ clg_status clg__conv_epilogue_after(clg_ctx *ctx, const clg_tensor *bias,
     return st;
 }
 
-/* A residual sum goes into the epilogue of the 1x1 products (their register kernel's
- * stores); the other algorithms fuse the bias alone then, the sum and act following. */
+/* A residual sum goes into the epilogue of algorithms that take it (the 1x1 products' register
+ * kernel's stores); the others fuse the bias alone then, the sum and act following. */
 static clg_status forward_pass(clg_ctx *ctx, const clg_conv2d_desc *d, clg__epi_act act,
                                clg__conv_geom *g, const clg_tensor *x, const clg_tensor *w,
                                const clg_tensor *bias, const clg_tensor *residual,
@@ -54,7 +54,7 @@ static clg_status forward_pass(clg_ctx *ctx, const clg_conv2d_desc *d, clg__epi_
     if (st != CLG_OK)
         return st;
     int fused = clg__conv_fuses(ctx, g, CLG_CONV_FWD, algo);
-    int sum_in = fused && residual && algo == CLG_CONV_ALGO_GEMM;
+    int sum_in = residual && clg__conv_fuses_sum(ctx, g, algo);
     g->relu_max = d->relu && d->relu_max > 0.0f ? d->relu_max : INFINITY; /* 0: no cap */
     if (fused) {
         g->bias = bias;

@@ -57,6 +57,8 @@ typedef struct clg__conv_algo_def {
     int (*fuses)(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass);
     /* Builds the programs it uses, with their options (clg_ctx_warm_up). */
     clg_status (*warm_up)(clg_ctx *ctx);
+    /* 1: where it fuses the forward pass's epilogue, g->residual goes in it too (before act) */
+    int fuses_sum;
 } clg__conv_algo_def;
 
 /* The row of a concrete algorithm in the form ctx takes (CPU or GPU); NULL for AUTO, FIND
@@ -75,6 +77,8 @@ clg_status clg__conv_run(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pa
                          clg_tensor *out);
 int clg__conv_fuses(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
                     clg_conv_algo algo);
+/* Whether its fused forward pass also adds g->residual (the algorithm table's fuses_sum). */
+int clg__conv_fuses_sum(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_algo algo);
 /* Whether a kernel family belongs to the convolutions (their warm-up builds it). */
 int clg__conv_family(const char *family);
 clg_status clg__conv_warm_up(clg_ctx *ctx);
