@@ -390,13 +390,7 @@ static clg_status run_split(clg_ctx *ctx, const clg_gemm_params *p, const char *
                         : st;
 }
 
-/* A batched product with A shared and few columns an entry (a 1x1 convolution on 7x7 planes:
- * 49 columns, 4 blocks of 16 with a quarter of their lanes idle) as one product whose columns
- * run across the entries: B packed into panels that cross from one entry into the next, C
- * stored back entry by entry (clg_gemm_reg's fold_n), in 16-wide blocks. Where the packing
- * costs less than the idle lanes did: at least as many rows as the sum is long (Zen 4, batch
- * 32, 7x7 planes: 320 -> 1280 channels 8.1-8.6 -> 6.9-7.6 ms, 160 -> 960 3.5 -> 2.9; 960 -> 160
- * 2.9-3.0 against 3.2-4.7 folded, so not folded). */
+/* The width of thin products' blocks (thin_nr, at most the row's nr). */
 static unsigned thin_width(const clg_gemm_params *p)
 {
     return p->thin_nr < p->nr ? p->thin_nr : p->nr;
@@ -409,6 +403,13 @@ static unsigned fold_width(const clg_gemm_params *p, const clg__gemm_call *g)
     return g->n >= thin_width(p) ? thin_width(p) : 16;
 }
 
+/* A batched product with A shared and few columns an entry (a 1x1 convolution on 7x7 planes:
+ * 49 columns, 4 blocks of 16 with a quarter of their lanes idle) as one product whose columns
+ * run across the entries: B packed into panels that cross from one entry into the next, C
+ * stored back entry by entry (clg_gemm_reg's fold_n), in 16-wide blocks. Where the packing
+ * costs less than the idle lanes did: at least as many rows as the sum is long (Zen 4, batch
+ * 32, 7x7 planes: 320 -> 1280 channels 8.1-8.6 -> 6.9-7.6 ms, 160 -> 960 3.5 -> 2.9; 960 -> 160
+ * 2.9-3.0 against 3.2-4.7 folded, so not folded). */
 static int folds(const clg_gemm_params *p, const clg__gemm_call *g)
 {
     size_t w = fold_width(p, g), blocks = (g->n + w - 1) / w * w;
@@ -512,10 +513,11 @@ clg_status clg__gemm_warm_up(clg_ctx *ctx)
         st = clg__gemm_tile_build(ctx, &s->params, t == 2, t == 1, 0);
     clg_gemm_params narrow;
     clg__gemm_call thin = {.n = 1};
-    if (st == CLG_OK && narrow_for(&s->params, &thin, &narrow)) { /* B in place: see clg__gemm_b_mode */
+    /* B in place (see clg__gemm_b_mode) and packed (run_folded's) */
+    if (st == CLG_OK && narrow_for(&s->params, &thin, &narrow)) {
         program_options(&narrow, CLG__GEMM_B_IN_PLACE, opts, sizeof opts);
         st = clg__program_get(ctx, "gemm", opts, &prog);
-        program_options(&narrow, CLG__GEMM_B_PACKED, opts, sizeof opts); /* run_folded's */
+        program_options(&narrow, CLG__GEMM_B_PACKED, opts, sizeof opts);
         if (st == CLG_OK)
             st = clg__program_get(ctx, "gemm", opts, &prog);
     }
