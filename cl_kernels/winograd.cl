@@ -5,8 +5,11 @@
  *
  * clg_wino_pad     the input, zero-padded, channels last: xq[n][hq][wq][c] (ldc >= C), so that
  *                  a patch of 16 channels is WA*WA contiguous vector loads.
- * clg_wino_filter  U[xi][i][o] = (G g G^T)[xi] for each filter (o output channels padded to
- *                  ldk with zeros); flip: backward-data's rotated, transposed filters.
+ * clg_wino_filter  U[xi][o / 16][i][o % 16] = (G g G^T)[xi] for each filter (o output channels
+ *                  padded to ldk with zeros), in slices of 16 output channels so that the
+ *                  products read a slice as one stream (rows ldk apart, a line each 1-4 KiB,
+ *                  kept the loads waiting on L2); flip: backward-data's rotated, transposed
+ *                  filters.
  * clg_wino_input   V[xi][t][c] = (B^T d B)[xi] for tile t and 16 channels per work-item.
  * clg_wino_gemm    per work-item MR tiles x NR output channels: the WA*WA products over the
  *                  input channels (register-blocked, as gemm.cl), kept in private memory, then
@@ -141,13 +144,16 @@ inline void wino_filter_one(__global const float *w, ulong w_off, uint Kg, uint 
     uint k = flip ? i : oc, c = flip ? oc : i;
     const __global float *f = w + w_off + ((size_t)k * Cg + c) * (WR * WR);
     float g[WR * WR], u[WA2];
+    /* o's place in its slice of 16 (work-groups of 16 along o, so that the vectoriser sees
+     * consecutive lanes: o / 16 and o % 16 left it scalar, 20x slower) */
+    size_t slice = u_off + ((size_t)get_group_id(0) * ins + i) * 16 + get_local_id(0);
 #pragma unroll
     for (int t = 0; t < WR * WR; t++)
         g[t] = f[flip ? WR * WR - 1 - t : t];
     wino_filter_tf(g, u);
 #pragma unroll
     for (int t = 0; t < WA2; t++)
-        U[u_off + ((size_t)t * ins + i) * ldk + o] = o < outs ? u[t] : 0.0f;
+        U[slice + (size_t)t * ldk * ins] = o < outs ? u[t] : 0.0f;
 }
 
 __kernel void clg_wino_filter(__global const float *w, ulong w_off, uint Kg, uint Cg, uint ldk,
@@ -288,7 +294,8 @@ __kernel void clg_wino_gemm(__global const float *V, uint vt, ulong v_off, uint 
 #pragma unroll
         for (int i = 0; i < MR; i++) /* tiles past T repeat the last one, not stored */
             a[i] = V + v_off + ((size_t)x * vt + min(t0 + (uint)i, T - 1)) * ldv;
-        const __global float *b = U + u_off + (size_t)x * Cin * ldk + k0;
+        /* U's slice of 16 channels for point x: Cin rows of 16 floats, one stream */
+        const __global float *b = U + u_off + ((size_t)x * ldk + k0) * Cin;
         /* The next point's rows of V lie a whole point's plane away (a new page each): fetch
          * them while this point's products run. */
         if (x + 1 < WA2)
@@ -298,9 +305,11 @@ __kernel void clg_wino_gemm(__global const float *V, uint vt, ulong v_off, uint 
                     CLG_PREFETCH(a[i] + (size_t)vt * ldv + c, 0);
         float16 acc[MR][NV];
         CLG_BLOCK_ZERO(acc);
-        for (uint c = 0; c < Cin; c++, b += ldk) {
+        for (uint c = 0; c < Cin; c++, b += 16) {
             float16 bv[NV];
-            CLG_BLOCK_LOAD(bv, b);
+#pragma unroll
+            for (int v = 0; v < NV; v++) /* the next 16 channels: the next slice */
+                bv[v] = vload16(0, b + (size_t)v * Cin * 16);
 #define A_TILE(i) a[i][c]
             CLG_BLOCK_FMA(acc, bv, A_TILE);
 #undef A_TILE
@@ -343,10 +352,10 @@ __kernel void clg_wino_fused(__global const float *xq, ulong xq_off, ulong xq_im
         wino_in_tf(d, m[i][0]);
     }
     for (int x = 0; x < WA2; x++) {
-        const __global float *b = U + u_off + (size_t)x * Cin * ldk;
+        const __global float *b = U + u_off + (size_t)x * Cin * 16;
         float16 acc[MR][NV];
         CLG_BLOCK_ZERO(acc);
-        for (uint c = 0; c < Cin; c++, b += ldk) {
+        for (uint c = 0; c < Cin; c++, b += 16) {
             float16 bv[NV];
             CLG_BLOCK_LOAD(bv, b);
 #define A_TILE(i) ((const float *)&m[i][0][x])[c]

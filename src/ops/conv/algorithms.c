@@ -47,19 +47,20 @@ static clg_status implicit_warm_up(clg_ctx *ctx)
     return st == CLG_OK ? program(ctx, "conv", CLG__CONV_DIRECT_OPTIONS) : st;
 }
 
-/* The 3x3 and 5x5 programs of a form. */
+/* The 3x3 and 5x5 programs of a form (the CPU form's products 16 and 32 channels wide). */
 static clg_status winograd_warm_up(clg_ctx *ctx, int gpu)
 {
     char opts[64];
     clg_status st = CLG_OK;
-    for (size_t r = 3; r <= 5 && st == CLG_OK; r += 2) {
-        if (gpu)
-            clg__conv_winograd_gpu_options(r, opts, sizeof opts);
-        else
-            st = clg__conv_winograd_options(ctx, r, opts, sizeof opts);
-        if (st == CLG_OK)
-            st = program(ctx, gpu ? "winograd_gpu" : "winograd", opts);
-    }
+    for (size_t r = 3; r <= 5 && st == CLG_OK; r += 2)
+        for (unsigned nr = 16; nr <= (gpu ? 16u : 32u) && st == CLG_OK; nr += 16) {
+            if (gpu)
+                clg__conv_winograd_gpu_options(r, opts, sizeof opts);
+            else
+                st = clg__conv_winograd_options(ctx, r, nr, opts, sizeof opts);
+            if (st == CLG_OK)
+                st = program(ctx, gpu ? "winograd_gpu" : "winograd", opts);
+        }
     return st;
 }
 

@@ -172,11 +172,12 @@ clg_status clg__conv_direct_run(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_
 
 /* winograd.c: F(4x4, 3x3) and F(2x2, 5x5), stride 1, dilation 1, all three passes; its
  * scratch is `fixed` plus `per_image` per image of a chunk; the build options of its kernels
- * for an r x r kernel. */
+ * for an r x r kernel and products nr (16 or 32) channels wide. */
 int clg__conv_winograd_applies(const clg__conv_geom *g);
 void clg__conv_winograd_bytes(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
                               size_t *fixed, size_t *per_image);
-clg_status clg__conv_winograd_options(clg_ctx *ctx, size_t r, char *out, size_t size);
+clg_status clg__conv_winograd_options(clg_ctx *ctx, size_t r, unsigned nr, char *out,
+                                      size_t size);
 clg_status clg__conv_winograd_run(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
                                   const clg_tensor *a, const clg_tensor *b, clg_tensor *out);
 

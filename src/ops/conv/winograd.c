@@ -73,13 +73,27 @@ int clg__conv_winograd_applies(const clg__conv_geom *g)
            g->dw == 1;
 }
 
-/* The products' register tile: the GEMM's MR rows by one 16-float vector of channels (not
- * the GEMM's NR), which halves the private block of products each work-item keeps for its
- * output transform (36 x MR x 16 floats) and pads channel counts to 16, not 32. */
-static clg_status wino_tiles(clg_ctx *ctx, unsigned *mr, unsigned *nr)
+/* The products' register tile: the GEMM's MR rows by 32 output channels where the pass has
+ * that many (rounding them up to 32 costs at most an eighth more), else by 16, which halves
+ * the private block of products each work-item keeps for its output transform (36 x MR x 16
+ * floats) and pads channel counts to 16, not 32. 8 x 16 blocks leave 8 accumulators, too few
+ * to cover two FMA ports' latency (Xeon VM family 6 model 207, batch 32, products of 256
+ * channels on 14x14 and 512 on 7x7: 12.3-13.1 -> 9.4-9.8 and 15.4-16.3 -> 11.3-11.7 ms a
+ * layer). The weight gradient's products keep 16 (their WG_MR x NR block of accumulators
+ * would fill every register at 32). */
+static unsigned wino_nr(const clg__conv_geom *g, clg_conv_pass pass)
+{
+    size_t outs = pass == CLG_CONV_BWD_DATA ? g->Cg : g->Kg;
+    if (pass == CLG_CONV_BWD_WEIGHTS || round_up(outs, 32) * 8 > round_up(outs, LANES) * 9)
+        return LANES;
+    return 32;
+}
+
+static clg_status wino_tiles(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
+                             unsigned *mr, unsigned *nr)
 {
     clg_status st = clg__conv_tiles(ctx, mr, nr);
-    *nr = LANES;
+    *nr = wino_nr(g, pass);
     return st;
 }
 
@@ -88,10 +102,11 @@ static clg_status wino_tiles(clg_ctx *ctx, unsigned *mr, unsigned *nr)
  * twice and was 5% slower in ResNet-20's step. */
 #define WGEMM_MR 16u
 
-clg_status clg__conv_winograd_options(clg_ctx *ctx, size_t r, char *out, size_t size)
+clg_status clg__conv_winograd_options(clg_ctx *ctx, size_t r, unsigned nr, char *out,
+                                      size_t size)
 {
-    unsigned mr, nr;
-    clg_status st = wino_tiles(ctx, &mr, &nr);
+    unsigned mr, conv_nr;
+    clg_status st = clg__conv_tiles(ctx, &mr, &conv_nr);
     if (st == CLG_OK)
         snprintf(out, size, "-DMR=%u -DNR=%u -DWG_MR=%u -DWM=%zu -DWR=%zu", mr, nr, WGEMM_MR,
                  clg__wino_tile(r), r);
@@ -124,7 +139,7 @@ void clg__conv_winograd_bytes(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pa
 {
     unsigned mr = 8, nr = 32;
     clg__conv_tiles_or_default(ctx, &mr, &nr);
-    nr = LANES; /* as wino_tiles */
+    nr = wino_nr(g, pass); /* as wino_tiles */
     int wgrad = pass == CLG_CONV_BWD_WEIGHTS;
     clg__wino_problem w = clg__wino_problem_of(g, wgrad ? CLG_CONV_FWD : pass, nr);
     size_t a2 = clg__wino_points(g), tiles = w.th * w.tw;
@@ -157,7 +172,7 @@ static clg_status filter_transform(clg_ctx *ctx, const char *opts, const clg__co
     clg__arg_u32(&l, w->ldk);
     clg__arg_mem(&l, U);
     clg__arg_u64(&l, u_off);
-    size_t global[3] = {w->ldk, w->ins, 1}, local[3] = {LANES, 1, 1};
+    size_t global[3] = {w->ldk, w->ins, 1}, local[3] = {LANES, 1, 1}; /* LANES: see the kernel */
     return clg__launch_run(&l, global, local);
 }
 
@@ -292,7 +307,8 @@ static clg_status products(clg_ctx *ctx, const char *opts, unsigned mr, unsigned
     products_args(&l, g, w, U, u_off, y, n0, gi);
     size_t tiles_n = w->ldk / nr, tiles_m = (T + mr - 1) / mr;
     size_t global[3] = {tiles_n, tiles_m, 1};
-    size_t local[3] = {clg__local_pow2(tiles_n, 64), clg__local_pow2(tiles_m, 4), 1};
+    /* a work-group's items share one slice of U (its 36 points' rows), one after another */
+    size_t local[3] = {1, clg__local_pow2(tiles_m, 8), 1};
     return clg__launch_run(&l, global, local);
 }
 
@@ -455,9 +471,9 @@ clg_status clg__conv_winograd_run(clg_ctx *ctx, const clg__conv_geom *g, clg_con
         return clg__fail(ctx, CLG_ERR_UNSUPPORTED, "conv2d: winograd does not apply to this layer");
     unsigned mr, nr;
     char opts[64];
-    clg_status st = wino_tiles(ctx, &mr, &nr);
+    clg_status st = wino_tiles(ctx, g, pass, &mr, &nr);
     if (st == CLG_OK)
-        st = clg__conv_winograd_options(ctx, g->R, opts, sizeof opts);
+        st = clg__conv_winograd_options(ctx, g->R, nr, opts, sizeof opts);
     if (st != CLG_OK)
         return st;
     if (pass == CLG_CONV_BWD_WEIGHTS)
