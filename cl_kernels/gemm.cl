@@ -192,15 +192,22 @@ __kernel void clg_gemm_reg(uint m, uint n, uint k, float alpha, float beta,
     /* This block of C is read (beta != 0) or written after the k loop: fetch its lines now so
      * that their misses overlap the products instead of stalling the stores (rows of C lie far
      * apart, beyond what the hardware prefetcher follows). With short k there is too little
-     * to overlap: pf_c also fetches the lines of a tile further along the row. */
+     * to overlap: pf_c also fetches the lines of a tile further along the row. The residual
+     * summed in the epilogue likewise (ResNet-50's 64 -> 256 channel products on 56x56 with
+     * their block's sum waited on it: twice the time of those without). */
 #pragma unroll
     for (int r = 0; r < MR && !fold_n; r++) {
-        const __global float *c = C + (size_t)min(row0 + (uint)r, m - 1) * ldc + col0;
+        size_t at = (size_t)min(row0 + (uint)r, m - 1) * ldc + col0;
 #pragma unroll
         for (int v = 0; v < NR; v += 16) {
-            CLG_PREFETCH(c + v, 1);
+            CLG_PREFETCH(C + at + v, 1);
             if (pf_c)
-                CLG_PREFETCH(c + v + pf_c, 1);
+                CLG_PREFETCH(C + at + v + pf_c, 1);
+            if (residual) {
+                CLG_PREFETCH(res + at + v, 0);
+                if (pf_c)
+                    CLG_PREFETCH(res + at + v + pf_c, 0);
+            }
         }
     }
     float16 acc[MR][NV];
