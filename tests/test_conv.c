@@ -693,6 +693,11 @@ static void chunked_algorithms_match_the_reference(void **state)
                 workspace_limit = lo;
                 failures += run_case(c, algos[a], (clg_conv_pass)pass, 0);
                 failures += run_case(c, algos[a], (clg_conv_pass)pass, 1);
+                if (pass == CLG_CONV_FWD) { /* each chunk's residual sum and ReLU */
+                    fuse_sum = fuse_relu = 1;
+                    failures += run_case(c, algos[a], CLG_CONV_FWD, 0);
+                    fuse_sum = fuse_relu = 0;
+                }
                 workspace_limit = 0;
                 chunked++;
             }

@@ -25,7 +25,7 @@ clg_tensor *clg__net_fused_sum(clg_net *net, size_t i, int *relu)
     *relu = add->relu;
     /* the add alone reads it: what it would see is the sum's input */
     net->layers[i].y_n = add->y_n;
-    return clg__net_input_k(net, i + 1, 1);
+    return clg__net_input_k(net, i + 1, add->from[0] == i ? 1 : 0); /* the other input */
 }
 
 clg_tensor *clg__net_output_grad(clg_net *net, size_t i)

@@ -56,15 +56,18 @@ static int silu_fused(const clg_net *net, size_t p)
            sole_reader(net, p, p + 1) && is_silu(net, p + 1);
 }
 
-/* A sum of two inputs right after p reads p (alone) first and an output computed before p
- * second: p's forward pass writes the sum (and its ReLU) into the sum's output. */
+/* A sum of two inputs right after p reads p (alone) and an output computed before p, in either
+ * order (a projection block's shortcut comes last in PyTorch's graphs): p's forward pass writes
+ * the sum (and its ReLU) into the sum's output. */
 static int sum_fused(const clg_net *net, size_t p)
 {
     if (p + 1 >= net->count || net->exact_output == p + 1 || !def_at(net, p)->epilogue_sum)
         return 0;
     const clg__layer *a = &net->layers[p + 1];
-    return def_at(net, p + 1)->is_sum && a->nin == 2 && a->from[0] == p &&
-           net->layers[p].nuse == 1 && (a->from[1] == CLG_NET_INPUT || a->from[1] < p);
+    if (!def_at(net, p + 1)->is_sum || a->nin != 2 || net->layers[p].nuse != 1)
+        return 0;
+    size_t other = a->from[0] == p ? a->from[1] : a->from[1] == p ? a->from[0] : p;
+    return other == CLG_NET_INPUT || other < p;
 }
 
 /* The ReLU `relu` is read alone by the layer after it, which gives the ReLU input's gradient. */

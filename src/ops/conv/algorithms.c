@@ -79,7 +79,7 @@ static clg_status winograd_gpu_warm_up(clg_ctx *ctx)
 
 static const clg__conv_algo_def table[] = {
     {CLG_CONV_ALGO_IM2COL, CLG__CONV_ANY, NULL, NULL, clg__conv_im2col_bytes, 0,
-     clg__conv_im2col_run, NULL, im2col_warm_up, 0},
+     clg__conv_im2col_run, clg__conv_gemm1x1_fuses, im2col_warm_up, 1}, /* as GEMM's */
     /* CPUs: shifted-row products (direct kernels where their scratch does not fit) */
     {CLG_CONV_ALGO_IMPLICIT, CLG__CONV_CPU, NULL, NULL, implicit_bytes, 1,
      clg__conv_implicit_run, clg__conv_implicit_fuses, implicit_warm_up, 0},

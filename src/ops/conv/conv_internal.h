@@ -124,7 +124,14 @@ int clg__conv_gemm1x1_applies(const clg__conv_geom *g);
 clg_status clg__conv_epilogue_after(clg_ctx *ctx, const clg_tensor *bias,
                                     const clg_tensor *residual, clg__epi_act act,
                                     float relu_max, clg_tensor *y);
+/* Whether a forward pass of one group takes its epilogue (the 1x1 products' and im2col's). */
 int clg__conv_gemm1x1_fuses(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass);
+/* y's images [n0, n0 + cnt) = W (K x k) . B_n (k x PQ, images sb apart from b_off), one group,
+ * with g's bias, residual and activation in the product's stores; *done 0 where the product's
+ * kernel left them (the caller applies them after, clg__conv_epilogue_after). */
+clg_status clg__conv_forward_product(clg_ctx *ctx, const clg__conv_geom *g, const clg_tensor *w,
+                                     cl_mem b, size_t b_off, size_t k, size_t sb, size_t n0,
+                                     size_t cnt, clg_tensor *y, int *done);
 clg_status clg__conv_gemm1x1_run(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
                                  const clg_tensor *a, const clg_tensor *b, clg_tensor *out);
 clg_status clg__conv_gemm(clg_ctx *ctx, int ta, int tb, size_t m, size_t n, size_t k, cl_mem a,

@@ -23,22 +23,34 @@ int clg__conv_gemm1x1_fuses(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass
     return pass == CLG_CONV_FWD && g->G == 1;
 }
 
+clg_status clg__conv_forward_product(clg_ctx *ctx, const clg__conv_geom *g, const clg_tensor *w,
+                                     cl_mem b, size_t b_off, size_t k, size_t sb, size_t n0,
+                                     size_t cnt, clg_tensor *y, int *done)
+{
+    size_t pq = g->P * g->Q, y_off = n0 * g->K * pq;
+    const clg_tensor *r = g->residual;
+    clg__gemm_epilogue epi = {g->bias ? g->bias->mem : NULL, g->bias ? g->bias->offset : 0,
+                              r ? r->mem : NULL, r ? r->offset + y_off : 0, g->act,
+                              g->relu_max, 0};
+    clg__gemm_call c = {CLG_NO_TRANS, CLG_NO_TRANS, g->K, pq, k, cnt, 1.0f, 0.0f, w->mem, b,
+                        y->mem, w->offset, b_off, y->offset + y_off, k, pq, pq, 0, sb, g->K * pq,
+                        g->bias || g->act || r ? &epi : NULL};
+    clg_status st = clg__gemm_dispatch(ctx, &c);
+    *done = epi.done || !c.epi;
+    return st;
+}
+
 /* y = W . x per image with the epilogue in the stores where the GEMM kernel takes it, else
  * (other kernels, CLBlast) as passes after. */
 static clg_status forward(clg_ctx *ctx, const clg__conv_geom *g, const clg_tensor *x,
                           const clg_tensor *w, clg_tensor *y)
 {
-    size_t hw = g->H * g->W;
-    const clg_tensor *r = g->residual;
-    clg__gemm_epilogue epi = {g->bias ? g->bias->mem : NULL, g->bias ? g->bias->offset : 0,
-                              r ? r->mem : NULL, r ? r->offset : 0, g->act, g->relu_max, 0};
-    clg__gemm_call c = {CLG_NO_TRANS, CLG_NO_TRANS, g->K, hw, g->C, g->N, 1.0f, 0.0f, w->mem,
-                        x->mem, y->mem, w->offset, x->offset, y->offset, g->C, hw, hw, 0,
-                        g->C * hw, g->K * hw, g->bias || g->act || r ? &epi : NULL};
-    clg_status st = clg__gemm_dispatch(ctx, &c);
-    return st != CLG_OK || epi.done
+    int done;
+    clg_status st = clg__conv_forward_product(ctx, g, w, x->mem, x->offset, g->C,
+                                              g->C * g->H * g->W, 0, g->N, y, &done);
+    return st != CLG_OK || done
                ? st
-               : clg__conv_epilogue_after(ctx, g->bias, r, g->act, g->relu_max, y);
+               : clg__conv_epilogue_after(ctx, g->bias, g->residual, g->act, g->relu_max, y);
 }
 
 int clg__conv_gemm1x1_applies(const clg__conv_geom *g)

@@ -71,7 +71,8 @@ static clg_status gather_dy(clg_ctx *ctx, const clg__conv_geom *g, const clg_ten
 }
 
 /* Forward and backward-data: per chunk of images and per group, one batched GEMM between the
- * group's weights and each image's columns. */
+ * group's weights and each image's columns; a one-group forward pass's bias, residual sum and
+ * activation in the product's stores (ResNet-50's strided projections: their block's sum). */
 static clg_status by_image(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass,
                            const clg_tensor *a, const clg_tensor *w, clg_tensor *out)
 {
@@ -79,6 +80,7 @@ static clg_status by_image(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass 
     size_t nb = clg__conv_chunk(g, crs * pq * sizeof(float));
     cl_mem cols;
     clg_status st = clg__scratch_get(ctx, CLG__SCRATCH_CONV_COLS, nb * crs * pq * sizeof(float), &cols);
+    int done = 1; /* the forward epilogue, where it is asked for (one group), in the stores */
     for (size_t n0 = 0; n0 < g->N && st == CLG_OK; n0 += nb) {
         size_t cnt = g->N - n0 < nb ? g->N - n0 : nb;
         for (size_t gi = 0; gi < g->G && st == CLG_OK; gi++) {
@@ -86,7 +88,10 @@ static clg_status by_image(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass 
             size_t y_off = n0 * g->K * pq + gi * g->Kg * pq;
             if (pass == CLG_CONV_FWD) {
                 st = im2col(ctx, g, a, n0, cnt, gi, cols, crs * pq, pq);
-                if (st == CLG_OK) /* y_n (Kg x PQ) = W (Kg x CRS) . cols_n (CRS x PQ) */
+                if (st == CLG_OK && g->G == 1) /* y_n (K x PQ) = W (K x CRS) . cols_n (CRS x PQ) */
+                    st = clg__conv_forward_product(ctx, g, w, cols, 0, crs, crs * pq, n0, cnt,
+                                                   out, &done);
+                else if (st == CLG_OK)
                     st = clg__conv_gemm(ctx, 0, 0, g->Kg, pq, crs, w->mem, w_off, crs, 0, cols, 0, pq,
                               crs * pq, 0.0f, out->mem, out->offset + y_off, pq, g->K * pq, cnt);
             } else { /* dcols_n (CRS x PQ) = W^T (CRS x Kg) . dy_n (Kg x PQ), then col2im */
@@ -97,6 +102,8 @@ static clg_status by_image(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass 
             }
         }
     }
+    if (st == CLG_OK && !done) /* a product kernel without the epilogue (CLBlast) */
+        st = clg__conv_epilogue_after(ctx, g->bias, g->residual, g->act, g->relu_max, out);
     return st;
 }
 
