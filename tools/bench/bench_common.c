@@ -100,3 +100,26 @@ double bench_max(const double *v, size_t n)
         m = v[i] > m ? v[i] : m;
     return m;
 }
+
+void bench_print_kernel_times(clg_ctx *ctx, const char *per, size_t count)
+{
+    clg_kernel_time kt[64];
+    size_t nk = 0;
+    clg_ctx_kernel_times(ctx, kt, 64, &nk, 1);
+    nk = nk < 64 ? nk : 64;
+    double total = 0;
+    for (size_t i = 0; i < nk; i++)
+        total += kt[i].seconds;
+    for (size_t i = 1; i < nk; i++) /* longest first */
+        for (size_t j = i; j > 0 && kt[j].seconds > kt[j - 1].seconds; j--) {
+            clg_kernel_time t = kt[j];
+            kt[j] = kt[j - 1], kt[j - 1] = t;
+        }
+    char head[16];
+    snprintf(head, sizeof head, "ms/%s", per);
+    printf("%-28s %8s %10s %7s\n", "kernel", "calls", head, "share");
+    for (size_t i = 0; i < nk; i++)
+        printf("%-28s %8lu %10.3f %6.1f%%\n", kt[i].name, kt[i].calls / count,
+               kt[i].seconds * 1e3 / (double)count, 100 * kt[i].seconds / total);
+    printf("%-28s %8s %10.3f\n\n", "sum", "", total * 1e3 / (double)count);
+}

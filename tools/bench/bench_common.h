@@ -31,6 +31,10 @@ double bench_median(double *v, size_t n);
 double bench_min(const double *v, size_t n);
 double bench_max(const double *v, size_t n);
 
+/* Prints the context's kernel times (a profiling context) since the last reset, per `per`
+ * (a step, a batch) over `count` of them, longest first, and resets them. */
+void bench_print_kernel_times(clg_ctx *ctx, const char *per, size_t count);
+
 int bench_startup(const bench_opts *o);
 /* The device's FMA peak: GFLOP/s of a plain loop of independent FMAs, 16 or 8 wide, whichever
  * is faster (0 on error). */

@@ -31,9 +31,12 @@ static int print_layers(clg_net *net, size_t batch, int runs)
     for (size_t k = 0; s == CLG_OK && k < n && k < (getenv("CLG_PROFILE_ALL") ? n : 15); k++) {
         clg_layer_info info;
         clg_net_layer_info(net, order[k], &info);
-        printf("%8.2f ms %5.1f%%  %-40.40s %zux%zux%zu\n", lt[order[k]].forward_ms,
-               100 * lt[order[k]].forward_ms / total, info.text, info.output.c, info.output.h,
-               info.output.w);
+        double ms = lt[order[k]].forward_ms; /* info.flops: one sample's forward pass */
+        char rate[24] = "        (fused)"; /* a layer fused into the one before takes no time */
+        if (ms >= 0.01)
+            snprintf(rate, sizeof rate, "%7.1f GFLOP/s", info.flops * (double)batch / ms * 1e-6);
+        printf("%8.2f ms %5.1f%% %s  %-40.40s %zux%zux%zu\n", ms, 100 * ms / total, rate,
+               info.text, info.output.c, info.output.h, info.output.w);
     }
     /* and by kind of layer: where a network's time goes */
     static const char *const kinds[] = {"grouped/depthwise conv", "1x1 conv", "other conv",
@@ -81,6 +84,8 @@ int bench_infer(const bench_opts *o, const char *path, size_t batch)
         s = CLG_ERR_OUT_OF_HOST_MEMORY;
     for (int w = 0; s == CLG_OK && w < 2; w++) /* builds, buffers, first touch */
         s = clg_net_predict(net, x, batch, p);
+    if (o->profile)
+        clg_ctx_kernel_times(ctx, NULL, 0, NULL, 1);
     for (int r = 0; s == CLG_OK && r < o->runs; r++) {
         double t0 = tool_now();
         s = clg_net_predict(net, x, batch, p);
@@ -97,8 +102,10 @@ int bench_infer(const bench_opts *o, const char *path, size_t batch)
             printf("infer %s batch %zu: %.2f images/s, %.1f GFLOP/s (%.3g GFLOP an image "
                    "forward), median of %d\n", path, batch, ips, gflops, flops * 1e-9, o->runs);
         rc = 0;
-        if (o->profile)
+        if (o->profile) { /* the timed batches' kernels, then each layer alone */
+            bench_print_kernel_times(ctx, "batch", (size_t)o->runs);
             rc = print_layers(net, batch, o->runs);
+        }
     } else if (net) {
         fprintf(stderr, "clgrad-bench infer: %s\n", tool_message(s, clg_ctx_last_error(ctx)));
     }

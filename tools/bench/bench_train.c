@@ -117,19 +117,9 @@ int bench_train(const bench_opts *o, size_t batch)
         goto done;
     }
     if (o->profile) { /* kernels of the training steps after the first 10 (builds, first touch) */
-        clg_kernel_time kt[64];
-        size_t nk = 0;
-        clg_ctx_kernel_times(ctx, kt, 64, &nk, 1);
+        clg_ctx_kernel_times(ctx, NULL, 0, NULL, 1);
         s = clg_train(net, r.ds, NULL, &r.opt, NULL);
-        clg_ctx_kernel_times(ctx, kt, 64, &nk, 1);
-        double total = 0;
-        for (size_t i = 0; i < nk && i < 64; i++)
-            total += kt[i].seconds;
-        printf("%-28s %8s %10s %7s\n", "kernel", "calls", "ms/step", "share");
-        for (size_t i = 0; i < nk && i < 64; i++)
-            printf("%-28s %8lu %10.3f %6.1f%%\n", kt[i].name, kt[i].calls / iters,
-                   kt[i].seconds * 1e3 / (double)iters, 100 * kt[i].seconds / total);
-        printf("%-28s %8s %10.3f\n\n", "sum", "", total * 1e3 / (double)iters);
+        bench_print_kernel_times(ctx, "step", iters);
         r.st.n = 0;
         s = clg_train(net, r.ds, NULL, &r.opt, NULL); /* timed again below */
     }
