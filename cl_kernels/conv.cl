@@ -41,9 +41,18 @@ __kernel void clg_conv_im2col(__global const float *x, ulong x_off, ulong x_img,
         if (sw == 1)
             for (int q = qlo; q < qhi; q++)
                 out[q] = row[q];
-        else
+        else if (sw == 2) { /* eight outputs from two vector loads (a gather was scalar) */
+            int q = qlo;
+            for (; q + 8 <= qhi && w0 + 2 * q + 16 <= (int)W; q += 8) {
+                float16 v = vload16(0, row + 2 * q);
+                vstore8(v.even, 0, out + q);
+            }
+            for (; q < qhi; q++)
+                out[q] = row[2 * q];
+        } else {
             for (int q = qlo; q < qhi; q++)
                 out[q] = row[q * (int)sw];
+        }
         for (int q = qhi; q < (int)Q; q++)
             out[q] = 0.0f;
     }
