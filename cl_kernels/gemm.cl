@@ -24,6 +24,7 @@
  *            copies each KC x NR block of its B columns into local memory and its work-items
  *            (one column tile, local_m row tiles) all read it from there
  *   KC       rows of B per local-memory block (B_PANEL 2)
+ *   PF_PANEL k steps ahead to prefetch a packed B panel (B_PANEL 1; 0: not)
  */
 #ifndef MR
 #define MR 8
@@ -36,6 +37,9 @@
 #endif
 #ifndef KC
 #define KC 256
+#endif
+#ifndef PF_PANEL
+#define PF_PANEL 0
 #endif
 
 #define NV (NR / 16)
@@ -222,7 +226,14 @@ __kernel void clg_gemm_reg(uint m, uint n, uint k, float alpha, float beta,
 #define GEMM_REG_B_NEXT
 #elif B_PANEL == 1
 #define GEMM_REG_B(p, v) vload16(v, b)
-#define GEMM_REG_B_NEXT b += NR
+    /* the panel PF_PANEL steps ahead: a stream the hardware alone kept the loads waiting on
+     * (an Intel Xeon: L2's latency on every second vector of B) */
+#define GEMM_REG_B_NEXT                                                                          \
+    do {                                                                                         \
+        _Pragma("unroll") for (int pv = 0; pv < NV && PF_PANEL; pv++)                            \
+            CLG_PREFETCH(b + PF_PANEL * NR + 16 * pv, 0);                                        \
+        b += NR;                                                                                 \
+    } while (0)
 #else
 #define GEMM_REG_B(p, v) vload16(v, b)
     /* B in place with rows a page or more apart: each row is a new stream */

@@ -196,43 +196,45 @@ typedef struct variant {
     unsigned tile[8]; /* mwg nwg kwg mdimc ndimc vw kwi db; zeros: the default's */
     double small_flops;
     unsigned pack_a_min_n;
+    unsigned pf_panel; /* the packed panel prefetched that far ahead (a compile path) */
 } variant;
 
 /* Every built-in kernel the table or tuner can choose, on the paths it can take: reg in place,
  * packed (K in one or several chunks) and staged, A in place and packed, the GPU tiles (every
  * transpose is its own program), and small for everything. */
 static const variant variants[] = {
-    {"default", CLG_GEMM_BUILTIN, 0, 0, 0, 0, 0, 0, 0, 0, {0}, -1, 0},
-    {"small only", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 8, 1, 256, 128, 0, {0}, 1e12, 0},
-    {"reg 8x32 in place", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 8, 4, 256, 100000, 0, {0}, 0, 0},
-    {"reg 8x32 packed kc16", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 4, 2, 16, 0, 0, {0}, 0, 0},
-    {"reg 1x16 packed kc64", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 1, 16, 1, 1, 64, 0, 0, {0}, 0, 0},
-    {"reg 12x16 mixed", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 12, 16, 16, 8, 32, 50, 0, {0}, 0, 0},
-    {"reg 6x32 mixed", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 6, 32, 2, 1, 128, 64, 0, {0}, 0, 0},
-    {"reg 8x32 staged kc64", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 4, 1, 64, 1, 1, {0}, 0, 0},
-    {"reg 5x16 staged kc16", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 5, 16, 3, 1, 16, 1, 1, {0}, 0, 0},
-    {"reg 8x32 auto-staged", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 16, 1, 32, 1, 2, {0}, 0, 0},
-    {"reg 8x32 auto-staged 1 KiB", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 16, 1, 32, 1, 3, {0}, 0, 0},
-    {"reg 6x48 mixed", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 6, 48, 4, 1, 128, 64, 0, {0}, 0, 0},
-    {"reg 3x64 staged kc32", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 3, 64, 2, 1, 32, 1, 1, {0}, 0, 0},
+    {"default", CLG_GEMM_BUILTIN, 0, 0, 0, 0, 0, 0, 0, 0, {0}, -1, 0, 0},
+    {"small only", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 8, 1, 256, 128, 0, {0}, 1e12, 0, 0},
+    {"reg 8x32 in place", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 8, 4, 256, 100000, 0, {0}, 0, 0, 0},
+    /* the packed panel prefetched ahead (the Intel two-port row's; a compile path elsewhere) */
+    {"reg 8x32 packed kc16", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 4, 2, 16, 0, 0, {0}, 0, 0, 32},
+    {"reg 1x16 packed kc64", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 1, 16, 1, 1, 64, 0, 0, {0}, 0, 0, 0},
+    {"reg 12x16 mixed", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 12, 16, 16, 8, 32, 50, 0, {0}, 0, 0, 0},
+    {"reg 6x32 mixed", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 6, 32, 2, 1, 128, 64, 0, {0}, 0, 0, 0},
+    {"reg 8x32 staged kc64", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 4, 1, 64, 1, 1, {0}, 0, 0, 0},
+    {"reg 5x16 staged kc16", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 5, 16, 3, 1, 16, 1, 1, {0}, 0, 0, 0},
+    {"reg 8x32 auto-staged", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 16, 1, 32, 1, 2, {0}, 0, 0, 0},
+    {"reg 8x32 auto-staged 1 KiB", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 16, 1, 32, 1, 3, {0}, 0, 0, 0},
+    {"reg 6x48 mixed", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 6, 48, 4, 1, 128, 64, 0, {0}, 0, 0, 0},
+    {"reg 3x64 staged kc32", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 3, 64, 2, 1, 32, 1, 1, {0}, 0, 0, 0},
     /* A packed into panels (every product at least 1 column wide), with B in place, packed
      * in chunks of k and staged: the blocks of variants above, so that only the pack kernel
      * is compiled again (cold compiles are most of this test's time) */
-    {"reg 8x32 in place, A packed", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 8, 4, 256, 100000, 0, {0}, 0, 1},
-    {"reg 8x32 packed kc16, A packed", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 4, 2, 16, 0, 0, {0}, 0, 1},
-    {"reg 12x16 mixed, A packed", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 12, 16, 16, 8, 32, 50, 0, {0}, 0, 1},
-    {"reg 5x16 staged kc16, A packed", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 5, 16, 3, 1, 16, 1, 1, {0}, 0, 1},
-    {"reg 8x32 auto-staged, A packed", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 16, 1, 32, 1, 2, {0}, 0, 1},
+    {"reg 8x32 in place, A packed", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 8, 4, 256, 100000, 0, {0}, 0, 1, 0},
+    {"reg 8x32 packed kc16, A packed", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 4, 2, 16, 0, 0, {0}, 0, 1, 32},
+    {"reg 12x16 mixed, A packed", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 12, 16, 16, 8, 32, 50, 0, {0}, 0, 1, 0},
+    {"reg 5x16 staged kc16, A packed", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 5, 16, 3, 1, 16, 1, 1, {0}, 0, 1, 0},
+    {"reg 8x32 auto-staged, A packed", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 16, 1, 32, 1, 2, {0}, 0, 1, 0},
     /* GPU tiles: square 4 x 4 per item; 8 x 8 per item with 8-float loads; double-buffered
      * with one load per float; nothing a power of two (3 x 5 per item, k steps of 12). */
     {"tile 64x64 k16 16x16", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_LOCAL, 8, 32, 8, 1, 256, 128, 0,
-     {64, 64, 16, 16, 16, 4, 2, 0}, 0, 0},
+     {64, 64, 16, 16, 16, 4, 2, 0}, 0, 0, 0},
     {"tile 64x64 k32 8x8 vw8", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_LOCAL, 8, 32, 8, 1, 256, 128, 0,
-     {64, 64, 32, 8, 8, 8, 8, 0}, 0, 0},
+     {64, 64, 32, 8, 8, 8, 8, 0}, 0, 0, 0},
     {"tile 32x128 k8 db vw1", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_LOCAL, 8, 32, 8, 1, 256, 128, 0,
-     {32, 128, 8, 16, 16, 1, 1, 1}, 0, 0},
+     {32, 128, 8, 16, 16, 1, 1, 1}, 0, 0, 0},
     {"tile 24x40 k12 db", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_LOCAL, 8, 32, 8, 1, 256, 128, 0,
-     {24, 40, 12, 8, 8, 4, 4, 1}, 0, 0},
+     {24, 40, 12, 8, 8, 4, 4, 1}, 0, 0, 0},
 };
 
 static void apply(const variant *v)
@@ -260,6 +262,7 @@ static void apply(const variant *v)
         }
         p.small_flops = v->small_flops;
         p.pack_a_min_n = v->pack_a_min_n;
+        p.pf_panel = v->pf_panel;
     }
     CLG_ASSERT_STATUS(clg_gemm_set_params(ctx, &p), CLG_OK);
 }
@@ -440,6 +443,10 @@ static void bad_arguments_are_rejected(void **state)
     CLG_ASSERT_STATUS(clg_gemm_set_params(ctx, &p), CLG_ERR_INVALID_ARG);
     assert_non_null(strstr(clg_ctx_last_error(ctx), "thin_nr"));
     p = clg_gemm_params_default(clg_ctx_device(ctx));
+    p.pf_panel = 257;
+    CLG_ASSERT_STATUS(clg_gemm_set_params(ctx, &p), CLG_ERR_INVALID_ARG);
+    assert_non_null(strstr(clg_ctx_last_error(ctx), "pf_panel"));
+    p = clg_gemm_params_default(clg_ctx_device(ctx));
     p.mwg = 48;
     p.mdimc = 5;
     CLG_ASSERT_STATUS(clg_gemm_set_params(ctx, &p), CLG_ERR_INVALID_ARG);
@@ -580,8 +587,10 @@ static void default_table_fits_the_device(void **state)
     assert_int_equal(p.stage_b, 3); /* two FMA ports (a Xeon by default): its own row */
     assert_int_equal(p.pack_a_min_n, 512);
     assert_int_equal(p.thin_nr, 32); /* two ports: thin products keep 32-wide blocks */
+    assert_int_equal(p.pf_panel, 32);
     snprintf(d.vendor, sizeof d.vendor, "AuthenticAMD");
     assert_int_equal(clg_gemm_params_default(&d).thin_nr, 16);
+    assert_int_equal(clg_gemm_params_default(&d).pf_panel, 0);
     d.native_vec_width_float = 8; /* AVX2 */
     assert_int_equal(clg_gemm_params_default(&d).mr, 4);
     /* Every row is valid for the device it is meant for. */

@@ -30,10 +30,11 @@ static void describe(const clg_gemm_params *p, char *out, size_t size)
 {
     if (p->kernel == CLG_GEMM_KERNEL_REG)
         snprintf(out, size,
-                 "reg %ux%u local %ux%u kc %u pack_min_k %u stage_b %u pack_a %u conv %ux%u thin %u",
+                 "reg %ux%u local %ux%u kc %u pack_min_k %u stage_b %u pack_a %u conv %ux%u thin %u "
+                 "pf_panel %u",
                  p->mr, p->nr, p->local_m, p->local_n, p->kc, p->pack_min_k, p->stage_b,
                  p->pack_a_min_n, p->conv_mr ? p->conv_mr : p->mr, p->conv_nr ? p->conv_nr : p->nr > 32 ? 32 : p->nr,
-                 p->thin_nr < p->nr ? p->thin_nr : p->nr);
+                 p->thin_nr < p->nr ? p->thin_nr : p->nr, p->pf_panel);
     else
         snprintf(out, size, "tile %ux%u kwg %u items %ux%u vw %u kwi %u db %u", p->mwg, p->nwg,
                  p->kwg, p->mdimc, p->ndimc, p->vw, p->kwi, p->db);
@@ -332,8 +333,8 @@ static const opt_def defs[] = {
     {OPT_FLAG, "dry-run", AT(dry), 0, 0, .help = "search and print, but do not store"},
     {OPT_TEXT, "set", AT(set), 0, 0, .value = "K=V,...",
      .help = "score (and with no --dry-run, store) one parameter set: kernel (reg|local), mr "
-             "nr local_m local_n kc pack_min_k stage_b pack_a_min_n conv_mr conv_nr thin_nr (reg: "
-             "CPUs); mwg nwg kwg mdimc ndimc vw kwi db (local: GPUs); small_flops"},
+             "nr local_m local_n kc pack_min_k stage_b pack_a_min_n conv_mr conv_nr thin_nr "
+             "pf_panel (reg: CPUs); mwg nwg kwg mdimc ndimc vw kwi db (local: GPUs); small_flops"},
     {OPT_TEXT, "from", AT(from), 0, 0, .value = "K=V,...",
      .help = "start the GEMM search from the device's parameters with these changed, without "
              "the table's rows, and compare its result with the table's row at the end (is the "

@@ -60,11 +60,14 @@ typedef struct clg_gemm_params {
                                  FMA port keeps busy with 16-wide blocks' accumulators; two
                                  want 32-wide blocks' (products at most 16 columns wide
                                  take 16 either way) */
+    unsigned pf_panel;        /* reg: how many k steps ahead a product prefetches its
+                                 packed B panel (0: none, the hardware's prefetchers alone;
+                                 up to 256) */
 } clg_gemm_params;
 
 /** Sets one field of p from text: key as in a tuning file (kernel reg|local, mr, nr, local_m,
  *  local_n, kc, pack_min_k, stage_b, mwg, nwg, kwg, mdimc, ndimc, vw, kwi, db, small_flops,
- *  conv_mr, conv_nr, pack_a_min_n, thin_nr). Values are not checked against each other
+ *  conv_mr, conv_nr, pack_a_min_n, thin_nr, pf_panel). Values are not checked against each other
  *  (clg_gemm_set_params does).
  *  @return CLG_OK; CLG_ERR_INVALID_ARG for an unknown key or a value that is not a number. */
 CLG_API clg_status clg_gemm_params_set_field(clg_gemm_params *p, const char *key, const char *value);

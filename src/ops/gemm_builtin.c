@@ -15,7 +15,8 @@ enum { SPLIT_MAX_TILES = 16, SPLIT_MIN_K = 4096, SPLIT_SLICES = 8 };
 /* Build options: everything that shapes the program, so each combination is one cached program. */
 static void program_options(const clg_gemm_params *p, int b_mode, char *out, size_t size)
 {
-    snprintf(out, size, "-DMR=%u -DNR=%u -DB_PANEL=%d -DKC=%u", p->mr, p->nr, b_mode, p->kc);
+    snprintf(out, size, "-DMR=%u -DNR=%u -DB_PANEL=%d -DKC=%u -DPF_PANEL=%u", p->mr, p->nr,
+             b_mode, p->kc, b_mode == 1 ? p->pf_panel : 0u);
 }
 
 /* The same for clg_gemm_tile, whose transposes are compile-time (its tile loads follow them). */

@@ -29,9 +29,9 @@ typedef struct default_row {
  * share each B panel in cache, K in blocks of 512, B in place for K < 64 (packing such a B
  * costs more than it saves); below 2^17 flops launch overhead dominates and the
  * one-element-per-item kernel wins. */
-#define POCL_AVX512_ROW(stage_b, pack_a_min_n, thin_nr)                                         \
-    {sizeof(clg_gemm_params), CLG_GEMM_KERNEL_REG, 8, 32, 8, 1, 512, 64, stage_b, NO_TILE, 131072.0, 0, 0, pack_a_min_n, thin_nr}
-#define POCL_AVX512 POCL_AVX512_ROW(2, 0, 16)
+#define POCL_AVX512_ROW(stage_b, pack_a_min_n, thin_nr, pf_panel)                               \
+    {sizeof(clg_gemm_params), CLG_GEMM_KERNEL_REG, 8, 32, 8, 1, 512, 64, stage_b, NO_TILE, 131072.0, 0, 0, pack_a_min_n, thin_nr, pf_panel}
+#define POCL_AVX512 POCL_AVX512_ROW(2, 0, 16, 0)
 /* The same on Intel's cores with two FMA ports: A packed into panels where n >= 512 (an
  * Intel Xeon VM, family 6 model 167 as KVM reports it, 2 cores, 259 GFLOP/s FMA peak; paired
  * runs in one process, two rounds: 1024^3 1.08/1.21x, 2048^3 1.11/1.10x, 64 x 1024 x 3136
@@ -42,16 +42,20 @@ typedef struct default_row {
  * eight accumulators do not cover two ports' FMA latency (same VM, batch 32, alternating
  * runs of one-layer networks: 576 -> 96 channels on 14x14 4.8-9.9 -> 3.8-6.1 ms, 16 -> 96 on
  * 112x112 21-25 -> 13-19, 320 -> 1280 on 7x7, images side by side, 9.4-15 -> 7.1-12;
- * MobileNet-v2 inference 1.05-1.16x, median 1.11x of 6 rounds). */
-#define POCL_AVX512_INTEL POCL_AVX512_ROW(3, 512, 32)
+ * MobileNet-v2 inference 1.05-1.16x, median 1.11x of 6 rounds). A packed B panel
+ * prefetched 32 steps ahead (4 KiB): the product's loop waited on L2 for every second
+ * vector of B (perf annotate); same VM, clgrad-bench gemm against OpenBLAS (Cooperlake) in one
+ * run: sq512 0.93 -> 0.98, sq1024 0.90 -> 0.98, sq2048 0.88 -> 0.97 (377 -> 413 GFLOP/s);
+ * 8 steps ahead gained nothing, 64 and 128 a little less. Not measured on AMD's rows. */
+#define POCL_AVX512_INTEL POCL_AVX512_ROW(3, 512, 32, 32)
 /* Intel's runtime: 6 x 32 blocks, 16 x 2 groups, K in blocks of 128. */
-#define INTEL_AVX512 {sizeof(clg_gemm_params), CLG_GEMM_KERNEL_REG, 6, 32, 16, 2, 128, 1, 2, NO_TILE, 131072.0, 0, 0, 0, 16}
+#define INTEL_AVX512 {sizeof(clg_gemm_params), CLG_GEMM_KERNEL_REG, 6, 32, 16, 2, 128, 1, 2, NO_TILE, 131072.0, 0, 0, 0, 16, 0}
 
 /* GPUs: clg_gemm_tile (cl_kernels/gemm_tile.cl) with mwg, nwg, kwg, mdimc, ndimc, vw, kwi, db.
  * Not measured here (no GPU on the development machines): starting points taken from what
  * CLBlast's tuning database holds for its Xgemm kernel of the same design on each vendor's
  * GPUs (its M is our n: it stores C column-major), for clgrad-tune to refine on the device. */
-#define GPU_ROW(tile) {sizeof(clg_gemm_params), CLG_GEMM_KERNEL_LOCAL, 8, 32, 8, 1, 256, 128, 0, tile, 65536.0, 0, 0, 0, 16}
+#define GPU_ROW(tile) {sizeof(clg_gemm_params), CLG_GEMM_KERNEL_LOCAL, 8, 32, 8, 1, 256, 128, 0, tile, 65536.0, 0, 0, 0, 16, 0}
 /* NVIDIA Maxwell to Pascal (SM 5.2-6.1 rows): 64 x 128 tiles, 16 x 8 items of 8 x 8 */
 #define NVIDIA_TILE 128, 64, 16, 16, 8, 4, 2, 0
 /* AMD GCN and Intel Gen defaults: 64 x 64 tiles, 16 x 8 items (4 x 8), k steps of 32 */
@@ -88,11 +92,11 @@ static const default_row default_table[] = {
      * (same VM class): groups of 8 x 2 tiles and B in place below k = 64 (1.04x each, paired). */
     {CLG_DEVICE_CPU, NULL, CLG_CPU_CLASS_AVX2, {sizeof(clg_gemm_params), CLG_GEMM_KERNEL_REG, 4,
                                                 16, 8, 2, 256, 64, 2, NO_TILE, 131072.0, 6, 32,
-                                                0, 16}},
+                                                0, 16, 0}},
     /* Anything else: small blocks. */
     {(clg_device_type)0, NULL, CLG_CPU_CLASS_NONE, {sizeof(clg_gemm_params), CLG_GEMM_KERNEL_REG,
                                                     4, 16, 8, 1, 256, 1, 2, NO_TILE, 131072.0,
-                                                    0, 0, 0, 16}},
+                                                    0, 0, 0, 16, 0}},
 };
 
 clg_gemm_params clg_gemm_params_default(const clg_device_info *dev)
@@ -142,6 +146,8 @@ clg_status clg__gemm_params_check(clg_ctx *ctx, const clg_gemm_params *p)
         bad = "conv_nr must be 0 (nr), 16 or 32";
     else if (p->thin_nr != 16 && p->thin_nr != 32)
         bad = "thin_nr must be 16 or 32";
+    else if (p->pf_panel > 256)
+        bad = "pf_panel must be 0..256";
     else if (p->local_m < 1 || p->local_m > 64)
         bad = "local_m must be 1..64";
     else if (p->local_n < 1 || p->local_n > 64 || p->local_m * p->local_n > 256)
@@ -210,6 +216,7 @@ static const uint_field uint_fields[] = {
     FIELD(mr), FIELD(nr), FIELD(local_m), FIELD(local_n), FIELD(kc), FIELD(pack_min_k),
     FIELD(stage_b), FIELD(mwg), FIELD(nwg), FIELD(kwg), FIELD(mdimc), FIELD(ndimc), FIELD(vw),
     FIELD(kwi), FIELD(db), FIELD(conv_mr), FIELD(conv_nr), FIELD(pack_a_min_n), FIELD(thin_nr),
+    FIELD(pf_panel),
 };
 #undef FIELD
 

@@ -47,7 +47,8 @@ static int same_params(const clg_gemm_params *a, const clg_gemm_params *b)
                a->ndimc == b->ndimc && a->vw == b->vw && a->kwi == b->kwi && a->db == b->db;
     return a->mr == b->mr && a->nr == b->nr && a->local_m == b->local_m && a->local_n == b->local_n &&
            a->kc == b->kc && a->pack_min_k == b->pack_min_k && a->stage_b == b->stage_b &&
-           a->pack_a_min_n == b->pack_a_min_n && a->thin_nr == b->thin_nr;
+           a->pack_a_min_n == b->pack_a_min_n && a->thin_nr == b->thin_nr &&
+           a->pf_panel == b->pf_panel;
 }
 
 static double in_process(void *user, const clg_gemm_params *p, char *why, size_t why_size)
@@ -230,6 +231,7 @@ static int refine(search *s, int quick)
         {&p.pack_min_k, 0, 0, {1, 64, 512, 1000000, END}},
         {&p.stage_b, 0, 1, {0, 1, 2, 3, END}},
         {&p.pack_a_min_n, 0, 0, {0, 128, 512, 2048, END}},
+        {&p.pf_panel, 0, 0, {0, 8, 32, 64, END}},
         {&p.mwg, 1, 0, {16, 32, 64, 128, 256, END}},
         {&p.nwg, 1, 0, {16, 32, 64, 128, 256, END}},
         {&p.kwg, 1, 0, {8, 16, 32, 64, END}},
