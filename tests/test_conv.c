@@ -674,6 +674,31 @@ static void winograd_passes_are_reproducible(void **state)
     free(x), free(w), free(first), free(again);
 }
 
+/* im2col's forward pass with a long sum (2,088 = 232 channels x 3 x 3) over small planes: on
+ * CPUs the images' columns side by side in one product whose stores go back image by image,
+ * blocks crossing from one image into the next (5 x 5 outputs, three images); with its bias,
+ * a residual sum and ReLU in the stores, and in chunks of images. */
+static void long_sums_over_small_planes_match_the_reference(void **state)
+{
+    (void)state;
+    static const conv_case c = {3, 232, 9, 9, 20, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1};
+    int failures = run_case(&c, CLG_CONV_ALGO_IM2COL, CLG_CONV_FWD, 0);
+    failures += run_case(&c, CLG_CONV_ALGO_IM2COL, CLG_CONV_FWD, 1);
+    fuse_sum = fuse_relu = 1;
+    failures += run_case(&c, CLG_CONV_ALGO_IM2COL, CLG_CONV_FWD, 0);
+    clg_conv2d_desc d = desc_of(&c, CLG_CONV_ALGO_IM2COL);
+    size_t lo, hi;
+    CLG_ASSERT_STATUS(clg_conv2d_workspace(ctx, &d, CLG_CONV_FWD, CLG_CONV_ALGO_IM2COL,
+                                           (clg_shape){c.N, c.C, c.H, c.W},
+                                           (clg_shape){c.K, c.C, c.R, c.S}, &lo, &hi),
+                      CLG_OK);
+    workspace_limit = lo; /* one image a chunk */
+    failures += run_case(&c, CLG_CONV_ALGO_IM2COL, CLG_CONV_FWD, 0);
+    workspace_limit = 0;
+    fuse_sum = fuse_relu = 0;
+    assert_int_equal(failures, 0);
+}
+
 static void chunked_algorithms_match_the_reference(void **state)
 {
     (void)state;
@@ -957,6 +982,7 @@ int main(void)
         cmocka_unit_test(residual_sum_forward_matches_the_reference),
         cmocka_unit_test(winograd_passes_are_reproducible),
         cmocka_unit_test(chunked_algorithms_match_the_reference),
+        cmocka_unit_test(long_sums_over_small_planes_match_the_reference),
         cmocka_unit_test(weight_gradient_from_the_kept_transform),
         cmocka_unit_test(data_gradient_from_the_kept_dy),
         cmocka_unit_test(winograd_gpu_form_slices_and_loops),

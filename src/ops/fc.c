@@ -24,7 +24,7 @@ static clg_status gemm(clg_ctx *ctx, int ta, int tb, size_t m, size_t n, size_t 
 {
     clg__gemm_call g = {ta ? CLG_TRANS : CLG_NO_TRANS, tb ? CLG_TRANS : CLG_NO_TRANS, m, n, k, 1,
                         1.0f, 0.0f, a->mem, b->mem, c->mem, a->offset, b->offset, c->offset,
-                        lda, ldb, ldc, 0, 0, 0, NULL};
+                        lda, ldb, ldc, 0, 0, 0, NULL, 0};
     return clg__gemm_dispatch(ctx, &g);
 }
 

@@ -2,6 +2,7 @@
 #include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include "gemm_internal.h"
 
 /* Checks one operand: stored rows x cols with leading dimension ld, `batch` copies `stride`
@@ -83,7 +84,7 @@ clg_status clg_sgemm_batched(clg_ctx *ctx, clg_transpose ta, clg_transpose tb, s
         return clg__fail(ctx, CLG_ERR_INVALID_ARG, "clg_sgemm: C overlaps B in memory (C is "
                          "written while B is read: the result would depend on the order of work)");
     clg__gemm_call g = {ta, tb, m, n, k, batch, alpha, beta, NULL, NULL, c.t->mem, 0, 0,
-                        c.t->offset + c.offset, 0, 0, c.ld, stride_a, stride_b, stride_c, NULL};
+                        c.t->offset + c.offset, 0, 0, c.ld, stride_a, stride_b, stride_c, NULL, 0};
     if (k > 0) {
         g.a = a.t->mem;
         g.b = b.t->mem;
@@ -104,9 +105,21 @@ clg_status clg__gemm_dispatch(clg_ctx *ctx, const clg__gemm_call *g)
     clg_gemm_backend be = s->backend;
     if (be == CLG_GEMM_AUTO)
         be = s->class_backend[clg_gemm_classify(g->m, g->n, g->k, g->batch)];
-    if (be == CLG_GEMM_CLBLAST && g->k > 0)
+    if (g->fold_n && s->params.kernel != CLG_GEMM_KERNEL_REG)
+        return clg__fail(ctx, CLG_ERR_INTERNAL, "GEMM: folded columns need the register kernel");
+    if (be == CLG_GEMM_CLBLAST && g->k > 0 && !g->fold_n)
         return clg__gemm_clblast(ctx, g);
     return clg__gemm_builtin(ctx, &s->params, g);
+}
+
+int clg__gemm_folds_columns(clg_ctx *ctx)
+{
+    clg__gemm_state *s = NULL;
+    char saved[CLG__ERR_TEXT];
+    memcpy(saved, ctx->last_error, sizeof saved);
+    int ok = clg__gemm_state_get(ctx, &s) == CLG_OK && s->params.kernel == CLG_GEMM_KERNEL_REG;
+    memcpy(ctx->last_error, saved, sizeof saved);
+    return ok;
 }
 
 clg_status clg_sgemm(clg_ctx *ctx, clg_transpose ta, clg_transpose tb, size_t m, size_t n, size_t k,

@@ -253,6 +253,17 @@ static int packs_a(const clg_gemm_params *p, const clg__gemm_call *g)
     return g->batch == 1 && p->pack_a_min_n && g->n >= p->pack_a_min_n;
 }
 
+/* A product whose C columns run across entries (fold_n): what run_reg's `folded` takes, the
+ * entries' columns and C's stride between them; NULL for any other product. */
+static const clg__gemm_call *folded_columns(const clg__gemm_call *g, clg__gemm_call *desc)
+{
+    if (!g->fold_n)
+        return NULL;
+    *desc = *g;
+    desc->n = g->fold_n;
+    return desc;
+}
+
 /* K in chunks of kc: each chunk's B rows packed into panels, then multiplied; the first chunk
  * applies beta, the later ones accumulate. One batch entry at a time, to bound the panels. */
 static clg_status run_packed(clg_ctx *ctx, const clg_gemm_params *p, const char *opts,
@@ -262,8 +273,9 @@ static clg_status run_packed(clg_ctx *ctx, const clg_gemm_params *p, const char 
     size_t tiles_n = (g->n + p->nr - 1) / p->nr;
     cl_mem panels;
     clg_status st = clg__scratch_get(ctx, CLG__SCRATCH_GEMM_PACK, tiles_n * p->nr * kc * sizeof(float), &panels);
-    clg__gemm_call one = *g;
+    clg__gemm_call one = *g, desc;
     one.batch = 1;
+    const clg__gemm_call *folded = folded_columns(g, &desc);
     clg__gemm_epilogue epi = g->epi ? *g->epi : (clg__gemm_epilogue){0};
     for (size_t i = 0; i < g->batch && st == CLG_OK; i++) {
         one.a_off = g->a_off + i * g->sa;
@@ -279,7 +291,8 @@ static clg_status run_packed(clg_ctx *ctx, const clg_gemm_params *p, const char 
             if (st == CLG_OK && packs_a(p, &one))
                 st = pack_a(ctx, p, opts, &one, k0, kn, &use);
             if (st == CLG_OK)
-                st = run_reg(ctx, p, opts, &use, k0, kn, k0 == 0 ? g->beta : 1.0f, panels, 0, NULL);
+                st = run_reg(ctx, p, opts, &use, k0, kn, k0 == 0 ? g->beta : 1.0f, panels, 0,
+                             folded);
         }
     }
     if (g->epi)
@@ -316,9 +329,11 @@ static clg_status run_direct(clg_ctx *ctx, const clg_gemm_params *p, const clg__
 {
     char opts[128];
     double flops = 2.0 * (double)g->m * (double)g->n * (double)g->k;
-    int small = g->k == 0 || flops <= p->small_flops;
+    int small = g->k == 0 || (flops <= p->small_flops && !g->fold_n); /* it does not fold */
     int mode = small || p->kernel == CLG_GEMM_KERNEL_LOCAL ? CLG__GEMM_B_IN_PLACE
                                                            : clg__gemm_b_mode(p, g);
+    if (g->fold_n) /* B side by side: each row runs across every entry, a page or more long */
+        mode = CLG__GEMM_B_PACKED;
     program_options(p, mode, opts, sizeof opts); /* only the program this product uses */
     if (small)
         return run_small(ctx, opts, g);
@@ -330,7 +345,9 @@ static clg_status run_direct(clg_ctx *ctx, const clg_gemm_params *p, const clg__
     clg_status st = packs_a(p, g) ? pack_a(ctx, p, opts, g, 0, g->k, &use) : CLG_OK;
     if (st != CLG_OK)
         return st;
-    return run_reg(ctx, p, opts, &use, 0, g->k, g->beta, NULL, mode == CLG__GEMM_B_STAGED, NULL);
+    clg__gemm_call desc;
+    return run_reg(ctx, p, opts, &use, 0, g->k, g->beta, NULL, mode == CLG__GEMM_B_STAGED,
+                   folded_columns(g, &desc));
 }
 
 static clg_status reduce(clg_ctx *ctx, const char *opts, cl_mem parts, size_t slices, size_t m,
@@ -483,6 +500,12 @@ static int narrow_for(const clg_gemm_params *p, const clg__gemm_call *g, clg_gem
 
 clg_status clg__gemm_builtin(clg_ctx *ctx, const clg_gemm_params *p, const clg__gemm_call *g)
 {
+    if (g->fold_n) { /* blocks of at most two entries' columns, as run_folded's */
+        clg__gemm_call desc;
+        clg_gemm_params q = *p;
+        q.nr = fold_width(p, folded_columns(g, &desc));
+        return run_direct(ctx, &q, g);
+    }
     if (folds(p, g))
         return run_folded(ctx, p, g);
     clg_gemm_params narrow;

@@ -126,7 +126,8 @@ clg_status clg__conv_epilogue_after(clg_ctx *ctx, const clg_tensor *bias,
                                     float relu_max, clg_tensor *y);
 /* Whether a forward pass of one group takes its epilogue (the 1x1 products' and im2col's). */
 int clg__conv_gemm1x1_fuses(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass pass);
-/* y's images [n0, n0 + cnt) = W (K x k) . B_n (k x PQ, images sb apart from b_off), one group,
+/* y's images [n0, n0 + cnt) = W (K x k) . B_n (k x PQ, images sb apart from b_off; sb 0: the
+ * images side by side, one k x cnt*PQ matrix, where clg__gemm_folds_columns), one group,
  * with g's bias, residual and activation in the product's stores; *done 0 where the product's
  * kernel left them (the caller applies them after, clg__conv_epilogue_after). */
 clg_status clg__conv_forward_product(clg_ctx *ctx, const clg__conv_geom *g, const clg_tensor *w,

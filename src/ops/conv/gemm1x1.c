@@ -11,7 +11,7 @@ clg_status clg__conv_gemm(clg_ctx *ctx, int ta, int tb, size_t m, size_t n, size
 {
     clg__gemm_call g = {ta ? CLG_TRANS : CLG_NO_TRANS, tb ? CLG_TRANS : CLG_NO_TRANS, m, n, k,
                         batch, 1.0f, beta, a, b, c, a_off, b_off, c_off, lda, ldb, ldc, sa, sb, sc,
-                        NULL};
+                        NULL, 0};
     return clg__gemm_dispatch(ctx, &g);
 }
 
@@ -23,6 +23,7 @@ int clg__conv_gemm1x1_fuses(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass
     return pass == CLG_CONV_FWD && g->G == 1;
 }
 
+/* sb 0: B holds the images side by side (k x cnt*PQ), C stored image by image (fold_n) */
 clg_status clg__conv_forward_product(clg_ctx *ctx, const clg__conv_geom *g, const clg_tensor *w,
                                      cl_mem b, size_t b_off, size_t k, size_t sb, size_t n0,
                                      size_t cnt, clg_tensor *y, int *done)
@@ -32,9 +33,11 @@ clg_status clg__conv_forward_product(clg_ctx *ctx, const clg__conv_geom *g, cons
     clg__gemm_epilogue epi = {g->bias ? g->bias->mem : NULL, g->bias ? g->bias->offset : 0,
                               r ? r->mem : NULL, r ? r->offset + y_off : 0, g->act,
                               g->relu_max, 0};
-    clg__gemm_call c = {CLG_NO_TRANS, CLG_NO_TRANS, g->K, pq, k, cnt, 1.0f, 0.0f, w->mem, b,
-                        y->mem, w->offset, b_off, y->offset + y_off, k, pq, pq, 0, sb, g->K * pq,
-                        g->bias || g->act || r ? &epi : NULL};
+    int side = sb == 0;
+    clg__gemm_call c = {CLG_NO_TRANS, CLG_NO_TRANS, g->K, side ? cnt * pq : pq, k,
+                        side ? 1 : cnt, 1.0f, 0.0f, w->mem, b, y->mem, w->offset, b_off,
+                        y->offset + y_off, k, side ? cnt * pq : pq, pq, 0, sb, g->K * pq,
+                        g->bias || g->act || r ? &epi : NULL, side ? pq : 0};
     clg_status st = clg__gemm_dispatch(ctx, &c);
     *done = epi.done || !c.epi;
     return st;

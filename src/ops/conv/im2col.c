@@ -70,6 +70,18 @@ static clg_status gather_dy(clg_ctx *ctx, const clg__conv_geom *g, const clg_ten
     return clg__launch_run(&l, global, local);
 }
 
+/* A forward pass's columns side by side, one product for a chunk's images (its B packed), C
+ * stored image by image (clg__gemm_call.fold_n), for long sums over small planes: per image,
+ * a plane's columns leave blocks partly idle and each product's B rows, read in place, lie
+ * far apart. ResNet-50's 3x3 stride-2 layers at batch 32 (Xeon VM family 6 model 207): 256
+ * channels 28 -> 14 31.9-32.5 -> 28.4-29.5 ms, 512 14 -> 7 32.9-33.2 -> 27.2-27.7; its 1x1
+ * stride-2 projections (sums of 256 to 1,024) gain nothing or lose (1,024 -> 2,048 on 7x7
+ * 19.5-19.7 -> 20.0-20.7), so sums under 2,048 keep the product per image. */
+static int side_by_side(clg_ctx *ctx, size_t pq, size_t crs)
+{
+    return pq >= 16 && pq < 1024 && crs >= 2048 && clg__gemm_folds_columns(ctx);
+}
+
 /* Forward and backward-data: per chunk of images and per group, one batched GEMM between the
  * group's weights and each image's columns; a one-group forward pass's bias, residual sum and
  * activation in the product's stores (ResNet-50's strided projections: their block's sum). */
@@ -81,12 +93,18 @@ static clg_status by_image(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_pass 
     cl_mem cols;
     clg_status st = clg__scratch_get(ctx, CLG__SCRATCH_CONV_COLS, nb * crs * pq * sizeof(float), &cols);
     int done = 1; /* the forward epilogue, where it is asked for (one group), in the stores */
+    int side = pass == CLG_CONV_FWD && g->G == 1 && side_by_side(ctx, pq, crs);
     for (size_t n0 = 0; n0 < g->N && st == CLG_OK; n0 += nb) {
         size_t cnt = g->N - n0 < nb ? g->N - n0 : nb;
         for (size_t gi = 0; gi < g->G && st == CLG_OK; gi++) {
             size_t w_off = w->offset + gi * g->Kg * crs;
             size_t y_off = n0 * g->K * pq + gi * g->Kg * pq;
-            if (pass == CLG_CONV_FWD) {
+            if (side) { /* y (K x cnt*PQ, image by image) = W . cols (CRS x cnt*PQ) */
+                st = im2col(ctx, g, a, n0, cnt, gi, cols, pq, cnt * pq);
+                if (st == CLG_OK)
+                    st = clg__conv_forward_product(ctx, g, w, cols, 0, crs, 0, n0, cnt, out,
+                                                   &done);
+            } else if (pass == CLG_CONV_FWD) {
                 st = im2col(ctx, g, a, n0, cnt, gi, cols, crs * pq, pq);
                 if (st == CLG_OK && g->G == 1) /* y_n (K x PQ) = W (K x CRS) . cols_n (CRS x PQ) */
                     st = clg__conv_forward_product(ctx, g, w, cols, 0, crs, crs * pq, n0, cnt,
