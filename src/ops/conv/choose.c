@@ -194,15 +194,15 @@ static clg_conv_algo heuristic(clg_ctx *ctx, const clg__conv_geom *g, clg_conv_p
      * tap once, where the shifted rows also compute the zeros between the taps (U-Net's
      * up-sampling at batch 32: 1.6 and 2.3 against 2.7 and 5.2 ms) */
     int disjoint_bwd = pass == CLG_CONV_BWD_DATA && strided && g->R <= g->sh && g->S <= g->sw;
-    /* a strided layer's forward pass whose weights outgrow a core's L2 (over 1 MiB): the
-     * shifted rows' pixel-row products stream the weights again for every few pixels, where
-     * im2col's product reads each column of them once an image (ResNet-50's 3x3 stride-2
-     * layers at batch 32, Xeon VM family 6 model 207, ms: 256 channels 56x56 -> 28x28 430-438
-     * against 310-362, 28 -> 14 97-112 against 54-61, 512 14 -> 7 114-177 against 45-72;
-     * 128 channels, 590 KiB, level or better: 56 -> 28 55 against 62-64, 28 -> 14 12.5-20.3
-     * against 12.7-21.5) */
+    /* a strided layer's forward pass whose weights fill much of a core's L2 (over 512 KiB):
+     * the shifted rows' pixel-row products stream the weights again for every few pixels,
+     * where im2col's product reads each column of them once an image (ResNet-50's 3x3
+     * stride-2 layers at batch 32, Xeon VM family 6 model 207, ms: 256 channels 56x56 ->
+     * 28x28 430-438 against 310-362, 28 -> 14 97-112 against 54-61, 512 14 -> 7 114-177
+     * against 45-72; 128 channels, 590 KiB, 56 -> 28: 32.9-33.1 against 29.4 once im2col
+     * copied stride-2 rows as vectors) */
     int big_strided = pass == CLG_CONV_FWD && strided &&
-                      g->Cg * g->R * g->S * g->Kg * sizeof(float) > ((size_t)1 << 20);
+                      g->Cg * g->R * g->S * g->Kg * sizeof(float) > ((size_t)1 << 19);
     if (cpu && lanes >= 16 && !few_inputs && !strided_1x1 && !disjoint_bwd && !big_strided &&
         clg__conv_implicit_fits(ctx, g, pass))
         return CLG_CONV_ALGO_IMPLICIT;
