@@ -332,7 +332,8 @@ static clg_status run_direct(clg_ctx *ctx, const clg_gemm_params *p, const clg__
     int small = g->k == 0 || (flops <= p->small_flops && !g->fold_n); /* it does not fold */
     int mode = small || p->kernel == CLG_GEMM_KERNEL_LOCAL ? CLG__GEMM_B_IN_PLACE
                                                            : clg__gemm_b_mode(p, g);
-    if (g->fold_n) /* B side by side: each row runs across every entry, a page or more long */
+    if (g->fold_n) /* B side by side: each row runs across every entry, a page or more long
+                    * (run_packed, then, serves every such product) */
         mode = CLG__GEMM_B_PACKED;
     program_options(p, mode, opts, sizeof opts); /* only the program this product uses */
     if (small)
@@ -345,9 +346,7 @@ static clg_status run_direct(clg_ctx *ctx, const clg_gemm_params *p, const clg__
     clg_status st = packs_a(p, g) ? pack_a(ctx, p, opts, g, 0, g->k, &use) : CLG_OK;
     if (st != CLG_OK)
         return st;
-    clg__gemm_call desc;
-    return run_reg(ctx, p, opts, &use, 0, g->k, g->beta, NULL, mode == CLG__GEMM_B_STAGED,
-                   folded_columns(g, &desc));
+    return run_reg(ctx, p, opts, &use, 0, g->k, g->beta, NULL, mode == CLG__GEMM_B_STAGED, NULL);
 }
 
 static clg_status reduce(clg_ctx *ctx, const char *opts, cl_mem parts, size_t slices, size_t m,

@@ -39,10 +39,10 @@ typedef struct clg__gemm_call {
     size_t lda, ldb, ldc;
     size_t sa, sb, sc;
     clg__gemm_epilogue *epi;     /* NULL: none */
-    size_t fold_n;               /* 0, or: batch 1, B one k x n matrix, and C's columns run
-                                    across entries of fold_n (>= 16) columns, sc apart (ldc
-                                    between an entry's rows): the built-in register kernel
-                                    only (clg__gemm_folds_columns) */
+    size_t fold_n;               /* 0, or: batch 1, k > 0, B one k x n matrix, and C's
+                                    columns run across entries of fold_n (>= 16) columns, sc
+                                    apart (ldc between an entry's rows): the built-in register
+                                    kernel only (clg__gemm_folds_columns), B packed */
 } clg__gemm_call;
 
 /* Whether products with C's columns across entries (clg__gemm_call.fold_n) run here: the
