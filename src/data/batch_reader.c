@@ -2,11 +2,13 @@
  * in order and batch b always goes to slot b % depth, so the caller takes them in order and
  * the sequence does not depend on the worker count or on timing; a worker claims batch b only
  * once batch b - depth has been taken, which bounds memory to the ring. */
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "data/data_internal.h"
 
@@ -96,6 +98,20 @@ static clg_status fail(clg_batch_reader *r, clg_status st, const char *text)
     return clg__fail(NULL, st, "%s", text);
 }
 
+/* pthread_create's EAGAIN is often passing (a machine's thread or process limit while other
+ * programs start theirs): a few tries, 1 to 128 ms apart, before a reader fails. */
+static int start_worker(clg_batch_reader *r, const pthread_attr_t *attr)
+{
+    int err = 0;
+    for (int t = 0; t < 8; t++) {
+        err = pthread_create(&r->threads[r->started], attr, work, r);
+        if (err != EAGAIN)
+            break;
+        nanosleep(&(struct timespec){0, 1000000L << t}, NULL);
+    }
+    return err;
+}
+
 clg_status clg_batch_reader_create(clg_datastore *ds, size_t batch, size_t workers, size_t depth,
                                    clg_batch_reader **out)
 {
@@ -138,14 +154,25 @@ clg_status clg_batch_reader_create(clg_datastore *ds, size_t batch, size_t worke
     int attr_ok = pthread_attr_init(&attr) == 0;
     if (attr_ok)
         pthread_attr_setstacksize(&attr, (size_t)2 << 20);
-    for (; ok && r->started < workers; r->started++)
-        ok = pthread_create(&r->threads[r->started], attr_ok ? &attr : NULL, work, r) == 0;
+    int err = 0;
+    while (ok && r->started < workers) {
+        err = start_worker(r, attr_ok ? &attr : NULL);
+        ok = err == 0;
+        r->started += ok; /* destroy joins only the threads that started */
+    }
     if (attr_ok)
         pthread_attr_destroy(&attr);
     if (!ok) {
+        char text[200];
+        if (err)
+            snprintf(text, sizeof text, "clg_batch_reader_create: cannot start reader thread %zu "
+                     "of %zu (%s): out of memory for its stack or of threads", r->started + 1,
+                     workers, strerror(err));
+        else
+            snprintf(text, sizeof text, "clg_batch_reader_create: out of host memory for %zu "
+                     "queued batches", r->depth);
         clg_batch_reader_destroy(r);
-        return fail(NULL, CLG_ERR_OUT_OF_HOST_MEMORY, "clg_batch_reader_create: out of host "
-                    "memory or threads");
+        return fail(NULL, CLG_ERR_OUT_OF_HOST_MEMORY, text);
     }
     *out = r;
     return CLG_OK;

@@ -173,10 +173,18 @@ int bench_data(const bench_opts *o, const char *folder, size_t memory_cap_mb, si
     getrlimit(RLIMIT_DATA, &old);
     if (rc == 0 && memory_cap_mb) { /* only around the decoding passes, not OpenCL's compiler */
         struct rlimit rl = old;
-        rl.rlim_cur = vm_data() + memory_cap_mb * ((size_t)1 << 20);
-        if (setrlimit(RLIMIT_DATA, &rl) != 0)
+        size_t base = vm_data();
+        rl.rlim_cur = base + memory_cap_mb * ((size_t)1 << 20);
+        if (!base) /* a cap without the base would count what is already mapped */
+            rc = 1, fprintf(stderr, "clgrad-bench data: cannot read this process's data-segment "
+                            "size (VmData in /proc/self/status) to set the memory cap\n");
+        else if (rl.rlim_max != RLIM_INFINITY && rl.rlim_cur > rl.rlim_max)
+            rc = 1, fprintf(stderr, "clgrad-bench data: the memory cap is above this process's "
+                            "hard data-segment limit\n");
+        else if (setrlimit(RLIMIT_DATA, &rl) != 0)
             rc = 1, fprintf(stderr, "clgrad-bench data: cannot set the memory cap\n");
     }
+    size_t data_at_cap = vm_data();
     double decoded_mb = (double)(batches * BATCH) * (double)clg_shape_numel(sample) *
                         sizeof(float) / (1 << 20);
     if (!o->json && rc == 0)
@@ -191,8 +199,13 @@ int bench_data(const bench_opts *o, const char *folder, size_t memory_cap_mb, si
         for (int k = 0; k < runs; k++)
             v[k] = decode_rate(ds, order, batches, workers[w], x, y);
         double med = bench_min(v, (size_t)runs) < 0 ? -1.0 : bench_median(v, (size_t)runs);
-        if (med < 0)
+        if (med < 0) {
             rc = 1;
+            if (memory_cap_mb) /* which side ran out: the cap or the machine */
+                fprintf(stderr, "clgrad-bench data: data segment %.1f MB (%.1f MB when capped) "
+                        "under a %zu MB cap\n", (double)vm_data() / (1 << 20),
+                        (double)data_at_cap / (1 << 20), memory_cap_mb);
+        }
         else if (o->json)
             printf("{\"bench\":\"data\",\"workers\":%zu,\"images_per_s\":%.0f,\"runs\":%d}\n",
                    workers[w], med, runs);
@@ -219,8 +232,13 @@ int bench_data(const bench_opts *o, const char *folder, size_t memory_cap_mb, si
         for (int k = 0; k < runs; k++)
             v[k] = train_rate(ctx, ds, iters, train_workers[w]);
         double med = bench_min(v, (size_t)runs) < 0 ? -1.0 : bench_median(v, (size_t)runs);
-        if (med < 0)
+        if (med < 0) {
             rc = 1;
+            if (memory_cap_mb) /* which side ran out: the cap or the machine */
+                fprintf(stderr, "clgrad-bench data: data segment %.1f MB (%.1f MB when capped) "
+                        "under a %zu MB cap\n", (double)vm_data() / (1 << 20),
+                        (double)data_at_cap / (1 << 20), memory_cap_mb);
+        }
         else if (o->json)
             printf("{\"bench\":\"data-train\",\"dispatch_workers\":%zu,\"images_per_s\":%.0f,"
                    "\"runs\":%d}\n", train_workers[w], med, runs);
