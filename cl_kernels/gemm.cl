@@ -12,8 +12,9 @@
  *                  B_PANEL=1, from panels packed by clg_gemm_pack_b (one KC x NR panel per
  *                  column tile, contiguous, so that large leading dimensions cannot alias in
  *                  the caches). Launch: (n tiles, m tiles, batch), rounded up to the
- *                  work-group size. pf_c, pf_b: how far ahead (floats along a row, 0: not)
- *                  to prefetch the C and B lines of later tiles (see clg_gemm_reg).
+ *                  work-group size. pf_c, pf_b: how far ahead (floats, 0: not) to
+ *                  prefetch the lines of C of later tiles and of B in place (see
+ *                  clg_gemm_reg).
  * clg_gemm_reduce  sums split-K partial products (few output tiles, long k).
  * GPUs use clg_gemm_tile (gemm_tile.cl).
  *
@@ -236,11 +237,14 @@ __kernel void clg_gemm_reg(uint m, uint n, uint k, float alpha, float beta,
     } while (0)
 #else
 #define GEMM_REG_B(p, v) vload16(v, b)
-    /* B in place with rows a page or more apart: each row is a new stream */
+    /* B in place: each step of k reads new lines a row apart, a stride the hardware's
+     * prefetchers do not follow beyond 2 KiB; pf_b floats ahead (rows ahead, or along the
+     * row for a later tile) */
 #define GEMM_REG_B_NEXT                                                                          \
     do {                                                                                         \
         if (pf_b)                                                                                \
-            CLG_PREFETCH(b + pf_b, 0);                                                           \
+            _Pragma("unroll") for (int pv = 0; pv < NV; pv++)                                     \
+                CLG_PREFETCH(b + pf_b + 16 * pv, 0);                                             \
         b += ldb;                                                                                \
     } while (0)
 #endif

@@ -217,10 +217,11 @@ static const variant variants[] = {
     {"reg 8x32 auto-staged 1 KiB", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 16, 1, 32, 1, 3, {0}, 0, 0, 0},
     {"reg 6x48 mixed", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 6, 48, 4, 1, 128, 64, 0, {0}, 0, 0, 0},
     {"reg 3x64 staged kc32", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 3, 64, 2, 1, 32, 1, 1, {0}, 0, 0, 0},
-    /* A packed into panels (every product at least 1 column wide), with B in place, packed
-     * in chunks of k and staged: the blocks of variants above, so that only the pack kernel
-     * is compiled again (cold compiles are most of this test's time) */
-    {"reg 8x32 in place, A packed", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 8, 4, 256, 100000, 0, {0}, 0, 1, 0},
+    /* A packed into panels (every product at least 1 column wide), with B in place (rows
+     * prefetched 32 ahead where k >= 64), packed in chunks of k and staged: the blocks of
+     * variants above, so that only the pack kernel is compiled again (cold compiles are most
+     * of this test's time) */
+    {"reg 8x32 in place, A packed", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 8, 4, 256, 100000, 0, {0}, 0, 1, 32},
     {"reg 8x32 packed kc16, A packed", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 8, 32, 4, 2, 16, 0, 0, {0}, 0, 1, 32},
     {"reg 12x16 mixed, A packed", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 12, 16, 16, 8, 32, 50, 0, {0}, 0, 1, 0},
     {"reg 5x16 staged kc16, A packed", CLG_GEMM_BUILTIN, CLG_GEMM_KERNEL_REG, 5, 16, 3, 1, 16, 1, 1, {0}, 0, 1, 0},
@@ -304,8 +305,12 @@ static void shared_a_batches_match_the_reference(void **state)
         {0, 0, 24, 49, 100, 1.0f, 0.0f, 0, 0, 3, 0, 0, 1}, /* more sum than rows: not side by side */
         {0, 0, 24, 300, 16, 1.0f, 0.5f, 2, 1, 3, 1, 0, 1}, /* few rows: image by image */
         {0, 0, 20, 196, 40, 1.0f, 0.0f, 0, 0, 2, 0, 0, 1}, /* a 14x14 plane, 40 -> 20 */
+        /* long sums: A packed once for the whole batch, B's rows prefetched ahead */
+        {0, 0, 36, 70, 200, 1.0f, 0.0f, 0, 0, 3, 0, 0, 1},
+        {0, 0, 19, 64, 130, 1.0f, 1.0f, 1, 2, 2, 1, 0, 1},
     };
-    const size_t use[] = {0, 2, 6}; /* the device's row; 8 and 6 rows, no small kernel */
+    /* the device's row; 8 and 6 rows, no small kernel; A packed (its panels shared) */
+    const size_t use[] = {0, 2, 6, 13};
     const unsigned thin[] = {16, 32};
     int failures = 0;
     for (size_t u = 0; u < sizeof use / sizeof use[0]; u++)

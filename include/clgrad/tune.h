@@ -60,9 +60,9 @@ typedef struct clg_gemm_params {
                                  FMA port keeps busy with 16-wide blocks' accumulators; two
                                  want 32-wide blocks' (products at most 16 columns wide
                                  take 16 either way) */
-    unsigned pf_panel;        /* reg: how many k steps ahead a product prefetches its
-                                 packed B panel (0: none, the hardware's prefetchers alone;
-                                 up to 256) */
+    unsigned pf_panel;        /* reg: how many k steps ahead a product prefetches B: its
+                                 packed panel, or its rows read in place where k >= 64
+                                 (0: none, the hardware's prefetchers alone; up to 256) */
 } clg_gemm_params;
 
 /** Sets one field of p from text: key as in a tuning file (kernel reg|local, mr, nr, local_m,

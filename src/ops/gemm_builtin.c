@@ -1,5 +1,6 @@
 /* The built-in GEMM: picks clg_gemm_small, clg_gemm_reg (in place or with packed B panels) or
  * clg_gemm_tile (GPUs, cl_kernels/gemm_tile.cl) for a problem and launches it. */
+#include <stdint.h>
 #include <stdio.h>
 #include "gemm_internal.h"
 
@@ -134,11 +135,23 @@ static clg_status run_tile(clg_ctx *ctx, const clg_gemm_params *p, const clg__ge
     return clg__launch_run(&a, global, local);
 }
 
-/* Prefetch distances for clg_gemm_reg (floats along a row; measured on a Zen 3 VM, paired runs
- * in one process): C two tiles ahead when k is short (32 x 50176 x 25: 23-29 -> 31-39 GFLOP/s),
- * B one tile ahead when it is read in place with rows a page or more apart (64 x 12544 x 800:
- * 47-59 -> 63-70); elsewhere they cost (1024 x 64 x 3136: 74-89 -> 62-73). */
-enum { PF_C_MAX_K = 64, PF_C_TILES = 2, PF_B_MIN_LD = 1024 };
+/* Prefetch distances for clg_gemm_reg (measured on a Zen 3 VM, paired runs in one process):
+ * C two tiles ahead along its rows when k is short (32 x 50176 x 25: 23-29 -> 31-39 GFLOP/s);
+ * B in place with rows a page or more apart one tile ahead along the row (64 x 12544 x 800:
+ * 47-59 -> 63-70; elsewhere that cost: 1024 x 64 x 3136 74-89 -> 62-73). On an Intel Xeon
+ * (family 6 model 207, alternating runs of one-layer networks at batch 32) B in place
+ * pf_panel rows ahead where k has them (the row's 32 as for packed panels): ResNet-50's 1x1
+ * products 512 -> 256 channels on 28x28 22.6 -> 19.3 ms, 256 -> 64 on 56x56 10.7 -> 10.0 (8,
+ * 12, 16 rows: the same). */
+enum { PF_C_MAX_K = 64, PF_C_TILES = 2, PF_B_MIN_LD = 1024, PF_B_MIN_K = 64 };
+
+/* How far ahead (floats) clg_gemm_reg prefetches B read in place over k rows. */
+static unsigned prefetch_b(const clg_gemm_params *p, const clg__gemm_call *g, size_t k)
+{
+    if (p->pf_panel && k >= PF_B_MIN_K && g->ldb <= UINT32_MAX / p->pf_panel)
+        return (unsigned)(p->pf_panel * g->ldb);
+    return g->ldb >= PF_B_MIN_LD ? p->nr : 0;
+}
 
 /* clg_gemm_reg over k rows [k0, k0+k) of the problem; B is either the original (in place) or
  * packed panels in `panels` (then batch must be 1 for this launch). */
@@ -160,7 +173,7 @@ static clg_status run_reg(clg_ctx *ctx, const clg_gemm_params *p, const char *op
     clg__arg_u64(&a, panels ? 0 : g->sb);
     args_c(&a, g);
     clg__arg_u32(&a, k <= PF_C_MAX_K && !folded ? PF_C_TILES * p->nr : 0);
-    clg__arg_u32(&a, !panels && !staged && g->ldb >= PF_B_MIN_LD ? p->nr : 0);
+    clg__arg_u32(&a, !panels && !staged ? prefetch_b(p, g, k) : 0);
     clg__arg_mem(&a, epi && epi->bias ? epi->bias : g->c); /* any buffer when unused */
     clg__arg_u64(&a, epi && epi->bias ? epi->bias_off : 0);
     clg__arg_u32(&a, epi ? (epi->bias ? 1u : 0u) | (unsigned)epi->act << 1 : 0u);
@@ -247,9 +260,14 @@ static clg_status pack_a(clg_ctx *ctx, const clg_gemm_params *p, const char *opt
 
 /* A packed into panels: the product then reads it as one stream with constant offsets, where
  * in place it keeps MR row pointers, each stepped every k (on Intel's cores the scalar adds
- * compete with the FMAs for ports 0 and 5). Worth its copy where many column tiles reuse A. */
+ * compete with the FMAs for ports 0 and 5). Worth its copy where many column tiles reuse A,
+ * also across a batch that shares A (the 1x1 convolutions' weights; same VM and runs as the
+ * prefetch of B: 1024 -> 512 channels on 14x14 23.4 -> 20.6 ms, 512 -> 256 on 28x28 19.3 ->
+ * 17.7). */
 static int packs_a(const clg_gemm_params *p, const clg__gemm_call *g)
 {
+    if (g->batch > 1 && g->sa == 0) /* one A for every entry: packed once */
+        return p->pack_a_min_n && g->n * g->batch >= p->pack_a_min_n;
     return g->batch == 1 && p->pack_a_min_n && g->n >= p->pack_a_min_n;
 }
 
