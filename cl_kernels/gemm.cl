@@ -105,6 +105,22 @@ __kernel void clg_gemm_pack_b_fold(uint n, uint kc, uint k0, __global const floa
     uint j = t * NR, pix = j % fold_n;
     const __global float *src = B + b_off + (size_t)(j / fold_n) * sb + (size_t)(k0 + p) * ldb;
     __global float *dst = P + ((size_t)t * kc + p) * NR;
+    if (j + NR <= n && pix + NR <= fold_n + fold_n) {
+        /* vector copies: the lanes before the cut from this entry, the rest from the next
+         * one's start (each load stays inside B: a block crosses only where a next entry
+         * follows) */
+        int cut = (int)(fold_n - pix);
+        const int16 lane = (int16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+#pragma unroll
+        for (int v = 0; v < NV; v++) {
+            float16 here = vload16(0, src + pix + 16 * v);
+            if (cut < 16 * (v + 1))
+                here = select(vload16(0, src + sb - fold_n + pix + 16 * v), here,
+                              lane + 16 * v < cut);
+            CLG_STORE16(here, dst + 16 * v);
+        }
+        return;
+    }
     for (uint l = 0; l < NR; l++) {
         dst[l] = j + l < n ? src[pix] : 0.0f;
         if (++pix == fold_n) {
