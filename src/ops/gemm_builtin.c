@@ -140,15 +140,21 @@ static clg_status run_tile(clg_ctx *ctx, const clg_gemm_params *p, const clg__ge
  * B in place with rows a page or more apart one tile ahead along the row (64 x 12544 x 800:
  * 47-59 -> 63-70; elsewhere that cost: 1024 x 64 x 3136 74-89 -> 62-73). On an Intel Xeon
  * (family 6 model 207, alternating runs of one-layer networks at batch 32) B in place
- * pf_panel rows ahead where k has them (the row's 32 as for packed panels): ResNet-50's 1x1
- * products 512 -> 256 channels on 28x28 22.6 -> 19.3 ms, 256 -> 64 on 56x56 10.7 -> 10.0 (8,
- * 12, 16 rows: the same). */
-enum { PF_C_MAX_K = 64, PF_C_TILES = 2, PF_B_MIN_LD = 1024, PF_B_MIN_K = 64 };
+ * pf_panel rows ahead where k has them (the row's 32 as for packed panels) and at least
+ * PF_B_ROWS_MIN_TILES row tiles read each block of B: ResNet-50's 1x1 products 512 -> 256
+ * channels on 28x28 22.6 -> 19.3 ms, 256 -> 64 on 56x56 10.7 -> 10.0 (8, 12, 16 rows: the
+ * same), MobileNet-v2's 192 -> 32 on 28x28 1.55 -> 0.95; with fewer row tiles a block is a
+ * stream read once, and the next tile along the row is what to fetch (96 -> 24 channels on
+ * 56x56: 1.68 ms that way, 2.37 rows ahead). */
+enum { PF_C_MAX_K = 64, PF_C_TILES = 2, PF_B_MIN_LD = 1024, PF_B_MIN_K = 64,
+       PF_B_ROWS_MIN_TILES = 4 };
 
 /* How far ahead (floats) clg_gemm_reg prefetches B read in place over k rows. */
 static unsigned prefetch_b(const clg_gemm_params *p, const clg__gemm_call *g, size_t k)
 {
-    if (p->pf_panel && k >= PF_B_MIN_K && g->ldb <= UINT32_MAX / p->pf_panel)
+    size_t tiles_m = (g->m + p->mr - 1) / p->mr;
+    if (p->pf_panel && k >= PF_B_MIN_K && tiles_m >= PF_B_ROWS_MIN_TILES &&
+        g->ldb <= UINT32_MAX / p->pf_panel)
         return (unsigned)(p->pf_panel * g->ldb);
     return g->ldb >= PF_B_MIN_LD ? p->nr : 0;
 }
