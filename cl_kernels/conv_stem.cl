@@ -168,3 +168,117 @@ clg_conv_stem_fwd(__global const float *x, ulong xo, __global const float *w, ul
         }
     }
 }
+
+/* The channel-vector form, for CPUs with 32 vector registers (AVX-512): a work-item computes
+ * STEM_KV vectors of 16 output channels for STEM_QB columns of one output row. Every tap is
+ * STEM_KV vector loads of weights (transposed by clg_conv_stem_wt: wt[tap][Kp]) and STEM_QB
+ * scalar loads of inputs, each broadcast: STEM_KV * STEM_QB FMAs for STEM_KV + STEM_QB loads
+ * (the row form above: 16 for 16 broadcast weights and a stride-2 input vector, shuffled).
+ * The block goes through private memory to be stored channel by channel. */
+#ifndef STEM_KV
+#define STEM_KV 2
+#endif
+#ifndef STEM_QB
+#define STEM_QB 8
+#endif
+#define STEM_KW (16 * STEM_KV)
+
+/* wt[tap][k] = w[k][tap] for k < K, 0 up to Kp. Launch: (Kp, taps). */
+__kernel void clg_conv_stem_wt(__global const float *w, ulong wo, __global float *wt, uint K,
+                               uint Kp)
+{
+    uint k = get_global_id(0), tap = get_global_id(1);
+    if (k < Kp)
+        wt[(size_t)tap * Kp + k] = k < K ? w[wo + (size_t)k * ST_TAPS + tap] : 0.0f;
+}
+
+/* acc[j][v] += x(column q0 + j, tap) * wt[tap][k0 + 16 v ...]; EDGE: columns may read the
+ * padding across (0 there). */
+#define STEM_KV_BLOCK(EDGE)                                                                    \
+    do {                                                                                       \
+        _Pragma("nounroll") for (int cr = 0; cr < ST_C * ST_R; cr++) {                        \
+                int c = cr / ST_R, r = cr % ST_R;                                              \
+                int h = h0 + r * (int)dh, in = h >= 0 && h < (int)H;                           \
+                const __global float *row = xn + ((size_t)c * H + (size_t)(in ? h : 0)) * W;   \
+                _Pragma("unroll") for (int s = 0; s < ST_S; s++) {                            \
+                    const __global float *wp = wk + (size_t)(cr * ST_S + s) * Kp;              \
+                    float16 wv[STEM_KV];                                                       \
+                    _Pragma("unroll") for (int v = 0; v < STEM_KV; v++) wv[v] =               \
+                        in ? vload16(v, wp) : (float16)(0.0f);                                 \
+                    _Pragma("unroll") for (int j = 0; j < STEM_QB; j++) {                     \
+                        int u = u0 + j * ST_SW + s;                                            \
+                        float xv;                                                              \
+                        if (EDGE)                                                              \
+                            xv = u >= 0 && u < (int)W ? row[u] : 0.0f;                         \
+                        else                                                                   \
+                            xv = row[u];                                                       \
+                        _Pragma("unroll") for (int v = 0; v < STEM_KV; v++) acc[j][v] =       \
+                            fma((float16)(xv), wv[v], acc[j][v]);                              \
+                    }                                                                          \
+                }                                                                              \
+            }                                                                                  \
+    } while (0)
+
+/* y[n][k][p][q0 .. q0 + STEM_QB) for STEM_KW channels from k0: items = N * P * column blocks
+ * * channel blocks, the channel block fastest. Column blocks of STEM_QB, the last shifted left
+ * to end at Q (where Q >= STEM_QB); those within [qa, qb) read no padding across. Then bias
+ * and the activation. Stride down sh, padding pt/pl, dilation dh down (1 across). */
+__kernel __attribute__((vec_type_hint(float16))) void
+clg_conv_stem_kv(__global const float *x, ulong xo, __global const float *wt,
+                 __global float *y, ulong yo, __global const float *bias, ulong bo,
+                 uint has_bias, uint act, float relu_max, uint items, uint H, uint W, uint K,
+                 uint Kp, uint P, uint Q, uint sh, int pt, int pl, uint dh, uint qa, uint qb)
+{
+    uint i = get_global_id(0);
+    if (i >= items)
+        return;
+    uint kblocks = Kp / STEM_KW, kb = i % kblocks, t = i / kblocks;
+    uint qblocks = (Q + STEM_QB - 1) / STEM_QB, qk = t % qblocks;
+    t /= qblocks;
+    uint p = t % P, n = t / P, k0 = kb * STEM_KW;
+    uint q0 = Q >= STEM_QB ? min(qk * STEM_QB, Q - STEM_QB) : 0;
+    const __global float *xn = x + xo + (size_t)n * ST_C * H * W;
+    const __global float *wk = wt + k0;
+    int h0 = (int)(p * sh) - pt, u0 = (int)(q0 * ST_SW) - pl;
+    float16 acc[STEM_QB][STEM_KV];
+#pragma unroll
+    for (int j = 0; j < STEM_QB; j++)
+#pragma unroll
+        for (int v = 0; v < STEM_KV; v++)
+            acc[j][v] = (float16)(0.0f);
+    if (q0 >= qa && q0 + STEM_QB <= qb)
+        STEM_KV_BLOCK(0);
+    else
+        STEM_KV_BLOCK(1);
+    float tile[STEM_QB][STEM_KW];
+#pragma unroll
+    for (int v = 0; v < STEM_KV; v++) {
+        float b[16];
+        for (int l = 0; l < 16; l++)
+            b[l] = has_bias ? bias[bo + min(k0 + 16 * v + l, K - 1)] : 0.0f;
+        float16 bv = vload16(0, b);
+#pragma unroll
+        for (int j = 0; j < STEM_QB; j++)
+            vstore16(clg_epi16(act, relu_max, acc[j][v] + bv), 0, &tile[j][16 * v]);
+    }
+    uint qn = min((uint)STEM_QB, Q);
+    __global float *yb = y + yo + ((size_t)n * K + k0) * P * Q + (size_t)p * Q + q0;
+    for (uint k = 0; k < STEM_KW && k0 + k < K; k++) {
+        __global float *yk = yb + (size_t)k * P * Q;
+        if (qn == STEM_QB) {
+            float col[STEM_QB];
+#pragma unroll
+            for (int j = 0; j < STEM_QB; j++)
+                col[j] = tile[j][k];
+#if STEM_QB == 8
+            vstore8(vload8(0, col), 0, yk);
+#else
+            for (int j = 0; j < STEM_QB; j++)
+                yk[j] = col[j];
+#endif
+        } else {
+            for (uint j = 0; j < qn; j++)
+                yk[j] = tile[j][k];
+        }
+    }
+}

@@ -90,6 +90,11 @@ static const conv_case cases[] = {
     {2, 4, 9, 40, 16, 5, 5, 1, 1, 2, 1, 2, 0, 1, 1, 1, 1},  /* 4 channels, stride 1, uneven */
     {2, 1, 7, 28, 17, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 1, 1},  /* the default network's: both
                                                                blocks of a row at the padding */
+    /* first layers of 64 taps and more (the channel-vector form on AVX-512 CPUs: 32 channels
+     * x 8 columns a block, zero weights past K) */
+    {2, 3, 6, 5, 40, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, 1, 1},  /* 3x3 outputs: one block of 8,
+                                                              2 channel blocks, the second 8 */
+    {1, 3, 17, 30, 64, 5, 5, 2, 1, 2, 2, 2, 2, 2, 1, 1, 0}, /* dilation 2 down, stride 2x1 */
     /* 1x1 on small planes: the images' columns side by side in one product (on CPUs) */
     {3, 20, 7, 7, 40, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1},  /* 7x7 planes, 20 -> 40 channels */
     {2, 8, 5, 5, 24, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0},   /* 5x5 planes */
@@ -906,6 +911,45 @@ static void implicit_forms_match_the_reference_in_any_workspace(void **state)
     assert_int_equal(failures, 0);
 }
 
+/* A first layer's forward pass has two CPU forms (stem.c): the row form, and from 64 taps on
+ * AVX-512 CPUs the channel-vector form. Contexts made with CLGRAD_CPU_CLASS avx2 and
+ * avx512-2fma run every first-layer case through each, whatever this CPU is. */
+static void first_layers_in_both_forms(void **state)
+{
+    (void)state;
+    if (clg_ctx_decides_as_gpu(ctx)) {
+        print_message("skipped: the first layers' kernels are the CPU forms (this context "
+                      "decides as a GPU)\n");
+        return;
+    }
+    const char *before = getenv("CLGRAD_CPU_CLASS");
+    char *saved = before ? strdup(before) : NULL;
+    static const char *const classes[] = {"avx2", "avx512-2fma"};
+    clg_ctx *mine = ctx;
+    int failures = 0, channel_vector_cases = 0;
+    for (size_t k = 0; k < 2; k++) {
+        setenv("CLGRAD_CPU_CLASS", classes[k], 1);
+        ctx = clg_test_ctx(getenv("CLGRAD_CACHE_DIR"));
+        for (size_t i = 0; i < N_CASES; i++) {
+            const conv_case *c = &cases[i];
+            if (c->C > 4 || c->G != 1 || c->sw > 2 || c->dw != 1 || c->S > 17)
+                continue;
+            channel_vector_cases += k == 1 && c->C * c->R * c->S >= 64;
+            failures += run_case(c, CLG_CONV_ALGO_IMPLICIT, CLG_CONV_FWD, 0);
+            failures += run_case(c, CLG_CONV_ALGO_IMPLICIT, CLG_CONV_FWD, 1);
+        }
+        clg_ctx_destroy(ctx);
+    }
+    ctx = mine;
+    if (saved)
+        setenv("CLGRAD_CPU_CLASS", saved, 1);
+    else
+        unsetenv("CLGRAD_CPU_CLASS");
+    free(saved);
+    assert_true(channel_vector_cases >= 3);
+    assert_int_equal(failures, 0);
+}
+
 /* The GPU form of the implicit algorithm on a grid of at most 2 work-groups per dimension:
  * its kernels loop over tiles and weight-gradient slices past the grid. */
 static void tile_convolutions_loop_past_a_small_grid(void **state)
@@ -976,6 +1020,7 @@ int main(void)
         cmocka_unit_test(invalid_descriptors_are_rejected),
         cmocka_unit_test(choice_follows_find_results_overrides_and_workspace),
         cmocka_unit_test(implicit_forms_match_the_reference_in_any_workspace),
+        cmocka_unit_test(first_layers_in_both_forms),
         cmocka_unit_test(tile_convolutions_loop_past_a_small_grid),
         cmocka_unit_test(fused_relu_forward_matches_the_reference),
         cmocka_unit_test(fused_silu_forward_matches_the_reference),

@@ -92,6 +92,7 @@ clg_status clg_ctx_create(const clg_device_info *dev, const clg_ctx_options *opt
     read_env(&ctx->env);
     ctx->as_gpu = as_gpu;
     ctx->gpu_profile = forced;
+    ctx->cpu_class = cpu_class;
     ctx->tune_asked = tune;
     cl_device_id d = (cl_device_id)dev->cl_device;
     cl_int err = clRetainDevice(d);
@@ -190,6 +191,11 @@ const clg_device_info *clg_ctx_device(const clg_ctx *ctx)
 int clg__ctx_thread_unsafe(const clg_ctx *ctx)
 {
     return strstr(ctx->device.platform, "Oclgrind") != NULL;
+}
+
+clg_cpu_class clg__ctx_cpu_class(const clg_ctx *ctx)
+{
+    return ctx->cpu_class;
 }
 
 int clg_ctx_decides_as_gpu(const clg_ctx *ctx)

@@ -41,7 +41,8 @@ typedef enum clg__scratch_slot {
     CLG__SCRATCH_GEMM_PACK_A, /* GEMM: packed panels of A */
     CLG__SCRATCH_GEMM_SPLIT,  /* GEMM: partial products of a split K */
     CLG__SCRATCH_CONV_COLS,   /* conv: unrolled or padded input, Winograd's V */
-    CLG__SCRATCH_CONV_AUX,    /* conv: transposed gradients, Winograd's E and U */
+    CLG__SCRATCH_CONV_AUX,    /* conv: transposed gradients, Winograd's E and U, a first layer's
+                                 transposed weights */
     CLG__SCRATCH_CONV_DW,     /* conv: weight-gradient partial sums, Winograd's padded input */
     CLG__SCRATCH_CONV_WINO,   /* conv: Winograd's weight-gradient transforms */
     CLG__SCRATCH_CONV_DYQ,    /* conv: Winograd's copy of dy, from a layer's weight gradient
@@ -96,6 +97,7 @@ struct clg_ctx {
     int profiling;
     int as_gpu;                   /* makes the choices made for GPUs (clg_ctx_decides_as_gpu) */
     int gpu_profile;              /* ... only because of the GPU profile (a CPU device) */
+    clg_cpu_class cpu_class;      /* the device's, as decided at creation (CLGRAD_CPU_CLASS) */
     char cl_std[24];              /* -cl-std option for the device's OpenCL C (or empty) */
     clg__kernel_profile profile[CLG__PROFILE_KERNELS];
     size_t profile_count;
@@ -112,6 +114,10 @@ const char *clg__cl_std_option(const char *version);
  * oclgrind's (its command map is unguarded: two threads enqueuing crash it), against the
  * specification, which makes every call but clSetKernelArg thread-safe. */
 int clg__ctx_thread_unsafe(const clg_ctx *ctx);
+
+/* The device's CPU class (clg_device_cpu_class) as the context decided it at its creation;
+ * CLG_CPU_CLASS_NONE for other devices. */
+clg_cpu_class clg__ctx_cpu_class(const clg_ctx *ctx);
 
 /* CLGRAD_CHECK_NUMERICS as the context read it at its creation. */
 int clg__ctx_check_numerics(const clg_ctx *ctx);
