@@ -224,10 +224,10 @@ __kernel void clg_conv_stem_wt(__global const float *w, ulong wo, __global float
  * to end at Q (where Q >= STEM_QB); those within [qa, qb) read no padding across. Then bias
  * and the activation. Stride down sh, padding pt/pl, dilation dh down (1 across). */
 __kernel __attribute__((vec_type_hint(float16))) void
-clg_conv_stem_kv(__global const float *x, ulong xo, __global const float *wt,
+clg_conv_stem_kv(__global const float *x, ulong xo, __global const float *wt, ulong wto,
                  __global float *y, ulong yo, __global const float *bias, ulong bo,
                  uint has_bias, uint act, float relu_max, uint items, uint H, uint W, uint K,
-                 uint Kp, uint P, uint Q, uint sh, int pt, int pl, uint dh, uint qa, uint qb)
+                 uint P, uint Q, uint sh, int pt, int pl, uint dh, uint qa, uint qb, uint Kp)
 {
     uint i = get_global_id(0);
     if (i >= items)
@@ -238,7 +238,7 @@ clg_conv_stem_kv(__global const float *x, ulong xo, __global const float *wt,
     uint p = t % P, n = t / P, k0 = kb * STEM_KW;
     uint q0 = Q >= STEM_QB ? min(qk * STEM_QB, Q - STEM_QB) : 0;
     const __global float *xn = x + xo + (size_t)n * ST_C * H * W;
-    const __global float *wk = wt + k0;
+    const __global float *wk = wt + wto + k0;
     int h0 = (int)(p * sh) - pt, u0 = (int)(q0 * ST_SW) - pl;
     float16 acc[STEM_QB][STEM_KV];
 #pragma unroll

@@ -33,11 +33,6 @@ static void inside_columns(const clg__conv_geom *g, size_t *qa, size_t *qb)
     *qa = *qa < *qb ? *qa : *qb;
 }
 
-static size_t items_of(const clg__conv_geom *g)
-{
-    return g->N * g->P * ((g->K + 15) / 16);
-}
-
 /* The channel-vector kernel's block: 2 vectors of 16 channels x 8 columns (16 accumulators of
  * 32 registers, and 10 loads for 16 FMAs a tap), from 64 taps. */
 enum { KV_CHANNELS = 32, KV_COLUMNS = 8, KV_MIN_TAPS = 64 };
@@ -74,19 +69,20 @@ static clg_status transpose_weights(clg_ctx *ctx, const clg__conv_geom *g, const
     return clg__launch_run(&l, global, local);
 }
 
-static clg_status run_channel_vectors(clg_ctx *ctx, const clg__conv_geom *g, const char *opts,
-                                      const clg_tensor *x, const clg_tensor *w, clg_tensor *y)
+/* Either kernel over `items` work-items: x, the weights (w at w_off: the layer's, or the
+ * channel-vector form's transposed copy, which takes kp, its channels per tap, last), y, then
+ * bias, activation and the geometry. */
+static clg_status launch(clg_ctx *ctx, const clg__conv_geom *g, const char *opts,
+                         const char *kernel, const clg_tensor *x, cl_mem w, size_t w_off,
+                         clg_tensor *y, size_t items, size_t kp)
 {
-    size_t kp = (g->K + KV_CHANNELS - 1) / KV_CHANNELS * KV_CHANNELS;
-    cl_mem wt;
-    clg_status st = transpose_weights(ctx, g, opts, w, kp, &wt);
     clg__launch l;
-    if (st == CLG_OK)
-        st = clg__launch_begin(ctx, "conv_stem", opts, "clg_conv_stem_kv", &l);
+    clg_status st = clg__launch_begin(ctx, "conv_stem", opts, kernel, &l);
     if (st != CLG_OK)
         return st;
     clg__arg_tensor(&l, x);
-    clg__arg_mem(&l, wt);
+    clg__arg_mem(&l, w);
+    clg__arg_u64(&l, w_off);
     clg__arg_tensor(&l, y);
     clg__arg_tensor(&l, g->bias ? g->bias : y); /* not read without a bias */
     clg__arg_u32(&l, g->bias != NULL);
@@ -94,10 +90,11 @@ static clg_status run_channel_vectors(clg_ctx *ctx, const clg__conv_geom *g, con
     clg__arg_f32(&l, g->relu_max);
     size_t qa, qb;
     inside_columns(g, &qa, &qb);
-    size_t items = g->N * g->P * ((g->Q + KV_COLUMNS - 1) / KV_COLUMNS) * (kp / KV_CHANNELS);
-    size_t v[] = {items, g->H, g->W, g->K, kp, g->P, g->Q, g->sh, g->pt, g->pl, g->dh, qa, qb};
-    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+    size_t v[] = {items, g->H, g->W, g->K, g->P, g->Q, g->sh, g->pt, g->pl, g->dh, qa, qb};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) /* the kernel's int padding: >= 0 */
         clg__arg_u32(&l, v[i]);
+    if (kp)
+        clg__arg_u32(&l, kp);
     size_t global[3] = {items, 1, 1}, local[3] = {4, 1, 1};
     return clg__launch_run(&l, global, local);
 }
@@ -109,27 +106,16 @@ clg_status clg__conv_stem_run(clg_ctx *ctx, const clg__conv_geom *g, const clg_t
 {
     char opts[80];
     options(g, opts, sizeof opts);
-    if (channel_vectors(ctx, g))
-        return run_channel_vectors(ctx, g, opts, x, w, y);
-    clg__launch l;
-    clg_status st = clg__launch_begin(ctx, "conv_stem", opts, "clg_conv_stem_fwd", &l);
-    if (st != CLG_OK)
-        return st;
-    clg__arg_tensor(&l, x);
-    clg__arg_tensor(&l, w);
-    clg__arg_tensor(&l, y);
-    clg__arg_tensor(&l, g->bias ? g->bias : y); /* not read without a bias */
-    clg__arg_u32(&l, g->bias != NULL);
-    clg__arg_u32(&l, (size_t)g->act);
-    clg__arg_f32(&l, g->relu_max);
-    size_t qa, qb;
-    inside_columns(g, &qa, &qb);
-    size_t v[] = {items_of(g), g->H, g->W, g->K, g->P, g->Q, g->sh, g->pt, g->pl, g->dh, qa,
-                  qb}; /* the kernel's int padding: never negative here */
-    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
-        clg__arg_u32(&l, v[i]);
-    size_t global[3] = {v[0], 1, 1}, local[3] = {4, 1, 1};
-    return clg__launch_run(&l, global, local);
+    size_t kp = (g->K + KV_CHANNELS - 1) / KV_CHANNELS * KV_CHANNELS;
+    size_t blocks = (g->Q + KV_COLUMNS - 1) / KV_COLUMNS * (kp / KV_CHANNELS);
+    if (!channel_vectors(ctx, g) || g->N * g->P * blocks >= (1u << 31))
+        return launch(ctx, g, opts, "clg_conv_stem_fwd", x, w->mem, w->offset, y,
+                      g->N * g->P * ((g->K + 15) / 16), 0);
+    cl_mem wt;
+    clg_status st = transpose_weights(ctx, g, opts, w, kp, &wt);
+    return st == CLG_OK ? launch(ctx, g, opts, "clg_conv_stem_kv", x, wt, 0, y,
+                                 g->N * g->P * blocks, kp)
+                        : st;
 }
 
 /* The program of an RGB 3x3 first layer (MobileNet's, EfficientNet's). */
