@@ -446,6 +446,25 @@ static size_t vm_data(void)
     return kb * 1024;
 }
 
+/* A folder of 8 images in 2 classes at dir/name (its path in root), then fork(): 0 in the
+ * child, which runs a check under limits of its own and _exits with 0 for success. */
+static pid_t fork_with_folder(const char *name, char *root, size_t size)
+{
+    snprintf(root, size, "%s/%s", dir, name);
+    write_folder(root, 8, 2, 1000);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    return pid;
+}
+
+static void child_succeeded(pid_t pid)
+{
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 /* Streaming: a data set of 320 samples of 3x256x256 floats (240 MiB decoded) passes through a
  * 4-worker reader in a child process whose data segment is capped at 96 MiB above its start.
  * That the cap bites is checked too: holding the decoded set at once is refused. */
@@ -458,10 +477,7 @@ static void memory_bounded_by_the_queue(void **state)
     return;
 #endif
     char root[4200];
-    snprintf(root, sizeof root, "%s/stream", dir);
-    write_folder(root, 8, 2, 1000);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
+    pid_t pid = fork_with_folder("stream", root, sizeof root);
     if (pid == 0) {
         enum { N = 320, BATCH = 4 };
         const size_t per = 3 * 256 * 256, cap = (size_t)96 << 20;
@@ -502,10 +518,7 @@ static void memory_bounded_by_the_queue(void **state)
         clg_batch_reader_destroy(r);
         _exit(sum > 0.0 && read == N ? 0 : 16);
     }
-    int status = 0;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    assert_true(WIFEXITED(status));
-    assert_int_equal(WEXITSTATUS(status), 0);
+    child_succeeded(pid);
 }
 
 /* Reader threads that cannot all start (a child process capped 5 MiB above its start: 64
@@ -519,10 +532,7 @@ static void threads_that_cannot_start(void **state)
     return;
 #endif
     char root[4200];
-    snprintf(root, sizeof root, "%s/capped", dir);
-    write_folder(root, 8, 2, 1000);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
+    pid_t pid = fork_with_folder("capped", root, sizeof root);
     if (pid == 0) {
         clg_image_folder_options fo = clg_image_folder_options_default();
         clg_datastore *ds;
@@ -556,10 +566,7 @@ static void threads_that_cannot_start(void **state)
         clg_datastore_destroy(ds);
         _exit(0);
     }
-    int status = 0;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    assert_true(WIFEXITED(status));
-    assert_int_equal(WEXITSTATUS(status), 0);
+    child_succeeded(pid);
 }
 
 static int setup(void **state)
