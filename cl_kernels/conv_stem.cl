@@ -175,12 +175,8 @@ clg_conv_stem_fwd(__global const float *x, ulong xo, __global const float *w, ul
  * scalar loads of inputs, each broadcast: STEM_KV * STEM_QB FMAs for STEM_KV + STEM_QB loads
  * (the row form above: 16 for 16 broadcast weights and a stride-2 input vector, shuffled).
  * The block goes through private memory to be stored channel by channel. */
-#ifndef STEM_KV
-#define STEM_KV 2
-#endif
-#ifndef STEM_QB
-#define STEM_QB 8
-#endif
+#define STEM_KV 2 /* stem.c's KV_CHANNELS / 16 */
+#define STEM_QB 8 /* stem.c's KV_COLUMNS: a block's columns of one channel are one vstore8 */
 #define STEM_KW (16 * STEM_KV)
 
 /* wt[tap][k] = w[k][tap] for k < K, 0 up to Kp. Launch: (Kp, taps). */
@@ -197,26 +193,22 @@ __kernel void clg_conv_stem_wt(__global const float *w, ulong wo, __global float
 #define STEM_KV_BLOCK(EDGE)                                                                    \
     do {                                                                                       \
         _Pragma("nounroll") for (int cr = 0; cr < ST_C * ST_R; cr++) {                        \
-                int c = cr / ST_R, r = cr % ST_R;                                              \
-                int h = h0 + r * (int)dh, in = h >= 0 && h < (int)H;                           \
-                const __global float *row = xn + ((size_t)c * H + (size_t)(in ? h : 0)) * W;   \
-                _Pragma("unroll") for (int s = 0; s < ST_S; s++) {                            \
-                    const __global float *wp = wk + (size_t)(cr * ST_S + s) * Kp;              \
-                    float16 wv[STEM_KV];                                                       \
-                    _Pragma("unroll") for (int v = 0; v < STEM_KV; v++) wv[v] =               \
-                        in ? vload16(v, wp) : (float16)(0.0f);                                 \
-                    _Pragma("unroll") for (int j = 0; j < STEM_QB; j++) {                     \
-                        int u = u0 + j * ST_SW + s;                                            \
-                        float xv;                                                              \
-                        if (EDGE)                                                              \
-                            xv = u >= 0 && u < (int)W ? row[u] : 0.0f;                         \
-                        else                                                                   \
-                            xv = row[u];                                                       \
-                        _Pragma("unroll") for (int v = 0; v < STEM_KV; v++) acc[j][v] =       \
-                            fma((float16)(xv), wv[v], acc[j][v]);                              \
-                    }                                                                          \
+            int c = cr / ST_R, r = cr % ST_R;                                                  \
+            int h = h0 + r * (int)dh, in = h >= 0 && h < (int)H;                               \
+            const __global float *row = xn + ((size_t)c * H + (size_t)(in ? h : 0)) * W;       \
+            _Pragma("unroll") for (int s = 0; s < ST_S; s++) {                                \
+                const __global float *wp = wk + (size_t)(cr * ST_S + s) * Kp;                  \
+                float16 wv[STEM_KV];                                                           \
+                _Pragma("unroll") for (int v = 0; v < STEM_KV; v++) wv[v] =                   \
+                    in ? vload16(v, wp) : (float16)(0.0f);                                     \
+                _Pragma("unroll") for (int j = 0; j < STEM_QB; j++) {                         \
+                    int u = u0 + j * ST_SW + s;                                                \
+                    float xv = !EDGE || (u >= 0 && u < (int)W) ? row[u] : 0.0f;                \
+                    _Pragma("unroll") for (int v = 0; v < STEM_KV; v++) acc[j][v] =           \
+                        fma((float16)(xv), wv[v], acc[j][v]);                                  \
                 }                                                                              \
             }                                                                                  \
+        }                                                                                      \
     } while (0)
 
 /* y[n][k][p][q0 .. q0 + STEM_QB) for STEM_KW channels from k0: items = N * P * column blocks
@@ -270,12 +262,7 @@ clg_conv_stem_kv(__global const float *x, ulong xo, __global const float *wt, ul
 #pragma unroll
             for (int j = 0; j < STEM_QB; j++)
                 col[j] = tile[j][k];
-#if STEM_QB == 8
             vstore8(vload8(0, col), 0, yk);
-#else
-            for (int j = 0; j < STEM_QB; j++)
-                yk[j] = col[j];
-#endif
         } else {
             for (uint j = 0; j < qn; j++)
                 yk[j] = tile[j][k];

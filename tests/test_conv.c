@@ -101,6 +101,13 @@ static const conv_case cases[] = {
 };
 #define N_CASES (sizeof cases / sizeof cases[0])
 
+/* A first layer's shape, whose forward pass has a CPU kernel of its own (stem.c): at most 4
+ * channels in, one group, stride 1 or 2 across, no dilation across, at most 17 taps across. */
+static int first_layer(const conv_case *c)
+{
+    return c->C <= 4 && c->G == 1 && c->sw <= 2 && c->dw == 1 && c->S <= 17;
+}
+
 static clg_conv2d_desc desc_of(const conv_case *c, clg_conv_algo algo)
 {
     clg_conv2d_desc d = clg_conv2d_desc_default();
@@ -889,11 +896,8 @@ static void implicit_forms_match_the_reference_in_any_workspace(void **state)
                 workspace_limit = 0;
                 continue;
             }
-            /* a first layer's forward pass (at most 4 channels in, one group, stride 1 or 2
-             * across, no dilation across, at most 17 taps across) has a kernel of its own
-             * that reads x in place */
-            if (pass == CLG_CONV_FWD && c->C <= 4 && c->G == 1 && c->sw <= 2 && c->dw == 1 &&
-                c->S <= 17) {
+            /* a first layer's forward pass has a kernel of its own that reads x in place */
+            if (pass == CLG_CONV_FWD && first_layer(c)) {
                 assert_int_equal(hi, 0);
                 failures += run_case(c, CLG_CONV_ALGO_IMPLICIT, (clg_conv_pass)pass, 0);
                 failures += run_case(c, CLG_CONV_ALGO_IMPLICIT, (clg_conv_pass)pass, 1);
@@ -932,7 +936,7 @@ static void first_layers_in_both_forms(void **state)
         ctx = clg_test_ctx(getenv("CLGRAD_CACHE_DIR"));
         for (size_t i = 0; i < N_CASES; i++) {
             const conv_case *c = &cases[i];
-            if (c->C > 4 || c->G != 1 || c->sw > 2 || c->dw != 1 || c->S > 17)
+            if (!first_layer(c))
                 continue;
             channel_vector_cases += k == 1 && c->C * c->R * c->S >= 64;
             failures += run_case(c, CLG_CONV_ALGO_IMPLICIT, CLG_CONV_FWD, 0);

@@ -272,9 +272,9 @@ static clg_status pack_a(clg_ctx *ctx, const clg_gemm_params *p, const char *opt
  * 17.7). */
 static int packs_a(const clg_gemm_params *p, const clg__gemm_call *g)
 {
-    if (g->batch > 1 && g->sa == 0) /* one A for every entry: packed once */
-        return p->pack_a_min_n && g->n * g->batch >= p->pack_a_min_n;
-    return g->batch == 1 && p->pack_a_min_n && g->n >= p->pack_a_min_n;
+    /* one A for the whole launch: a single entry, or entries that share it (packed once) */
+    return (g->batch == 1 || g->sa == 0) && p->pack_a_min_n &&
+           g->n * g->batch >= p->pack_a_min_n;
 }
 
 /* A product whose C columns run across entries (fold_n): what run_reg's `folded` takes, the

@@ -145,6 +145,16 @@ static size_t vm_data(void)
     return kb * 1024;
 }
 
+/* After a failed pass under a cap: the data segment now and when capped, against the cap
+ * (which side ran out: the cap or the machine). */
+static void say_data_segment(size_t cap_mb, size_t at_cap)
+{
+    if (cap_mb)
+        fprintf(stderr, "clgrad-bench data: data segment %.1f MB (%.1f MB when capped) under a "
+                "%zu MB cap\n", (double)vm_data() / (1 << 20), (double)at_cap / (1 << 20),
+                cap_mb);
+}
+
 int bench_data(const bench_opts *o, const char *folder, size_t memory_cap_mb, size_t crop)
 {
     if (!folder) {
@@ -201,12 +211,8 @@ int bench_data(const bench_opts *o, const char *folder, size_t memory_cap_mb, si
         double med = bench_min(v, (size_t)runs) < 0 ? -1.0 : bench_median(v, (size_t)runs);
         if (med < 0) {
             rc = 1;
-            if (memory_cap_mb) /* which side ran out: the cap or the machine */
-                fprintf(stderr, "clgrad-bench data: data segment %.1f MB (%.1f MB when capped) "
-                        "under a %zu MB cap\n", (double)vm_data() / (1 << 20),
-                        (double)data_at_cap / (1 << 20), memory_cap_mb);
-        }
-        else if (o->json)
+            say_data_segment(memory_cap_mb, data_at_cap);
+        } else if (o->json)
             printf("{\"bench\":\"data\",\"workers\":%zu,\"images_per_s\":%.0f,\"runs\":%d}\n",
                    workers[w], med, runs);
         else
@@ -234,12 +240,8 @@ int bench_data(const bench_opts *o, const char *folder, size_t memory_cap_mb, si
         double med = bench_min(v, (size_t)runs) < 0 ? -1.0 : bench_median(v, (size_t)runs);
         if (med < 0) {
             rc = 1;
-            if (memory_cap_mb) /* which side ran out: the cap or the machine */
-                fprintf(stderr, "clgrad-bench data: data segment %.1f MB (%.1f MB when capped) "
-                        "under a %zu MB cap\n", (double)vm_data() / (1 << 20),
-                        (double)data_at_cap / (1 << 20), memory_cap_mb);
-        }
-        else if (o->json)
+            say_data_segment(memory_cap_mb, data_at_cap);
+        } else if (o->json)
             printf("{\"bench\":\"data-train\",\"dispatch_workers\":%zu,\"images_per_s\":%.0f,"
                    "\"runs\":%d}\n", train_workers[w], med, runs);
         else
