@@ -20,6 +20,8 @@ static int keep_forward;       /* weight gradients after a forward pass that kee
 static int keep_backward;      /* data gradients after a weight gradient that keeps dy's copy
                                   (2: with a keep that no weight gradient filled) */
 static int dy_shared_runs;     /* of those, the runs whose weight gradient kept it */
+static int kept_grid_runs, kept_v_runs; /* keep_forward runs whose forward pass kept x's
+                                         * padded copy (its products fused), or V */
 static size_t keep_backward_limit; /* the workspace limit of that weight gradient */
 static int fuse_relu;          /* for desc_of and the forward reference */
 static int cap_relu;           /* and with it, a cap at half the largest reference output */
@@ -323,6 +325,8 @@ static int run_case(const conv_case *c, clg_conv_algo algo, clg_conv_pass pass, 
             if (st == CLG_OK && algo == CLG_CONV_ALGO_WINOGRAD && c->G == 1 && !workspace_limit &&
                 !clg_ctx_decides_as_gpu(ctx) && keep.n != c->N)
                 fail_msg("%s: the forward pass kept no transform", what);
+            kept_grid_runs += st == CLG_OK && keep.n == c->N && keep.grid;
+            kept_v_runs += st == CLG_OK && keep.n == c->N && !keep.grid;
             clg_tensor_destroy(ty);
         }
         if (c->bias)
@@ -762,6 +766,7 @@ static void weight_gradient_from_the_kept_transform(void **state)
     (void)state;
     int failures = 0, kept = 0;
     keep_forward = 1;
+    kept_grid_runs = kept_v_runs = 0;
     for (size_t i = 0; i < N_CASES; i++) {
         const conv_case *c = &cases[i];
         size_t lo;
@@ -778,6 +783,9 @@ static void weight_gradient_from_the_kept_transform(void **state)
     workspace_limit = 0;
     assert_int_equal(failures, 0);
     assert_true(kept >= 6);
+    /* both kinds of keep (the GPUs' form keeps neither) */
+    assert_true(clg_ctx_decides_as_gpu(ctx) || (kept_grid_runs >= 2 && kept_v_runs >= 2));
+    print_message("kept: x's padded copy %d runs, V %d\n", kept_grid_runs, kept_v_runs);
 }
 
 /* The data gradient from the copy of dy that the weight gradient before it kept (Winograd,

@@ -1,6 +1,7 @@
 /* What a network's convolution layer keeps from one pass for the next: Winograd's transform
  * of the input (V, every image of the batch) from the forward pass for the weight gradient,
- * so that it does not pad and transform the same input again; and whether the context's
+ * so that it does not pad and transform the same input again (or, where the forward pass
+ * fuses the transform into its products, the padded copy it read); and whether the context's
  * CLG__SCRATCH_CONV_DYQ holds dy's channels-last padded copy from the weight gradient, for
  * the data gradient right after it (the layer's backward order), so that dy is copied once
  * for both (one buffer for every layer: nothing runs between the two). Held by the layer,
@@ -11,8 +12,10 @@
 #include "clgrad/conv.h"
 
 typedef struct clg__conv_keep {
-    clg_tensor *v; /* grown to the largest batch's V; NULL until needed */
+    clg_tensor *v; /* grown to the largest batch's V (or grid); NULL until needed */
     size_t n;      /* images whose V it holds from the last forward pass; 0: none */
+    int grid;      /* v holds the padded channels-last input instead (a forward pass that runs
+                    * clg_wino_fused makes no V: the weight gradient transforms this copy) */
     size_t dyq_n;  /* images of dy in CLG__SCRATCH_CONV_DYQ from its last weight gradient */
 } clg__conv_keep;
 

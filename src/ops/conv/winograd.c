@@ -120,12 +120,15 @@ static int keeps(const clg__conv_geom *g)
 }
 
 /* Whether a pass runs clg_wino_fused (no V in memory): F(4x4, 3x3), at most one vector of
- * channels in and out, and no V to keep for the weight gradient (a forward pass that stored
- * its V from the fused kernel gained nothing: the stores remain). */
+ * channels in and out. A forward pass with a keep then keeps its padded copy of x, not V
+ * (a fused pass that stored V gained nothing: the stores remain), and the weight gradient
+ * transforms that copy again: V is 2.25x x's size, and reading it back from memory cost
+ * more than the transform (ResNet-20's 16-channel layers; Xeon VM family 6 model 207, batch
+ * 64, 5 alternating rounds of clgrad-bench train: 1,021-1,059 -> 1,057-1,076 images/s). */
 static int fuses(const clg__conv_geom *g, clg_conv_pass pass, const clg__wino_problem *w)
 {
-    return pass != CLG_CONV_BWD_WEIGHTS && !(pass == CLG_CONV_FWD && keeps(g)) &&
-           clg__wino_tile(g->R) == 4 && w->ins <= LANES && w->outs <= LANES;
+    return pass != CLG_CONV_BWD_WEIGHTS && clg__wino_tile(g->R) == 4 && w->ins <= LANES &&
+           w->outs <= LANES;
 }
 
 /* Weight gradient: floats of one image's dy, channels-last on the tiles' grid. */
@@ -424,7 +427,8 @@ static clg_status weights(clg_ctx *ctx, const char *opts, unsigned mr, unsigned 
     size_t q_img = (xq_img > dq_img || share) ? xq_img : dq_img; /* x's, and dy's unshared */
     /* where dy's first pixel lies on the grid */
     size_t dy_first = share ? ((size_t)bd.top * out.Wq + (size_t)bd.left) * out.ldc : 0;
-    int kept = keeps(g) && g->keep->v && g->keep->n == g->N;
+    int kept_any = keeps(g) && g->keep->v && g->keep->n == g->N;
+    int kept = kept_any && !g->keep->grid, kept_grid = kept_any && g->keep->grid;
     cl_mem xq, V = NULL, E, dU;
     clg_status st = clg__scratch_get(ctx, CLG__SCRATCH_CONV_DW, (nb * q_img + LANES) * sizeof(float), &xq);
     if (st == CLG_OK && !kept)
@@ -442,11 +446,14 @@ static clg_status weights(clg_ctx *ctx, const char *opts, unsigned mr, unsigned 
         size_t cnt = g->N - n0 < nb ? g->N - n0 : nb, T = cnt * tiles;
         rows v = kept ? kept_rows(g, g->N * tiles, n0 * tiles, w.ldv) : (rows){V, T, 0};
         for (size_t gi = 0; gi < g->G && st == CLG_OK; gi++) {
-            if (!kept) {
-                st = pad(ctx, opts, &in, x, n0, cnt, xq, 0);
+            if (!kept) { /* x's copy: the forward pass's, or made here */
+                cl_mem from = kept_grid ? g->keep->v->mem : xq;
+                size_t from_off = kept_grid ? g->keep->v->offset + n0 * xq_img : 0;
+                if (!kept_grid)
+                    st = pad(ctx, opts, &in, x, n0, cnt, xq, 0);
                 if (st == CLG_OK)
-                    st = transform(ctx, opts, "clg_wino_input", &in, &w, xq, 0, gi * g->Cg, g->Cg,
-                                   T, v, w.ldv);
+                    st = transform(ctx, opts, "clg_wino_input", &in, &w, from, from_off,
+                                   gi * g->Cg, g->Cg, T, v, w.ldv);
             }
             if (st == CLG_OK)
                 st = pad(ctx, opts, &out, dy, n0, cnt, dq, dq_off);
@@ -484,19 +491,27 @@ clg_status clg__conv_winograd_run(clg_ctx *ctx, const clg__conv_geom *g, clg_con
     clg__conv_winograd_bytes(ctx, g, pass, &fixed, &per_image);
     size_t nb = clg__conv_chunk_after(g, fixed, per_image);
     size_t xq_img = w.Hq * w.Wq * w.ldc, v_img = a2 * tiles * w.ldv;
-    int keeping = pass == CLG_CONV_FWD && keeps(g); /* V straight into the layer's keep */
     int fusing = fuses(g, pass, &w);
+    /* V straight into the layer's keep, or (fused) the padded copy of x */
+    int keeping = pass == CLG_CONV_FWD && keeps(g) && !fusing;
+    int keeping_grid = pass == CLG_CONV_FWD && keeps(g) && fusing;
     /* the data gradient reads the copy of dy that the weight gradient before it left in
      * CLG__SCRATCH_CONV_DYQ (asked for at the same size: the same buffer) */
     clg__wino_problem fw = clg__wino_problem_of(g, CLG_CONV_FWD, nr);
     int shared = pass == CLG_CONV_BWD_DATA && dy_shared(g, &fw, &w) && g->keep->dyq_n == g->N;
     cl_mem U, V = NULL, xq = NULL;
     st = clg__scratch_get(ctx, CLG__SCRATCH_CONV_AUX, g->G * u_group * sizeof(float), &U);
-    if (st == CLG_OK)
+    size_t xq_base = 0; /* where image 0's copy starts in xq (the whole batch's copies) */
+    if (st == CLG_OK && keeping_grid) {
+        st = keep_reserve(ctx, g, g->N * xq_img + LANES);
+        if (st == CLG_OK)
+            xq = g->keep->v->mem, xq_base = g->keep->v->offset;
+    } else if (st == CLG_OK) {
         st = shared ? clg__scratch_get(ctx, CLG__SCRATCH_CONV_DYQ,
                                        (g->N * xq_img + LANES) * sizeof(float), &xq)
                     : clg__scratch_get(ctx, CLG__SCRATCH_CONV_DW,
                                        (nb * xq_img + LANES) * sizeof(float), &xq);
+    }
     if (st == CLG_OK && !keeping && !fusing)
         st = clg__scratch_get(ctx, CLG__SCRATCH_CONV_COLS, nb * v_img * sizeof(float), &V);
     if (st == CLG_OK && keeping)
@@ -507,9 +522,10 @@ clg_status clg__conv_winograd_run(clg_ctx *ctx, const clg__conv_geom *g, clg_con
         size_t cnt = g->N - n0 < nb ? g->N - n0 : nb, T = cnt * tiles;
         rows v = keeping ? kept_rows(g, g->N * tiles, n0 * tiles, w.ldv) : (rows){V, T, 0};
         grid_copy in = input_grid(&w);
-        size_t q_off = shared ? n0 * xq_img : 0; /* the whole batch's copy, or this chunk's */
+        /* the whole batch's copy, or this chunk's */
+        size_t q_off = shared || keeping_grid ? xq_base + n0 * xq_img : 0;
         if (!shared)
-            st = pad(ctx, opts, &in, a, n0, cnt, xq, 0);
+            st = pad(ctx, opts, &in, a, n0, cnt, xq, q_off);
         for (size_t gi = 0; gi < g->G && st == CLG_OK; gi++) {
             if (fusing) {
                 st = fused(ctx, opts, mr, g, &w, &in, xq, q_off, T, U, gi * u_group, out, n0, gi);
@@ -521,7 +537,9 @@ clg_status clg__conv_winograd_run(clg_ctx *ctx, const clg__conv_geom *g, clg_con
                 st = products(ctx, opts, mr, nr, g, &w, v, T, U, gi * u_group, out, n0, gi);
         }
     }
-    if (st == CLG_OK && keeping)
+    if (st == CLG_OK && (keeping || keeping_grid)) {
         g->keep->n = g->N;
+        g->keep->grid = keeping_grid;
+    }
     return st;
 }
