@@ -16,7 +16,8 @@
 static clg_ctx *ctx;
 static clg_test_rng rng;
 static size_t workspace_limit; /* for desc_of: 0 is the default */
-static int keep_forward;       /* weight gradients after a forward pass that keeps its V */
+static int keep_forward;       /* weight gradients after a forward pass that keeps its V
+                                  (or its padded copy of x) */
 static int keep_backward;      /* data gradients after a weight gradient that keeps dy's copy
                                   (2: with a keep that no weight gradient filled) */
 static int dy_shared_runs;     /* of those, the runs whose weight gradient kept it */

@@ -13,7 +13,7 @@
 
 typedef struct clg__conv_keep {
     clg_tensor *v; /* grown to the largest batch's V (or grid); NULL until needed */
-    size_t n;      /* images whose V it holds from the last forward pass; 0: none */
+    size_t n;      /* images whose V (or copy) it holds from the last forward pass; 0: none */
     int grid;      /* v holds the padded channels-last input instead (a forward pass that runs
                     * clg_wino_fused makes no V: the weight gradient transforms this copy) */
     size_t dyq_n;  /* images of dy in CLG__SCRATCH_CONV_DYQ from its last weight gradient */

@@ -377,8 +377,8 @@ static clg_status wout(clg_ctx *ctx, const char *opts, const clg__conv_geom *g, 
 }
 
 
-/* The layer's keep grown to hold every image's tiles, with the slack that vector reads past
- * the last row run into. */
+/* The layer's keep grown to `floats` (every image's tiles or padded copies, with the slack
+ * that vector reads past the last row run into). */
 static clg_status keep_reserve(clg_ctx *ctx, const clg__conv_geom *g, size_t floats)
 {
     clg__conv_keep *k = g->keep;
