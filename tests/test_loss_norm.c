@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "common/testutil.h"
+#include "ops/norm_internal.h"
 #include "runtime/testing.h"
 
 static clg_ctx *ctx;
@@ -285,6 +286,71 @@ static void batchnorm_matches_the_reference_and_finite_differences(void **state)
     batchnorm_case(70, 2, 3, 3);
 }
 
+/* A batch norm with its ReLU fused (a network's conv-bn-relu): the backward pass recomputes
+ * the ReLU's mask from x, and must find the forward pass's own: bit for bit the plain
+ * backward pass of dy masked on the host where the forward pass's output is not positive. */
+static void batchnorm_relu_backward_masks_as_the_forward_pass(void **state)
+{
+    (void)state;
+    const size_t shapes[3][4] = {{5, 3, 7, 2}, {4, 6, 28, 28}, {70, 2, 3, 3}};
+    for (int si = 0; si < 3; si++) {
+        const size_t *d = shapes[si], n = d[0] * d[1] * d[2] * d[3], C = d[1];
+        clg_shape xs = {d[0], d[1], d[2], d[3]}, cs = {C, 1, 1, 1};
+        float *x = malloc(n * sizeof *x), *dy = malloc(n * sizeof *dy), *y = malloc(n * sizeof *y);
+        float *got[2][3], ch[2][64];
+        for (int k = 0; k < 2; k++)
+            for (int j = 0; j < 3; j++)
+                got[k][j] = malloc((j ? C : n) * sizeof(float));
+        clg_test_fill_uniform(&rng, x, n, -2, 3);
+        clg_test_fill_uniform(&rng, dy, n, -1, 1);
+        clg_test_fill_uniform(&rng, ch[0], C, 0.5f, 1.5f); /* gamma */
+        clg_test_fill_uniform(&rng, ch[1], C, -1, 1);      /* beta: about half masked */
+        clg_tensor *tx = make(xs, x), *tdy = make(xs, dy), *ty = make(xs, NULL);
+        clg_tensor *tg = make(cs, ch[0]), *tb = make(cs, ch[1]), *tsm = make(cs, NULL);
+        clg_tensor *tsi = make(cs, NULL), *tdx = make(xs, NULL), *tdg = make(cs, NULL);
+        clg_tensor *tdb = make(cs, NULL);
+        CLG_ASSERT_STATUS(clg__batchnorm_train_sum(ctx, tx, tg, tb, 0.1f, 1e-5f, NULL, NULL, tsm,
+                                                   tsi, NULL, 1, ty),
+                          CLG_OK);
+        CLG_ASSERT_STATUS(clg_tensor_download(ty, y, n), CLG_OK);
+        size_t masked = 0;
+        for (size_t i = 0; i < n; i++)
+            masked += !(y[i] > 0.0f);
+        assert_true(masked > n / 10 && masked < n - n / 10);
+        for (int way = 0; way < 2; way++) {
+            if (way == 0) {
+                CLG_ASSERT_STATUS(clg__batchnorm_backward_relu(ctx, tx, tdy, tb, tg, tsm, tsi,
+                                                               tdx, tdg, tdb),
+                                  CLG_OK);
+            } else {
+                float *dm = malloc(n * sizeof *dm);
+                for (size_t i = 0; i < n; i++)
+                    dm[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+                clg_tensor *tdm = make(xs, dm);
+                CLG_ASSERT_STATUS(clg_batchnorm_backward(ctx, tx, tdm, tg, tsm, tsi, tdx, tdg,
+                                                         tdb),
+                                  CLG_OK);
+                clg_tensor_destroy(tdm);
+                free(dm);
+            }
+            CLG_ASSERT_STATUS(clg_tensor_download(tdx, got[way][0], n), CLG_OK);
+            CLG_ASSERT_STATUS(clg_tensor_download(tdg, got[way][1], C), CLG_OK);
+            CLG_ASSERT_STATUS(clg_tensor_download(tdb, got[way][2], C), CLG_OK);
+        }
+        for (int j = 0; j < 3; j++)
+            if (memcmp(got[0][j], got[1][j], (j ? C : n) * sizeof(float)) != 0)
+                fail_msg("%zux%zux%zux%zu: %s differs from the host-masked pass's", d[0], d[1],
+                         d[2], d[3], j == 0 ? "dx" : j == 1 ? "dgamma" : "dbeta");
+        clg_tensor *all[] = {tx, tdy, ty, tg, tb, tsm, tsi, tdx, tdg, tdb};
+        for (size_t k = 0; k < sizeof all / sizeof *all; k++)
+            clg_tensor_destroy(all[k]);
+        for (int k = 0; k < 2; k++)
+            for (int j = 0; j < 3; j++)
+                free(got[k][j]);
+        free(x), free(dy), free(y);
+    }
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -355,6 +421,7 @@ int main(void)
         cmocka_unit_test(xent_kernels_are_profiled_by_name),
         cmocka_unit_test(batchnorm_matches_the_reference_and_finite_differences),
         cmocka_unit_test(batchnorm_loops_past_a_small_grid),
+        cmocka_unit_test(batchnorm_relu_backward_masks_as_the_forward_pass),
     };
     clg_test_apply_filters();
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -156,24 +156,26 @@ static const char *const dx_names[2][2] = {{"clg_bn_bwd_dx", "clg_bn_bwd_dx_relu
                                            {"clg_bn_bwd_dx_planes", "clg_bn_bwd_dx_relu_planes"}};
 
 clg_status clg__batchnorm_backward_relu(clg_ctx *ctx, const clg_tensor *x, const clg_tensor *dy,
-                                        const clg_tensor *relu_y, const clg_tensor *gamma,
+                                        const clg_tensor *relu_beta, const clg_tensor *gamma,
                                         const clg_tensor *save_mean,
                                         const clg_tensor *save_invstd, clg_tensor *dx,
                                         clg_tensor *dgamma, clg_tensor *dbeta)
 {
-    const clg_tensor *ch[5] = {gamma, save_mean, save_invstd, dgamma, dbeta};
-    const clg_tensor *full[3] = {dy, dx, relu_y ? relu_y : dy};
-    clg_status st = check(ctx, "clg_batchnorm_backward", x, ch, 5, full, 3);
+    const clg_tensor *beta = relu_beta ? relu_beta : gamma; /* read only for the mask */
+    const clg_tensor *ch[6] = {gamma, save_mean, save_invstd, dgamma, dbeta, beta};
+    const clg_tensor *full[2] = {dy, dx};
+    clg_status st = check(ctx, "clg_batchnorm_backward", x, ch, 6, full, 2);
     clg__launch l;
     if (st == CLG_OK)
         st = clg__launch_begin(ctx, "batchnorm", CLG__BN_OPTIONS,
-                               reduce_names[!clg_ctx_decides_as_gpu(ctx)][relu_y != NULL], &l);
+                               reduce_names[!clg_ctx_decides_as_gpu(ctx)][relu_beta != NULL], &l);
     if (st != CLG_OK)
         return st;
     size_t N = x->shape.n, C = x->shape.c, HW = x->shape.h * x->shape.w;
     clg__arg_tensor(&l, x);
     clg__arg_tensor(&l, dy);
-    clg__arg_tensor(&l, relu_y ? relu_y : dy); /* read only as a ReLU's mask */
+    clg__arg_tensor(&l, gamma);
+    clg__arg_tensor(&l, beta);
     clg__arg_tensor(&l, save_mean);
     clg__arg_tensor(&l, save_invstd);
     clg__arg_u32(&l, N);
@@ -184,13 +186,13 @@ clg_status clg__batchnorm_backward_relu(clg_ctx *ctx, const clg_tensor *x, const
     st = run_per_channel(&l, C, !clg_ctx_decides_as_gpu(ctx));
     if (st == CLG_OK)
         st = clg__launch_begin(ctx, "batchnorm", CLG__BN_OPTIONS,
-                               dx_names[!clg_ctx_decides_as_gpu(ctx)][relu_y != NULL], &l);
+                               dx_names[!clg_ctx_decides_as_gpu(ctx)][relu_beta != NULL], &l);
     if (st != CLG_OK)
         return st;
     clg__arg_tensor(&l, x);
     clg__arg_tensor(&l, dy);
-    clg__arg_tensor(&l, relu_y ? relu_y : dy);
     clg__arg_tensor(&l, gamma);
+    clg__arg_tensor(&l, beta);
     clg__arg_tensor(&l, save_mean);
     clg__arg_tensor(&l, save_invstd);
     clg__arg_tensor(&l, dgamma);

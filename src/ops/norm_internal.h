@@ -21,11 +21,13 @@ clg_status clg__batchnorm_infer_sum(clg_ctx *ctx, const clg_tensor *x, const clg
                                     const clg_tensor *beta, const clg_tensor *running_mean,
                                     const clg_tensor *running_var, float eps,
                                     const clg_tensor *residual, int relu, clg_tensor *y);
-/* The backward pass of a batch norm whose ReLU was fused into its forward pass: relu_y is
- * the fused output max(y, 0), dy the gradient of the ReLU's output (masked here where
- * relu_y is not positive); relu_y NULL: clg_batchnorm_backward. */
+/* The backward pass of a batch norm whose ReLU was fused into its forward pass (without a
+ * residual sum): relu_beta is the batch norm's beta, dy the gradient of the ReLU's output,
+ * masked here where the forward pass's output was not positive (recomputed from x, gamma,
+ * beta and the saved statistics as that pass computed it); relu_beta NULL:
+ * clg_batchnorm_backward. */
 clg_status clg__batchnorm_backward_relu(clg_ctx *ctx, const clg_tensor *x, const clg_tensor *dy,
-                                        const clg_tensor *relu_y, const clg_tensor *gamma,
+                                        const clg_tensor *relu_beta, const clg_tensor *gamma,
                                         const clg_tensor *save_mean,
                                         const clg_tensor *save_invstd, clg_tensor *dx,
                                         clg_tensor *dgamma, clg_tensor *dbeta);

@@ -89,10 +89,11 @@ static clg_status backward(clg_net *net, size_t i, uint64_t step)
 {
     (void)step;
     clg__layer *l = &net->layers[i];
-    /* with a fused ReLU, its backward pass left the gradient of its output as is: masked here */
-    const clg_tensor *relu_y = l->plan.relu_masked ? &l->y_n : NULL;
+    /* with a fused ReLU, its backward pass left the gradient of its output as is: masked here
+     * (the plan fuses a ReLU or a sum, never both: the mask is batch norm's own output's) */
+    const clg_tensor *relu_beta = l->plan.relu_masked ? l->param[1] : NULL;
     return clg__batchnorm_backward_relu(net->ctx, clg__net_input(net, i),
-                                        clg__net_output_grad(net, i), relu_y, l->param[0],
+                                        clg__net_output_grad(net, i), relu_beta, l->param[0],
                                         l->saved[0], l->saved[1], &l->dx_n[0], l->grad[0],
                                         l->grad[1]);
 }
