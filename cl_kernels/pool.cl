@@ -429,7 +429,25 @@ void clg_pool_global_fwd_group(__global const float *x, ulong x_off, __global fl
     (void)NC;
 }
 
-/* One work-item per element of dx (1-D: no grid dimension limit). */
+/* CPUs: `per` planes a work-item, each plane's share stored by vectors (the one-element form
+ * divided every index by HW: 0.66 ms for 16 planes of 28x28 per image at batch 64, where the
+ * stores alone take a tenth of that). Launch: (items), as clg_pool_global_fwd16. */
+__kernel void clg_pool_global_bwd16(__global const float *dy, ulong dy_off, __global float *dx,
+                                    ulong dx_off, uint HW, uint NC, uint per)
+{
+    uint first = get_global_id(0) * per;
+    for (uint nc = first; nc < NC && nc < first + per; nc++) {
+        float v = dy[dy_off + nc] / (float)HW;
+        __global float *p = dx + dx_off + (size_t)nc * HW;
+        uint i = 0;
+        for (; i + 16 <= HW; i += 16)
+            CLG_STORE16((float16)(v), p + i);
+        for (; i < HW; i++)
+            p[i] = v;
+    }
+}
+
+/* GPUs: one work-item per element of dx (1-D: no grid dimension limit). */
 __kernel void clg_pool_global_bwd(__global const float *dy, ulong dy_off, __global float *dx,
                                   ulong dx_off, uint HW, ulong n)
 {

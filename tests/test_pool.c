@@ -300,8 +300,10 @@ static void global_average_pooling(void **state)
 {
     (void)state;
     /* planes below, above and at one GPU work-group (64), and a single pixel; 297 planes of
-     * 7x7, which CPUs sum in runs of planes a work-item (the last run shorter) */
-    const size_t shapes[][4] = {{3, 5, 7, 6}, {2, 3, 13, 11}, {2, 2, 1, 1}, {9, 33, 7, 7}};
+     * 7x7, which CPUs sum and fill in runs of planes a work-item (the last run shorter);
+     * planes of whole vectors (16x16) */
+    const size_t shapes[][4] = {{3, 5, 7, 6}, {2, 3, 13, 11}, {2, 2, 1, 1}, {9, 33, 7, 7},
+                                {5, 7, 16, 16}};
     for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
         size_t N = shapes[si][0], C = shapes[si][1], H = shapes[si][2], W = shapes[si][3];
         size_t nx = N * C * H * W, hw = H * W;

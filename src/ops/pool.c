@@ -242,14 +242,22 @@ clg_status clg_global_avg_pool_backward(clg_ctx *ctx, const clg_tensor *dy, clg_
     if (st == CLG_OK)
         st = clg__tensor_expect_shape(ctx, "pool2d", "dy", dy, (clg_shape){dx->shape.n, dx->shape.c, 1, 1});
     clg__launch l;
+    int gpu = clg_ctx_decides_as_gpu(ctx);
     if (st == CLG_OK)
-        st = clg__launch_begin(ctx, "pool", NULL, "clg_pool_global_bwd", &l);
+        st = clg__launch_begin(ctx, "pool", NULL, gpu ? "clg_pool_global_bwd" : "clg_pool_global_bwd16",
+                               &l);
     if (st != CLG_OK)
         return st;
-    size_t hw = dx->shape.h * dx->shape.w;
+    size_t nc = dx->shape.n * dx->shape.c, hw = dx->shape.h * dx->shape.w;
     clg__arg_tensor(&l, dy);
     clg__arg_tensor(&l, dx);
     clg__arg_u32(&l, hw);
+    if (!gpu) { /* as the forward pass: runs of planes, at least 2,048 values an item */
+        size_t per = clg__runs_per_item(ctx, nc, hw, 2048);
+        clg__arg_u32(&l, nc);
+        clg__arg_u32(&l, per);
+        return clg__launch_runs(&l, nc, per);
+    }
     clg__arg_u64(&l, clg_tensor_numel(dx));
     return clg__launch_elementwise(&l, clg_tensor_numel(dx));
 }
