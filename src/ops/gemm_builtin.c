@@ -13,11 +13,16 @@ enum { SPLIT_MAX_TILES = 16, SPLIT_MIN_K = 4096, SPLIT_SLICES = 8 };
 /* clg_gemm_reg's ta argument for A packed by clg_gemm_pack_a (params.pack_a_min_n) */
 #define A_PACKED ((clg_transpose)2)
 
-/* Build options: everything that shapes the program, so each combination is one cached program. */
+/* Build options: everything that shapes the program, so each combination is one cached
+ * program, and nothing else: KC only where B is staged, PF_PANEL only where it is packed (a
+ * value the kernel never reads made a program of its own, each kernel in it a compile of
+ * about a second on POCL: a quick tuning pass from cold caches, which measures kc 128 to
+ * 2048, took 137 s, now 112). */
 static void program_options(const clg_gemm_params *p, int b_mode, char *out, size_t size)
 {
     snprintf(out, size, "-DMR=%u -DNR=%u -DB_PANEL=%d -DKC=%u -DPF_PANEL=%u", p->mr, p->nr,
-             b_mode, p->kc, b_mode == 1 ? p->pf_panel : 0u);
+             b_mode, b_mode == CLG__GEMM_B_STAGED ? p->kc : 0u,
+             b_mode == CLG__GEMM_B_PACKED ? p->pf_panel : 0u);
 }
 
 /* The same for clg_gemm_tile, whose transposes are compile-time (its tile loads follow them). */
